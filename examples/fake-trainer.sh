@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# A stand-in for a training job, for llmwatch's demo and integration tests.
+# It prints NeMo 2 style step lines, saves a "checkpoint" (a file holding the step) every
+# FAKE_CKPT_EVERY steps, resumes from it on start, and honours llmwatch's switches:
+#   $FAKE_TRAINER_DIR/kill-switch   present: save and exit (and exit at once on start)
+#   $FAKE_TRAINER_DIR/save-switch   present: save a checkpoint now, then remove the file
+#   $FAKE_TRAINER_DIR/hang          holds an array task id: that task stops stepping but keeps
+#                                   printing heartbeat lines, like a rank stuck in a collective
+set -u
+dir=${FAKE_TRAINER_DIR:-$PWD}
+step_time=${FAKE_STEP_TIME:-1}
+max_steps=${FAKE_MAX_STEPS:-100000}
+ckpt_every=${FAKE_CKPT_EVERY:-5}
+task=${SLURM_ARRAY_TASK_ID:-none}
+
+save() {
+  echo "[NeMo I $(date '+%Y-%m-%d %H:%M:%S') nemo_logging:393] Saving checkpoint at step $step"
+  echo "$step" >"$dir/checkpoint.tmp" && mv "$dir/checkpoint.tmp" "$dir/checkpoint"
+  echo "[NeMo I $(date '+%Y-%m-%d %H:%M:%S') nemo_logging:393] Global Checkpoint Save : Rank: 0 : Iteration: $step : Start time: $(date +%s).000s : Save duration: 0.010s"
+}
+
+if [ -e "$dir/kill-switch" ]; then
+  echo "kill switch $dir/kill-switch present: exiting without training"
+  exit 0
+fi
+step=$(cat "$dir/checkpoint" 2>/dev/null || echo 0)
+echo "[NeMo I $(date '+%Y-%m-%d %H:%M:%S') nemo_logging:393] Global Checkpoint Load : Rank : 0 : resumed at step $step (task $task on $(hostname)) : Time spent in load_checkpoint: 0.012s"
+while [ "$step" -lt "$max_steps" ]; do
+  if [ -e "$dir/hang" ] && [ "$(cat "$dir/hang" 2>/dev/null)" = "$task" ]; then
+    echo "[rank0] heartbeat: still waiting in ALLREDUCE (step $step)"
+    sleep "$step_time"
+    continue
+  fi
+  if [ -e "$dir/kill-switch" ]; then
+    save
+    echo "kill switch seen: exiting cleanly at step $step"
+    exit 0
+  fi
+  sleep "$step_time"
+  step=$((step + 1))
+  loss=$(awk -v s="$step" 'BEGIN { printf "%.3f", 2.0 + 10.0 / (1 + s / 10.0) }')
+  echo "Training epoch 0, iteration $step/$((max_steps - 1)) | lr: 3.000e-04 | global_batch_size: 128 | global_step: $step | reduced_train_loss: $loss | train_step_timing in s: $step_time | consumed_samples: $((step * 128))"
+  if [ -e "$dir/save-switch" ] || [ $((step % ckpt_every)) -eq 0 ]; then
+    save
+    rm -f "$dir/save-switch"
+  fi
+done
+echo "reached max_steps=$max_steps"

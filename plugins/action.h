@@ -1,0 +1,51 @@
+#pragma once
+// The one interface every action implements (cancel, restart, kill/save switch, hold, alert).
+// Actions never decide: the policy chose them, the executor journaled the intent and
+// checked dry-run and rate limits; an action only does its one thing and says how it went.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "rules/finding.h"
+#include "slurm/slurm_client.h"
+#include "slurm/slurm_job.h"
+
+namespace llmwatch {
+
+class Store;
+
+struct ActionRequest {
+  std::string action;                // registry name: "cancel", "restart", ...
+  std::string job;                   // the watched job's name (the subject)
+  std::optional<SlurmJob> task;      // the Slurm job or array task acted on
+  std::vector<SlurmJob> queue;       // everything queued for this watched job (pending remainder)
+  const JobSettings* settings = nullptr;
+  Finding finding;                   // why
+  std::vector<std::string> done;     // what other actions did for this finding this cycle
+  double episode = 0;                // when the finding started firing (alerts: one per episode)
+};
+
+struct ActionContext {
+  const Config& config;
+  SlurmClient& slurm;
+  Store& store;
+  double now;
+};
+
+struct ActionOutcome {
+  std::string state;   // done | failed | skipped
+  std::string detail;  // one line for the journal, status and alerts
+};
+
+class ActionPlugin {
+ public:
+  virtual ~ActionPlugin() = default;
+  virtual std::string name() const = 0;
+  // The same key never runs twice (the journal enforces it): e.g. "cancel:3_1".
+  virtual std::string idem_key(const ActionRequest& r) const;
+  virtual ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) = 0;
+};
+
+}  // namespace llmwatch

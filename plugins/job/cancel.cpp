@@ -1,0 +1,28 @@
+// cancel: `scancel` the hung or broken task. Slurm sends SIGTERM, then SIGKILL after its
+// KillWait, so the job gets its grace period without llmwatch sleeping on it.
+// Config: none (the [[job]] on_* lists choose it).
+#include "action.h"
+
+namespace llmwatch {
+namespace {
+
+class CancelAction : public ActionPlugin {
+ public:
+  std::string name() const override { return "cancel"; }
+  std::string idem_key(const ActionRequest& r) const override {
+    return "cancel:" + (r.task ? r.task->display_id() : r.job);
+  }
+  ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
+    if (!r.task) return {"skipped", "no running task to cancel"};
+    std::string id = r.task->display_id();
+    std::string err = ctx.slurm.cancel(id);
+    if (!err.empty()) return {"failed", err};
+    return {"done", "scancel " + id};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ActionPlugin> make_cancel_action() { return std::make_unique<CancelAction>(); }
+
+}  // namespace llmwatch

@@ -1,0 +1,32 @@
+// hold: `scontrol hold` the watched job's pending tasks so a crash loop stops burning
+// allocations; a human releases it (`llmwatch release JOB` or `scontrol release`).
+#include "action.h"
+
+namespace llmwatch {
+namespace {
+
+class HoldAction : public ActionPlugin {
+ public:
+  std::string name() const override { return "hold"; }
+  std::string idem_key(const ActionRequest& r) const override { return "hold:" + r.job + ":" + r.finding.key; }
+  ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
+    std::vector<std::string> held;
+    for (const auto& q : r.queue) {
+      if (!q.pending()) continue;
+      std::string id = q.is_array() ? std::to_string(q.array_job_id) : std::to_string(q.job_id);
+      std::string err = ctx.slurm.control("hold", id);
+      if (!err.empty()) return {"failed", err};
+      held.push_back(id);
+    }
+    if (held.empty()) return {"skipped", "nothing pending to hold"};
+    std::string detail = "held";
+    for (const auto& id : held) detail += " " + id;
+    return {"done", detail};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ActionPlugin> make_hold_action() { return std::make_unique<HoldAction>(); }
+
+}  // namespace llmwatch

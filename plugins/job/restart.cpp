@@ -1,0 +1,41 @@
+// restart: get the run going again after its task was cancelled or died.
+// - An array throttled with %N that still has pending tasks restarts by itself: the next
+//   task starts when the old one leaves; we only say so.
+// - Otherwise we resubmit the same batch script with the job's name, workdir, partition,
+//   account and output pattern (Slurm would delay a `scontrol requeue`d job ~2 minutes).
+#include "action.h"
+
+namespace llmwatch {
+namespace {
+
+class RestartAction : public ActionPlugin {
+ public:
+  std::string name() const override { return "restart"; }
+  std::string idem_key(const ActionRequest& r) const override {
+    return "restart:" + (r.task ? r.task->display_id() : r.job + ":" + r.finding.key);
+  }
+  ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
+    for (const auto& q : r.queue)
+      if (q.pending() && q.is_array() && !q.array_task_id && (!r.task || q.array_job_id == r.task->array_job_id))
+        return {"done", "next task of array " + q.display_id() + " starts by itself"};
+    if (!r.task) return {"skipped", "no earlier run of " + r.job + " known to resubmit"};
+    const SlurmJob& t = *r.task;
+    if (t.command.empty()) return {"failed", "squeue did not report the batch script of " + t.display_id()};
+    std::vector<std::string> args = {"--job-name=" + t.name};
+    if (!t.workdir.empty()) args.push_back("--chdir=" + t.workdir);
+    if (!t.partition.empty()) args.push_back("--partition=" + t.partition);
+    if (!t.account.empty()) args.push_back("--account=" + t.account);
+    if (!t.std_out.empty()) args.push_back("--output=" + t.std_out);
+    if (!t.std_err.empty()) args.push_back("--error=" + t.std_err);
+    args.push_back(t.command);
+    auto submitted = ctx.slurm.submit(args);
+    if (!submitted.job_id) return {"failed", submitted.error};
+    return {"done", "resubmitted " + t.command + " as job " + std::to_string(*submitted.job_id)};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ActionPlugin> make_restart_action() { return std::make_unique<RestartAction>(); }
+
+}  // namespace llmwatch

@@ -1,0 +1,79 @@
+// `inspect KIND FILE`: runs one parser on a captured output and prints what it understood.
+// It is how a user checks that llmwatch reads their cluster right.
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/commands.h"
+#include "probes/training_log.h"
+#include "slurm/slurm_job.h"
+#include "util/strings.h"
+
+namespace llmwatch {
+
+namespace {
+
+nlohmann::json inspect_squeue(const std::string& text, std::string& error) {
+  auto parsed = parse_squeue_json(text);
+  if (!parsed.ok()) return error = parsed.error, nullptr;
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& j : parsed.jobs)
+    out.push_back({{"id", j.display_id()},      {"job_id", j.job_id},     {"name", j.name},
+                   {"user", j.user},             {"state", j.state},       {"reason", j.reason},
+                   {"nodes", j.nodes},           {"partition", j.partition}, {"stdout", job_stdout_path(j)},
+                   {"array_max_tasks", j.array_max_tasks}});
+  return out;
+}
+
+nlohmann::json inspect_training_log(const std::string& text) {
+  TrainingLogParser parser;
+  nlohmann::json out = nlohmann::json::array();
+  int line_no = 0;
+  for (const auto& line : split(text, '\n')) {
+    ++line_no;
+    LogLine l = parser.parse(line);
+    nlohmann::json j = {{"line", line_no}};
+    if (l.step) j["step"] = *l.step;
+    if (l.max_steps) j["max_steps"] = *l.max_steps;
+    if (l.step_time) j["step_time_s"] = *l.step_time;
+    if (l.loss) j["loss"] = std::isfinite(*l.loss) ? nlohmann::json(*l.loss) : nlohmann::json(std::to_string(*l.loss));
+    if (l.checkpoint_start) j["checkpoint"] = "start";
+    if (l.checkpoint_end) j["checkpoint"] = "end";
+    if (!l.crash.empty()) j["crash"] = l.crash;
+    if (j.size() > 1) out.push_back(j);
+  }
+  return out;
+}
+
+}  // namespace
+
+int cmd_inspect(const std::string& kind, const std::string& file) {
+  std::stringstream ss;
+  if (file == "-") {
+    ss << std::cin.rdbuf();
+  } else {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      std::cerr << "llmwatch inspect: " << file << ": cannot read\n";
+      return kExitUsage;
+    }
+    ss << in.rdbuf();
+  }
+  std::string error;
+  nlohmann::json out;
+  if (kind == "squeue-json") out = inspect_squeue(ss.str(), error);
+  else if (kind == "training-log") out = inspect_training_log(ss.str());
+  else {
+    std::cerr << "llmwatch inspect: unknown kind '" << kind << "' (squeue-json, training-log)\n";
+    return kExitUsage;
+  }
+  if (!error.empty()) {
+    std::cerr << "llmwatch inspect " << kind << ": " << file << ": " << error << "\n";
+    return kExitUsage;
+  }
+  std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  return kExitOk;
+}
+
+}  // namespace llmwatch

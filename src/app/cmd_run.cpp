@@ -1,0 +1,103 @@
+// `run --once` and `daemon`: take the lease, run cycles, give the lease back.
+#include <unistd.h>
+
+#include <boost/asio.hpp>
+#include <iostream>
+#include <spdlog/spdlog.h>
+
+#include "app/commands.h"
+#include "cycle/supervisor.h"
+#include "store/lease.h"
+#include "store/store.h"
+#include "util/paths.h"
+
+namespace llmwatch {
+
+namespace {
+
+// One cycle under the lease; false when another instance holds it (not an error).
+bool cycle_under_lease(const Config& config, Store& store, Lease& lease) {
+  double now = unix_now();
+  if (!lease.acquire(now, static_cast<double>(config.lease_ttl.count()))) {
+    auto holder = Lease::read(config.state_dir);
+    spdlog::info("another llmwatch holds the lease ({}); not acting", holder ? holder->str() : "being written");
+    return false;
+  }
+  SlurmClient slurm(config.slurm);
+  Supervisor supervisor(config, store, slurm);
+  auto r = supervisor.run_cycle(now);
+  spdlog::info("cycle done in {:.2f}s: {} finding(s) ({} new, {} resolved), {} action(s), {} unknown probe(s)",
+               r.finished - r.started, r.findings.size(), r.new_findings, r.resolved, r.actions, r.unknown_probes);
+  for (const auto& f : r.findings) spdlog::info("  {} {}: {}", severity_name(f.severity), f.key, f.summary);
+  return true;
+}
+
+}  // namespace
+
+int cmd_run_once(const Config& config) {
+  try {
+    Store store(config.state_dir);
+    Lease lease(config.state_dir, hostname(), static_cast<int>(getpid()));
+    cycle_under_lease(config, store, lease);
+    lease.release();
+    return kExitOk;
+  } catch (const std::exception& e) {
+    std::cerr << "llmwatch: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
+int cmd_daemon(const std::string& config_path, Config config) {
+  try {
+    Store store(config.state_dir);
+    Lease lease(config.state_dir, hostname(), static_cast<int>(getpid()));
+    boost::asio::io_context io;
+    boost::asio::signal_set stop_signals(io, SIGTERM, SIGINT);
+    boost::asio::signal_set reload_signal(io, SIGHUP);
+    boost::asio::steady_timer timer(io);
+    std::function<void()> tick;
+    std::function<void()> wait_reload;
+
+    tick = [&] {
+      try {
+        cycle_under_lease(config, store, lease);
+      } catch (const std::exception& e) {
+        spdlog::error("cycle failed: {}", e.what());  // the next cycle tries again
+      }
+      timer.expires_after(config.interval);
+      timer.async_wait([&](const boost::system::error_code& ec) {
+        if (!ec) tick();
+      });
+    };
+    wait_reload = [&] {
+      reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
+        if (ec) return;
+        auto result = load_config_file(config_path);
+        if (result.config) {
+          config = *result.config;
+          spdlog::info("reloaded {}", config_path);
+        } else {
+          for (const auto& e : result.errors) spdlog::error("reload refused: {}", e.str());
+        }
+        wait_reload();
+      });
+    };
+    stop_signals.async_wait([&](const boost::system::error_code&, int sig) {
+      spdlog::info("signal {}: stopping after the current cycle", sig);
+      timer.cancel();
+      reload_signal.cancel();
+      io.stop();
+    });
+    wait_reload();
+    spdlog::info("llmwatch daemon: every {}, state in {}", format_duration(config.interval), config.state_dir);
+    boost::asio::post(io, tick);
+    io.run();
+    lease.release();
+    return kExitOk;
+  } catch (const std::exception& e) {
+    std::cerr << "llmwatch: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,59 @@
+// `submit`: start the self-perpetuating chain, unless one is already queued or running.
+#include <filesystem>
+#include <iostream>
+
+#include "app/commands.h"
+#include "cycle/self_chain.h"
+#include "cycle/supervisor.h"
+#include "store/store.h"
+
+namespace llmwatch {
+
+int cmd_submit(const Config& config, const std::string& interval_text) {
+  Seconds interval = config.self.interval;
+  if (!interval_text.empty()) {
+    std::string why;
+    auto parsed = parse_duration(interval_text, &why);
+    if (!parsed || parsed->count() < 1) {
+      std::cerr << "llmwatch submit: --interval: " << (why.empty() ? "must be at least 1s" : why) << "\n";
+      return kExitUsage;
+    }
+    interval = *parsed;
+  }
+  try {
+    Store store(config.state_dir);
+    std::filesystem::create_directories(config.state_dir + "/logs");
+    SlurmClient slurm(config.slurm);
+    auto queue = slurm.queue();
+    if (!queue.ok()) {
+      std::cerr << "llmwatch submit: " << queue.error << "\n";
+      return kExitFailure;
+    }
+    double now = unix_now();
+    std::string config_path = std::filesystem::absolute(config.path).string();
+    store.put("self.interval", std::to_string(interval.count()), now);
+    store.put("self.config", config_path, now);
+    store.put("self.chain", "on", now);
+    auto chain = check_chain(queue.jobs, config, "", current_user());
+    if (!chain.mine.empty()) {
+      std::cout << "llmwatch chain already active: job " << chain.mine.front().display_id() << " ("
+                << chain.mine.front().state << "); not submitting another\n";
+      return kExitOk;
+    }
+    auto submitted = slurm.submit(self_job_args(config, config_path, 0));
+    if (!submitted.job_id) {
+      std::cerr << "llmwatch submit: " << submitted.error << "\n";
+      return kExitFailure;
+    }
+    store.put("self.successor", std::to_string(*submitted.job_id), now);
+    store.add_event(now, "self", "llmwatch", "info", "chain started: job " + std::to_string(*submitted.job_id));
+    std::cout << "submitted llmwatch job " << *submitted.job_id << "; it re-queues itself every "
+              << format_duration(interval) << "\n";
+    return kExitOk;
+  } catch (const std::exception& e) {
+    std::cerr << "llmwatch: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
+}  // namespace llmwatch

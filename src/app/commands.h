@@ -1,0 +1,31 @@
+#pragma once
+// The llmwatch subcommands. Each returns the process exit code:
+//   0 success (and "another llmwatch holds the lease", which is not an error)
+//   1 runtime failure (state store unusable, Slurm refused a submission, ...)
+//   2 bad usage or invalid configuration
+//   3 (status --check) something needs attention
+#include <optional>
+#include <string>
+
+#include "config/config.h"
+
+namespace llmwatch {
+
+enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitAttention = 3 };
+
+// Loads the config or prints every error as "file:line: message" and returns nullopt.
+std::optional<Config> load_or_report(const std::string& path);
+std::string default_config_path();
+
+int cmd_run_once(const Config& config);
+int cmd_daemon(const std::string& config_path, Config config);
+int cmd_status(const Config& config, bool json);
+int cmd_config_check(const std::string& path);
+int cmd_events(const Config& config, const std::string& since, const std::string& job, bool json);
+int cmd_submit(const Config& config, const std::string& interval);
+int cmd_inspect(const std::string& kind, const std::string& file);
+int cmd_demo(bool keep);
+
+void setup_logging(const std::string& format, bool verbose);
+
+}  // namespace llmwatch

@@ -1,0 +1,75 @@
+// llmwatch: a watchdog and fault-tolerance supervisor for LLM training on Slurm.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "app/commands.h"
+
+using namespace llmwatch;
+
+int main(int argc, char** argv) {
+  CLI::App app{"llmwatch " LLMWATCH_VERSION
+               " — watches Slurm training jobs, decides, acts safely, and tells people.\n"
+               "Exit codes: 0 ok (also: another instance holds the lease), 1 runtime failure,\n"
+               "2 bad usage or invalid config, 3 status --check found something firing."};
+  app.set_version_flag("--version", std::string("llmwatch ") + LLMWATCH_VERSION);
+  app.require_subcommand(1);
+  std::string config_path = default_config_path();
+  std::string log_format = "text";
+  bool verbose = false;
+  app.add_option("-c,--config", config_path, "config file (default: $LLMWATCH_CONFIG or /etc/llmwatch/llmwatch.toml)");
+  app.add_option("--log-format", log_format, "text or json (for log shippers)")->check(CLI::IsMember({"text", "json"}));
+  app.add_flag("-v,--verbose", verbose, "debug logging");
+
+  auto* run = app.add_subcommand("run", "run supervision cycles");
+  bool once = false;
+  run->add_flag("--once", once, "run exactly one cycle (cron / self-perpetuating job)")->required();
+
+  auto* daemon = app.add_subcommand("daemon", "run cycles on a timer until SIGTERM/SIGINT; SIGHUP reloads the config");
+
+  auto* status = app.add_subcommand("status", "everything at a glance");
+  bool status_json = false;
+  status->add_flag("--json", status_json, "machine-readable output");
+
+  auto* config = app.add_subcommand("config", "configuration tools");
+  config->require_subcommand(1);
+  auto* check = config->add_subcommand("check", "validate a config file; exit 2 on error");
+  std::string check_file;
+  check->add_option("file", check_file, "file to check (default: --config)");
+
+  auto* events = app.add_subcommand("events", "the event history");
+  std::string since = "24h", job;
+  bool events_json = false;
+  events->add_option("--since", since, "how far back (e.g. 2h, 7d)");
+  events->add_option("--job", job, "only this watched job");
+  events->add_flag("--json", events_json, "one JSON object per line");
+
+  auto* submit = app.add_subcommand("submit", "start the self-perpetuating llmwatch Slurm job");
+  std::string interval;
+  submit->add_option("--interval", interval, "time between runs (default: [self] interval)");
+
+  auto* inspect = app.add_subcommand("inspect", "run one of llmwatch's parsers on a captured output, print JSON");
+  std::string kind, file;
+  inspect->add_option("kind", kind, "squeue-json | training-log")->required();
+  inspect->add_option("file", file, "the captured output ('-' for stdin)")->required();
+
+  auto* demo = app.add_subcommand("demo", "start a local Slurm cluster, hang a training job, watch llmwatch restart it");
+  bool keep = false;
+  demo->add_flag("--keep", keep, "leave the demo directory in place afterwards");
+
+  CLI11_PARSE(app, argc, argv);
+  setup_logging(log_format, verbose);
+
+  if (*check) return cmd_config_check(check_file.empty() ? config_path : check_file);
+  if (*inspect) return cmd_inspect(kind, file);
+  if (*demo) return cmd_demo(keep);
+
+  auto cfg = load_or_report(config_path);
+  if (!cfg) return kExitUsage;
+  if (app.get_option("--log-format")->count() == 0) setup_logging(cfg->log_format, verbose);
+  if (*run) return cmd_run_once(*cfg);
+  if (*daemon) return cmd_daemon(config_path, *cfg);
+  if (*status) return cmd_status(*cfg, status_json);
+  if (*events) return cmd_events(*cfg, since, job, events_json);
+  if (*submit) return cmd_submit(*cfg, interval);
+  return kExitUsage;
+}

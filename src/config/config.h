@@ -1,0 +1,118 @@
+#pragma once
+// llmwatch's configuration, as loaded from TOML (see conf/llmwatch.toml for every key).
+// Plain data: validation happens in config_load.cpp, against config_schema.cpp.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/units.h"
+
+namespace llmwatch {
+
+struct SlurmSettings {
+  std::string bin_dir;                 // where squeue/sbatch/... live; empty: PATH
+  Seconds timeout{30};                 // per Slurm command
+  int unreachable_alert_after = 3;     // consecutive failed cycles before an alert
+};
+
+// The self-perpetuating llmwatch job (`llmwatch submit`).
+struct SelfJobSettings {
+  std::string job_name = "llmwatch";
+  std::string partition, account, qos;
+  std::string time_limit = "00:15:00";
+  Seconds interval{600};
+  std::string output;       // sbatch --output; default <state_dir>/logs/llmwatch-%j.out
+  std::string deadman_url;  // pinged (GET) after each cycle; secret
+};
+
+struct Limits {
+  int max_restarts_per_hour = 10;  // across all jobs
+  int max_cancels_per_hour = 10;
+  int max_drains_per_hour = 4;
+};
+
+struct JobSettings {
+  std::string name;                 // Slurm job name to follow
+  std::optional<std::int64_t> id;   // or a job id
+  std::string user, account, partition;
+  std::vector<std::string> logs;    // paths or globs; default: the job's StdOut
+  std::optional<Seconds> stale_after;  // nullopt: adaptive
+  double stale_factor = 5;          // adaptive: factor × longest step interval after warm-up
+  Seconds stale_floor{300};
+  Seconds stale_ceiling{7200};
+  Seconds startup_grace{1800};      // until the first step line
+  Seconds checkpoint_grace{1800};   // after a "saving checkpoint" line
+  std::string kill_switch, save_switch;
+  std::vector<std::string> on_hang{"alert", "cancel", "restart"};
+  std::vector<std::string> on_absent{"alert"};
+  std::vector<std::string> on_crash{"alert"};
+  int max_restarts = 5;
+  Seconds restart_window{6 * 3600};
+  std::string progress_regex;       // a user regex whose first group is the step
+  int line = 0;                     // where the entry starts in the file
+};
+
+struct StorageSettings {
+  std::string path;
+  double usable_fraction = 1.0;
+  double warn_used = 0.85, critical_used = 0.95;
+  std::uint64_t min_free = 0;
+  double warn_inodes_used = 0.85;
+  Seconds min_hours_left{12 * 3600};
+  int line = 0;
+};
+
+struct GpuSettings {
+  bool enabled = false;
+  int expected_gpus = 0;
+  std::string xid_table;            // default: conf/xid.toml
+  Seconds nvidia_smi_timeout{20};
+};
+
+struct AlertChannel {
+  std::string type;                 // slack | email | webhook | exec
+  std::string name;
+  std::string url;                  // secret (slack, webhook)
+  std::vector<std::string> command; // exec
+  std::string to, from, smtp_url, password;  // email; password is secret
+  std::string min_severity = "warning";
+  Seconds timeout{10};
+  int line = 0;
+};
+
+struct Config {
+  std::string path;                 // the file it came from ("<embedded>" for the demo)
+  std::string state_dir = "/var/lib/llmwatch";
+  Seconds interval{300};
+  Seconds lease_ttl{900};
+  bool dry_run = false;
+  std::string log_format = "text";  // text | json
+  std::string metrics_file;         // Prometheus textfile; empty: off
+  Seconds probe_timeout{60};
+  SlurmSettings slurm;
+  SelfJobSettings self;
+  Limits limits;
+  std::vector<JobSettings> jobs;
+  std::vector<StorageSettings> storage;
+  GpuSettings gpu;
+  std::vector<AlertChannel> alerts;
+};
+
+struct ConfigError {
+  std::string file;
+  int line = 0;
+  std::string message;
+  std::string str() const;  // "file:line: message"
+};
+
+struct ConfigResult {
+  std::optional<Config> config;
+  std::vector<ConfigError> errors;
+};
+
+ConfigResult load_config_file(const std::string& path);
+ConfigResult load_config_string(const std::string& text, const std::string& source_name);
+
+}  // namespace llmwatch

@@ -1,0 +1,308 @@
+// Loads and validates a TOML config against config_schema: every error carries file:line.
+#include <fstream>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "config/config.h"
+#include "config/config_schema.h"
+#include "util/strings.h"
+
+namespace llmwatch {
+
+std::string ConfigError::str() const {
+  return file + (line > 0 ? ":" + std::to_string(line) : "") + ": " + message;
+}
+
+namespace {
+
+struct Loader {
+  std::string file;
+  std::vector<ConfigError> errors;
+
+  void error(const toml::node& node, const std::string& message) {
+    errors.push_back({file, static_cast<int>(node.source().begin.line), message});
+  }
+
+  std::optional<std::string> string_of(const toml::node& node, const std::string& where) {
+    auto s = node.value<std::string>();
+    if (!s) return error(node, where + " must be a string"), std::nullopt;
+    std::vector<std::string> missing;
+    std::string expanded = expand_env(*s, &missing);
+    for (const auto& name : missing) error(node, where + " uses ${" + name + "}, which is not set");
+    if (!missing.empty()) return std::nullopt;
+    return expanded;
+  }
+
+  template <class T>
+  bool convert(const toml::node& node, const KeySpec<T>& spec, const std::string& where, ConfigValue& v) {
+    std::string why;
+    switch (spec.kind) {
+      case KeyKind::String: {
+        auto s = string_of(node, where);
+        if (!s) return false;
+        if (!spec.choices.empty() &&
+            std::find(spec.choices.begin(), spec.choices.end(), *s) == spec.choices.end()) {
+          error(node, where + " must be one of: " + join(spec.choices) + suggestion(*s, spec.choices));
+          return false;
+        }
+        v.s = *s;
+        return true;
+      }
+      case KeyKind::Bool:
+        if (!node.is_boolean()) return error(node, where + " must be true or false"), false;
+        v.b = *node.value<bool>();
+        return true;
+      case KeyKind::Int: {
+        if (!node.is_integer()) return error(node, where + " must be an integer"), false;
+        v.i = *node.value<std::int64_t>();
+        if (v.i < spec.min || (spec.max > 0 && v.i > spec.max)) {
+          error(node, where + " must be between " + std::to_string(spec.min) + " and " +
+                          (spec.max > 0 ? std::to_string(spec.max) : "any") + ", got " + std::to_string(v.i));
+          return false;
+        }
+        return true;
+      }
+      case KeyKind::Float:
+        if (!node.is_number()) return error(node, where + " must be a number"), false;
+        v.d = *node.value<double>();
+        if (v.d <= 0) return error(node, where + " must be positive"), false;
+        return true;
+      case KeyKind::Duration_or_auto:
+        if (node.value<std::string>() == "auto") return v.is_auto = true;
+        [[fallthrough]];
+      case KeyKind::Duration: {
+        if (node.is_integer()) return v.dur = Seconds(*node.value<std::int64_t>()), v.dur.count() >= 0;
+        auto s = string_of(node, where);
+        if (!s) return false;
+        auto d = parse_duration(*s, &why);
+        if (!d) return error(node, where + ": " + why), false;
+        v.dur = *d;
+        return true;
+      }
+      case KeyKind::Size: {
+        if (node.is_integer() && *node.value<std::int64_t>() >= 0)
+          return v.size = static_cast<std::uint64_t>(*node.value<std::int64_t>()), true;
+        auto s = string_of(node, where);
+        if (!s) return false;
+        auto size = parse_size(*s, &why);
+        if (!size) return error(node, where + ": " + why), false;
+        v.size = *size;
+        return true;
+      }
+      case KeyKind::Percent: {
+        if (node.is_number()) {
+          v.d = *node.value<double>();
+          if (v.d < 0 || v.d > 1)
+            return error(node, where + " must be a fraction 0..1 or a string like \"85%\""), false;
+          return true;
+        }
+        auto s = string_of(node, where);
+        if (!s) return false;
+        auto p = parse_percent(*s, &why);
+        if (!p) return error(node, where + ": " + why), false;
+        v.d = *p;
+        return true;
+      }
+      case KeyKind::StringList: {
+        if (node.is_string()) {
+          auto s = string_of(node, where);
+          if (!s) return false;
+          v.list = {*s};
+        } else if (auto* arr = node.as_array()) {
+          for (const auto& item : *arr) {
+            auto s = string_of(item, where + " (each item)");
+            if (!s) return false;
+            v.list.push_back(*s);
+          }
+        } else {
+          return error(node, where + " must be a string or a list of strings"), false;
+        }
+        for (const auto& item : v.list)
+          if (!spec.choices.empty() &&
+              std::find(spec.choices.begin(), spec.choices.end(), item) == spec.choices.end())
+            return error(node, where + ": unknown value '" + item + "' (one of: " + join(spec.choices) + ")" +
+                                   suggestion(item, spec.choices)),
+                   false;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static std::string join(const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+    return out;
+  }
+
+  static std::string suggestion(const std::string& word, const std::vector<std::string>& candidates) {
+    std::string best = closest_match(word, candidates);
+    return best.empty() ? "" : "; did you mean '" + best + "'?";
+  }
+
+  // Secrets may come from a file: `password_file = "/etc/llmwatch/smtp.pw"` sets `password`.
+  std::optional<std::string> read_secret_file(const toml::node& node, const std::string& where) {
+    auto path = string_of(node, where);
+    if (!path) return std::nullopt;
+    std::ifstream in(*path);
+    if (!in) return error(node, where + ": cannot read '" + *path + "'"), std::nullopt;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return std::string(trim(ss.str()));
+  }
+
+  template <class T>
+  void apply(const toml::table& table, const std::vector<KeySpec<T>>& keys, const std::string& table_name,
+             T& target) {
+    std::vector<std::string> names;
+    for (const auto& k : keys) names.push_back(k.name);
+    for (const auto& [key, node] : table) {
+      std::string name(key.str());
+      std::string where = "[" + table_name + "] " + name;
+      const KeySpec<T>* spec = nullptr;
+      bool from_file = false;
+      for (const auto& k : keys) {
+        if (k.name == name) spec = &k;
+        if (k.secret && k.name + "_file" == name) spec = &k, from_file = true;
+      }
+      if (!spec) {
+        error(node, "unknown key '" + name + "' in [" + table_name + "]" + suggestion(name, names));
+        continue;
+      }
+      ConfigValue value;
+      if (from_file) {
+        auto secret = read_secret_file(node, where);
+        if (!secret) continue;
+        value.s = *secret;
+      } else if (!convert(node, *spec, where, value)) {
+        continue;
+      }
+      spec->set(target, value);
+    }
+  }
+
+  template <class T>
+  void apply_array(const toml::node& node, const std::vector<KeySpec<T>>& keys, const std::string& table_name,
+                   std::vector<T>& out, const T& defaults = T{}) {
+    const auto* arr = node.as_array();
+    if (!arr || !arr->is_array_of_tables()) {
+      error(node, "'" + table_name + "' must be written as [[" + table_name + "]] tables");
+      return;
+    }
+    for (const auto& item : *arr) {
+      T entry = defaults;
+      entry.line = static_cast<int>(item.source().begin.line);
+      apply(*item.as_table(), keys, table_name, entry);
+      out.push_back(std::move(entry));
+    }
+  }
+
+  template <class T>
+  void apply_single(const toml::node& node, const std::vector<KeySpec<T>>& keys, const std::string& table_name,
+                    T& target) {
+    if (const auto* t = node.as_table()) apply(*t, keys, table_name, target);
+    else error(node, "'" + table_name + "' must be a table: [" + table_name + "]");
+  }
+
+  void load(const toml::table& root, Config& config) {
+    static const std::vector<std::string> kTables = {"llmwatch", "slurm", "self", "limits", "job",
+                                                     "storage",  "gpu",   "alert"};
+    for (const auto& [key, node] : root) {
+      std::string name(key.str());
+      if (name == "llmwatch") apply_single(node, general_keys(), name, config);
+      else if (name == "slurm") apply_single(node, slurm_keys(), name, config.slurm);
+      else if (name == "self") apply_single(node, self_keys(), name, config.self);
+      else if (name == "limits") apply_single(node, limits_keys(), name, config.limits);
+      else if (name == "gpu") apply_single(node, gpu_keys(), name, config.gpu);
+      else if (name == "job") apply_array(node, job_keys(), name, config.jobs);
+      else if (name == "storage") apply_array(node, storage_keys(), name, config.storage);
+      else if (name == "alert") load_alerts(node, config);
+      else error(node, "unknown table or key '" + name + "'" + suggestion(name, kTables));
+    }
+  }
+
+  void load_alerts(const toml::node& node, Config& config) {
+    static const std::vector<std::string> kTypes = {"slack", "email", "webhook", "exec"};
+    const auto* table = node.as_table();
+    if (!table) return error(node, "'alert' must hold [[alert.TYPE]] tables");
+    for (const auto& [key, value] : *table) {
+      std::string type(key.str());
+      if (std::find(kTypes.begin(), kTypes.end(), type) == kTypes.end()) {
+        error(value, "unknown alert type '" + type + "' (one of: slack, email, webhook, exec)" +
+                         suggestion(type, kTypes));
+        continue;
+      }
+      AlertChannel defaults;
+      defaults.type = type;
+      apply_array(value, alert_keys(), "alert." + type, config.alerts, defaults);
+    }
+  }
+
+  // Rules that span keys, checked once the types are right.
+  void check(const Config& c) {
+    auto at = [&](int line, const std::string& message) { errors.push_back({file, line, message}); };
+    if (c.interval.count() < 1) at(0, "[llmwatch] interval must be at least 1s");
+    if (c.state_dir.empty()) at(0, "[llmwatch] state_dir must not be empty");
+    for (const auto& j : c.jobs) {
+      if (j.name.empty() && !j.id) at(j.line, "[[job]] needs a name or an id");
+      if (!j.name.empty() && j.name == c.self.job_name)
+        at(j.line, "[[job]] '" + j.name + "' has the name of llmwatch's own job ([self] job_name)");
+      if (j.stale_floor > j.stale_ceiling) at(j.line, "[[job]] stale_floor is above stale_ceiling");
+    }
+    for (const auto& s : c.storage) {
+      if (s.path.empty()) at(s.line, "[[storage]] needs a path");
+      if (s.warn_used > s.critical_used) at(s.line, "[[storage]] warn_used is above critical_used");
+    }
+    for (const auto& a : c.alerts) {
+      if ((a.type == "slack" || a.type == "webhook") && a.url.empty())
+        at(a.line, "[[alert." + a.type + "]] needs url (or url_file)");
+      if (a.type == "exec" && a.command.empty()) at(a.line, "[[alert.exec]] needs command");
+      if (a.type == "email" && (a.to.empty() || a.smtp_url.empty()))
+        at(a.line, "[[alert.email]] needs to and smtp_url");
+    }
+  }
+};
+
+ConfigResult load(const toml::parse_result& parsed, const std::string& source) {
+  ConfigResult result;
+  Loader loader{source, {}};
+  Config config;
+  config.path = source;
+  loader.load(parsed, config);
+  loader.check(config);
+  result.errors = std::move(loader.errors);
+  std::stable_sort(result.errors.begin(), result.errors.end(),
+                   [](const ConfigError& a, const ConfigError& b) { return a.line < b.line; });
+  if (result.errors.empty()) result.config = std::move(config);
+  return result;
+}
+
+ConfigResult parse_failure(const toml::parse_error& e, const std::string& source) {
+  ConfigResult result;
+  result.errors.push_back({source, static_cast<int>(e.source().begin.line), std::string(e.description())});
+  return result;
+}
+
+}  // namespace
+
+ConfigResult load_config_string(const std::string& text, const std::string& source_name) {
+  try {
+    return load(toml::parse(text, source_name), source_name);
+  } catch (const toml::parse_error& e) {
+    return parse_failure(e, source_name);
+  }
+}
+
+ConfigResult load_config_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    ConfigResult result;
+    result.errors.push_back({path, 0, "cannot read config file"});
+    return result;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return load_config_string(ss.str(), path);
+}
+
+}  // namespace llmwatch

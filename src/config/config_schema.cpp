@@ -1,0 +1,150 @@
+#include "config/config_schema.h"
+
+namespace llmwatch {
+
+// KEY(Struct, "name", Kind, field): assigns the value's matching member to the field.
+#define LW_SET(T, field, member) [](T& t, const ConfigValue& v) { t.field = v.member; }
+
+const std::vector<KeySpec<Config>>& general_keys() {
+  static const std::vector<KeySpec<Config>> keys = {
+      {"state_dir", KeyKind::String, LW_SET(Config, state_dir, s)},
+      {"interval", KeyKind::Duration, LW_SET(Config, interval, dur)},
+      {"lease_ttl", KeyKind::Duration, LW_SET(Config, lease_ttl, dur)},
+      {"dry_run", KeyKind::Bool, LW_SET(Config, dry_run, b)},
+      {"log_format", KeyKind::String, LW_SET(Config, log_format, s), false, 0, 0, {"text", "json"}},
+      {"metrics_file", KeyKind::String, LW_SET(Config, metrics_file, s)},
+      {"probe_timeout", KeyKind::Duration, LW_SET(Config, probe_timeout, dur)},
+  };
+  return keys;
+}
+
+const std::vector<KeySpec<SlurmSettings>>& slurm_keys() {
+  static const std::vector<KeySpec<SlurmSettings>> keys = {
+      {"bin_dir", KeyKind::String, LW_SET(SlurmSettings, bin_dir, s)},
+      {"timeout", KeyKind::Duration, LW_SET(SlurmSettings, timeout, dur)},
+      {"unreachable_alert_after", KeyKind::Int,
+       [](SlurmSettings& t, const ConfigValue& v) { t.unreachable_alert_after = static_cast<int>(v.i); },
+       false, 1, 1000},
+  };
+  return keys;
+}
+
+const std::vector<KeySpec<SelfJobSettings>>& self_keys() {
+  static const std::vector<KeySpec<SelfJobSettings>> keys = {
+      {"job_name", KeyKind::String, LW_SET(SelfJobSettings, job_name, s)},
+      {"partition", KeyKind::String, LW_SET(SelfJobSettings, partition, s)},
+      {"account", KeyKind::String, LW_SET(SelfJobSettings, account, s)},
+      {"qos", KeyKind::String, LW_SET(SelfJobSettings, qos, s)},
+      {"time_limit", KeyKind::String, LW_SET(SelfJobSettings, time_limit, s)},
+      {"interval", KeyKind::Duration, LW_SET(SelfJobSettings, interval, dur)},
+      {"output", KeyKind::String, LW_SET(SelfJobSettings, output, s)},
+      {"deadman_url", KeyKind::String, LW_SET(SelfJobSettings, deadman_url, s), true},
+  };
+  return keys;
+}
+
+const std::vector<KeySpec<Limits>>& limits_keys() {
+  auto int_key = [](const char* name, int Limits::*field) {
+    return KeySpec<Limits>{name, KeyKind::Int,
+                           [field](Limits& t, const ConfigValue& v) { t.*field = static_cast<int>(v.i); },
+                           false, 0, 100000};
+  };
+  static const std::vector<KeySpec<Limits>> keys = {
+      int_key("max_restarts_per_hour", &Limits::max_restarts_per_hour),
+      int_key("max_cancels_per_hour", &Limits::max_cancels_per_hour),
+      int_key("max_drains_per_hour", &Limits::max_drains_per_hour),
+  };
+  return keys;
+}
+
+const std::vector<KeySpec<JobSettings>>& job_keys() {
+  static const std::vector<std::string> kActions = {"alert", "save", "kill", "cancel", "restart", "hold"};
+  static const std::vector<KeySpec<JobSettings>> keys = {
+      {"name", KeyKind::String, LW_SET(JobSettings, name, s)},
+      {"id", KeyKind::Int, [](JobSettings& t, const ConfigValue& v) { t.id = v.i; }, false, 1, 0},
+      {"user", KeyKind::String, LW_SET(JobSettings, user, s)},
+      {"account", KeyKind::String, LW_SET(JobSettings, account, s)},
+      {"partition", KeyKind::String, LW_SET(JobSettings, partition, s)},
+      {"logs", KeyKind::StringList, LW_SET(JobSettings, logs, list)},
+      {"stale_after", KeyKind::Duration_or_auto,
+       [](JobSettings& t, const ConfigValue& v) {
+         if (v.is_auto) t.stale_after.reset();
+         else t.stale_after = v.dur;
+       }},
+      {"stale_factor", KeyKind::Float, LW_SET(JobSettings, stale_factor, d)},
+      {"stale_floor", KeyKind::Duration, LW_SET(JobSettings, stale_floor, dur)},
+      {"stale_ceiling", KeyKind::Duration, LW_SET(JobSettings, stale_ceiling, dur)},
+      {"startup_grace", KeyKind::Duration, LW_SET(JobSettings, startup_grace, dur)},
+      {"checkpoint_grace", KeyKind::Duration, LW_SET(JobSettings, checkpoint_grace, dur)},
+      {"kill_switch", KeyKind::String, LW_SET(JobSettings, kill_switch, s)},
+      {"save_switch", KeyKind::String, LW_SET(JobSettings, save_switch, s)},
+      {"on_hang", KeyKind::StringList, LW_SET(JobSettings, on_hang, list), false, 0, 0, kActions},
+      {"on_absent", KeyKind::StringList, LW_SET(JobSettings, on_absent, list), false, 0, 0, kActions},
+      {"on_crash", KeyKind::StringList, LW_SET(JobSettings, on_crash, list), false, 0, 0, kActions},
+      {"max_restarts", KeyKind::Int, [](JobSettings& t, const ConfigValue& v) { t.max_restarts = static_cast<int>(v.i); },
+       false, 0, 1000},
+      {"restart_window", KeyKind::Duration, LW_SET(JobSettings, restart_window, dur)},
+      {"progress_regex", KeyKind::String, LW_SET(JobSettings, progress_regex, s)},
+  };
+  return keys;
+}
+
+const std::vector<KeySpec<StorageSettings>>& storage_keys() {
+  static const std::vector<KeySpec<StorageSettings>> keys = {
+      {"path", KeyKind::String, LW_SET(StorageSettings, path, s)},
+      {"usable_fraction", KeyKind::Percent, LW_SET(StorageSettings, usable_fraction, d)},
+      {"warn_used", KeyKind::Percent, LW_SET(StorageSettings, warn_used, d)},
+      {"critical_used", KeyKind::Percent, LW_SET(StorageSettings, critical_used, d)},
+      {"min_free", KeyKind::Size, LW_SET(StorageSettings, min_free, size)},
+      {"warn_inodes_used", KeyKind::Percent, LW_SET(StorageSettings, warn_inodes_used, d)},
+      {"min_hours_left", KeyKind::Duration, LW_SET(StorageSettings, min_hours_left, dur)},
+  };
+  return keys;
+}
+
+const std::vector<KeySpec<GpuSettings>>& gpu_keys() {
+  static const std::vector<KeySpec<GpuSettings>> keys = {
+      {"enabled", KeyKind::Bool, LW_SET(GpuSettings, enabled, b)},
+      {"expected_gpus", KeyKind::Int, [](GpuSettings& t, const ConfigValue& v) { t.expected_gpus = static_cast<int>(v.i); },
+       false, 0, 1024},
+      {"xid_table", KeyKind::String, LW_SET(GpuSettings, xid_table, s)},
+      {"nvidia_smi_timeout", KeyKind::Duration, LW_SET(GpuSettings, nvidia_smi_timeout, dur)},
+  };
+  return keys;
+}
+
+const std::vector<KeySpec<AlertChannel>>& alert_keys() {
+  static const std::vector<KeySpec<AlertChannel>> keys = {
+      {"name", KeyKind::String, LW_SET(AlertChannel, name, s)},
+      {"url", KeyKind::String, LW_SET(AlertChannel, url, s), true},
+      {"command", KeyKind::StringList, LW_SET(AlertChannel, command, list)},
+      {"to", KeyKind::String, LW_SET(AlertChannel, to, s)},
+      {"from", KeyKind::String, LW_SET(AlertChannel, from, s)},
+      {"smtp_url", KeyKind::String, LW_SET(AlertChannel, smtp_url, s)},
+      {"password", KeyKind::String, LW_SET(AlertChannel, password, s), true},
+      {"min_severity", KeyKind::String, LW_SET(AlertChannel, min_severity, s), false, 0, 0,
+       {"info", "warning", "critical"}},
+      {"timeout", KeyKind::Duration, LW_SET(AlertChannel, timeout, dur)},
+  };
+  return keys;
+}
+
+#undef LW_SET
+
+std::vector<std::string> all_config_keys() {
+  std::vector<std::string> out;
+  auto add = [&out](const std::string& table, const auto& keys) {
+    for (const auto& k : keys) out.push_back(table + "." + k.name);
+  };
+  add("llmwatch", general_keys());
+  add("slurm", slurm_keys());
+  add("self", self_keys());
+  add("limits", limits_keys());
+  add("job", job_keys());
+  add("storage", storage_keys());
+  add("gpu", gpu_keys());
+  add("alert", alert_keys());
+  return out;
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,83 @@
+#include "cycle/executor.h"
+
+#include <spdlog/spdlog.h>
+
+#include "alert/alert_message.h"
+#include "registry.h"
+#include "util/paths.h"
+
+namespace llmwatch {
+
+std::string Executor::over_budget(const std::string& action, const ActionRequest& r) {
+  const double hour_ago = now_ - 3600;
+  if (action == "restart") {
+    if (store_.count_actions("restart", "", hour_ago) >= config_.limits.max_restarts_per_hour)
+      return "max_restarts_per_hour (" + std::to_string(config_.limits.max_restarts_per_hour) + ") reached";
+    if (r.settings) {
+      double window_start = now_ - static_cast<double>(r.settings->restart_window.count());
+      if (store_.count_actions("restart", r.job, window_start) >= r.settings->max_restarts)
+        return "max_restarts (" + std::to_string(r.settings->max_restarts) + " per " +
+               format_duration(r.settings->restart_window) + ") reached for " + r.job;
+    }
+  }
+  if (action == "cancel" && store_.count_actions("cancel", "", hour_ago) >= config_.limits.max_cancels_per_hour)
+    return "max_cancels_per_hour (" + std::to_string(config_.limits.max_cancels_per_hour) + ") reached";
+  return "";
+}
+
+int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>& plan) {
+  int count = 0;
+  std::vector<std::string> done;
+  for (const auto& name : plan) {
+    ActionPlugin* plugin = find_action(name);
+    if (!plugin) {
+      spdlog::error("{}: unknown action '{}'", base.finding.key, name);
+      continue;
+    }
+    ActionRequest req = base;
+    req.action = name;
+    req.done = done;
+    std::string key = plugin->idem_key(req);
+    std::string reason = base.finding.key + ": " + base.finding.summary;
+    auto id = store_.begin_action(key, name, req.job, reason, now_);
+    if (!id) continue;  // journaled before: idempotent, never twice
+    ++count;
+    ActionOutcome outcome;
+    std::string budget = over_budget(name, req);
+    if (!budget.empty()) {
+      outcome = {"skipped", "not done: " + budget + "; needs a human"};
+    } else if (config_.dry_run && name != "alert") {
+      outcome = {"dry-run", "dry-run: would " + name + (req.task ? " " + req.task->display_id() : " " + req.job)};
+    } else {
+      try {
+        ActionContext ctx{config_, slurm_, store_, now_};
+        outcome = plugin->execute(req, ctx);
+      } catch (const std::exception& e) {
+        outcome = {"failed", e.what()};
+      }
+    }
+    store_.finish_action(*id, outcome.state, outcome.detail, now_);
+    std::string sev = outcome.state == "failed" || outcome.state == "skipped" ? "warning" : "info";
+    store_.add_event(now_, "action", req.job, sev, name + " " + outcome.state + ": " + outcome.detail);
+    spdlog::info("action {} for {}: {} ({})", name, base.finding.key, outcome.state, outcome.detail);
+    if (name != "alert") done.push_back(name + ": " + outcome.state + " — " + outcome.detail);
+  }
+  return count;
+}
+
+void Executor::notify_resolved(const FindingRow& row) {
+  if (row.severity == "info" || row.severity == "unknown") return;
+  AlertMessage m;
+  m.key = row.key;
+  m.state = "resolved";
+  m.severity = row.severity;
+  m.subject = row.key.substr(0, row.key.find('/'));
+  m.summary = "resolved after " + format_duration(Seconds(static_cast<long long>(now_ - row.first_seen))) +
+              " (was: " + row.summary + ")";
+  m.ts = now_;
+  m.host = hostname();
+  for (const auto& d : deliver(config_, m))
+    if (!d.ok) store_.add_event(now_, "delivery", d.channel, "warning", "resolved notice failed: " + d.error);
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,34 @@
+#pragma once
+// Runs what the policy chose, safely: every action is journaled before it runs (intent)
+// and after (outcome); an idempotency key that was journaled once never runs again; dry-run
+// records "would do" and does nothing; per-hour and per-job budgets are enforced here.
+#include <string>
+#include <vector>
+
+#include "action.h"
+#include "config/config.h"
+#include "store/store.h"
+
+namespace llmwatch {
+
+class Executor {
+ public:
+  Executor(const Config& config, Store& store, SlurmClient& slurm, double now)
+      : config_(config), store_(store), slurm_(slurm), now_(now) {}
+
+  // Runs `plan` (action names, in order) for one finding; returns how many ran or were recorded.
+  int run_plan(const ActionRequest& base, const std::vector<std::string>& plan);
+  // A finding cleared: tell the channels once.
+  void notify_resolved(const FindingRow& row);
+
+  // Why `action` may not run now (budget exhausted), or "" when it may.
+  std::string over_budget(const std::string& action, const ActionRequest& r);
+
+ private:
+  const Config& config_;
+  Store& store_;
+  SlurmClient& slurm_;
+  double now_;
+};
+
+}  // namespace llmwatch

@@ -1,0 +1,92 @@
+#include "cycle/self_chain.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "store/store.h"
+#include "util/paths.h"
+
+namespace llmwatch {
+
+std::string current_user() {
+  if (struct passwd* pw = getpwuid(getuid())) return pw->pw_name;
+  return std::to_string(getuid());
+}
+
+std::vector<std::string> self_job_args(const Config& config, const std::string& config_path, long delay_seconds) {
+  const auto& s = config.self;
+  std::vector<std::string> args = {"--job-name=" + s.job_name, "--dependency=singleton",
+                                   "--time=" + s.time_limit, "--ntasks=1"};
+  if (delay_seconds > 0) args.push_back("--begin=now+" + std::to_string(delay_seconds));
+  if (!s.partition.empty()) args.push_back("--partition=" + s.partition);
+  if (!s.account.empty()) args.push_back("--account=" + s.account);
+  if (!s.qos.empty()) args.push_back("--qos=" + s.qos);
+  args.push_back("--output=" + (s.output.empty() ? config.state_dir + "/logs/llmwatch-%j.out" : s.output));
+  args.push_back("--export=ALL,LLMWATCH_BIN=" + self_exe() + ",LLMWATCH_CONFIG=" + config_path);
+  args.push_back(data_dir() + "/slurm/llmwatch.sbatch");
+  return args;
+}
+
+ChainCheck check_chain(const std::vector<SlurmJob>& queue, const Config& config, const std::string& own_job_id,
+                       const std::string& user) {
+  ChainCheck c;
+  for (const auto& q : queue) {
+    if (q.name != config.self.job_name || q.user != user) continue;
+    if (std::to_string(q.job_id) == own_job_id) continue;
+    if (q.pending()) {
+      c.mine.push_back(q);
+      if (!c.successor) c.successor = q;
+    } else if (q.running()) {
+      c.mine.push_back(q);
+      c.other_running = true;
+    }
+  }
+  return c;
+}
+
+std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, const Config& config, SlurmClient& slurm,
+                                        Store& store, double now, bool dry_run) {
+  if (store.get("self.chain").value_or("") != "on") return std::nullopt;
+  const char* own = std::getenv("SLURM_JOB_ID");
+  std::string own_id = own && std::getenv("LLMWATCH_SELF_JOB") ? own : "";
+  auto chain = check_chain(queue, config, own_id, current_user());
+  if (chain.successor) {
+    store.put("self.successor", std::to_string(chain.successor->job_id), now);
+    return std::nullopt;
+  }
+  if (chain.other_running) return std::nullopt;  // that run queues the successor itself
+
+  Finding f;
+  f.key = "llmwatch/successor";
+  f.kind = "successor-missing";
+  f.subject = "llmwatch";
+  f.severity = Severity::Warning;
+  long delay = static_cast<long>(std::stol(store.get("self.interval").value_or(std::to_string(config.self.interval.count()))));
+  if (dry_run) {
+    store.add_event(now, "self", "llmwatch", "info", "dry-run: would queue the next llmwatch job");
+    return std::nullopt;
+  }
+  std::string config_path = store.get("self.config").value_or(config.path);
+  auto submitted = slurm.submit(self_job_args(config, config_path, delay));
+  if (!submitted.job_id) {
+    f.severity = Severity::Critical;
+    f.summary = "could not queue the next llmwatch job; the watchdog chain will stop";
+    f.evidence.push_back(submitted.error);
+    store.add_event(now, "self", "llmwatch", "critical", "sbatch of successor failed: " + submitted.error);
+    return f;
+  }
+  store.put("self.successor", std::to_string(*submitted.job_id), now);
+  // Queuing the successor is routine inside the chain; outside it, the chain had broken.
+  std::string how = own_id.empty() ? "the llmwatch chain had no queued job; re-queued it as "
+                                   : "queued the next llmwatch job: ";
+  store.add_event(now, "self", "llmwatch", own_id.empty() ? "warning" : "info", how + std::to_string(*submitted.job_id));
+  if (own_id.empty()) {
+    f.summary = "the llmwatch chain had no queued successor; re-queued as job " + std::to_string(*submitted.job_id);
+    return f;
+  }
+  return std::nullopt;
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,212 @@
+#include "cycle/supervisor.h"
+
+#include <unistd.h>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <future>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cycle/executor.h"
+#include "cycle/metrics_file.h"
+#include "cycle/self_chain.h"
+#include "policy/policy.h"
+#include "probes/log_tail.h"
+#include "rules/job_rules.h"
+#include "store/store.h"
+#include "util/http.h"
+#include "util/paths.h"
+
+namespace llmwatch {
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+namespace {
+
+// Everything one watched job needs this cycle, filled by the log probe in a worker thread.
+struct JobWork {
+  const JobSettings* settings;
+  std::string label;
+  JobObservation obs;
+  JobProgress progress;
+  std::vector<std::pair<std::int64_t, double>> advances;
+  std::uint64_t bytes = 0;
+};
+
+std::string log_path_for(const JobSettings& job, const SlurmJob& task) {
+  if (!job.logs.empty()) return expand_slurm_pattern(job.logs.front(), task);
+  return job_stdout_path(task);
+}
+
+// The log probe for one job: reads what its running task appended since last cycle.
+void probe_job_log(JobWork& w, double now) {
+  if (!w.obs.running) return;
+  const SlurmJob& task = *w.obs.running;
+  std::string path = log_path_for(*w.settings, task);
+  if (w.progress.task != task.display_id()) {
+    double started = task.start_time > 0 ? static_cast<double>(task.start_time) : now;
+    start_task(w.progress, task.display_id(), path, std::min(started, now));
+  }
+  TrainingLogParser parser(w.settings->progress_regex);
+  LogChunk chunk = read_appended(path, w.progress.cursor);
+  if (!chunk.error.empty()) {
+    // No output yet is normal while a job starts up; after that it is "cannot tell".
+    if (now - w.progress.task_seen > static_cast<double>(w.settings->startup_grace.count()))
+      w.obs.log_error = chunk.error;
+    return;
+  }
+  w.bytes = chunk.bytes_read;
+  w.progress.bytes_read += chunk.bytes_read;
+  w.advances = apply_lines(w.progress, chunk.lines, parser, now);
+}
+
+}  // namespace
+
+CycleResult Supervisor::run_cycle(double now) {
+  CycleResult result;
+  result.started = now;
+  std::vector<Finding> findings;
+  std::vector<std::string> scopes;  // finding-key prefixes that were fully evaluated
+
+  // --- probes: Slurm queue (one squeue per cycle, whatever the number of jobs) ---
+  boost::asio::thread_pool pool(4);
+  std::promise<SqueueParse> queue_promise;
+  auto queue_future = queue_promise.get_future();
+  boost::asio::post(pool, [&] { queue_promise.set_value(slurm_.queue()); });
+  SqueueParse queue = queue_future.get();
+
+  int failures = std::stoi(store_.get("slurm.failures").value_or("0"));
+  if (!queue.ok()) {
+    ++failures;
+    ++result.unknown_probes;
+    Finding f;
+    f.key = "slurm/unreachable";
+    f.kind = "unreachable";
+    f.subject = "slurm";
+    f.severity = failures >= config_.slurm.unreachable_alert_after ? Severity::Warning : Severity::Unknown;
+    f.summary = "Slurm did not answer for " + std::to_string(failures) + " cycle(s); job states unknown";
+    f.evidence.push_back(queue.error);
+    findings.push_back(f);
+  } else {
+    failures = 0;
+    scopes.push_back("slurm/");
+    scopes.push_back("llmwatch/");
+  }
+  store_.put("slurm.failures", std::to_string(failures), now);
+
+  // --- llmwatch's own chain ---
+  if (queue.ok())
+    if (auto f = ensure_successor(queue.jobs, config_, slurm_, store_, now, config_.dry_run)) findings.push_back(*f);
+
+  // --- probes: training logs, concurrently ---
+  std::vector<JobWork> work;
+  if (queue.ok()) {
+    for (const auto& job : config_.jobs) {
+      JobWork w{&job, job_label(job), {}, {}, {}, 0};
+      w.obs.entries = select_jobs(queue.jobs, job, config_.self.job_name);
+      for (const auto& e : w.obs.entries)
+        if (e.running() && !w.obs.running) w.obs.running = e;
+      w.progress = JobProgress::from_json(store_.get("progress:" + w.label).value_or("{}"));
+      work.push_back(std::move(w));
+    }
+    std::vector<std::future<void>> done;
+    for (auto& w : work) {
+      auto task = std::make_shared<std::packaged_task<void()>>([&w, now] { probe_job_log(w, now); });
+      done.push_back(task->get_future());
+      boost::asio::post(pool, [task] { (*task)(); });
+    }
+    for (auto& d : done) d.get();
+  }
+  pool.join();
+
+  // --- rules ---
+  for (auto& w : work) {
+    w.obs.progress = &w.progress;
+    if (!w.obs.log_error.empty()) ++result.unknown_probes;
+    auto job_findings = evaluate_job(*w.settings, w.obs, now);
+    findings.insert(findings.end(), job_findings.begin(), job_findings.end());
+    scopes.push_back("job:" + w.label + "/");
+    result.log_bytes += w.bytes;
+  }
+
+  // --- record findings, then decide and act ---
+  std::set<std::string> seen;
+  std::map<std::string, double> first_seen;
+  store_.db().transaction([&] {
+    for (const auto& f : findings) {
+      seen.insert(f.key);
+      if (store_.observe(f, now) == FindingChange::New) {
+        ++result.new_findings;
+        store_.add_event(now, "finding", f.subject, severity_name(f.severity), f.key + ": " + f.summary);
+      }
+    }
+    for (const auto& row : store_.firing()) first_seen[row.key] = row.first_seen;
+  });
+
+  Executor executor(config_, store_, slurm_, now);
+  for (const auto& f : findings) {
+    const JobWork* w = nullptr;
+    for (const auto& candidate : work)
+      if (f.subject == candidate.label) w = &candidate;
+    ActionRequest base;
+    base.finding = f;
+    base.episode = first_seen[f.key];
+    if (w) {
+      base.job = w->label;
+      base.settings = w->settings;
+      base.task = w->obs.running;
+      base.queue = w->obs.entries;
+    } else {
+      base.job = f.subject;
+    }
+    std::vector<std::string> plan = w ? actions_for(f, *w->settings) : actions_for(f, JobSettings{});
+    // Unknown findings alert only after they persisted (the slurm probe raises them to Warning).
+    if (f.severity == Severity::Unknown) plan.clear();
+    result.actions += executor.run_plan(base, plan);
+  }
+
+  // --- resolve what cleared; store progress ---
+  store_.db().transaction([&] {
+    for (const auto& row : store_.resolve_absent(scopes, seen, now)) {
+      ++result.resolved;
+      store_.add_event(now, "resolved", row.key.substr(0, row.key.find('/')), "info",
+                       row.key + " resolved after " + format_duration(Seconds(static_cast<long long>(now - row.first_seen))));
+      executor.notify_resolved(row);
+    }
+    for (auto& w : work) {
+      for (const auto& [step, ts] : w.advances)
+        store_.add_progress(w.label, ts, step, w.progress.step_time, w.progress.loss);
+      store_.put("progress:" + w.label, w.progress.to_json(), now);
+      nlohmann::json view = {{"entries", nlohmann::json::array()}};
+      for (const auto& e : w.obs.entries)
+        view["entries"].push_back({{"id", e.display_id()}, {"state", e.state}, {"reason", e.reason}, {"nodes", e.nodes}});
+      store_.put("jobview:" + w.label, view.dump(), now);
+    }
+  });
+
+  result.findings = findings;
+  result.finished = unix_now();
+  if (result.finished < now) result.finished = now;
+  store_.record_cycle(now, result.finished, hostname(), static_cast<int>(getpid()),
+                      static_cast<int>(findings.size()), result.actions, result.unknown_probes);
+  nlohmann::json heartbeat = {{"ts", now},
+                              {"duration", result.finished - now},
+                              {"host", hostname()},
+                              {"pid", getpid()},
+                              {"findings", findings.size()},
+                              {"unknown_probes", result.unknown_probes}};
+  store_.put("heartbeat", heartbeat.dump(), now);
+  if (!config_.metrics_file.empty()) write_metrics_file(config_.metrics_file, result, work.size(), store_);
+  if (!config_.self.deadman_url.empty()) {
+    auto r = http_request("GET", config_.self.deadman_url, "", {}, Seconds(10));
+    if (!r.ok()) store_.add_event(now, "deadman", "llmwatch", "warning", "dead-man ping failed: " + r.error);
+  }
+  return result;
+}
+
+}  // namespace llmwatch

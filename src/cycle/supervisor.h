@@ -1,0 +1,37 @@
+#pragma once
+// One supervision cycle: probes observe (concurrently, each with its deadline), rules make
+// findings, the policy decides, actions act (journaled), the store records, and the
+// heartbeat and metrics are written. The data only flows forward.
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "rules/finding.h"
+#include "slurm/slurm_client.h"
+
+namespace llmwatch {
+
+class Store;
+
+struct CycleResult {
+  double started = 0, finished = 0;
+  std::vector<Finding> findings;
+  int new_findings = 0, resolved = 0;
+  int actions = 0, unknown_probes = 0;
+  std::uint64_t log_bytes = 0;  // read from training logs this cycle
+};
+
+class Supervisor {
+ public:
+  Supervisor(const Config& config, Store& store, SlurmClient& slurm) : config_(config), store_(store), slurm_(slurm) {}
+  CycleResult run_cycle(double now);
+
+ private:
+  const Config& config_;
+  Store& store_;
+  SlurmClient& slurm_;
+};
+
+double unix_now();
+
+}  // namespace llmwatch

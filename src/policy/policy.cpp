@@ -1,0 +1,25 @@
+#include "policy/policy.h"
+
+#include <algorithm>
+
+namespace llmwatch {
+
+std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
+  std::vector<std::string> out;
+  if (f.kind == "hung") out = job.on_hang;
+  else if (f.kind == "absent") out = job.on_absent;
+  else if (f.kind == "crashed") out = job.on_crash;
+  else if (f.severity != Severity::Info) out = {"alert"};
+  // Alerts go last so they can say what the other actions did.
+  std::stable_partition(out.begin(), out.end(), [](const std::string& a) { return a != "alert"; });
+  std::vector<std::string> allowed;
+  for (const auto& a : out)
+    if (action_allowed_on(f, a)) allowed.push_back(a);
+  return allowed;
+}
+
+bool action_allowed_on(const Finding& f, const std::string& action) {
+  return f.severity != Severity::Unknown || action == "alert";
+}
+
+}  // namespace llmwatch

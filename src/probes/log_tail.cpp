@@ -1,0 +1,74 @@
+#include "probes/log_tail.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace llmwatch {
+
+LogChunk read_appended(const std::string& path, LogCursor& cursor, const LogTailLimits& limits) {
+  LogChunk chunk;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return chunk.error = path + ": " + std::strerror(errno), chunk;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    chunk.error = path + ": " + std::strerror(errno);
+    ::close(fd);
+    return chunk;
+  }
+  auto size = static_cast<std::uint64_t>(st.st_size);
+  bool same_file = cursor.dev == st.st_dev && cursor.inode == st.st_ino;
+  if (!same_file || size < cursor.offset) {
+    chunk.reset = cursor.inode != 0;
+    bool first_look = cursor.inode == 0;
+    cursor = {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino), 0};
+    // A multi-GB log seen for the first time: its tail holds the current step.
+    if (first_look && size > limits.max_bytes_per_read) {
+      cursor.offset = size - limits.max_bytes_per_read;
+      chunk.skipped = true;
+    }
+  }
+  std::uint64_t want = std::min<std::uint64_t>(size - cursor.offset, limits.max_bytes_per_read);
+  std::string data;
+  data.resize(want);
+  std::uint64_t got = 0;
+  while (got < want) {
+    ssize_t n = ::pread(fd, data.data() + got, want - got, static_cast<off_t>(cursor.offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::uint64_t>(n);
+  }
+  ::close(fd);
+  data.resize(got);
+  chunk.bytes_read = got;
+
+  size_t start = 0;
+  if (chunk.skipped) {  // we landed mid-line: drop the fragment
+    size_t nl = data.find('\n');
+    start = nl == std::string::npos ? data.size() : nl + 1;
+  }
+  size_t consumed = start;
+  while (start < data.size()) {
+    size_t nl = data.find('\n', start);
+    if (nl == std::string::npos) {
+      // A partial line waits for its newline, unless it is already absurdly long.
+      if (data.size() - start >= limits.max_line) {
+        chunk.lines.emplace_back(data, start, limits.max_line);
+        consumed = data.size();
+      }
+      break;
+    }
+    size_t len = std::min(nl - start, limits.max_line);
+    if (len > 0 && data[start + len - 1] == '\r') --len;
+    chunk.lines.emplace_back(data, start, len);
+    start = nl + 1;
+    consumed = start;
+  }
+  cursor.offset += consumed;
+  return chunk;
+}
+
+}  // namespace llmwatch

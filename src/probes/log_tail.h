@@ -1,0 +1,31 @@
+#pragma once
+// Reads what was appended to a log since the last look, never re-reading a file: the
+// cursor remembers device, inode and offset. A replaced file (new inode) or a truncated
+// one starts over from the top; a partial last line waits for its newline.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llmwatch {
+
+struct LogCursor {
+  std::uint64_t dev = 0, inode = 0;
+  std::uint64_t offset = 0;
+};
+
+struct LogChunk {
+  std::vector<std::string> lines;  // complete lines appended since the cursor
+  std::uint64_t bytes_read = 0;
+  bool reset = false;    // the file was replaced or truncated; reading restarted at 0
+  bool skipped = false;  // first look at a huge file: only its tail was read
+  std::string error;     // cannot stat/open: the caller reports "unknown"
+};
+
+struct LogTailLimits {
+  std::uint64_t max_bytes_per_read = 64 << 20;  // per file per cycle; the rest waits
+  std::size_t max_line = 1 << 20;                // longer lines are cut, not buffered forever
+};
+
+LogChunk read_appended(const std::string& path, LogCursor& cursor, const LogTailLimits& limits = {});
+
+}  // namespace llmwatch

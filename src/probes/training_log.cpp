@@ -1,0 +1,110 @@
+#include "probes/training_log.h"
+
+#include <cctype>
+#include <cstdlib>
+
+namespace llmwatch {
+namespace {
+
+bool contains(std::string_view line, std::string_view needle) { return line.find(needle) != std::string_view::npos; }
+
+bool contains_nocase(std::string_view line, std::string_view needle) {
+  if (needle.size() > line.size()) return false;
+  for (size_t i = 0; i + needle.size() <= line.size(); ++i) {
+    size_t k = 0;
+    while (k < needle.size() &&
+           std::tolower(static_cast<unsigned char>(line[i + k])) == static_cast<unsigned char>(needle[k]))
+      ++k;
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+
+// The number after `key` and any of ' :=' (e.g. "global_step: 45", "global_step=97.00").
+std::optional<double> number_after(std::string_view line, std::string_view key) {
+  size_t pos = line.find(key);
+  if (pos == std::string_view::npos) return std::nullopt;
+  pos += key.size();
+  while (pos < line.size() && (line[pos] == ' ' || line[pos] == ':' || line[pos] == '=')) ++pos;
+  size_t end = pos;
+  while (end < line.size() && (std::isdigit(static_cast<unsigned char>(line[end])) || line[end] == '.' ||
+                               line[end] == '-' || line[end] == '+' || line[end] == 'e' || line[end] == 'E' ||
+                               line[end] == 'n' || line[end] == 'a' || line[end] == 'i' || line[end] == 'f'))
+    ++end;
+  if (end == pos) return std::nullopt;
+  std::string text(line.substr(pos, end - pos));
+  char* stop = nullptr;
+  double v = std::strtod(text.c_str(), &stop);
+  if (stop == text.c_str()) return std::nullopt;
+  return v;
+}
+
+std::optional<std::int64_t> as_step(std::optional<double> v) {
+  if (!v || !(*v >= 0) || *v > 9e15) return std::nullopt;
+  return static_cast<std::int64_t>(*v);
+}
+
+// Megatron-LM: " iteration      100/  500000 | consumed samples: ..."
+void parse_megatron(std::string_view line, LogLine& out) {
+  size_t pos = line.find(" iteration ");
+  if (pos == std::string_view::npos || !contains(line, "elapsed time per iteration")) return;
+  pos += 11;
+  while (pos < line.size() && line[pos] == ' ') ++pos;
+  std::int64_t step = 0;
+  size_t digits = 0;
+  while (pos < line.size() && std::isdigit(static_cast<unsigned char>(line[pos])))
+    step = step * 10 + (line[pos++] - '0'), ++digits;
+  if (!digits) return;
+  out.step = step;
+  if (pos < line.size() && line[pos] == '/') out.max_steps = as_step(number_after(line.substr(pos + 1), ""));
+  if (auto ms = number_after(line, "elapsed time per iteration (ms)")) out.step_time = *ms / 1000.0;
+  out.loss = number_after(line, "lm loss");
+}
+
+}  // namespace
+
+TrainingLogParser::TrainingLogParser(const std::string& user_regex) {
+  if (!user_regex.empty()) user_ = std::regex(user_regex, std::regex::ECMAScript | std::regex::optimize);
+}
+
+LogLine TrainingLogParser::parse(std::string_view line) const {
+  LogLine out;
+  if (contains(line, "global_step")) {  // NeMo 2 lines and NeMo 1 / Lightning progress bars
+    out.step = as_step(number_after(line, "global_step"));
+    out.step_time = number_after(line, "train_step_timing in s");
+    out.loss = number_after(line, "reduced_train_loss");
+    if (!out.loss) out.loss = number_after(line, "train_loss");
+    if (auto it = line.find("iteration "); it != std::string_view::npos) {
+      auto slash = line.find('/', it);
+      if (slash != std::string_view::npos && slash < it + 30)
+        if (auto max = as_step(number_after(line.substr(slash + 1), ""))) out.max_steps = *max + 1;
+    }
+  } else if (contains(line, " iteration ")) {
+    parse_megatron(line, out);
+  }
+  if (user_ && !out.step) {
+    std::match_results<std::string_view::const_iterator> m;
+    if (std::regex_search(line.begin(), line.end(), m, *user_) && m.size() > 1)
+      out.step = as_step(std::strtod(m[1].str().c_str(), nullptr));
+  }
+  if (out.step) return out;  // a step line is not also a crash or checkpoint line
+
+  if (contains_nocase(line, "saving checkpoint") || contains(line, "Checkpoint save start") ||
+      contains(line, "Async checkpoint save"))
+    out.checkpoint_start = true;
+  if (contains(line, "Global Checkpoint Save") || contains_nocase(line, "successfully saved checkpoint") ||
+      contains_nocase(line, "checkpoint saved"))
+    out.checkpoint_end = true, out.checkpoint_start = false;
+
+  if (contains(line, "Watchdog caught collective operation timeout")) out.crash = "nccl-timeout";
+  else if (contains(line, "CUDA out of memory") || contains(line, "OutOfMemoryError")) out.crash = "cuda-oom";
+  else if (contains(line, "CUDA error") || contains(line, "CUDA Error")) out.crash = "cuda-error";
+  else if (contains(line, "NCCL error") || contains(line, "ncclUnhandledCudaError") ||
+           contains(line, "ncclSystemError"))
+    out.crash = "nccl-error";
+  else if (contains(line, "NVRM: Xid")) out.crash = "xid";
+  else if (contains(line, "Traceback (most recent call last)")) out.crash = "python-traceback";
+  return out;
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,34 @@
+#pragma once
+// Understands what a training job prints: step lines (NeMo 2, NeMo 1 / Lightning progress
+// bars, Megatron-LM, a user regex), checkpoint save start/end, and crash signatures.
+// Progress is the step counter moving, never bytes written: a logging thread that keeps
+// printing must not hide a stuck step.
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+
+namespace llmwatch {
+
+struct LogLine {
+  std::optional<std::int64_t> step;
+  std::optional<std::int64_t> max_steps;
+  std::optional<double> step_time;  // seconds
+  std::optional<double> loss;
+  bool checkpoint_start = false;    // a save began
+  bool checkpoint_end = false;      // a save finished
+  std::string crash;                // a crash signature name, e.g. "nccl-timeout"
+};
+
+class TrainingLogParser {
+ public:
+  // user_regex: its first capture group is the step (empty: built-in formats only).
+  explicit TrainingLogParser(const std::string& user_regex = "");
+  LogLine parse(std::string_view line) const;
+
+ private:
+  std::optional<std::regex> user_;
+};
+
+}  // namespace llmwatch

@@ -1,0 +1,24 @@
+#pragma once
+// A finding: something a rule concluded from observations, with a stable key
+// ("job:tr11/hung", "slurm/unreachable") so that its lifecycle can be tracked across cycles.
+#include <string>
+#include <vector>
+
+namespace llmwatch {
+
+enum class Severity { Info, Warning, Critical, Unknown };
+
+const char* severity_name(Severity s);
+Severity severity_from_name(const std::string& name);
+int severity_rank(Severity s);  // for "at least warning" comparisons; Unknown ranks as Warning
+
+struct Finding {
+  std::string key;
+  Severity severity = Severity::Warning;
+  std::string kind;     // hung, absent, stuck, crashed, unreachable, successor-missing, ...
+  std::string subject;  // the job name, node, or "slurm"
+  std::string summary;  // one line a human understands
+  std::vector<std::string> evidence;  // the lines that prove it
+};
+
+}  // namespace llmwatch

@@ -1,0 +1,57 @@
+#pragma once
+// What llmwatch remembers about one watched job between cycles, and the hang rule:
+// a job is hung when its step counter has not moved for longer than its allowance.
+// The allowance adapts to the job (k × the longest step interval seen after warm-up,
+// clamped to [floor, ceiling]) and widens for startup and checkpoint saves.
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "probes/log_tail.h"
+#include "probes/training_log.h"
+
+namespace llmwatch {
+
+struct JobProgress {
+  std::string task;        // the Slurm job id (e.g. "3_1") this progress belongs to
+  std::string log_path;
+  LogCursor cursor;
+  double task_seen = 0;    // when this task was first seen running (or its start_time)
+  std::optional<std::int64_t> step;       // the highest step seen in this task
+  std::int64_t best_step = -1;            // the highest step over all tasks (for "resumed past")
+  std::optional<std::int64_t> max_steps;
+  double last_progress = 0;               // when the step last advanced
+  double longest_interval = 0;            // between step advances, after warm-up
+  int advances = 0;                       // step advances seen in this task
+  std::optional<double> step_time, loss;
+  double checkpoint_since = 0;            // a save is in progress since (0: none)
+  std::string crash;                      // crash signature seen in this task
+  std::deque<std::string> recent;         // the last lines, as evidence
+  std::uint64_t bytes_read = 0;           // total, for the bytes-per-cycle measurement
+
+  std::string to_json() const;
+  static JobProgress from_json(const std::string& text);
+};
+
+// Folds new log lines into the progress; `now` is the time they were read.
+// Returns the step advances seen, for the progress series.
+std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p, const std::vector<std::string>& lines,
+                                                         const TrainingLogParser& parser, double now);
+
+// Starts tracking a new task (a new array task or a resubmitted job): keeps best_step and the
+// cursor only if the log file is the same.
+void start_task(JobProgress& p, const std::string& task, const std::string& log_path, double started);
+
+struct StaleVerdict {
+  bool hung = false;
+  double idle = 0;        // seconds since progress (or since start)
+  double allowance = 0;   // what was allowed in the current phase
+  std::string phase;      // startup | training | checkpoint
+};
+
+StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double now);
+
+}  // namespace llmwatch

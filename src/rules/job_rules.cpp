@@ -1,0 +1,91 @@
+#include "rules/job_rules.h"
+
+#include "policy/pending_reason.h"
+#include "util/units.h"
+
+namespace llmwatch {
+
+std::string job_label(const JobSettings& job) {
+  return job.name.empty() ? "id:" + std::to_string(job.id.value_or(0)) : job.name;
+}
+
+std::vector<SlurmJob> select_jobs(const std::vector<SlurmJob>& queue, const JobSettings& job,
+                                  const std::string& self_job_name) {
+  std::vector<SlurmJob> out;
+  for (const auto& q : queue) {
+    if (q.name == self_job_name) continue;  // llmwatch never watches itself
+    if (job.id) {
+      if (q.job_id != *job.id && q.array_job_id != *job.id) continue;
+    } else if (q.name != job.name) {
+      continue;
+    }
+    if (!job.user.empty() && q.user != job.user) continue;
+    if (!job.account.empty() && q.account != job.account) continue;
+    if (!job.partition.empty() && q.partition != job.partition) continue;
+    if (!q.running() && !q.pending()) continue;  // COMPLETED, CANCELLED, FAILED linger a while
+    out.push_back(q);
+  }
+  return out;
+}
+
+static std::string fmt(double seconds) { return format_duration(Seconds(static_cast<long long>(seconds))); }
+
+std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& obs, double now) {
+  std::vector<Finding> out;
+  std::string label = job_label(job);
+  auto make = [&](const std::string& kind, Severity sev, std::string summary) {
+    Finding f;
+    f.key = "job:" + label + "/" + kind;
+    f.kind = kind;
+    f.severity = sev;
+    f.subject = label;
+    f.summary = std::move(summary);
+    return f;
+  };
+
+  if (obs.entries.empty()) {
+    out.push_back(make("absent", Severity::Critical, "nothing RUNNING or PENDING for " + label));
+    return out;
+  }
+  if (!obs.running) {
+    for (const auto& e : obs.entries) {
+      if (e.pending() && classify_pending_reason(e.reason) == PendingClass::Stuck) {
+        auto f = make("stuck", Severity::Warning, e.display_id() + " is PENDING with reason " + e.reason +
+                                                      ", which will not clear by itself");
+        f.evidence.push_back(e.display_id() + " " + e.state + " (" + e.reason + ")");
+        out.push_back(f);
+        break;
+      }
+    }
+    return out;
+  }
+  if (!obs.log_error.empty()) {
+    auto f = make("log-unreadable", Severity::Unknown, "cannot read the log of " + obs.running->display_id());
+    f.evidence.push_back(obs.log_error);
+    out.push_back(f);
+    return out;
+  }
+  if (!obs.progress) return out;
+  const JobProgress& p = *obs.progress;
+  std::vector<std::string> evidence(p.recent.begin(), p.recent.end());
+  if (!p.crash.empty()) {
+    auto f = make("crashed", Severity::Critical, obs.running->display_id() + " printed a " + p.crash +
+                                                      " signature on " + obs.running->nodes);
+    f.evidence = evidence;
+    out.push_back(f);
+  }
+  StaleVerdict v = evaluate_stale(p, job, now);
+  if (v.hung) {
+    std::string what = v.phase == "startup" ? "no first step " + fmt(v.idle) + " after start"
+                                            : "no step progress for " + fmt(v.idle);
+    if (p.step) what += " (last step " + std::to_string(*p.step) + ")";
+    auto f = make("hung", Severity::Critical,
+                  obs.running->display_id() + ": " + what + "; allowed " + fmt(v.allowance) + " in " + v.phase);
+    f.evidence = evidence;
+    f.evidence.push_back("log: " + p.log_path);
+    out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace llmwatch

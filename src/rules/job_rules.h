@@ -1,0 +1,31 @@
+#pragma once
+// Turns what the probes saw of one watched job into findings: absent, stuck pending,
+// hung, crashed, log unreadable. Pure: the same inputs always give the same findings.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "rules/finding.h"
+#include "rules/job_progress.h"
+#include "slurm/slurm_job.h"
+
+namespace llmwatch {
+
+// The queue entries that belong to a watched job (never llmwatch's own job).
+std::vector<SlurmJob> select_jobs(const std::vector<SlurmJob>& queue, const JobSettings& job,
+                                  const std::string& self_job_name);
+
+// The label a [[job]] goes by in keys and views: its name, or "id:<N>".
+std::string job_label(const JobSettings& job);
+
+struct JobObservation {
+  std::vector<SlurmJob> entries;      // from select_jobs
+  std::optional<SlurmJob> running;    // the task whose log is followed
+  const JobProgress* progress = nullptr;
+  std::string log_error;              // the log could not be read this cycle
+};
+
+std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& obs, double now);
+
+}  // namespace llmwatch

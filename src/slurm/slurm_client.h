@@ -1,0 +1,44 @@
+#pragma once
+// Every call llmwatch makes to Slurm, each through run_process with a timeout. Nothing here
+// decides anything: callers get the parsed answer or a one-line error naming the command.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "slurm/slurm_job.h"
+#include "util/subprocess.h"
+
+namespace llmwatch {
+
+struct SubmitResult {
+  std::optional<std::int64_t> job_id;
+  std::string error;
+};
+
+class SlurmClient {
+ public:
+  explicit SlurmClient(SlurmSettings settings) : settings_(std::move(settings)) {}
+  virtual ~SlurmClient() = default;
+
+  // One `squeue --json` for every job: 22.05 ignores filters anyway, so we filter here.
+  virtual SqueueParse queue();
+  // `scancel [--signal=SIG] ID`; returns "" on success, else the error.
+  virtual std::string cancel(const std::string& job_id, const std::string& signal = "");
+  virtual SubmitResult submit(const std::vector<std::string>& sbatch_args,
+                              const std::map<std::string, std::string>& env = {});
+  // `scontrol hold|release|requeue ID`.
+  virtual std::string control(const std::string& verb, const std::string& job_id);
+
+  int calls() const { return calls_; }  // for the command-budget benchmark
+
+ protected:
+  ProcessResult run(const std::string& tool, std::vector<std::string> args,
+                    const std::map<std::string, std::string>& env = {});
+
+ private:
+  SlurmSettings settings_;
+  int calls_ = 0;
+};
+
+}  // namespace llmwatch

@@ -1,0 +1,46 @@
+#pragma once
+// One job (or one array task, or the pending remainder of an array) as squeue reports it.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmwatch {
+
+struct SlurmJob {
+  std::int64_t job_id = 0;
+  std::int64_t array_job_id = 0;              // 0: not an array
+  std::optional<std::int64_t> array_task_id;  // a single task; nullopt for the pending remainder
+  std::string array_task_string;              // pending remainder, e.g. "2-10%1"
+  int array_max_tasks = 0;                    // the %N throttle
+  std::string name, user, account, partition;
+  std::string state;   // RUNNING, PENDING, COMPLETING, ...
+  std::string reason;  // state_reason: Priority, JobArrayTaskLimit, ...
+  std::string nodes, batch_host;
+  std::string std_out, std_err;  // with %x/%j/%A/%a patterns still in them
+  std::string command, workdir;
+  std::int64_t submit_time = 0, start_time = 0;
+
+  bool is_array() const { return array_job_id != 0; }
+  // What users type and see: "3_1", "3_[2-10%1]", "5".
+  std::string display_id() const;
+  bool running() const { return state == "RUNNING" || state == "COMPLETING" || state == "CONFIGURING"; }
+  bool pending() const { return state == "PENDING" || state == "REQUEUED"; }
+};
+
+struct SqueueParse {
+  std::vector<SlurmJob> jobs;
+  std::string error;  // set when the text is not a squeue --json document
+  bool ok() const { return error.empty(); }
+};
+
+// `squeue --json` (Slurm 21.08–22.05 shape; tolerant of newer list-valued state fields).
+SqueueParse parse_squeue_json(std::string_view text);
+
+// Expands Slurm filename patterns (%x %j %A %a %u %N %%, with optional zero padding "%4a").
+std::string expand_slurm_pattern(const std::string& pattern, const SlurmJob& job);
+// The log a job writes to: its StdOut, or Slurm's default name in its workdir.
+std::string job_stdout_path(const SlurmJob& job);
+
+}  // namespace llmwatch

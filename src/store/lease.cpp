@@ -1,0 +1,105 @@
+#include "store/lease.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+namespace llmwatch {
+
+std::string LeaseInfo::str() const {
+  char buf[32] = "?";
+  std::time_t t = static_cast<std::time_t>(expires);
+  std::tm tm{};
+  if (gmtime_r(&t, &tm)) std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return host + ":" + std::to_string(pid) + " until " + buf;
+}
+
+Lease::Lease(std::string state_dir, std::string host, int pid)
+    : path_(std::move(state_dir) + "/lease"), host_(std::move(host)), pid_(pid) {}
+
+Lease::~Lease() { release(); }
+
+std::string Lease::content(double expires) const {
+  std::ostringstream out;
+  out.precision(17);
+  out << host_ << ' ' << pid_ << ' ' << expires << '\n';
+  return out.str();
+}
+
+static std::optional<LeaseInfo> parse_lease(const std::string& path) {
+  std::ifstream in(path);
+  LeaseInfo info;
+  if (!(in >> info.host >> info.pid >> info.expires)) return std::nullopt;
+  return info;
+}
+
+std::optional<LeaseInfo> Lease::read(const std::string& state_dir) { return parse_lease(state_dir + "/lease"); }
+
+bool Lease::create(double now, double ttl) {
+  int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) return false;
+  std::string text = content(now + ttl);
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ok = ::fsync(fd) == 0 && ok;
+  ::close(fd);
+  if (!ok) {
+    ::unlink(path_.c_str());
+    return false;
+  }
+  held_ = true;
+  return true;
+}
+
+bool Lease::acquire(double now, double ttl) {
+  if (held_) return renew(now, ttl);
+  if (create(now, ttl)) return true;
+  auto current = parse_lease(path_);
+  // An unreadable lease is a racer halfway through writing it: treat it as held.
+  if (!current || current->expires > now) return false;
+  // Expired: move it aside. Of several racers only one rename succeeds for this file.
+  std::string aside = path_ + ".stale." + host_ + "." + std::to_string(pid_);
+  if (::rename(path_.c_str(), aside.c_str()) != 0) return false;
+  auto moved = parse_lease(aside);
+  if (!moved || moved->host != current->host || moved->pid != current->pid || moved->expires != current->expires) {
+    // We moved a fresh lease that a faster racer had just created: put it back and yield.
+    if (::link(aside.c_str(), path_.c_str()) != 0) {
+      // Someone created yet another lease meanwhile; theirs stands.
+    }
+    ::unlink(aside.c_str());
+    return false;
+  }
+  ::unlink(aside.c_str());
+  return create(now, ttl);
+}
+
+bool Lease::renew(double now, double ttl) {
+  auto current = parse_lease(path_);
+  if (!current || current->host != host_ || current->pid != pid_) {
+    held_ = false;
+    return false;
+  }
+  std::string tmp = path_ + ".renew." + std::to_string(pid_);
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << content(now + ttl);
+    if (!out.flush()) return false;
+  }
+  if (::rename(tmp.c_str(), path_.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+void Lease::release() {
+  if (!held_) return;
+  auto current = parse_lease(path_);
+  if (current && current->host == host_ && current->pid == pid_) ::unlink(path_.c_str());
+  held_ = false;
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,60 @@
+#include "store/migrations.h"
+
+namespace llmwatch {
+
+const std::vector<std::string>& schema_migrations() {
+  static const std::vector<std::string> migrations = {
+      // 1: the first schema.
+      R"sql(
+      CREATE TABLE events (
+        id INTEGER PRIMARY KEY, ts REAL NOT NULL, kind TEXT NOT NULL, subject TEXT NOT NULL,
+        severity TEXT NOT NULL, message TEXT NOT NULL, data TEXT NOT NULL DEFAULT '{}');
+      CREATE INDEX events_ts ON events(ts);
+      CREATE INDEX events_subject ON events(subject, ts);
+      -- One row per finding key; state is 'firing' or 'resolved'.
+      CREATE TABLE findings (
+        key TEXT PRIMARY KEY, severity TEXT NOT NULL, summary TEXT NOT NULL,
+        evidence TEXT NOT NULL DEFAULT '[]', state TEXT NOT NULL, first_seen REAL NOT NULL,
+        last_seen REAL NOT NULL, resolved_at REAL, notified_at REAL);
+      -- The action journal: intent is written before the action runs, outcome after.
+      -- idem_key makes an action idempotent: the same key never runs twice.
+      CREATE TABLE actions (
+        id INTEGER PRIMARY KEY, idem_key TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
+        subject TEXT NOT NULL, reason TEXT NOT NULL, state TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT '', started REAL NOT NULL, finished REAL);
+      CREATE INDEX actions_kind ON actions(kind, started);
+      CREATE TABLE progress (
+        job TEXT NOT NULL, ts REAL NOT NULL, step INTEGER NOT NULL, step_time REAL, loss REAL);
+      CREATE INDEX progress_job ON progress(job, ts);
+      CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL, updated REAL NOT NULL);
+      CREATE TABLE cycles (
+        id INTEGER PRIMARY KEY, started REAL NOT NULL, finished REAL NOT NULL,
+        host TEXT NOT NULL, pid INTEGER NOT NULL, findings INTEGER NOT NULL,
+        actions INTEGER NOT NULL, unknown_probes INTEGER NOT NULL);
+      )sql",
+  };
+  return migrations;
+}
+
+int schema_version(Db& db) {
+  auto st = db.prepare("PRAGMA user_version");
+  st.step();
+  return static_cast<int>(st.integer(0));
+}
+
+int migrate(Db& db) {
+  const auto& migrations = schema_migrations();
+  int version = schema_version(db);
+  if (version > static_cast<int>(migrations.size()))
+    throw DbError("state store has schema version " + std::to_string(version) + ", newer than this llmwatch (" +
+                  std::to_string(migrations.size()) + "); upgrade llmwatch");
+  for (int v = version; v < static_cast<int>(migrations.size()); ++v) {
+    db.transaction([&] {
+      db.exec(migrations[v]);
+      db.exec("PRAGMA user_version = " + std::to_string(v + 1));
+    });
+  }
+  return schema_version(db);
+}
+
+}  // namespace llmwatch

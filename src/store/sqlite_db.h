@@ -1,0 +1,70 @@
+#pragma once
+// A thin RAII wrapper over the SQLite C API: open, exec, prepared statements, transactions.
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace llmwatch {
+
+struct DbError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& sql);
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& bind(int index, const std::string& value);
+  Statement& bind(int index, std::int64_t value);
+  Statement& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
+  Statement& bind(int index, double value);
+  Statement& bind_null(int index);
+  bool step();  // true while a row is available
+  void run() { step(); }
+  std::string text(int col) const;
+  std::int64_t integer(int col) const;
+  double real(int col) const;
+  bool is_null(int col) const;
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+class Db {
+ public:
+  explicit Db(const std::string& path);  // throws DbError with the path in the message
+  ~Db();
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  void exec(const std::string& sql);
+  Statement prepare(const std::string& sql) { return Statement(db_, sql); }
+  std::int64_t last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
+  int changes() const { return sqlite3_changes(db_); }
+  sqlite3* raw() { return db_; }
+
+  // Runs fn inside BEGIN IMMEDIATE ... COMMIT; rolls back if fn throws.
+  template <class F>
+  void transaction(F&& fn) {
+    exec("BEGIN IMMEDIATE");
+    try {
+      fn();
+      exec("COMMIT");
+    } catch (...) {
+      exec("ROLLBACK");
+      throw;
+    }
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace llmwatch

@@ -1,0 +1,77 @@
+#pragma once
+// llmwatch's memory: findings and their lifecycle, the action journal, events, progress
+// series and small key/value state, in one SQLite file under state_dir. Survives restarts.
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rules/finding.h"
+#include "store/sqlite_db.h"
+
+namespace llmwatch {
+
+struct EventRow {
+  double ts = 0;
+  std::string kind, subject, severity, message, data;
+};
+
+struct FindingRow {
+  std::string key, severity, summary, evidence_json, state;
+  double first_seen = 0, last_seen = 0, resolved_at = 0;
+};
+
+struct ActionRow {
+  std::int64_t id = 0;
+  std::string idem_key, kind, subject, reason, state, detail;
+  double started = 0, finished = 0;
+};
+
+// What happened to a finding this cycle.
+enum class FindingChange { New, Ongoing, Resolved };
+
+class Store {
+ public:
+  // Opens (creating) state_dir/state.db and migrates it. Throws DbError naming the file.
+  explicit Store(const std::string& state_dir);
+  static std::string db_path(const std::string& state_dir);
+
+  Db& db() { return db_; }
+
+  void add_event(double ts, const std::string& kind, const std::string& subject, const std::string& severity,
+                 const std::string& message, const std::string& data_json = "{}");
+  std::vector<EventRow> events(double since, const std::string& subject_like, int limit);
+
+  void put(const std::string& key, const std::string& value, double now);
+  std::optional<std::string> get(const std::string& key);
+
+  // Records a finding seen this cycle and says whether it is new.
+  FindingChange observe(const Finding& f, double now);
+  // Resolves firing findings whose key starts with one of `scopes` and that were not
+  // observed this cycle; returns them. Scopes whose probe was unknown are left alone.
+  std::vector<FindingRow> resolve_absent(const std::vector<std::string>& scopes,
+                                         const std::set<std::string>& seen, double now);
+  std::vector<FindingRow> firing();
+
+  // Action journal. begin_action returns nullopt when idem_key was already journaled
+  // (the action must not run again); otherwise the row id, with state 'intent'.
+  std::optional<std::int64_t> begin_action(const std::string& idem_key, const std::string& kind,
+                                           const std::string& subject, const std::string& reason, double now);
+  void finish_action(std::int64_t id, const std::string& state, const std::string& detail, double now);
+  int count_actions(const std::string& kind, const std::string& subject, double since);
+  std::vector<ActionRow> recent_actions(int limit);
+
+  void add_progress(const std::string& job, double ts, std::int64_t step, std::optional<double> step_time,
+                    std::optional<double> loss);
+
+  void record_cycle(double started, double finished, const std::string& host, int pid, int findings,
+                    int actions, int unknown_probes);
+  // Drops events, progress and cycles older than `before` so the file stays bounded.
+  void compact(double before);
+
+ private:
+  Db db_;
+};
+
+}  // namespace llmwatch

@@ -1,0 +1,21 @@
+#pragma once
+// Small string helpers shared by parsers and views.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmwatch {
+
+std::string_view trim(std::string_view s);
+std::vector<std::string> split(std::string_view s, char sep);
+bool starts_with(std::string_view s, std::string_view prefix);
+// Edit distance, for "did you mean" suggestions.
+size_t edit_distance(std::string_view a, std::string_view b);
+// The candidate closest to `word`, or "" when none is close enough to be a likely typo.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+// Expands ${NAME} from the environment; unknown names are reported through *missing.
+std::string expand_env(std::string_view text, std::vector<std::string>* missing);
+// Replaces control bytes so that untrusted text (log lines) is safe in a terminal or JSON.
+std::string sanitize_line(std::string_view s, size_t max_len = 400);
+
+}  // namespace llmwatch

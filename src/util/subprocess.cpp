@@ -1,0 +1,137 @@
+#include "util/subprocess.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <boost/asio.hpp>
+#include <boost/process.hpp>
+#include <functional>
+#include <mutex>
+#include <memory>
+#include <thread>
+
+#include "util/strings.h"
+
+namespace bp = boost::process;
+namespace asio = boost::asio;
+
+namespace llmwatch {
+namespace {
+
+// Reads a pipe to EOF, keeping at most `cap` bytes; reading on past the cap keeps the child
+// from blocking on a full pipe.
+struct PipeReader {
+  bp::async_pipe& pipe;
+  std::string& sink;
+  bool& truncated;
+  std::size_t cap;
+  std::function<void()> on_eof;
+  std::array<char, 65536> buffer{};
+
+  void start() {
+    pipe.async_read_some(asio::buffer(buffer), [this](const boost::system::error_code& ec, std::size_t n) {
+      if (n > 0) {
+        std::size_t room = sink.size() < cap ? cap - sink.size() : 0;
+        if (n > room) truncated = true;
+        sink.append(buffer.data(), std::min(n, room));
+      }
+      if (ec) on_eof();
+      else start();
+    });
+  }
+};
+
+}  // namespace
+
+std::string ProcessResult::describe(const std::string& what) const {
+  if (!started) return what + ": could not run: " + error;
+  if (timed_out) return what + ": timed out after " + std::to_string(static_cast<int>(seconds)) + "s";
+  if (signal) return what + ": killed by signal " + std::to_string(signal);
+  std::string first_err;
+  for (const auto& line : split(err, '\n'))
+    if (!trim(line).empty()) {
+      first_err = sanitize_line(trim(line), 200);
+      break;
+    }
+  return what + ": exit " + std::to_string(exit_code) + (first_err.empty() ? "" : ": " + first_err);
+}
+
+ProcessResult run_process(const ProcessSpec& spec) {
+  // A child that exits before reading its stdin must not kill llmwatch with SIGPIPE.
+  static const bool sigpipe_ignored = [] { return ::signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
+  (void)sigpipe_ignored;
+  ProcessResult result;
+  auto started_at = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count();
+  };
+  if (spec.argv.empty()) {
+    result.error = "empty command";
+    return result;
+  }
+  boost::filesystem::path exe = spec.argv[0];
+  if (spec.argv[0].find('/') == std::string::npos) {
+    exe = bp::search_path(spec.argv[0]);
+    if (exe.empty()) {
+      result.error = "'" + spec.argv[0] + "' not found on PATH";
+      return result;
+    }
+  }
+  std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
+  bp::environment env = boost::this_process::environment();
+  for (const auto& [k, v] : spec.env) env[k] = v;
+
+  asio::io_context io;
+  bp::async_pipe out_pipe(io), err_pipe(io), in_pipe(io);
+  bp::group group;
+  std::error_code ec;
+  bp::child child(exe, bp::args(args), bp::std_out > out_pipe, bp::std_err > err_pipe,
+                  bp::std_in < in_pipe, env, group,
+                  bp::start_dir(spec.cwd.empty() ? std::string(".") : spec.cwd), ec);
+  if (ec) {
+    result.error = ec.message();
+    return result;
+  }
+  result.started = true;
+
+  auto deadline = std::chrono::steady_clock::now() + spec.timeout;
+  auto kill_group = [&] {
+    result.timed_out = true;
+    std::error_code kill_ec;
+    group.terminate(kill_ec);  // SIGKILL to the whole group: grandchildren holding pipes too
+  };
+  asio::steady_timer timer(io, deadline);
+  int open_streams = 2;
+  auto on_eof = [&] {
+    if (--open_streams == 0) timer.cancel();
+  };
+  PipeReader out_reader{out_pipe, result.out, result.out_truncated, spec.max_output, on_eof};
+  PipeReader err_reader{err_pipe, result.err, result.err_truncated, spec.max_output, on_eof};
+  out_reader.start();
+  err_reader.start();
+  timer.async_wait([&](const boost::system::error_code& e) {
+    if (!e) kill_group();
+  });
+  if (spec.stdin_data.empty()) {
+    in_pipe.close();
+  } else {
+    asio::async_write(in_pipe, asio::buffer(spec.stdin_data),
+                      [&](const boost::system::error_code&, std::size_t) { in_pipe.close(); });
+  }
+  io.run();
+
+  // Both pipes are closed; the child may still be running (it closed its stdout, say).
+  while (child.running(ec)) {
+    if (std::chrono::steady_clock::now() >= deadline && !result.timed_out) kill_group();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  child.wait(ec);
+  int status = child.native_exit_code();
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  else if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  result.seconds = elapsed();
+  return result;
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,126 @@
+#include "util/units.h"
+
+#include "util/strings.h"
+
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+namespace llmwatch {
+namespace {
+
+bool fail(std::string* error, std::string message) {
+  if (error) *error = std::move(message);
+  return false;
+}
+
+// Reads a non-negative decimal number (digits with an optional fraction) at text[pos].
+bool read_number(std::string_view text, size_t& pos, double& value) {
+  size_t start = pos;
+  while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.'))
+    ++pos;
+  if (pos == start) return false;
+  std::string digits(text.substr(start, pos - start));
+  if (digits.find('.') != digits.rfind('.') || digits == ".") return false;
+  value = std::stod(digits);
+  return true;
+}
+
+}  // namespace
+
+std::optional<Seconds> parse_duration(std::string_view text, std::string* error) {
+  text = trim(text);
+  if (text.empty()) return fail(error, "empty duration"), std::nullopt;
+  double total = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    double value = 0;
+    if (!read_number(text, pos, value))
+      return fail(error, "expected a number in duration '" + std::string(text) + "'"), std::nullopt;
+    size_t unit_start = pos;
+    while (pos < text.size() && std::isalpha(static_cast<unsigned char>(text[pos]))) ++pos;
+    std::string_view unit = text.substr(unit_start, pos - unit_start);
+    double scale;
+    if (unit == "s" || unit == "sec") scale = 1;
+    else if (unit == "ms") scale = 0.001;
+    else if (unit == "m" || unit == "min") scale = 60;
+    else if (unit == "h") scale = 3600;
+    else if (unit == "d") scale = 86400;
+    else if (unit == "w") scale = 7 * 86400;
+    else if (unit.empty() && pos == text.size() && unit_start == pos && total == 0) scale = 1;
+    else
+      return fail(error, "unknown unit '" + std::string(unit) + "' in duration '" +
+                             std::string(text) + "' (use ms, s, m, h, d, w)"),
+             std::nullopt;
+    total += value * scale;
+  }
+  if (total > 1e9) return fail(error, "duration '" + std::string(text) + "' is too long"), std::nullopt;
+  return Seconds(static_cast<std::int64_t>(std::llround(total)));
+}
+
+std::optional<std::uint64_t> parse_size(std::string_view text, std::string* error) {
+  text = trim(text);
+  size_t pos = 0;
+  double value = 0;
+  if (!read_number(text, pos, value))
+    return fail(error, "expected a number in size '" + std::string(text) + "'"), std::nullopt;
+  std::string unit(trim(text.substr(pos)));
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  static const char* kPrefixes = "KMGTPE";
+  double scale = 0;
+  if (unit.empty() || unit == "B") scale = 1;
+  for (int i = 0; i < 6 && scale == 0; ++i) {
+    std::string p(1, kPrefixes[i]);
+    if (unit == p + "IB" || unit == p + "I") scale = std::pow(1024.0, i + 1);
+    else if (unit == p + "B" || unit == p) scale = std::pow(1000.0, i + 1);
+  }
+  if (scale == 0)
+    return fail(error, "unknown unit '" + unit + "' in size '" + std::string(text) +
+                           "' (use B, KB, MB, GB, TB, PB or KiB, MiB, GiB, TiB, PiB)"),
+           std::nullopt;
+  double bytes = value * scale;
+  if (bytes >= 1.8e19) return fail(error, "size '" + std::string(text) + "' is too large"), std::nullopt;
+  return static_cast<std::uint64_t>(std::llround(bytes));
+}
+
+std::optional<double> parse_percent(std::string_view text, std::string* error) {
+  text = trim(text);
+  if (!text.empty() && text.back() == '%') text.remove_suffix(1);
+  size_t pos = 0;
+  double value = 0;
+  if (!read_number(text, pos, value) || pos != text.size())
+    return fail(error, "expected a percentage like '85%', got '" + std::string(text) + "'"), std::nullopt;
+  if (value > 100) return fail(error, "percentage " + std::string(text) + "% is over 100%"), std::nullopt;
+  return value / 100.0;
+}
+
+std::string format_duration(Seconds d) {
+  auto s = d.count();
+  if (s < 0) return "-" + format_duration(Seconds(-s));
+  if (s == 0) return "0s";
+  std::string out;
+  const std::pair<std::int64_t, const char*> units[] = {{86400, "d"}, {3600, "h"}, {60, "m"}, {1, "s"}};
+  int parts = 0;
+  for (auto [size, name] : units) {
+    if (s >= size && parts < 2) {
+      out += std::to_string(s / size) + name;
+      s %= size;
+      ++parts;
+    } else if (parts > 0) {
+      ++parts;  // keep at most two adjacent units: "1d2h", never "1d0h5m3s"
+    }
+  }
+  return out;
+}
+
+std::string format_size(std::uint64_t bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 6) value /= 1024, ++unit;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, unit == 0 ? "%.0f %s" : "%.1f %s", value, kUnits[unit]);
+  return buf;
+}
+
+}  // namespace llmwatch

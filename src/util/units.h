@@ -1,0 +1,25 @@
+#pragma once
+// Human-friendly quantities in config and on the command line: durations ("90s", "15m",
+// "2h", "1d", "1h30m"), sizes ("500GiB", "5TB", "1024"), percentages ("85%").
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace llmwatch {
+
+using Seconds = std::chrono::seconds;
+
+// Each parser returns nullopt and sets *error to a short reason when the text is malformed.
+std::optional<Seconds> parse_duration(std::string_view text, std::string* error = nullptr);
+std::optional<std::uint64_t> parse_size(std::string_view text, std::string* error = nullptr);
+// "85%" or "85" → 0.85; rejects values outside 0..100.
+std::optional<double> parse_percent(std::string_view text, std::string* error = nullptr);
+
+// "1h30m", "45s", "2d3h": the inverse of parse_duration, for status output.
+std::string format_duration(Seconds d);
+// "1.5 GiB": binary units, one decimal.
+std::string format_size(std::uint64_t bytes);
+
+}  // namespace llmwatch

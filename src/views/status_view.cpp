@@ -1,0 +1,135 @@
+#include "views/status_view.h"
+
+#include <sstream>
+
+#include "cycle/self_chain.h"
+#include "rules/job_progress.h"
+#include "rules/job_rules.h"
+#include "store/lease.h"
+#include "store/store.h"
+#include "util/units.h"
+
+namespace llmwatch {
+
+nlohmann::json build_status(const Config& config, Store& store, double now) {
+  using nlohmann::json;
+  json s = {{"schema", "llmwatch.status/1"}, {"now", now}, {"dry_run", config.dry_run}};
+  json self = {{"state_dir", config.state_dir}};
+  auto hb = json::parse(store.get("heartbeat").value_or("{}"), nullptr, false);
+  if (hb.is_object() && hb.contains("ts")) {
+    self["last_cycle"] = hb["ts"];
+    self["last_cycle_age_s"] = now - hb["ts"].get<double>();
+    self["last_cycle_host"] = hb.value("host", "");
+    self["next_cycle_in_s"] = hb["ts"].get<double>() + static_cast<double>(config.interval.count()) - now;
+  }
+  if (auto lease = Lease::read(config.state_dir)) self["lease"] = lease->str();
+  self["chain"] = store.get("self.chain").value_or("off");
+  if (auto succ = store.get("self.successor")) self["successor_job"] = *succ;
+  s["llmwatch"] = self;
+
+  json jobs = json::array();
+  for (const auto& job : config.jobs) {
+    std::string label = job_label(job);
+    JobProgress p = JobProgress::from_json(store.get("progress:" + label).value_or("{}"));
+    auto view = json::parse(store.get("jobview:" + label).value_or("{}"), nullptr, false);
+    json j = {{"name", label}, {"task", p.task}, {"log", p.log_path}};
+    j["entries"] = view.is_object() && view.contains("entries") ? view["entries"] : json::array();
+    if (p.step) j["step"] = *p.step;
+    if (p.best_step >= 0) j["best_step"] = p.best_step;
+    if (p.max_steps) j["max_steps"] = *p.max_steps;
+    if (p.step_time) j["step_time_s"] = *p.step_time;
+    if (p.loss) j["loss"] = *p.loss;
+    if (p.last_progress > 0) j["seconds_since_progress"] = now - p.last_progress;
+    StaleVerdict v = evaluate_stale(p, job, now);
+    j["phase"] = v.phase;
+    j["allowance_s"] = v.allowance;
+    jobs.push_back(j);
+  }
+  s["jobs"] = jobs;
+
+  json findings = json::array();
+  for (const auto& row : store.firing())
+    findings.push_back({{"key", row.key}, {"severity", row.severity}, {"summary", row.summary},
+                        {"since", row.first_seen}, {"evidence", json::parse(row.evidence_json, nullptr, false)}});
+  s["findings"] = findings;
+
+  json actions = json::array();
+  for (const auto& a : store.recent_actions(8))
+    actions.push_back({{"ts", a.started}, {"kind", a.kind}, {"subject", a.subject}, {"state", a.state},
+                       {"detail", a.detail}});
+  s["recent_actions"] = actions;
+  return s;
+}
+
+namespace {
+
+std::string ago(double seconds) {
+  if (seconds < 0) return "in " + format_duration(Seconds(static_cast<long long>(-seconds)));
+  return format_duration(Seconds(static_cast<long long>(seconds))) + " ago";
+}
+
+struct Painter {
+  bool on;
+  std::string operator()(const std::string& text, const char* code) const {
+    return on ? std::string("\033[") + code + "m" + text + "\033[0m" : text;
+  }
+};
+
+}  // namespace
+
+std::string render_status(const nlohmann::json& s, bool color) {
+  Painter paint{color};
+  std::ostringstream out;
+  double now = s["now"].get<double>();
+  const auto& self = s["llmwatch"];
+  out << paint("llmwatch", "1") << (s["dry_run"].get<bool>() ? paint("  [DRY RUN]", "33") : "") << "\n";
+  if (self.contains("last_cycle")) {
+    out << "  last cycle   " << ago(self["last_cycle_age_s"].get<double>()) << " on "
+        << self["last_cycle_host"].get<std::string>() << ", next " << ago(-self["next_cycle_in_s"].get<double>())
+        << "\n";
+  } else {
+    out << "  last cycle   " << paint("never", "33") << "\n";
+  }
+  if (self.contains("lease")) out << "  lease        " << self["lease"].get<std::string>() << "\n";
+  out << "  chain        " << self["chain"].get<std::string>();
+  if (self.contains("successor_job")) out << " (queued successor: job " << self["successor_job"].get<std::string>() << ")";
+  out << "\n\n" << paint("Jobs", "1") << "\n";
+  if (s["jobs"].empty()) out << "  (no [[job]] configured)\n";
+  for (const auto& j : s["jobs"]) {
+    std::string state = "absent";
+    for (const auto& e : j["entries"]) {
+      state = e["id"].get<std::string>() + " " + e["state"].get<std::string>();
+      if (e["state"] == "RUNNING") break;
+    }
+    out << "  " << paint(j["name"].get<std::string>(), "1") << "  " << state;
+    if (j.contains("step")) out << "  step " << j["step"].get<long long>();
+    if (j.contains("max_steps")) out << "/" << j["max_steps"].get<long long>();
+    if (j.contains("step_time_s")) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "  %.2fs/step", j["step_time_s"].get<double>());
+      out << buf;
+    }
+    if (j.contains("seconds_since_progress"))
+      out << "  progress " << ago(j["seconds_since_progress"].get<double>()) << " (allowed "
+          << format_duration(Seconds(static_cast<long long>(j["allowance_s"].get<double>()))) << ", "
+          << j["phase"].get<std::string>() << ")";
+    out << "\n";
+  }
+  out << "\n" << paint("Firing", "1") << "\n";
+  if (s["findings"].empty()) out << "  " << paint("nothing firing", "32") << "\n";
+  for (const auto& f : s["findings"]) {
+    std::string sev = f["severity"];
+    const char* code = sev == "critical" ? "31" : sev == "warning" ? "33" : "36";
+    out << "  " << paint(sev, code) << "  " << f["key"].get<std::string>() << " — " << f["summary"].get<std::string>()
+        << " (since " << ago(now - f["since"].get<double>()) << ")\n";
+  }
+  out << "\n" << paint("Recent actions", "1") << "\n";
+  if (s["recent_actions"].empty()) out << "  none\n";
+  for (const auto& a : s["recent_actions"])
+    out << "  " << ago(now - a["ts"].get<double>()) << "  " << a["kind"].get<std::string>() << " "
+        << a["subject"].get<std::string>() << ": " << a["state"].get<std::string>() << " — "
+        << a["detail"].get<std::string>() << "\n";
+  return out.str();
+}
+
+}  // namespace llmwatch
