@@ -1,6 +1,7 @@
 #include "store/lease.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -55,30 +56,35 @@ bool Lease::create(double now, double ttl) {
 }
 
 bool Lease::acquire(double now, double ttl) {
-  if (held_) return renew(now, ttl);
+  if (held_ && renew(now, ttl)) return true;  // else: lost or expired; compete like anyone
   if (create(now, ttl)) return true;
   auto current = parse_lease(path_);
   // An unreadable lease is a racer halfway through writing it: treat it as held.
   if (!current || current->expires > now) return false;
-  // Expired: move it aside. Of several racers only one rename succeeds for this file.
-  std::string aside = path_ + ".stale." + host_ + "." + std::to_string(pid_);
-  if (::rename(path_.c_str(), aside.c_str()) != 0) return false;
-  auto moved = parse_lease(aside);
-  if (!moved || moved->host != current->host || moved->pid != current->pid || moved->expires != current->expires) {
-    // We moved a fresh lease that a faster racer had just created: put it back and yield.
-    if (::link(aside.c_str(), path_.c_str()) != 0) {
-      // Someone created yet another lease meanwhile; theirs stands.
-    }
-    ::unlink(aside.c_str());
+  // Expired. Taking it over needs a short-lived takeover lock, so that of several racers
+  // only one removes the stale lease; a racer arriving meanwhile can only O_EXCL-create.
+  std::string lock = path_ + ".takeover";
+  int fd = ::open(lock.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) {
+    struct stat st {};
+    // A takeover lock is held for microseconds; one older than a minute is a crashed racer's.
+    if (::stat(lock.c_str(), &st) == 0 && static_cast<double>(st.st_mtime) < now - 60) ::unlink(lock.c_str());
     return false;
   }
-  ::unlink(aside.c_str());
-  return create(now, ttl);
+  ::close(fd);
+  bool won = false;
+  auto again = parse_lease(path_);
+  if (again && again->host == current->host && again->pid == current->pid && again->expires == current->expires) {
+    ::unlink(path_.c_str());
+    won = create(now, ttl);  // fails if a racer created a fresh one in between: theirs stands
+  }
+  ::unlink(lock.c_str());
+  return won;
 }
 
 bool Lease::renew(double now, double ttl) {
   auto current = parse_lease(path_);
-  if (!current || current->host != host_ || current->pid != pid_) {
+  if (!current || current->host != host_ || current->pid != pid_ || current->expires < now) {
     held_ = false;
     return false;
   }

@@ -1,7 +1,7 @@
 #pragma once
 // One active supervisor at a time. The lease is a file in state_dir created atomically
-// (O_EXCL), holding "host pid expiry"; an expired lease is taken over by renaming it aside
-// (only one of several racers can rename a given file) and creating a fresh one.
+// (O_EXCL), holding "host pid expiry"; an expired lease is taken over under a short-lived
+// takeover lock (also O_EXCL), so that of several racers exactly one wins.
 // Works on shared filesystems, where two llmwatch runs may overlap on different hosts.
 #include <optional>
 #include <string>

@@ -37,16 +37,23 @@ std::optional<Seconds> parse_duration(std::string_view text, std::string* error)
     double value = 0;
     if (!read_number(text, pos, value))
       return fail(error, "expected a number in duration '" + std::string(text) + "'"), std::nullopt;
+    while (pos < text.size() && text[pos] == ' ') ++pos;
     size_t unit_start = pos;
     while (pos < text.size() && std::isalpha(static_cast<unsigned char>(text[pos]))) ++pos;
     std::string_view unit = text.substr(unit_start, pos - unit_start);
+    while (pos < text.size() && text[pos] == ' ') ++pos;
+    auto is = [&unit](std::initializer_list<std::string_view> names) {
+      for (auto n : names)
+        if (unit == n) return true;
+      return false;
+    };
     double scale;
-    if (unit == "s" || unit == "sec") scale = 1;
-    else if (unit == "ms") scale = 0.001;
-    else if (unit == "m" || unit == "min") scale = 60;
-    else if (unit == "h") scale = 3600;
-    else if (unit == "d") scale = 86400;
-    else if (unit == "w") scale = 7 * 86400;
+    if (is({"s", "sec", "secs", "second", "seconds"})) scale = 1;
+    else if (is({"ms"})) scale = 0.001;
+    else if (is({"m", "min", "mins", "minute", "minutes"})) scale = 60;
+    else if (is({"h", "hr", "hrs", "hour", "hours"})) scale = 3600;
+    else if (is({"d", "day", "days"})) scale = 86400;
+    else if (is({"w", "week", "weeks"})) scale = 7 * 86400;
     else if (unit.empty() && pos == text.size() && unit_start == pos && total == 0) scale = 1;
     else
       return fail(error, "unknown unit '" + std::string(unit) + "' in duration '" +

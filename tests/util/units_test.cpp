@@ -13,6 +13,8 @@ TEST(Duration, ParsesUnitsAndCompounds) {
   EXPECT_EQ(parse_duration(" 45 ")->count(), 45);  // a bare number is seconds
   EXPECT_EQ(parse_duration("1.5h")->count(), 5400);
   EXPECT_EQ(parse_duration("2w")->count(), 14 * 86400);
+  EXPECT_EQ(parse_duration("5 minutes")->count(), 300);
+  EXPECT_EQ(parse_duration("1h 30m")->count(), 5400);
 }
 
 TEST(Duration, RejectsMalformedWithReason) {

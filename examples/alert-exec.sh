@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# An [[alert.exec]] program: llmwatch runs it with the alert on stdin as JSON:
+#   {"schema":"llmwatch.alert/1","key":"job:tr11/hung","state":"firing"|"resolved",
+#    "severity":"info"|"warning"|"critical"|"unknown","subject":"tr11","summary":"...",
+#    "evidence":["log lines",...],"actions":["cancel: done — scancel 3_1",...],
+#    "ts":1795311385.2,"host":"mgmt-1"}
+# and LLMWATCH_KEY, LLMWATCH_STATE, LLMWATCH_SEVERITY, LLMWATCH_SUBJECT, LLMWATCH_SUMMARY set.
+# A non-zero exit or a timeout counts as a failed delivery. This one appends to a file.
+set -eu
+out=${LLMWATCH_ALERT_LOG:-/tmp/llmwatch-alerts.jsonl}
+{ cat; echo; } >>"$out"

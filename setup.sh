@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian 12 machine. Idempotent: installs only what is missing,
+# configures once, rebuilds what changed.
+#
+#   ./setup.sh demo    install, build, and run `llmwatch demo`
+#   ./setup.sh test    install, build, and run every test (unit + integration)
+#   ./setup.sh build   install and build only
+set -euo pipefail
+cd "$(dirname "$0")"
+mode=${1:-build}
+build_dir=${LLMWATCH_BUILD_DIR:-build}
+
+packages=(
+  cmake make g++ pkg-config clang-format
+  libboost-dev libboost-filesystem-dev libspdlog-dev libfmt-dev libtomlplusplus-dev
+  libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
+  libsqlite3-dev sqlite3
+  slurmctld slurmd slurm-client munge
+  python3 python3-aiosmtpd prometheus
+)
+
+sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_if_needed apt-get update -qq
+  # The Debian packages start system slurm/munge/prometheus daemons; llmwatch never uses
+  # them (tests and the demo run their own), so keep them from starting.
+  printf '#!/bin/sh\nexit 101\n' | sudo_if_needed tee /usr/sbin/policy-rc.d >/dev/null
+  sudo_if_needed chmod +x /usr/sbin/policy-rc.d
+  sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  sudo_if_needed rm -f /usr/sbin/policy-rc.d
+fi
+
+[ -f "$build_dir/CMakeCache.txt" ] || cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build "$build_dir" -j "$(nproc)"
+
+case "$mode" in
+  build) ;;
+  demo) exec "$build_dir/llmwatch" demo ;;
+  test)
+    # Integration tests start Slurm daemons, which need root.
+    if [ "$(id -u)" -ne 0 ]; then
+      exec sudo ctest --test-dir "$build_dir" --output-on-failure --timeout 600
+    fi
+    exec ctest --test-dir "$build_dir" --output-on-failure --timeout 600
+    ;;
+  *) echo "usage: $0 [build|demo|test]" >&2; exit 2 ;;
+esac

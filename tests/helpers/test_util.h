@@ -1,0 +1,38 @@
+#pragma once
+// Shared test helpers: temp directories that clean up, fixture paths, file writing.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace llmwatch::testing {
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "llmwatch-test-XXXXXX").string();
+    path = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string operator/(const std::string& name) const { return path + "/" + name; }
+};
+
+inline std::string fixture(const std::string& name) { return std::string(LLMWATCH_TEST_FIXTURES) + "/" + name; }
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline void write_file(const std::string& path, const std::string& text, bool append = false) {
+  std::ofstream out(path, append ? std::ios::app | std::ios::binary : std::ios::trunc | std::ios::binary);
+  out << text;
+}
+
+}  // namespace llmwatch::testing

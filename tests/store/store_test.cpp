@@ -1,0 +1,123 @@
+#include "store/store.h"
+
+#include <gtest/gtest.h>
+
+#include "store/migrations.h"
+#include "test_util.h"
+
+namespace llmwatch {
+namespace {
+
+Finding finding(const std::string& key, Severity sev = Severity::Critical) {
+  Finding f;
+  f.key = key;
+  f.severity = sev;
+  f.summary = "summary of " + key;
+  f.evidence = {"line \"one\"", "line two"};
+  return f;
+}
+
+TEST(Migrations, FreshStoreIsAtTheLatestVersionAndReopens) {
+  testing::TempDir dir;
+  {
+    Store store(dir.path);
+    EXPECT_EQ(schema_version(store.db()), static_cast<int>(schema_migrations().size()));
+    store.put("k", "v", 1);
+  }
+  Store again(dir.path);  // migrating an up-to-date store is a no-op and keeps the data
+  EXPECT_EQ(again.get("k"), "v");
+}
+
+TEST(Migrations, StoreFromANewerLlmwatchIsRefused) {
+  testing::TempDir dir;
+  {
+    Db db(Store::db_path(dir.path));
+    db.exec("PRAGMA user_version = 999");
+  }
+  try {
+    Store store(dir.path);
+    FAIL() << "opened a newer store";
+  } catch (const DbError& e) {
+    EXPECT_NE(std::string(e.what()).find("newer than this llmwatch"), std::string::npos);
+  }
+}
+
+TEST(Migrations, UsesARollbackJournalNotWal) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  auto st = store.db().prepare("PRAGMA journal_mode");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.text(0), "delete");
+}
+
+TEST(Store, FindingLifecycleNewOngoingResolved) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  EXPECT_EQ(store.observe(finding("job:a/hung"), 100), FindingChange::New);
+  EXPECT_EQ(store.observe(finding("job:a/hung"), 110), FindingChange::Ongoing);
+  EXPECT_EQ(store.observe(finding("job:b/absent"), 110), FindingChange::New);
+  // job:a was evaluated and its finding is gone; job:b's scope was not evaluated (unknown).
+  auto resolved = store.resolve_absent({"job:a/"}, {}, 120);
+  ASSERT_EQ(resolved.size(), 1u);
+  EXPECT_EQ(resolved[0].key, "job:a/hung");
+  EXPECT_DOUBLE_EQ(resolved[0].first_seen, 100);
+  auto firing = store.firing();
+  ASSERT_EQ(firing.size(), 1u);
+  EXPECT_EQ(firing[0].key, "job:b/absent");
+  // It fires again later as a new episode.
+  EXPECT_EQ(store.observe(finding("job:a/hung"), 200), FindingChange::New);
+}
+
+TEST(Store, ActionJournalIsIdempotent) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  auto id = store.begin_action("cancel:3_1", "cancel", "tr11", "hung", 100);
+  ASSERT_TRUE(id);
+  EXPECT_FALSE(store.begin_action("cancel:3_1", "cancel", "tr11", "hung", 101));  // never twice
+  store.finish_action(*id, "done", "scancel 3_1", 102);
+  auto recent = store.recent_actions(5);
+  ASSERT_EQ(recent.size(), 1u);
+  EXPECT_EQ(recent[0].state, "done");
+  EXPECT_EQ(recent[0].detail, "scancel 3_1");
+}
+
+TEST(Store, ActionBudgetsIgnoreDryRunsAndOldEntries) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  auto a = store.begin_action("restart:1", "restart", "tr11", "", 100);
+  store.finish_action(*a, "done", "", 100);
+  auto b = store.begin_action("restart:2", "restart", "tr11", "", 5000);
+  store.finish_action(*b, "done", "", 5000);
+  auto c = store.begin_action("restart:3", "restart", "tr11", "", 5001);
+  store.finish_action(*c, "dry-run", "", 5001);
+  auto d = store.begin_action("restart:4", "restart", "other", "", 5002);
+  store.finish_action(*d, "done", "", 5002);
+  EXPECT_EQ(store.count_actions("restart", "tr11", 1000), 1);
+  EXPECT_EQ(store.count_actions("restart", "", 1000), 2);
+  EXPECT_EQ(store.count_actions("restart", "tr11", 0), 2);
+}
+
+TEST(Store, EventsFilterBySubjectAndTimeAndCompact) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  store.add_event(10, "finding", "tr11", "critical", "old");
+  store.add_event(100, "finding", "tr11", "critical", "new");
+  store.add_event(101, "action", "other", "info", "x");
+  auto events = store.events(50, "tr11", 10);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].message, "new");
+  store.compact(50);
+  EXPECT_EQ(store.events(0, "", 10).size(), 2u);
+}
+
+TEST(Store, UnwritableStateDirIsAClearError) {
+  try {
+    Store store("/proc/llmwatch-cannot-create");
+    FAIL();
+  } catch (const DbError& e) {
+    EXPECT_NE(std::string(e.what()).find("/proc/llmwatch-cannot-create"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace llmwatch

@@ -1,0 +1,89 @@
+#include "util/subprocess.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include "test_util.h"
+
+namespace llmwatch {
+namespace {
+
+ProcessSpec spec(std::vector<std::string> argv, int timeout_ms = 10000) {
+  ProcessSpec s;
+  s.argv = std::move(argv);
+  s.timeout = std::chrono::milliseconds(timeout_ms);
+  return s;
+}
+
+TEST(Subprocess, CapturesOutputAndExitCode) {
+  auto r = run_process(spec({"sh", "-c", "echo out; echo err >&2; exit 3"}));
+  EXPECT_TRUE(r.started);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.out, "out\n");
+  EXPECT_EQ(r.err, "err\n");
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.describe("tool"), "tool: exit 3: err");
+}
+
+TEST(Subprocess, ArgvIsNeverInterpretedByAShell) {
+  auto r = run_process(spec({"echo", "$HOME; rm -rf /", "`id`"}));
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.out, "$HOME; rm -rf / `id`\n");
+}
+
+TEST(Subprocess, MissingProgramIsReportedNotThrown) {
+  auto r = run_process(spec({"llmwatch-no-such-program"}));
+  EXPECT_FALSE(r.started);
+  EXPECT_NE(r.describe("x").find("not found on PATH"), std::string::npos);
+}
+
+TEST(Subprocess, PassesEnvironmentAndStdin) {
+  auto s = spec({"sh", "-c", "printf '%s:' \"$LW_VALUE\"; cat"});
+  s.env["LW_VALUE"] = "v1";
+  s.stdin_data = "from-stdin";
+  auto r = run_process(s);
+  EXPECT_TRUE(r.ok()) << r.describe("sh");
+  EXPECT_EQ(r.out, "v1:from-stdin");
+}
+
+bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+
+TEST(Subprocess, TimeoutKillsTheWholeProcessGroup) {
+  testing::TempDir dir;
+  // The child starts a grandchild that would outlive it, and records the grandchild's pid.
+  auto s = spec({"sh", "-c", "sleep 300 & echo $! > " + (dir / "pid") + "; wait"}, 300);
+  auto started = std::chrono::steady_clock::now();
+  auto r = run_process(s);
+  auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_FALSE(r.ok());
+  EXPECT_LT(took, std::chrono::seconds(10));
+  pid_t grandchild = std::stoi(testing::read_file(dir / "pid"));
+  // Poll with a deadline: the kill is asynchronous to our reaping of the grandchild's parent.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (process_alive(grandchild) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(process_alive(grandchild)) << "grandchild " << grandchild << " survived the timeout";
+  EXPECT_NE(r.describe("sh").find("timed out"), std::string::npos);
+}
+
+TEST(Subprocess, HugeOutputIsCappedButDrained) {
+  auto s = spec({"head", "-c", "50000000", "/dev/zero"});
+  s.max_output = 1000;
+  auto r = run_process(s);
+  EXPECT_TRUE(r.ok()) << r.describe("head");  // the child was never blocked on a full pipe
+  EXPECT_EQ(r.out.size(), 1000u);
+  EXPECT_TRUE(r.out_truncated);
+}
+
+TEST(Subprocess, ReportsTheKillingSignal) {
+  auto r = run_process(spec({"sh", "-c", "kill -TERM $$"}));
+  EXPECT_EQ(r.signal, SIGTERM);
+  EXPECT_FALSE(r.ok());
+}
+
+}  // namespace
+}  // namespace llmwatch
