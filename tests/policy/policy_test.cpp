@@ -1,0 +1,37 @@
+#include "policy/policy.h"
+
+#include <gtest/gtest.h>
+
+namespace llmwatch {
+namespace {
+
+TEST(Policy, HangFollowsTheJobsEscalationWithAlertLast) {
+  JobSettings job;
+  job.on_hang = {"alert", "save", "cancel", "restart"};
+  Finding f;
+  f.kind = "hung";
+  f.severity = Severity::Critical;
+  EXPECT_EQ(actions_for(f, job), (std::vector<std::string>{"save", "cancel", "restart", "alert"}));
+}
+
+TEST(Policy, UnknownFindingsNeverActBeyondAlerting) {
+  JobSettings job;
+  job.on_hang = {"cancel", "restart", "alert"};
+  Finding f;
+  f.kind = "hung";
+  f.severity = Severity::Unknown;
+  EXPECT_EQ(actions_for(f, job), std::vector<std::string>{"alert"});
+  EXPECT_FALSE(action_allowed_on(f, "cancel"));
+}
+
+TEST(Policy, OtherFindingsAlertOnlyAndInfoDoesNothing) {
+  Finding f;
+  f.kind = "stuck";
+  f.severity = Severity::Warning;
+  EXPECT_EQ(actions_for(f, JobSettings{}), std::vector<std::string>{"alert"});
+  f.severity = Severity::Info;
+  EXPECT_TRUE(actions_for(f, JobSettings{}).empty());
+}
+
+}  // namespace
+}  // namespace llmwatch

@@ -1,0 +1,95 @@
+#include "probes/log_tail.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "test_util.h"
+
+namespace llmwatch {
+namespace {
+
+using testing::TempDir;
+using testing::write_file;
+
+TEST(LogTail, ReadsOnlyWhatWasAppended) {
+  TempDir dir;
+  std::string path = dir / "log";
+  write_file(path, "a\nb\n");
+  LogCursor cursor;
+  auto first = read_appended(path, cursor);
+  EXPECT_EQ(first.lines, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(first.bytes_read, 4u);
+  write_file(path, "c\n", true);
+  auto second = read_appended(path, cursor);
+  EXPECT_EQ(second.lines, std::vector<std::string>{"c"});
+  EXPECT_EQ(second.bytes_read, 2u);  // never re-reads
+  EXPECT_EQ(read_appended(path, cursor).bytes_read, 0u);
+}
+
+TEST(LogTail, PartialLineWaitsForItsNewline) {
+  TempDir dir;
+  std::string path = dir / "log";
+  write_file(path, "one\ntw");
+  LogCursor cursor;
+  EXPECT_EQ(read_appended(path, cursor).lines, std::vector<std::string>{"one"});
+  write_file(path, "o\r\n", true);
+  EXPECT_EQ(read_appended(path, cursor).lines, std::vector<std::string>{"two"});
+}
+
+TEST(LogTail, TruncationAndReplacementStartOver) {
+  TempDir dir;
+  std::string path = dir / "log";
+  write_file(path, "old line 1\nold line 2\n");
+  LogCursor cursor;
+  read_appended(path, cursor);
+  write_file(path, "new\n");  // truncated in place, shorter
+  auto truncated = read_appended(path, cursor);
+  EXPECT_TRUE(truncated.reset);
+  EXPECT_EQ(truncated.lines, std::vector<std::string>{"new"});
+  // Replaced by a new file (logrotate's create mode): a new inode.
+  write_file(dir / "log.new", "rotated 1\nrotated 2 which is longer than before\n");
+  std::rename((dir / "log.new").c_str(), path.c_str());
+  auto replaced = read_appended(path, cursor);
+  EXPECT_TRUE(replaced.reset);
+  EXPECT_EQ(replaced.lines.size(), 2u);
+}
+
+TEST(LogTail, HugeFileFirstLookReadsOnlyTheTail) {
+  TempDir dir;
+  std::string path = dir / "log";
+  std::string body;
+  for (int i = 0; i < 20000; ++i) body += "line " + std::to_string(i) + "\n";
+  write_file(path, body);
+  LogCursor cursor;
+  LogTailLimits limits;
+  limits.max_bytes_per_read = 1000;
+  auto chunk = read_appended(path, cursor, limits);
+  EXPECT_TRUE(chunk.skipped);
+  ASSERT_FALSE(chunk.lines.empty());
+  EXPECT_EQ(chunk.lines.back(), "line 19999");
+  EXPECT_EQ(chunk.lines.front().rfind("line ", 0), 0u);  // the cut fragment was dropped
+  EXPECT_EQ(cursor.offset, body.size());
+}
+
+TEST(LogTail, OverlongLineIsCutNotBufferedForever) {
+  TempDir dir;
+  std::string path = dir / "log";
+  write_file(path, std::string(5000, 'x'));
+  LogCursor cursor;
+  LogTailLimits limits;
+  limits.max_line = 100;
+  auto chunk = read_appended(path, cursor, limits);
+  ASSERT_EQ(chunk.lines.size(), 1u);
+  EXPECT_EQ(chunk.lines[0].size(), 100u);
+  EXPECT_EQ(cursor.offset, 5000u);
+}
+
+TEST(LogTail, MissingFileIsAnErrorWithThePath) {
+  LogCursor cursor;
+  auto chunk = read_appended("/nonexistent/llmwatch.log", cursor);
+  EXPECT_NE(chunk.error.find("/nonexistent/llmwatch.log"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace llmwatch

@@ -1,0 +1,95 @@
+#include "probes/training_log.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_util.h"
+#include "util/strings.h"
+
+namespace llmwatch {
+namespace {
+
+std::vector<LogLine> parse_file(const std::string& name) {
+  TrainingLogParser parser;
+  std::vector<LogLine> out;
+  for (const auto& line : split(testing::read_file(testing::fixture(name)), '\n')) out.push_back(parser.parse(line));
+  return out;
+}
+
+TEST(TrainingLog, NeMo2StepLines) {
+  auto lines = parse_file("training-logs/nemo2-llama3-8b.log");
+  const LogLine& l = lines[1];
+  ASSERT_TRUE(l.step);
+  EXPECT_EQ(*l.step, 45);
+  EXPECT_DOUBLE_EQ(*l.step_time, 12.43);
+  EXPECT_DOUBLE_EQ(*l.loss, 12.01);
+  EXPECT_EQ(*l.max_steps, 50);
+  EXPECT_FALSE(lines[0].step);  // the checkpoint load line
+  bool saw_save_end = false;
+  for (const auto& x : lines) saw_save_end |= x.checkpoint_end;
+  EXPECT_TRUE(saw_save_end);
+}
+
+TEST(TrainingLog, NeMo1ProgressBar) {
+  auto lines = parse_file("training-logs/nemo1-progress-bar.log");
+  ASSERT_TRUE(lines[0].step);
+  EXPECT_EQ(*lines[0].step, 97);
+  EXPECT_DOUBLE_EQ(*lines[0].step_time, 3.6);
+  EXPECT_DOUBLE_EQ(*lines[0].loss, 7.33);
+}
+
+TEST(TrainingLog, NcclWatchdogTimeoutIsACrashSignature) {
+  auto lines = parse_file("training-logs/nccl-watchdog-timeout.log");
+  EXPECT_EQ(lines[0].crash, "nccl-timeout");
+  EXPECT_FALSE(lines[0].step);
+}
+
+TEST(TrainingLog, MegatronLine) {
+  TrainingLogParser parser;
+  auto l = parser.parse(
+      " iteration      100/  500000 | consumed samples:        51200 | elapsed time per iteration (ms): 1234.5 | "
+      "learning rate: 3.000E-04 | global batch size:   512 | lm loss: 7.012345E+00 | loss scale: 1.0 | grad norm: "
+      "1.234 | number of skipped iterations:   0 | number of nan iterations:   0 |");
+  ASSERT_TRUE(l.step);
+  EXPECT_EQ(*l.step, 100);
+  EXPECT_EQ(*l.max_steps, 500000);
+  EXPECT_DOUBLE_EQ(*l.step_time, 1.2345);
+  EXPECT_NEAR(*l.loss, 7.012345, 1e-9);
+}
+
+TEST(TrainingLog, OtherSignaturesAndCheckpoints) {
+  TrainingLogParser parser;
+  EXPECT_EQ(parser.parse("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate").crash, "cuda-oom");
+  EXPECT_EQ(parser.parse("RuntimeError: CUDA error: an illegal memory access was encountered").crash, "cuda-error");
+  EXPECT_EQ(parser.parse("Traceback (most recent call last):").crash, "python-traceback");
+  EXPECT_EQ(parser.parse("NVRM: Xid (PCI:0000:10:1c): 79, pid=1896, GPU has fallen off the bus.").crash, "xid");
+  EXPECT_TRUE(parser.parse("saving checkpoint at iteration     500 to /ckpt").checkpoint_start);
+  EXPECT_TRUE(parser.parse("  successfully saved checkpoint at iteration     500 to /ckpt").checkpoint_end);
+  EXPECT_EQ(parser.parse("[rank0] heartbeat: still waiting in ALLREDUCE (step 7)").step, std::nullopt);
+}
+
+TEST(TrainingLog, NanLossIsParsedAsNan) {
+  TrainingLogParser parser;
+  auto l = parser.parse("Training epoch 0, iteration 3/9 | global_step: 3 | reduced_train_loss: nan | train_step_timing in s: 1.0");
+  ASSERT_TRUE(l.loss);
+  EXPECT_TRUE(std::isnan(*l.loss));
+}
+
+TEST(TrainingLog, UserRegexFirstGroupIsTheStep) {
+  TrainingLogParser parser(R"(step=(\d+))");
+  EXPECT_EQ(*parser.parse("[train] step=1234 loss=2.0").step, 1234);
+  EXPECT_FALSE(parser.parse("[train] nothing").step);
+}
+
+TEST(TrainingLog, BinaryGarbageAndHugeLinesDoNotConfuseIt) {
+  TrainingLogParser parser;
+  std::string garbage(100000, '\xff');
+  garbage[500] = '\0';
+  EXPECT_FALSE(parser.parse(garbage).step);
+  EXPECT_FALSE(parser.parse("global_step: -5").step);
+  EXPECT_FALSE(parser.parse("global_step: ").step);
+}
+
+}  // namespace
+}  // namespace llmwatch

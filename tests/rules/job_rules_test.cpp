@@ -1,0 +1,193 @@
+#include "rules/job_rules.h"
+
+#include <gtest/gtest.h>
+
+namespace llmwatch {
+namespace {
+
+SlurmJob job(std::int64_t id, const std::string& state, const std::string& reason = "None") {
+  SlurmJob j;
+  j.job_id = id;
+  j.name = "tr11";
+  j.user = "alice";
+  j.state = state;
+  j.reason = reason;
+  j.nodes = state == "RUNNING" ? "node-[1-2]" : "";
+  return j;
+}
+
+JobSettings settings() {
+  JobSettings s;
+  s.name = "tr11";
+  s.stale_floor = Seconds(60);
+  s.stale_ceiling = Seconds(3600);
+  s.stale_factor = 5;
+  s.startup_grace = Seconds(600);
+  s.checkpoint_grace = Seconds(900);
+  return s;
+}
+
+std::vector<std::string> kinds(const std::vector<Finding>& fs) {
+  std::vector<std::string> out;
+  for (const auto& f : fs) out.push_back(f.kind);
+  return out;
+}
+
+TEST(SelectJobs, ByNameUserAndNeverLlmwatchItself) {
+  auto a = job(1, "RUNNING");
+  auto other_user = job(2, "RUNNING");
+  other_user.user = "bob";
+  auto self = job(3, "PENDING");
+  self.name = "llmwatch";
+  auto done = job(4, "COMPLETED");
+  JobSettings s = settings();
+  s.user = "alice";
+  auto picked = select_jobs({a, other_user, self, done}, s, "llmwatch");
+  ASSERT_EQ(picked.size(), 1u);
+  EXPECT_EQ(picked[0].job_id, 1);
+  // By id: an array's tasks share array_job_id.
+  JobSettings by_id;
+  by_id.id = 40;
+  auto task = job(42, "RUNNING");
+  task.array_job_id = 40;
+  task.array_task_id = 2;
+  EXPECT_EQ(select_jobs({task, a}, by_id, "llmwatch").size(), 1u);
+  // A watched job that happens to share llmwatch's name is still never llmwatch's own job.
+  JobSettings same_name;
+  same_name.name = "llmwatch";
+  EXPECT_TRUE(select_jobs({self}, same_name, "llmwatch").empty());
+}
+
+TEST(JobRules, NothingQueuedIsAbsent) {
+  JobObservation obs;
+  auto fs = evaluate_job(settings(), obs, 1000);
+  ASSERT_EQ(kinds(fs), std::vector<std::string>{"absent"});
+  EXPECT_EQ(fs[0].key, "job:tr11/absent");
+  EXPECT_EQ(fs[0].severity, Severity::Critical);
+}
+
+TEST(JobRules, PendingReasonsNormalVersusStuck) {
+  JobObservation obs;
+  for (const char* normal : {"Priority", "Resources", "Dependency", "JobArrayTaskLimit", "BeginTime"}) {
+    obs.entries = {job(1, "PENDING", normal)};
+    EXPECT_TRUE(evaluate_job(settings(), obs, 1000).empty()) << normal;
+  }
+  for (const char* stuck : {"DependencyNeverSatisfied", "JobHeldAdmin", "JobHeldUser", "launch failed requeued held",
+                            "BadConstraints"}) {
+    obs.entries = {job(1, "PENDING", stuck)};
+    EXPECT_EQ(kinds(evaluate_job(settings(), obs, 1000)), std::vector<std::string>{"stuck"}) << stuck;
+  }
+}
+
+struct Running {
+  JobObservation obs;
+  JobProgress progress;
+  TrainingLogParser parser;
+  Running() {
+    obs.entries = {job(1, "RUNNING")};
+    obs.running = obs.entries[0];
+    start_task(progress, "1", "/log", 0);
+    obs.progress = &progress;
+  }
+  void step(std::int64_t n, double t) {
+    apply_lines(progress, {"Training epoch 0, iteration " + std::to_string(n) + "/99 | global_step: " + std::to_string(n) +
+                           " | reduced_train_loss: 2.0 | train_step_timing in s: 10"},
+                parser, t);
+  }
+  void line(const std::string& text, double t) { apply_lines(progress, {text}, parser, t); }
+  std::vector<std::string> at(double now, const JobSettings& s = settings()) { return kinds(evaluate_job(s, obs, now)); }
+};
+
+TEST(JobRules, StartupGetsItsOwnGrace) {
+  Running r;
+  EXPECT_TRUE(r.at(599).empty());
+  EXPECT_EQ(r.at(601), std::vector<std::string>{"hung"});
+}
+
+TEST(JobRules, AdaptiveThresholdFollowsTheLongestIntervalAfterWarmup) {
+  Running r;
+  // Warm-up intervals (compilation) are long and must not count.
+  r.step(1, 100);
+  r.step(2, 400);
+  r.step(3, 700);
+  for (int i = 4; i <= 10; ++i) r.step(i, 700 + (i - 3) * 20.0);  // 20 s steps
+  double last = 700 + 7 * 20.0;
+  EXPECT_DOUBLE_EQ(r.progress.longest_interval, 20);
+  // 5 x 20 s = 100 s allowed.
+  EXPECT_TRUE(r.at(last + 99).empty());
+  EXPECT_EQ(r.at(last + 101), std::vector<std::string>{"hung"});
+  // The floor holds for fast jobs, the ceiling for slow ones.
+  JobSettings s = settings();
+  s.stale_floor = Seconds(300);
+  EXPECT_TRUE(r.at(last + 299, s).empty());
+  s.stale_floor = Seconds(10);
+  s.stale_ceiling = Seconds(50);
+  EXPECT_EQ(r.at(last + 51, s), std::vector<std::string>{"hung"});
+  // A fixed stale_after overrides the adaptive one.
+  s.stale_after = Seconds(30);
+  EXPECT_EQ(r.at(last + 31, s), std::vector<std::string>{"hung"});
+}
+
+TEST(JobRules, HeartbeatLinesAreNotProgress) {
+  Running r;
+  r.step(1, 100);
+  for (int t = 101; t < 2000; t += 10) r.line("[rank0] heartbeat: still waiting in ALLREDUCE (step 1)", t);
+  EXPECT_EQ(r.at(2000), std::vector<std::string>{"hung"});
+  r.step(1, 2001);  // a repeated step is not progress either
+  EXPECT_EQ(r.at(2002), std::vector<std::string>{"hung"});
+}
+
+TEST(JobRules, CheckpointSaveLongerThanAStepButWithinGraceIsNotAHang) {
+  Running r;
+  for (int i = 1; i <= 6; ++i) r.step(i, i * 10.0);  // 10 s steps → 60 s floor applies
+  r.line("[NeMo I] saving checkpoint at step 6", 61);
+  EXPECT_TRUE(r.at(61 + 800).empty());  // 800 s save: longer than the 60 s allowance, within 900 s grace
+  EXPECT_EQ(r.at(61 + 901), std::vector<std::string>{"hung"});
+  r.line("[NeMo I] Global Checkpoint Save : Rank: 0 : Iteration: 6 : Save duration: 850s", 911);
+  EXPECT_EQ(r.at(912), std::vector<std::string>{"hung"});  // saved, but still no step since 60 s+
+  r.step(7, 920);
+  EXPECT_TRUE(r.at(921).empty());
+}
+
+TEST(JobRules, CrashSignatureIsAFindingWithEvidence) {
+  Running r;
+  r.step(1, 10);
+  r.line("[rank368]:[E808 04:21:41.160918398 ProcessGroupNCCL.cpp:655] [Rank 368] Watchdog caught collective "
+         "operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE)",
+         11);
+  auto fs = evaluate_job(settings(), r.obs, 12);
+  ASSERT_EQ(kinds(fs), std::vector<std::string>{"crashed"});
+  EXPECT_NE(fs[0].summary.find("nccl-timeout"), std::string::npos);
+  ASSERT_FALSE(fs[0].evidence.empty());
+  EXPECT_NE(fs[0].evidence.back().find("Watchdog caught"), std::string::npos);
+}
+
+TEST(JobRules, UnreadableLogIsUnknownNeverHung) {
+  Running r;
+  r.obs.log_error = "/log: Permission denied";
+  auto fs = evaluate_job(settings(), r.obs, 100000);
+  ASSERT_EQ(kinds(fs), std::vector<std::string>{"log-unreadable"});
+  EXPECT_EQ(fs[0].severity, Severity::Unknown);
+}
+
+TEST(JobProgress, SurvivesARoundTripThroughTheStore) {
+  Running r;
+  r.step(1, 10);
+  r.step(2, 20);
+  r.line("saving checkpoint", 21);
+  JobProgress back = JobProgress::from_json(r.progress.to_json());
+  EXPECT_EQ(back.task, "1");
+  EXPECT_EQ(*back.step, 2);
+  EXPECT_EQ(back.best_step, 2);
+  EXPECT_DOUBLE_EQ(back.last_progress, 20);
+  EXPECT_DOUBLE_EQ(back.checkpoint_since, 21);
+  EXPECT_EQ(back.recent.size(), r.progress.recent.size());
+  // A new task keeps the best step but starts its own phase.
+  start_task(back, "2", "/other-log", 30);
+  EXPECT_FALSE(back.step);
+  EXPECT_EQ(back.best_step, 2);
+  EXPECT_EQ(back.cursor.offset, 0u);
+}
+
+}  // namespace
+}  // namespace llmwatch

@@ -1,0 +1,72 @@
+#include "slurm/slurm_job.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace llmwatch {
+namespace {
+
+TEST(SqueueJson, ParsesTheRealSlurm2205Capture) {
+  auto parsed = parse_squeue_json(testing::read_file(testing::fixture("slurm-22.05.8/squeue.json")));
+  ASSERT_TRUE(parsed.ok()) << parsed.error;
+  ASSERT_EQ(parsed.jobs.size(), 4u);
+  const SlurmJob& task = parsed.jobs[0];
+  EXPECT_EQ(task.display_id(), "3_1");
+  EXPECT_EQ(task.job_id, 6);
+  EXPECT_TRUE(task.running());
+  EXPECT_EQ(task.nodes, "node-[1-2]");
+  EXPECT_EQ(task.command, "/shared/project/train.slurm");
+  EXPECT_EQ(job_stdout_path(task), "/shared/project/my-training-3_1.out");
+  const SlurmJob& rest = parsed.jobs[3];
+  EXPECT_EQ(rest.display_id(), "3_[2-10%1]");
+  EXPECT_TRUE(rest.pending());
+  EXPECT_EQ(rest.reason, "JobArrayTaskLimit");
+  EXPECT_EQ(rest.array_max_tasks, 1);
+  EXPECT_EQ(parsed.jobs[1].name, "llmwatch");
+  EXPECT_EQ(parsed.jobs[1].reason, "BeginTime");
+  EXPECT_EQ(parsed.jobs[1].display_id(), "4");
+}
+
+TEST(SqueueJson, GarbageIsAnErrorNotAnEmptyQueue) {
+  EXPECT_FALSE(parse_squeue_json("").ok());
+  EXPECT_FALSE(parse_squeue_json("squeue: error: Unable to contact slurm controller").ok());
+  EXPECT_FALSE(parse_squeue_json("{\"meta\": {}}").ok());
+  EXPECT_FALSE(parse_squeue_json("{\"jobs\": [").ok());
+  auto empty = parse_squeue_json("{\"jobs\": []}");
+  EXPECT_TRUE(empty.ok());
+  EXPECT_TRUE(empty.jobs.empty());
+}
+
+TEST(SqueueJson, ToleratesNewerSlurmShapes) {
+  // 23.02+: job_state is a list and numbers are {"set", "number"} objects.
+  auto parsed = parse_squeue_json(R"({"jobs": [{"job_id": 7, "name": "x", "job_state": ["RUNNING"],
+      "array_job_id": {"set": true, "number": 5}, "array_task_id": {"set": false, "number": 0},
+      "start_time": {"set": true, "number": 1700000000}}]})");
+  ASSERT_TRUE(parsed.ok());
+  ASSERT_EQ(parsed.jobs.size(), 1u);
+  EXPECT_EQ(parsed.jobs[0].state, "RUNNING");
+  EXPECT_EQ(parsed.jobs[0].array_job_id, 5);
+  EXPECT_FALSE(parsed.jobs[0].array_task_id);
+  EXPECT_EQ(parsed.jobs[0].start_time, 1700000000);
+}
+
+TEST(SlurmPattern, ExpandsEveryPlaceholder) {
+  SlurmJob j;
+  j.job_id = 42;
+  j.array_job_id = 40;
+  j.array_task_id = 2;
+  j.name = "tr11";
+  j.user = "alice";
+  j.batch_host = "gpu017";
+  EXPECT_EQ(expand_slurm_pattern("/l/%x-%A_%a.%j.%u.%N.log", j), "/l/tr11-40_2.42.alice.gpu017.log");
+  EXPECT_EQ(expand_slurm_pattern("%4a-%%-%q", j), "0002-%-%q");
+  EXPECT_EQ(expand_slurm_pattern("trailing%", j), "trailing%");
+  SlurmJob single;
+  single.job_id = 9;
+  single.workdir = "/w";
+  EXPECT_EQ(job_stdout_path(single), "/w/slurm-9.out");
+}
+
+}  // namespace
+}  // namespace llmwatch
