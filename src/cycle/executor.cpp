@@ -47,7 +47,7 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
     if (!budget.empty()) {
       outcome = {"skipped", "not done: " + budget + "; needs a human"};
     } else if (config_.dry_run && name != "alert") {
-      outcome = {"dry-run", "dry-run: would " + name + (req.task ? " " + req.task->display_id() : " " + req.job)};
+      outcome = {"dry-run", "would " + name + (req.task ? " " + req.task->display_id() : " " + req.job)};
     } else {
       try {
         ActionContext ctx{config_, slurm_, store_, now_};

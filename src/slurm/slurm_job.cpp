@@ -46,6 +46,14 @@ SqueueParse parse_squeue_json(std::string_view text) {
   if (doc.is_discarded()) return out.error = "not valid JSON", out;
   if (!doc.is_object() || !doc.contains("jobs") || !doc["jobs"].is_array())
     return out.error = "no \"jobs\" list in squeue JSON", out;
+  // With slurmctld down, 22.05 exits 0 and prints an empty job list plus an error entry:
+  // that is "cannot tell", never "no jobs".
+  if (auto errors = doc.find("errors"); errors != doc.end() && errors->is_array() && !errors->empty()) {
+    const auto& e = (*errors)[0];
+    std::string what = e.is_object() ? e.value("description", "") : "";
+    if (e.is_object() && e.contains("source")) what += " (" + e.value("source", "") + ")";
+    return out.error = "Slurm reported an error: " + (what.empty() ? std::string("unspecified") : what), out;
+  }
   for (const auto& j : doc["jobs"]) {
     if (!j.is_object()) continue;
     SlurmJob job;

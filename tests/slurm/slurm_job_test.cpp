@@ -38,6 +38,13 @@ TEST(SqueueJson, GarbageIsAnErrorNotAnEmptyQueue) {
   EXPECT_TRUE(empty.jobs.empty());
 }
 
+// Captured with slurmctld stopped: squeue exits 0 with no jobs and an error entry.
+TEST(SqueueJson, ControllerDownIsAnErrorNotAnEmptyQueue) {
+  auto parsed = parse_squeue_json(testing::read_file(testing::fixture("slurm-22.05.8/squeue-ctld-down.json")));
+  EXPECT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error, "Slurm reported an error: Failed while looking for jobs (slurm_load_jobs)");
+}
+
 TEST(SqueueJson, ToleratesNewerSlurmShapes) {
   // 23.02+: job_state is a list and numbers are {"set", "number"} objects.
   auto parsed = parse_squeue_json(R"({"jobs": [{"job_id": 7, "name": "x", "job_state": ["RUNNING"],

@@ -1,0 +1,167 @@
+// Job supervision end to end on a real cluster with the fake trainer from examples/:
+// a run that hangs (alive, printing heartbeats, no new step) is detected, its task is
+// cancelled, and the run resumes on the next array task past the old step.
+#include "local_cluster.h"
+
+namespace llmwatch::testing {
+namespace {
+
+struct TrainingRun {
+  LocalCluster& cluster;
+  std::string work;
+  std::string config;
+
+  explicit TrainingRun(LocalCluster& c, const std::string& extra_job_keys = "", const std::string& extra = "")
+      : cluster(c), work(c.dir / "work"), config(c.dir / "llmwatch.toml") {
+    std::filesystem::create_directories(work);
+    write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") + "\"\ninterval = \"1s\"\n" + extra +
+                           "[slurm]\ntimeout = \"5s\"\n"
+                           "[[job]]\nname = \"itest-train\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
+                           "startup_grace = \"1m\"\nkill_switch = \"" + work + "/kill-switch\"\n" + extra_job_keys);
+  }
+
+  std::string submit(const std::string& array = "1-4%1") {
+    auto r = cluster.slurm({"sbatch", "--parsable", "--job-name=itest-train", "--array=" + array, "--chdir=" + work,
+                            "--output=" + work + "/train-%A_%a.out",
+                            "--export=ALL,FAKE_TRAINER_DIR=" + work + ",FAKE_STEP_TIME=0.5",
+                            source_dir() + "/examples/fake-trainer.sh"});
+    EXPECT_TRUE(r.ok()) << r.describe("sbatch") << r.err;
+    return r.out.substr(0, r.out.find_first_of(";\n"));
+  }
+
+  nlohmann::json cycle_and_status() {
+    auto run = llmwatch(config, {"run", "--once"});
+    EXPECT_TRUE(run.ok()) << run.describe("run --once") << run.err;
+    auto status = llmwatch(config, {"status", "--json"});
+    auto s = nlohmann::json::parse(status.out, nullptr, false);
+    return s.is_object() ? s : nlohmann::json::object();
+  }
+
+  nlohmann::json job() {
+    auto s = cycle_and_status();
+    return s.contains("jobs") && !s["jobs"].empty() ? s["jobs"][0] : nlohmann::json::object();
+  }
+
+  std::string events() { return llmwatch(config, {"events", "--json"}).out; }
+};
+
+TEST(HangRestart, HungRunIsCancelledAndResumesOnTheNextArrayTask) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  TrainingRun run(c);
+  run.submit();
+
+  nlohmann::json j;
+  ASSERT_TRUE(eventually([&] {
+    j = run.job();
+    return j.value("step", 0) >= 4;
+  }, 90)) << j.dump();
+  std::string task = j["task"];
+  write_file(run.work + "/hang", task.substr(task.find('_') + 1));
+
+  // Detected: a hung finding and a cancel of exactly that task.
+  ASSERT_TRUE(eventually([&] {
+    run.cycle_and_status();
+    return run.events().find("job:itest-train/hung") != std::string::npos;
+  }, 60)) << run.events();
+  std::string events = run.events();
+  EXPECT_NE(events.find("cancel done: scancel " + task), std::string::npos) << events;
+  EXPECT_NE(events.find("starts by itself"), std::string::npos) << events;
+  auto hung_step = run.job().value("best_step", 0);
+
+  // The next task runs and trains past the hung step.
+  ASSERT_TRUE(eventually([&] {
+    j = run.job();
+    bool running = false;
+    for (const auto& e : j["entries"]) running |= e["state"] == "RUNNING";
+    return running && j["task"] != task && j.value("step", 0) > hung_step;
+  }, 90)) << j.dump();
+
+  // The hang is resolved and no second cancel happened.
+  events = run.events();
+  EXPECT_NE(events.find("job:itest-train/hung resolved"), std::string::npos) << events;
+  size_t cancels = 0;
+  for (size_t pos = 0; (pos = events.find("cancel done", pos)) != std::string::npos; ++pos) ++cancels;
+  EXPECT_EQ(cancels, 1u);
+}
+
+TEST(HangRestart, DryRunRecordsButNeverCancels) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  TrainingRun run(c, "", "dry_run = true\n");
+  run.submit("1-2%1");
+  nlohmann::json j;
+  ASSERT_TRUE(eventually([&] {
+    j = run.job();
+    return j.value("step", 0) >= 2;
+  }, 90)) << j.dump();
+  std::string task = j["task"];
+  write_file(run.work + "/hang", task.substr(task.find('_') + 1));
+  ASSERT_TRUE(eventually([&] {
+    run.cycle_and_status();
+    return run.events().find("dry-run: would cancel " + task) != std::string::npos;
+  }, 60)) << run.events();
+  // The hung task is still running: nothing was done.
+  bool still_running = false;
+  j = run.job();
+  for (const auto& e : j["entries"]) still_running |= e["id"] == task && e["state"] == "RUNNING";
+  EXPECT_TRUE(still_running) << j.dump() << run.events();
+}
+
+TEST(HangRestart, SlurmctldDownMeansUnknownNeverActionAndRecovers) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  TrainingRun run(c, "", "");
+  write_file(run.config, read_file(run.config) + "\n");
+  // Two failed cycles before the unreachable finding becomes an alert.
+  std::string text = read_file(run.config);
+  text.replace(text.find("[slurm]\n"), 8, "[slurm]\nunreachable_alert_after = 2\n");
+  write_file(run.config, text);
+  run.submit("1-2%1");
+  nlohmann::json j;
+  ASSERT_TRUE(eventually([&] {
+    j = run.job();
+    return j.value("step", 0) >= 2;
+  }, 90)) << j.dump();
+
+  // Stop slurmctld and make the run hang: llmwatch cannot see Slurm, so it must not act.
+  int ctld = c.pid_of("slurmctld");
+  ASSERT_GT(ctld, 0);
+  ASSERT_EQ(kill(ctld, SIGTERM), 0);
+  ASSERT_TRUE(eventually([&] { return kill(ctld, 0) != 0; }, 30));
+  std::string task = j["task"];
+  write_file(run.work + "/hang", task.substr(task.find('_') + 1));
+  auto before = std::chrono::steady_clock::now();
+  int cycles = 0;
+  // Cycle well past the hang threshold (6 s floor) while Slurm is down.
+  while (std::chrono::steady_clock::now() - before < std::chrono::seconds(12) || cycles < 3) {
+    auto s = run.cycle_and_status();
+    ++cycles;
+  }
+  auto s = run.cycle_and_status();
+  bool unreachable_warning = false;
+  for (const auto& f : s["findings"])
+    if (f["key"] == "slurm/unreachable") unreachable_warning = f["severity"] == "warning";
+  EXPECT_TRUE(unreachable_warning) << s.dump(2);
+  std::string events = run.events();
+  EXPECT_EQ(events.find("cancel"), std::string::npos) << events;
+  EXPECT_EQ(events.find("restart"), std::string::npos) << events;
+  EXPECT_NE(events.find("alert done"), std::string::npos) << "the unreachable alert was not raised: " << events;
+
+  // slurmctld comes back (keeping its state): normal service, the finding resolves.
+  ProcessSpec start;
+  start.argv = {"/usr/sbin/slurmctld", "-f", c.cluster_dir + "/slurm.conf"};
+  start.env["LLMWATCH_CLUSTER_DIR"] = c.cluster_dir;
+  start.timeout = std::chrono::seconds(30);
+  ASSERT_TRUE(run_process(start).ok());
+  ASSERT_TRUE(eventually([&] { return c.slurm({"squeue", "--json"}).ok(); }, 60));
+  s = run.cycle_and_status();
+  for (const auto& f : s["findings"]) EXPECT_NE(f["key"], "slurm/unreachable") << s.dump(2);
+  EXPECT_NE(run.events().find("slurm/unreachable resolved"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace llmwatch::testing

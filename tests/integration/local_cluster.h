@@ -1,0 +1,90 @@
+#pragma once
+// Integration-test helpers: a real Slurm cluster from slurm/local-cluster.sh, started per
+// test in its own temp dir and always stopped (by pid) when the test ends, pass or fail.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "test_util.h"
+#include "util/subprocess.h"
+
+namespace llmwatch::testing {
+
+inline std::string source_dir() { return LLMWATCH_SOURCE_DIR; }
+inline std::string llmwatch_bin() { return LLMWATCH_BIN; }
+
+// Polls `ready` until it holds or the deadline passes; never sleeps and hopes.
+inline bool eventually(const std::function<bool()>& ready, int seconds = 60) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (ready()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return ready();
+}
+
+class LocalCluster {
+ public:
+  TempDir dir;
+  std::string cluster_dir;
+  std::string error;
+
+  explicit LocalCluster(int nodes = 4) : cluster_dir(dir / "cluster") {
+    ProcessSpec spec;
+    spec.argv = {source_dir() + "/slurm/local-cluster.sh", "start", cluster_dir, std::to_string(nodes)};
+    spec.timeout = std::chrono::seconds(90);
+    auto r = run_process(spec);
+    if (!r.ok()) error = r.describe("local-cluster.sh start") + "\n" + r.err;
+    setenv("SLURM_CONF", (cluster_dir + "/slurm.conf").c_str(), 1);
+  }
+  ~LocalCluster() { stop(); }
+
+  void stop() {
+    ProcessSpec spec;
+    spec.argv = {source_dir() + "/slurm/local-cluster.sh", "stop", cluster_dir};
+    spec.timeout = std::chrono::seconds(60);
+    run_process(spec);
+  }
+
+  // Runs a Slurm client command (squeue, sbatch, ...) against this cluster.
+  ProcessResult slurm(std::vector<std::string> argv, int timeout_s = 30) const {
+    ProcessSpec spec;
+    spec.argv = std::move(argv);
+    spec.timeout = std::chrono::seconds(timeout_s);
+    return run_process(spec);
+  }
+
+  // squeue --json, parsed; empty on failure.
+  nlohmann::json jobs() const {
+    auto r = slurm({"squeue", "--json"});
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    return j.is_object() && j.contains("jobs") ? j["jobs"] : nlohmann::json::array();
+  }
+
+  int pid_of(const std::string& daemon) const {
+    return std::atoi(read_file(cluster_dir + "/run/" + daemon + ".pid").c_str());
+  }
+};
+
+// Runs the llmwatch binary with a config file.
+inline ProcessResult llmwatch(const std::string& config, std::vector<std::string> args, int timeout_s = 120) {
+  ProcessSpec spec;
+  spec.argv = {llmwatch_bin(), "--config", config};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.timeout = std::chrono::seconds(timeout_s);
+  return run_process(spec);
+}
+
+// Integration tests need root (Slurm daemons) and the Debian Slurm packages.
+#define LLMWATCH_REQUIRE_CLUSTER()                                                                  \
+  do {                                                                                              \
+    if (geteuid() != 0) GTEST_SKIP() << "integration tests start Slurm daemons and need root";     \
+    if (access("/usr/sbin/slurmctld", X_OK) != 0) GTEST_SKIP() << "slurmctld is not installed";    \
+  } while (0)
+
+}  // namespace llmwatch::testing
