@@ -23,6 +23,7 @@ struct ActionRequest {
   std::vector<SlurmJob> queue;       // everything queued for this watched job (pending remainder)
   const JobSettings* settings = nullptr;
   Finding finding;                   // why
+  std::vector<std::string> exclude;  // nodes a resubmitted run must avoid
   std::vector<std::string> done;     // what other actions did for this finding this cycle
   double episode = 0;                // when the finding started firing (alerts: one per episode)
 };

@@ -13,7 +13,7 @@ class HoldAction : public ActionPlugin {
     std::vector<std::string> held;
     for (const auto& q : r.queue) {
       if (!q.pending()) continue;
-      std::string id = q.is_array() ? std::to_string(q.array_job_id) : std::to_string(q.job_id);
+      std::string id = q.control_id();
       std::string err = ctx.slurm.control("hold", id);
       if (!err.empty()) return {"failed", err};
       held.push_back(id);

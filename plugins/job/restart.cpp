@@ -2,8 +2,11 @@
 // - An array throttled with %N that still has pending tasks restarts by itself: the next
 //   task starts when the old one leaves; we only say so.
 // - Otherwise we resubmit the same batch script with the job's name, workdir, partition,
-//   account and output pattern (Slurm would delay a `scontrol requeue`d job ~2 minutes).
+//   account, node count, time limit and output pattern, plus --exclude of nodes that are
+//   drained or down, or that a crash implicated (a `scontrol requeue`d job would instead
+//   wait ~2 minutes before Slurm lets it start again).
 #include "action.h"
+#include "slurm/hostlist.h"
 
 namespace llmwatch {
 namespace {
@@ -22,6 +25,13 @@ class RestartAction : public ActionPlugin {
     const SlurmJob& t = *r.task;
     if (t.command.empty()) return {"failed", "squeue did not report the batch script of " + t.display_id()};
     std::vector<std::string> args = {"--job-name=" + t.name};
+    // An array task is continued as the next task id, so SLURM_ARRAY_TASK_ID and %a keep
+    // counting and the training script's resume logic sees what it expects.
+    if (t.array_task_id) args.push_back("--array=" + std::to_string(*t.array_task_id + 1));
+    if (t.node_count > 0) args.push_back("--nodes=" + std::to_string(t.node_count));
+    if (t.time_limit_minutes > 0) args.push_back("--time=" + std::to_string(t.time_limit_minutes));
+    std::string exclude = compress_hostlist(r.exclude);
+    if (!exclude.empty()) args.push_back("--exclude=" + exclude);
     if (!t.workdir.empty()) args.push_back("--chdir=" + t.workdir);
     if (!t.partition.empty()) args.push_back("--partition=" + t.partition);
     if (!t.account.empty()) args.push_back("--account=" + t.account);
@@ -30,7 +40,8 @@ class RestartAction : public ActionPlugin {
     args.push_back(t.command);
     auto submitted = ctx.slurm.submit(args);
     if (!submitted.job_id) return {"failed", submitted.error};
-    return {"done", "resubmitted " + t.command + " as job " + std::to_string(*submitted.job_id)};
+    return {"done", "resubmitted " + t.command + " as job " + std::to_string(*submitted.job_id) +
+                        (exclude.empty() ? "" : " excluding " + exclude)};
   }
 };
 

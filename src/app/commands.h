@@ -25,6 +25,7 @@ int cmd_events(const Config& config, const std::string& since, const std::string
 int cmd_submit(const Config& config, const std::string& interval);
 int cmd_inspect(const std::string& kind, const std::string& file);
 int cmd_demo(bool keep);
+int cmd_job_action(const Config& config, const std::string& verb, const std::string& job);
 
 void setup_logging(const std::string& format, bool verbose);
 

@@ -56,6 +56,20 @@ int main(int argc, char** argv) {
   bool keep = false;
   demo->add_flag("--keep", keep, "leave the demo directory in place afterwards");
 
+  // Human actions on a managed job: journaled, budgeted and dry-run aware like automatic ones.
+  std::string job_name;
+  std::vector<std::pair<CLI::App*, std::string>> job_verbs;
+  for (auto [verb, help] : {std::pair{"kill", "create the job's kill switch (graceful exit)"},
+                            std::pair{"save", "create the job's save switch (checkpoint now)"},
+                            std::pair{"cancel", "scancel the job's running task"},
+                            std::pair{"restart", "cancel the running task and start the run again"},
+                            std::pair{"hold", "hold the job's pending tasks"},
+                            std::pair{"release", "release held tasks and remove the kill switch"}}) {
+    auto* sub = app.add_subcommand(verb, help);
+    sub->add_option("job", job_name, "a [[job]] name from the config")->required();
+    job_verbs.emplace_back(sub, verb);
+  }
+
   CLI11_PARSE(app, argc, argv);
   setup_logging(log_format, verbose);
 
@@ -71,5 +85,7 @@ int main(int argc, char** argv) {
   if (*status) return cmd_status(*cfg, status_json);
   if (*events) return cmd_events(*cfg, since, job, events_json);
   if (*submit) return cmd_submit(*cfg, interval);
+  for (const auto& [sub, verb] : job_verbs)
+    if (*sub) return cmd_job_action(*cfg, verb, job_name);
   return kExitUsage;
 }

@@ -48,6 +48,8 @@ struct JobSettings {
   std::vector<std::string> on_hang{"alert", "cancel", "restart"};
   std::vector<std::string> on_absent{"alert"};
   std::vector<std::string> on_crash{"alert"};
+  std::vector<std::string> on_crash_loop{"hold", "alert"};
+  int crash_loop_after = 3;         // tasks in a row that die before their first step
   int max_restarts = 5;
   Seconds restart_window{6 * 3600};
   std::string progress_regex;       // a user regex whose first group is the step

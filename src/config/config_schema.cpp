@@ -58,7 +58,7 @@ const std::vector<KeySpec<Limits>>& limits_keys() {
 }
 
 const std::vector<KeySpec<JobSettings>>& job_keys() {
-  static const std::vector<std::string> kActions = {"alert", "save", "kill", "cancel", "restart", "hold"};
+  static const std::vector<std::string> kActions = {"alert", "save", "kill", "cancel", "restart", "hold", "release"};
   static const std::vector<KeySpec<JobSettings>> keys = {
       {"name", KeyKind::String, LW_SET(JobSettings, name, s)},
       {"id", KeyKind::Int, [](JobSettings& t, const ConfigValue& v) { t.id = v.i; }, false, 1, 0},
@@ -81,6 +81,9 @@ const std::vector<KeySpec<JobSettings>>& job_keys() {
       {"on_hang", KeyKind::StringList, LW_SET(JobSettings, on_hang, list), false, 0, 0, kActions},
       {"on_absent", KeyKind::StringList, LW_SET(JobSettings, on_absent, list), false, 0, 0, kActions},
       {"on_crash", KeyKind::StringList, LW_SET(JobSettings, on_crash, list), false, 0, 0, kActions},
+      {"on_crash_loop", KeyKind::StringList, LW_SET(JobSettings, on_crash_loop, list), false, 0, 0, kActions},
+      {"crash_loop_after", KeyKind::Int,
+       [](JobSettings& t, const ConfigValue& v) { t.crash_loop_after = static_cast<int>(v.i); }, false, 1, 1000},
       {"max_restarts", KeyKind::Int, [](JobSettings& t, const ConfigValue& v) { t.max_restarts = static_cast<int>(v.i); },
        false, 0, 1000},
       {"restart_window", KeyKind::Duration, LW_SET(JobSettings, restart_window, dur)},

@@ -16,6 +16,7 @@
 #include "policy/policy.h"
 #include "probes/log_tail.h"
 #include "rules/job_rules.h"
+#include "slurm/hostlist.h"
 #include "store/store.h"
 #include "util/http.h"
 #include "util/paths.h"
@@ -36,6 +37,7 @@ struct JobWork {
   JobProgress progress;
   std::vector<std::pair<std::int64_t, double>> advances;
   std::uint64_t bytes = 0;
+  std::optional<SlurmJob> last;  // the last run seen, for restarting a job that is gone
 };
 
 std::string log_path_for(const JobSettings& job, const SlurmJob& task) {
@@ -45,10 +47,17 @@ std::string log_path_for(const JobSettings& job, const SlurmJob& task) {
 
 // The log probe for one job: reads what its running task appended since last cycle.
 void probe_job_log(JobWork& w, double now) {
-  if (!w.obs.running) return;
+  if (!w.obs.running) {
+    // The task we followed is gone and nothing runs: it ended (a quick death if no step).
+    bool still_queued = false;
+    for (const auto& e : w.obs.entries) still_queued |= e.display_id() == w.progress.task;
+    if (!still_queued) task_ended(w.progress);
+    return;
+  }
   const SlurmJob& task = *w.obs.running;
   std::string path = log_path_for(*w.settings, task);
   if (w.progress.task != task.display_id()) {
+    task_ended(w.progress);
     double started = task.start_time > 0 ? static_cast<double>(task.start_time) : now;
     start_task(w.progress, task.display_id(), path, std::min(started, now));
   }
@@ -76,9 +85,21 @@ CycleResult Supervisor::run_cycle(double now) {
   // --- probes: Slurm queue (one squeue per cycle, whatever the number of jobs) ---
   boost::asio::thread_pool pool(4);
   std::promise<SqueueParse> queue_promise;
+  std::promise<SinfoParse> nodes_promise;
   auto queue_future = queue_promise.get_future();
+  auto nodes_future = nodes_promise.get_future();
   boost::asio::post(pool, [&] { queue_promise.set_value(slurm_.queue()); });
+  boost::asio::post(pool, [&] { nodes_promise.set_value(slurm_.nodes()); });
   SqueueParse queue = queue_future.get();
+  SinfoParse nodes = nodes_future.get();
+  // Nodes a restarted run must avoid: drained or down now (by anyone).
+  std::vector<std::string> unusable;
+  if (nodes.ok()) {
+    for (const auto& n : nodes.nodes)
+      if (n.unusable()) unusable.push_back(n.name);
+  } else {
+    ++result.unknown_probes;
+  }
 
   int failures = std::stoi(store_.get("slurm.failures").value_or("0"));
   if (!queue.ok()) {
@@ -107,11 +128,12 @@ CycleResult Supervisor::run_cycle(double now) {
   std::vector<JobWork> work;
   if (queue.ok()) {
     for (const auto& job : config_.jobs) {
-      JobWork w{&job, job_label(job), {}, {}, {}, 0};
+      JobWork w{&job, job_label(job), {}, {}, {}, 0, std::nullopt};
       w.obs.entries = select_jobs(queue.jobs, job, config_.self.job_name);
       for (const auto& e : w.obs.entries)
         if (e.running() && !w.obs.running) w.obs.running = e;
       w.progress = JobProgress::from_json(store_.get("progress:" + w.label).value_or("{}"));
+      w.last = slurm_job_from_json(store_.get("lastjob:" + w.label).value_or(""));
       work.push_back(std::move(w));
     }
     std::vector<std::future<void>> done;
@@ -156,15 +178,26 @@ CycleResult Supervisor::run_cycle(double now) {
     ActionRequest base;
     base.finding = f;
     base.episode = first_seen[f.key];
+    base.exclude = unusable;
+    std::vector<std::string> plan;
     if (w) {
       base.job = w->label;
       base.settings = w->settings;
-      base.task = w->obs.running;
+      base.task = w->obs.running ? w->obs.running : w->last;  // a gone job: its last run
       base.queue = w->obs.entries;
+      // A crash may be the node's fault: keep the restarted run off the nodes it ran on.
+      if (f.kind == "crashed" && base.task)
+        if (auto implicated = expand_hostlist(base.task->nodes))
+          base.exclude.insert(base.exclude.end(), implicated->begin(), implicated->end());
+      plan = actions_for(f, *w->settings);
+      std::vector<Finding> same_job;
+      for (const auto& g : findings)
+        if (g.subject == w->label) same_job.push_back(g);
+      suppress_restarts_in_crash_loop(same_job, plan);
     } else {
       base.job = f.subject;
+      plan = actions_for(f, JobSettings{});
     }
-    std::vector<std::string> plan = w ? actions_for(f, *w->settings) : actions_for(f, JobSettings{});
     // Unknown findings alert only after they persisted (the slurm probe raises them to Warning).
     if (f.severity == Severity::Unknown) plan.clear();
     result.actions += executor.run_plan(base, plan);
@@ -182,6 +215,7 @@ CycleResult Supervisor::run_cycle(double now) {
       for (const auto& [step, ts] : w.advances)
         store_.add_progress(w.label, ts, step, w.progress.step_time, w.progress.loss);
       store_.put("progress:" + w.label, w.progress.to_json(), now);
+      if (w.obs.running) store_.put("lastjob:" + w.label, slurm_job_to_json(*w.obs.running), now);
       nlohmann::json view = {{"entries", nlohmann::json::array()}};
       for (const auto& e : w.obs.entries)
         view["entries"].push_back({{"id", e.display_id()}, {"state", e.state}, {"reason", e.reason}, {"nodes", e.nodes}});

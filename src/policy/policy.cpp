@@ -9,6 +9,7 @@ std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
   if (f.kind == "hung") out = job.on_hang;
   else if (f.kind == "absent") out = job.on_absent;
   else if (f.kind == "crashed") out = job.on_crash;
+  else if (f.kind == "crash-loop") out = job.on_crash_loop;
   else if (f.severity != Severity::Info) out = {"alert"};
   // Alerts go last so they can say what the other actions did.
   std::stable_partition(out.begin(), out.end(), [](const std::string& a) { return a != "alert"; });
@@ -16,6 +17,14 @@ std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
   for (const auto& a : out)
     if (action_allowed_on(f, a)) allowed.push_back(a);
   return allowed;
+}
+
+void suppress_restarts_in_crash_loop(const std::vector<Finding>& job_findings, std::vector<std::string>& plan) {
+  for (const auto& f : job_findings)
+    if (f.kind == "crash-loop") {
+      plan.erase(std::remove(plan.begin(), plan.end(), "restart"), plan.end());
+      return;
+    }
 }
 
 bool action_allowed_on(const Finding& f, const std::string& action) {

@@ -26,7 +26,9 @@ std::string JobProgress::to_json() const {
                       {"checkpoint_since", checkpoint_since},
                       {"crash", crash},
                       {"recent", recent},
-                      {"bytes_read", bytes_read}};
+                      {"bytes_read", bytes_read},
+                      {"quick_deaths", quick_deaths},
+                      {"counted_task", counted_task}};
   if (step) j["step"] = *step;
   if (max_steps) j["max_steps"] = *max_steps;
   if (step_time) j["step_time"] = *step_time;
@@ -52,6 +54,8 @@ JobProgress JobProgress::from_json(const std::string& text) {
     for (const auto& line : j["recent"])
       if (line.is_string()) p.recent.push_back(line.get<std::string>());
   p.bytes_read = j.value("bytes_read", std::uint64_t{0});
+  p.quick_deaths = j.value("quick_deaths", 0);
+  p.counted_task = j.value("counted_task", "");
   if (j.contains("step")) p.step = j["step"].get<std::int64_t>();
   if (j.contains("max_steps")) p.max_steps = j["max_steps"].get<std::int64_t>();
   if (j.contains("step_time")) p.step_time = j["step_time"].get<double>();
@@ -67,6 +71,8 @@ void start_task(JobProgress& p, const std::string& task, const std::string& log_
   fresh.best_step = p.best_step;
   fresh.max_steps = p.max_steps;
   fresh.bytes_read = p.bytes_read;
+  fresh.quick_deaths = p.quick_deaths;
+  fresh.counted_task = p.counted_task;
   if (log_path == p.log_path) fresh.cursor = p.cursor;  // an array task appending to one shared log
   p = std::move(fresh);
 }
@@ -92,12 +98,19 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p, const s
       if (p.advances > kWarmupAdvances) p.longest_interval = std::max(p.longest_interval, now - p.last_progress);
     }
     p.step = line.step;
+    p.quick_deaths = 0;  // progress ends any crash loop
     p.best_step = std::max(p.best_step, *line.step);
     p.last_progress = now;
     p.checkpoint_since = 0;  // a step after a save means the save is over
     advances.emplace_back(*line.step, now);
   }
   return advances;
+}
+
+void task_ended(JobProgress& p) {
+  if (p.task.empty() || p.counted_task == p.task) return;
+  p.counted_task = p.task;
+  if (!p.step) ++p.quick_deaths;
 }
 
 StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double now) {

@@ -31,6 +31,10 @@ struct JobProgress {
   std::string crash;                      // crash signature seen in this task
   std::deque<std::string> recent;         // the last lines, as evidence
   std::uint64_t bytes_read = 0;           // total, for the bytes-per-cycle measurement
+  // Tasks in a row that ended before making any progress (a crash loop), and the last
+  // task counted so that one death is never counted twice.
+  int quick_deaths = 0;
+  std::string counted_task;
 
   std::string to_json() const;
   static JobProgress from_json(const std::string& text);
@@ -51,6 +55,10 @@ struct StaleVerdict {
   double allowance = 0;   // what was allowed in the current phase
   std::string phase;      // startup | training | checkpoint
 };
+
+// The current task has ended (replaced by another, or gone from the queue): counts it as a
+// quick death if it never made progress. Idempotent per task.
+void task_ended(JobProgress& p);
 
 StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double now);
 

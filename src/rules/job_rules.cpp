@@ -43,6 +43,13 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
     return f;
   };
 
+  if (obs.progress && obs.progress->quick_deaths >= job.crash_loop_after) {
+    auto f = make("crash-loop", Severity::Critical,
+                  std::to_string(obs.progress->quick_deaths) + " runs in a row died before their first step; "
+                  "restarts stopped, needs a human");
+    f.evidence.assign(obs.progress->recent.begin(), obs.progress->recent.end());
+    out.push_back(f);
+  }
   if (obs.entries.empty()) {
     out.push_back(make("absent", Severity::Critical, "nothing RUNNING or PENDING for " + label));
     return out;

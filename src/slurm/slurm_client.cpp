@@ -29,6 +29,18 @@ SqueueParse SlurmClient::queue() {
   return parsed;
 }
 
+SinfoParse SlurmClient::nodes() {
+  auto r = run("sinfo", {"--json"});
+  if (!r.ok()) {
+    SinfoParse out;
+    out.error = r.describe("sinfo --json");
+    return out;
+  }
+  auto parsed = parse_sinfo_json(r.out);
+  if (!parsed.ok()) parsed.error = "sinfo --json: " + parsed.error;
+  return parsed;
+}
+
 std::string SlurmClient::cancel(const std::string& job_id, const std::string& signal) {
   std::vector<std::string> args;
   if (!signal.empty()) args.push_back("--signal=" + signal);

@@ -7,6 +7,7 @@
 
 #include "config/config.h"
 #include "slurm/slurm_job.h"
+#include "slurm/slurm_node.h"
 #include "util/subprocess.h"
 
 namespace llmwatch {
@@ -23,6 +24,8 @@ class SlurmClient {
 
   // One `squeue --json` for every job: 22.05 ignores filters anyway, so we filter here.
   virtual SqueueParse queue();
+  // One `sinfo --json` per cycle: every node, its state flags and reason.
+  virtual SinfoParse nodes();
   // `scancel [--signal=SIG] ID`; returns "" on success, else the error.
   virtual std::string cancel(const std::string& job_id, const std::string& signal = "");
   virtual SubmitResult submit(const std::vector<std::string>& sbatch_args,

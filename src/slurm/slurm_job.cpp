@@ -2,7 +2,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "slurm/slurm_json.h"
+
 namespace llmwatch {
+
+std::string SlurmJob::control_id() const {
+  if (!is_array() || array_task_id || array_task_string.empty()) return display_id();
+  return std::to_string(array_job_id) + "_[" + array_task_string.substr(0, array_task_string.find('%')) + "]";
+}
 
 std::string SlurmJob::display_id() const {
   if (!is_array()) return std::to_string(job_id);
@@ -10,77 +17,60 @@ std::string SlurmJob::display_id() const {
   return std::to_string(array_job_id) + "_[" + array_task_string + "]";
 }
 
-namespace {
-
-using nlohmann::json;
-
-std::string str(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return {};
-  if (it->is_string()) return it->get<std::string>();
-  // Newer Slurm turns some fields into lists (job_state: ["RUNNING"]); take the first.
-  if (it->is_array() && !it->empty() && (*it)[0].is_string()) return (*it)[0].get<std::string>();
-  return {};
-}
-
-// Integers arrive plain (22.05) or as {"set": true, "number": N} (23.02+).
-std::optional<std::int64_t> num(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  if (it->is_number_integer()) return it->get<std::int64_t>();
-  if (it->is_number()) return static_cast<std::int64_t>(it->get<double>());
-  if (it->is_object()) {
-    auto set = it->find("set");
-    auto number = it->find("number");
-    if (set != it->end() && set->is_boolean() && !set->get<bool>()) return std::nullopt;
-    if (number != it->end() && number->is_number()) return number->get<std::int64_t>();
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 SqueueParse parse_squeue_json(std::string_view text) {
   SqueueParse out;
-  json doc = json::parse(text, nullptr, false);
-  if (doc.is_discarded()) return out.error = "not valid JSON", out;
-  if (!doc.is_object() || !doc.contains("jobs") || !doc["jobs"].is_array())
-    return out.error = "no \"jobs\" list in squeue JSON", out;
-  // With slurmctld down, 22.05 exits 0 and prints an empty job list plus an error entry:
-  // that is "cannot tell", never "no jobs".
-  if (auto errors = doc.find("errors"); errors != doc.end() && errors->is_array() && !errors->empty()) {
-    const auto& e = (*errors)[0];
-    std::string what = e.is_object() ? e.value("description", "") : "";
-    if (e.is_object() && e.contains("source")) what += " (" + e.value("source", "") + ")";
-    return out.error = "Slurm reported an error: " + (what.empty() ? std::string("unspecified") : what), out;
-  }
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (auto error = slurm_json_error(doc, "jobs"); !error.empty()) return out.error = error, out;
   for (const auto& j : doc["jobs"]) {
     if (!j.is_object()) continue;
     SlurmJob job;
-    auto id = num(j, "job_id");
+    auto id = json_number(j, "job_id");
     if (!id) continue;
     job.job_id = *id;
-    job.array_job_id = num(j, "array_job_id").value_or(0);
-    job.array_task_id = num(j, "array_task_id");
-    job.array_task_string = str(j, "array_task_string");
-    job.array_max_tasks = static_cast<int>(num(j, "array_max_tasks").value_or(0));
-    job.name = str(j, "name");
-    job.user = str(j, "user_name");
-    job.account = str(j, "account");
-    job.partition = str(j, "partition");
-    job.state = str(j, "job_state");
-    job.reason = str(j, "state_reason");
-    job.nodes = str(j, "nodes");
-    job.batch_host = str(j, "batch_host");
-    job.std_out = str(j, "standard_output");
-    job.std_err = str(j, "standard_error");
-    job.command = str(j, "command");
-    job.workdir = str(j, "current_working_directory");
-    job.submit_time = num(j, "submit_time").value_or(0);
-    job.start_time = num(j, "start_time").value_or(0);
+    job.array_job_id = json_number(j, "array_job_id").value_or(0);
+    job.array_task_id = json_number(j, "array_task_id");
+    job.array_task_string = json_string(j, "array_task_string");
+    job.array_max_tasks = static_cast<int>(json_number(j, "array_max_tasks").value_or(0));
+    job.name = json_string(j, "name");
+    job.user = json_string(j, "user_name");
+    job.account = json_string(j, "account");
+    job.partition = json_string(j, "partition");
+    job.state = json_string(j, "job_state");
+    job.reason = json_string(j, "state_reason");
+    job.nodes = json_string(j, "nodes");
+    job.batch_host = json_string(j, "batch_host");
+    job.std_out = json_string(j, "standard_output");
+    job.std_err = json_string(j, "standard_error");
+    job.command = json_string(j, "command");
+    job.workdir = json_string(j, "current_working_directory");
+    job.node_count = static_cast<int>(json_number(j, "node_count").value_or(0));
+    job.time_limit_minutes = json_number(j, "time_limit").value_or(0);
+    job.submit_time = json_number(j, "submit_time").value_or(0);
+    job.start_time = json_number(j, "start_time").value_or(0);
     out.jobs.push_back(std::move(job));
   }
   return out;
+}
+
+std::string slurm_job_to_json(const SlurmJob& j) {
+  nlohmann::json out = {{"job_id", j.job_id},           {"array_job_id", j.array_job_id},
+                        {"array_task_string", j.array_task_string}, {"array_max_tasks", j.array_max_tasks},
+                        {"name", j.name},               {"user_name", j.user},
+                        {"account", j.account},         {"partition", j.partition},
+                        {"job_state", j.state},         {"state_reason", j.reason},
+                        {"nodes", j.nodes},             {"batch_host", j.batch_host},
+                        {"standard_output", j.std_out}, {"standard_error", j.std_err},
+                        {"command", j.command},         {"current_working_directory", j.workdir},
+                        {"submit_time", j.submit_time}, {"start_time", j.start_time},
+                        {"node_count", j.node_count},   {"time_limit", j.time_limit_minutes}};
+  if (j.array_task_id) out["array_task_id"] = *j.array_task_id;
+  return nlohmann::json{{"jobs", {out}}}.dump();
+}
+
+std::optional<SlurmJob> slurm_job_from_json(const std::string& text) {
+  auto parsed = parse_squeue_json(text);
+  if (!parsed.ok() || parsed.jobs.size() != 1) return std::nullopt;
+  return parsed.jobs[0];
 }
 
 std::string expand_slurm_pattern(const std::string& pattern, const SlurmJob& job) {

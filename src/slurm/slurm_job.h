@@ -21,10 +21,15 @@ struct SlurmJob {
   std::string std_out, std_err;  // with %x/%j/%A/%a patterns still in them
   std::string command, workdir;
   std::int64_t submit_time = 0, start_time = 0;
+  int node_count = 0;
+  std::int64_t time_limit_minutes = 0;  // 0: none (UNLIMITED)
 
   bool is_array() const { return array_job_id != 0; }
   // What users type and see: "3_1", "3_[2-10%1]", "5".
   std::string display_id() const;
+  // The id scontrol takes for exactly this entry: "3_[2-10]" for a pending array remainder
+  // (the bare array id would also hit finished tasks and fail), else display_id().
+  std::string control_id() const;
   bool running() const { return state == "RUNNING" || state == "COMPLETING" || state == "CONFIGURING"; }
   bool pending() const { return state == "PENDING" || state == "REQUEUED"; }
 };
@@ -37,6 +42,11 @@ struct SqueueParse {
 
 // `squeue --json` (Slurm 21.08–22.05 shape; tolerant of newer list-valued state fields).
 SqueueParse parse_squeue_json(std::string_view text);
+
+// For remembering the last run of a watched job across cycles (the restart action needs it
+// after the job has left the queue).
+std::string slurm_job_to_json(const SlurmJob& job);
+std::optional<SlurmJob> slurm_job_from_json(const std::string& text);
 
 // Expands Slurm filename patterns (%x %j %A %a %u %N %%, with optional zero padding "%4a").
 std::string expand_slurm_pattern(const std::string& pattern, const SlurmJob& job);

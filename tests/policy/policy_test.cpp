@@ -35,3 +35,20 @@ TEST(Policy, OtherFindingsAlertOnlyAndInfoDoesNothing) {
 
 }  // namespace
 }  // namespace llmwatch
+
+namespace llmwatch {
+namespace {
+
+TEST(Policy, CrashLoopStopsRestartsOfThatJob) {
+  Finding loop;
+  loop.kind = "crash-loop";
+  std::vector<std::string> plan = {"cancel", "restart", "alert"};
+  suppress_restarts_in_crash_loop({loop}, plan);
+  EXPECT_EQ(plan, (std::vector<std::string>{"cancel", "alert"}));
+  JobSettings job;
+  loop.severity = Severity::Critical;
+  EXPECT_EQ(actions_for(loop, job), (std::vector<std::string>{"hold", "alert"}));
+}
+
+}  // namespace
+}  // namespace llmwatch

@@ -191,3 +191,33 @@ TEST(JobProgress, SurvivesARoundTripThroughTheStore) {
 
 }  // namespace
 }  // namespace llmwatch
+
+namespace llmwatch {
+namespace {
+
+TEST(JobRules, TasksDyingBeforeTheirFirstStepAreACrashLoop) {
+  JobSettings s = settings();
+  s.crash_loop_after = 2;
+  JobProgress p;
+  start_task(p, "5_1", "/log", 0);
+  task_ended(p);
+  task_ended(p);  // the same task is never counted twice
+  EXPECT_EQ(p.quick_deaths, 1);
+  start_task(p, "5_2", "/log", 10);
+  task_ended(p);
+  EXPECT_EQ(p.quick_deaths, 2);
+  JobObservation obs;
+  obs.entries = {job(7, "PENDING", "JobArrayTaskLimit")};
+  obs.progress = &p;
+  EXPECT_EQ(kinds(evaluate_job(s, obs, 20)), std::vector<std::string>{"crash-loop"});
+  // One step of progress ends the loop.
+  start_task(p, "5_3", "/log", 30);
+  TrainingLogParser parser;
+  apply_lines(p, {"global_step: 1"}, parser, 31);
+  EXPECT_EQ(p.quick_deaths, 0);
+  task_ended(p);
+  EXPECT_EQ(p.quick_deaths, 0);  // it had made progress
+}
+
+}  // namespace
+}  // namespace llmwatch

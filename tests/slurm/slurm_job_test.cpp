@@ -23,6 +23,8 @@ TEST(SqueueJson, ParsesTheRealSlurm2205Capture) {
   EXPECT_TRUE(rest.pending());
   EXPECT_EQ(rest.reason, "JobArrayTaskLimit");
   EXPECT_EQ(rest.array_max_tasks, 1);
+  EXPECT_EQ(rest.control_id(), "3_[2-10]");
+  EXPECT_EQ(task.control_id(), "3_1");
   EXPECT_EQ(parsed.jobs[1].name, "llmwatch");
   EXPECT_EQ(parsed.jobs[1].reason, "BeginTime");
   EXPECT_EQ(parsed.jobs[1].display_id(), "4");
@@ -73,6 +75,47 @@ TEST(SlurmPattern, ExpandsEveryPlaceholder) {
   single.job_id = 9;
   single.workdir = "/w";
   EXPECT_EQ(job_stdout_path(single), "/w/slurm-9.out");
+}
+
+}  // namespace
+}  // namespace llmwatch
+
+#include "slurm/slurm_node.h"
+
+namespace llmwatch {
+namespace {
+
+TEST(SinfoJson, ParsesTheRealCaptureWithDrainFlagsAndReasons) {
+  auto parsed = parse_sinfo_json(testing::read_file(testing::fixture("slurm-22.05.8/sinfo.json")));
+  ASSERT_TRUE(parsed.ok()) << parsed.error;
+  ASSERT_EQ(parsed.nodes.size(), 4u);
+  EXPECT_EQ(parsed.nodes[0].name, "node-1");
+  EXPECT_FALSE(parsed.nodes[0].unusable());
+  EXPECT_TRUE(parsed.nodes[2].down());
+  EXPECT_EQ(parsed.nodes[2].reason, "Kill task failed");
+  EXPECT_TRUE(parsed.nodes[3].drained());
+  EXPECT_EQ(parsed.nodes[3].describe(), "idle+DRAIN");
+  EXPECT_EQ(parsed.nodes[3].reason_set_by, "root");
+}
+
+TEST(SinfoJson, NewerListStateAndErrorsAndGarbage) {
+  auto parsed = parse_sinfo_json(R"({"nodes": [{"name": "n1", "state": ["IDLE", "DRAIN"]}], "errors": []})");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed.nodes[0].state, "idle");
+  EXPECT_TRUE(parsed.nodes[0].drained());
+  EXPECT_FALSE(parse_sinfo_json(R"({"nodes": [], "errors": [{"description": "x"}]})").ok());
+  EXPECT_FALSE(parse_sinfo_json("sinfo: error").ok());
+}
+
+TEST(SlurmJobJson, RoundTripsForTheRestartAction) {
+  auto parsed = parse_squeue_json(testing::read_file(testing::fixture("slurm-22.05.8/squeue.json")));
+  ASSERT_TRUE(parsed.ok());
+  auto back = slurm_job_from_json(slurm_job_to_json(parsed.jobs[0]));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->display_id(), "3_1");
+  EXPECT_EQ(back->command, parsed.jobs[0].command);
+  EXPECT_EQ(back->node_count, 2);
+  EXPECT_FALSE(slurm_job_from_json("garbage"));
 }
 
 }  // namespace

@@ -1,0 +1,17 @@
+#pragma once
+// Slurm hostlists: "node-[1-3,5]", "gpu[001-128]", "rack[1-2]-n[01-04]", "a,b[1-2],c".
+// Expansion is Slurm-compatible (zero padding follows the range's written width; several
+// bracket groups expand as a product, leftmost slowest). Compression groups by prefix and
+// padding and merges consecutive numbers.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmwatch {
+
+// nullopt and *error on malformed input ("node[1-", "node[3-1]", "node[]", "[a-b]").
+std::optional<std::vector<std::string>> expand_hostlist(std::string_view list, std::string* error = nullptr);
+std::string compress_hostlist(const std::vector<std::string>& hosts);
+
+}  // namespace llmwatch

@@ -1,0 +1,31 @@
+#pragma once
+// One node as `sinfo --json` reports it, and whether it can take work.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmwatch {
+
+struct SlurmNode {
+  std::string name;
+  std::string state;                     // idle, allocated, mixed, down, ...
+  std::vector<std::string> flags;        // DRAIN, NOT_RESPONDING, ...
+  std::string reason;
+  std::string reason_set_by;
+
+  bool drained() const;                  // DRAIN flag (draining or drained)
+  bool down() const;                     // down, fail, or not responding
+  bool unusable() const { return drained() || down(); }
+  // "idle+DRAIN", for status and evidence lines.
+  std::string describe() const;
+};
+
+struct SinfoParse {
+  std::vector<SlurmNode> nodes;
+  std::string error;
+  bool ok() const { return error.empty(); }
+};
+
+SinfoParse parse_sinfo_json(std::string_view text);
+
+}  // namespace llmwatch

@@ -1,0 +1,58 @@
+#include "slurm/hostlist.h"
+
+#include <gtest/gtest.h>
+
+namespace llmwatch {
+namespace {
+
+using Hosts = std::vector<std::string>;
+
+Hosts expand(const std::string& s) {
+  std::string error;
+  auto r = expand_hostlist(s, &error);
+  EXPECT_TRUE(r) << s << ": " << error;
+  return r.value_or(Hosts{});
+}
+
+TEST(Hostlist, ExpandsRangesListsAndPadding) {
+  EXPECT_EQ(expand("node-[1-3,5]"), (Hosts{"node-1", "node-2", "node-3", "node-5"}));
+  EXPECT_EQ(expand("gpu[001-003]"), (Hosts{"gpu001", "gpu002", "gpu003"}));
+  EXPECT_EQ(expand("gpu[098-101]"), (Hosts{"gpu098", "gpu099", "gpu100", "gpu101"}));
+  EXPECT_EQ(expand("node-1"), (Hosts{"node-1"}));
+  EXPECT_EQ(expand(""), Hosts{});
+  EXPECT_EQ(expand("a,b[1-2],c"), (Hosts{"a", "b1", "b2", "c"}));
+  EXPECT_EQ(expand("n[7]"), (Hosts{"n7"}));
+}
+
+TEST(Hostlist, SeveralBracketGroupsExpandAsAProduct) {
+  EXPECT_EQ(expand("rack[1-2]-n[01-02]"), (Hosts{"rack1-n01", "rack1-n02", "rack2-n01", "rack2-n02"}));
+  EXPECT_EQ(expand("x[1-2]y"), (Hosts{"x1y", "x2y"}));
+}
+
+TEST(Hostlist, MalformedInputIsRejectedWithAReason) {
+  for (const char* bad : {"node[1-", "node[3-1]", "node[]", "node[a-b]", "node1]", "node[1-2", "node[1-2]]", "[1-2]x[",
+                          "n[1-99999999999]", "n[1-1000][1-1000][1-1000]", "n[1--2]", "n[-2]", "n[1,]"}) {
+    std::string error;
+    EXPECT_FALSE(expand_hostlist(bad, &error)) << bad;
+    EXPECT_FALSE(error.empty()) << bad;
+  }
+}
+
+TEST(Hostlist, CompressMergesRunsAndKeepsPadding) {
+  EXPECT_EQ(compress_hostlist({"node-1", "node-2", "node-3", "node-5"}), "node-[1-3,5]");
+  EXPECT_EQ(compress_hostlist({"gpu003", "gpu001", "gpu002", "gpu010"}), "gpu[001-003,010]");
+  EXPECT_EQ(compress_hostlist({"login", "node-7"}), "login,node-7");
+  EXPECT_EQ(compress_hostlist({"a1", "b1", "a2"}), "a[1-2],b1");
+  EXPECT_EQ(compress_hostlist({"n1", "n1"}), "n1");
+  EXPECT_EQ(compress_hostlist({}), "");
+}
+
+TEST(Hostlist, RoundTrips) {
+  for (const char* list : {"node-[1-3,5]", "gpu[001-128]", "a,b[1-2]", "rack[1-2]-n[01-04]"}) {
+    auto hosts = expand(list);
+    EXPECT_EQ(expand(compress_hostlist(hosts)), hosts) << list;
+  }
+}
+
+}  // namespace
+}  // namespace llmwatch
