@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "action.h"
+#include "store/store.h"
 
 namespace llmwatch {
 namespace {
@@ -18,7 +19,7 @@ class SwitchAction : public ActionPlugin {
  public:
   SwitchAction(std::string name, std::string JobSettings::*path) : name_(std::move(name)), path_(path) {}
   std::string name() const override { return name_; }
-  ActionOutcome execute(const ActionRequest& r, ActionContext&) override {
+  ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     if (!r.settings || (r.settings->*path_).empty())
       return {"skipped", "no " + name_ + "_switch configured for " + r.job};
     const std::string& path = r.settings->*path_;
@@ -27,6 +28,8 @@ class SwitchAction : public ActionPlugin {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT, 0644);
     if (fd < 0) return {"failed", path + ": " + std::strerror(errno)};
     ::close(fd);
+    // The cycle reports when the training loop removes a save switch (checkpoint taken).
+    if (name_ == "save") ctx.store.put("save.requested:" + r.job, "1", ctx.now);
     return {"done", "created " + path};
   }
 

@@ -45,6 +45,7 @@ struct JobSettings {
   Seconds startup_grace{1800};      // until the first step line
   Seconds checkpoint_grace{1800};   // after a "saving checkpoint" line
   std::string kill_switch, save_switch;
+  Seconds kill_grace{1800};         // a kill switch older than this, with tasks queued, was forgotten
   std::vector<std::string> on_hang{"alert", "cancel", "restart"};
   std::vector<std::string> on_absent{"alert"};
   std::vector<std::string> on_crash{"alert"};

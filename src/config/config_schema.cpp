@@ -78,6 +78,7 @@ const std::vector<KeySpec<JobSettings>>& job_keys() {
       {"checkpoint_grace", KeyKind::Duration, LW_SET(JobSettings, checkpoint_grace, dur)},
       {"kill_switch", KeyKind::String, LW_SET(JobSettings, kill_switch, s)},
       {"save_switch", KeyKind::String, LW_SET(JobSettings, save_switch, s)},
+      {"kill_grace", KeyKind::Duration, LW_SET(JobSettings, kill_grace, dur)},
       {"on_hang", KeyKind::StringList, LW_SET(JobSettings, on_hang, list), false, 0, 0, kActions},
       {"on_absent", KeyKind::StringList, LW_SET(JobSettings, on_absent, list), false, 0, 0, kActions},
       {"on_crash", KeyKind::StringList, LW_SET(JobSettings, on_crash, list), false, 0, 0, kActions},

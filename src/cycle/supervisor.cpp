@@ -1,5 +1,6 @@
 #include "cycle/supervisor.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
@@ -46,7 +47,15 @@ std::string log_path_for(const JobSettings& job, const SlurmJob& task) {
 }
 
 // The log probe for one job: reads what its running task appended since last cycle.
+std::optional<double> file_age(const std::string& path, double now) {
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return now - static_cast<double>(st.st_mtime);
+}
+
 void probe_job_log(JobWork& w, double now) {
+  w.obs.kill_switch_age = file_age(w.settings->kill_switch, now);
+  w.obs.save_switch_age = file_age(w.settings->save_switch, now);
   if (!w.obs.running) {
     // The task we followed is gone and nothing runs: it ended (a quick death if no step).
     bool still_queued = false;
@@ -216,6 +225,13 @@ CycleResult Supervisor::run_cycle(double now) {
         store_.add_progress(w.label, ts, step, w.progress.step_time, w.progress.loss);
       store_.put("progress:" + w.label, w.progress.to_json(), now);
       if (w.obs.running) store_.put("lastjob:" + w.label, slurm_job_to_json(*w.obs.running), now);
+      // The training loop removes the save switch once it saved: say so, once.
+      if (!w.obs.save_switch_age && store_.get("save.requested:" + w.label).value_or("") == "1") {
+        store_.put("save.requested:" + w.label, "0", now);
+        store_.add_event(now, "save", w.label, "info",
+                         "save switch removed by the training loop: checkpoint taken (step " +
+                             (w.progress.step ? std::to_string(*w.progress.step) : std::string("?")) + ")");
+      }
       nlohmann::json view = {{"entries", nlohmann::json::array()}};
       for (const auto& e : w.obs.entries)
         view["entries"].push_back({{"id", e.display_id()}, {"state", e.state}, {"reason", e.reason}, {"nodes", e.nodes}});

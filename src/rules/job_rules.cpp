@@ -50,6 +50,20 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
     f.evidence.assign(obs.progress->recent.begin(), obs.progress->recent.end());
     out.push_back(f);
   }
+  bool queued = false;
+  for (const auto& e : obs.entries) queued |= e.pending();
+  if (obs.kill_switch_age && *obs.kill_switch_age > static_cast<double>(job.kill_grace.count()) && queued) {
+    auto f = make("kill-switch-left", Severity::Warning,
+                  "kill switch " + job.kill_switch + " is " + fmt(*obs.kill_switch_age) +
+                      " old and tasks are still queued: they will exit at start; remove it (llmwatch release " +
+                      label + ") if the run should continue");
+    out.push_back(f);
+  }
+  if (obs.save_switch_age && *obs.save_switch_age > static_cast<double>(job.checkpoint_grace.count())) {
+    out.push_back(make("save-switch-stuck", Severity::Warning,
+                       "save switch " + job.save_switch + " not removed after " + fmt(*obs.save_switch_age) +
+                           ": the training loop did not take the checkpoint"));
+  }
   if (obs.entries.empty()) {
     out.push_back(make("absent", Severity::Critical, "nothing RUNNING or PENDING for " + label));
     return out;

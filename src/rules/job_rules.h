@@ -24,6 +24,7 @@ struct JobObservation {
   std::optional<SlurmJob> running;    // the task whose log is followed
   const JobProgress* progress = nullptr;
   std::string log_error;              // the log could not be read this cycle
+  std::optional<double> kill_switch_age, save_switch_age;  // seconds; nullopt: no such file
 };
 
 std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& obs, double now);

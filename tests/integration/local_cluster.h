@@ -2,6 +2,7 @@
 // Integration-test helpers: a real Slurm cluster from slurm/local-cluster.sh, started per
 // test in its own temp dir and always stopped (by pid) when the test ends, pass or fail.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -78,6 +79,14 @@ inline ProcessResult llmwatch(const std::string& config, std::vector<std::string
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.timeout = std::chrono::seconds(timeout_s);
   return run_process(spec);
+}
+
+// One value from llmwatch's state store, read with the sqlite3 CLI as an operator would.
+inline std::string llmwatch_sql(const std::string& state_dir, const std::string& sql) {
+  ProcessSpec spec;
+  spec.argv = {"sqlite3", state_dir + "/state.db", sql};
+  spec.timeout = std::chrono::seconds(10);
+  return run_process(spec).out;
 }
 
 // Integration tests need root (Slurm daemons) and the Debian Slurm packages.
