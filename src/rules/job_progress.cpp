@@ -80,6 +80,11 @@ void start_task(JobProgress& p, const std::string& task, const std::string& log_
 std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p, const std::vector<std::string>& lines,
                                                          const TrainingLogParser& parser, double now) {
   std::vector<std::pair<std::int64_t, double>> advances;
+  // Lines arrive in batches, one per cycle: the time between progress observations is
+  // quantized by the cycle interval. The step interval is that time divided by the steps it
+  // covered, so a 0.5 s step watched every 5 s counts as 0.5 s, not 5 s.
+  const std::optional<std::int64_t> step_before = p.step;
+  const double progress_before = p.last_progress;
   for (const auto& raw : lines) {
     if (trim(raw).empty()) continue;
     LogLine line = parser.parse(raw);
@@ -93,16 +98,17 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p, const s
     if (line.step_time) p.step_time = line.step_time;
     if (line.loss) p.loss = line.loss;
     if (p.step && *line.step <= *p.step) continue;  // a repeated or older step is not progress
-    if (p.step && p.last_progress > 0) {
-      ++p.advances;
-      if (p.advances > kWarmupAdvances) p.longest_interval = std::max(p.longest_interval, now - p.last_progress);
-    }
+    if (p.step) ++p.advances;
     p.step = line.step;
     p.quick_deaths = 0;  // progress ends any crash loop
     p.best_step = std::max(p.best_step, *line.step);
     p.last_progress = now;
     p.checkpoint_since = 0;  // a step after a save means the save is over
     advances.emplace_back(*line.step, now);
+  }
+  if (step_before && p.step && *p.step > *step_before && progress_before > 0 && p.advances > kWarmupAdvances) {
+    double per_step = (now - progress_before) / static_cast<double>(*p.step - *step_before);
+    p.longest_interval = std::max(p.longest_interval, per_step);
   }
   return advances;
 }

@@ -221,3 +221,23 @@ TEST(JobRules, TasksDyingBeforeTheirFirstStepAreACrashLoop) {
 
 }  // namespace
 }  // namespace llmwatch
+
+namespace llmwatch {
+namespace {
+
+// Steps read in batches (one per cycle) count by their own pace, not the cycle's.
+TEST(JobProgress, StepIntervalIsPerStepNotPerCycle) {
+  JobProgress p;
+  TrainingLogParser parser;
+  start_task(p, "1", "/log", 0);
+  int step = 0;
+  for (double t = 5; t <= 40; t += 5) {  // every 5 s cycle reads ten 0.5 s steps
+    std::vector<std::string> batch;
+    for (int i = 0; i < 10; ++i) batch.push_back("global_step: " + std::to_string(++step));
+    apply_lines(p, batch, parser, t);
+  }
+  EXPECT_DOUBLE_EQ(p.longest_interval, 0.5);
+}
+
+}  // namespace
+}  // namespace llmwatch

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Measures llmwatch's hang handling on a real local Slurm cluster (daemon mode).
+
+  - detection latency: last progress line in the log -> the hung finding recorded
+  - restart latency:   the hung finding -> the next array task RUNNING
+  - bytes read from logs per cycle vs bytes appended (never re-reading a file)
+
+Usage: bench/hang_latency.py [--build build] [--interval 5s] [--runs 3]
+Needs root (it starts Slurm daemons). Prints a table.
+"""
+import argparse, json, os, re, signal, sqlite3, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def sh(*argv, **kw):
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, **kw)
+
+
+def wait(what, pred, timeout=120, step=0.05):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    sys.exit(f"bench: timed out waiting for {what}")
+
+
+def one_run(args, n):
+    d = tempfile.mkdtemp(prefix="llmwatch-bench-")
+    cluster = f"{d}/cluster"
+    work = f"{d}/work"
+    os.makedirs(work)
+    sh(f"{ROOT}/slurm/local-cluster.sh", "start", cluster, "4").check_returncode()
+    os.environ["SLURM_CONF"] = f"{cluster}/slurm.conf"
+    cfg = f"{d}/llmwatch.toml"
+    with open(cfg, "w") as f:
+        f.write(f'[llmwatch]\nstate_dir = "{d}/state"\ninterval = "{args.interval}"\n'
+                f'[[job]]\nname = "bench-train"\nstale_floor = "{args.stale_floor}"\nstartup_grace = "2m"\n')
+    daemon = None
+    try:
+        out = sh("sbatch", "--parsable", "--job-name=bench-train", "--array=1-3%1", f"--chdir={work}",
+                 f"--output={work}/train-%A_%a.out", f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME=0.5",
+                 f"{ROOT}/examples/fake-trainer.sh")
+        array = out.stdout.strip().split(";")[0]
+        daemon = subprocess.Popen([f"{args.build}/llmwatch", "--config", cfg, "daemon"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        log = f"{work}/train-{array}_1.out"
+        steps = re.compile(r"global_step: (\d+)")
+        wait("step 10", lambda: os.path.exists(log) and len(steps.findall(open(log).read())) >= 10)
+        with open(f"{work}/hang", "w") as f:
+            f.write("1")
+        # Watch the log: the last progress line is the last time the step count grew.
+        last_count, last_progress = -1, time.time()
+        db = f"{d}/state/state.db"
+
+        def hung_ts():
+            nonlocal last_count, last_progress
+            count = len(steps.findall(open(log).read()))
+            if count != last_count:
+                last_count, last_progress = count, time.time()
+            con = sqlite3.connect(db, timeout=10)
+            row = con.execute("SELECT first_seen FROM findings WHERE key='job:bench-train/hung'").fetchone()
+            con.close()
+            return row[0] if row else None
+
+        found = wait("the hung finding", hung_ts)
+
+        def running2():
+            q = json.loads(sh("squeue", "--json").stdout or "{}")
+            for j in q.get("jobs", []):
+                if j.get("array_task_id") == 2 and j.get("job_state") == "RUNNING":
+                    return time.time()
+            return None
+
+        running = wait("task 2 RUNNING", running2, step=0.05)
+        con = sqlite3.connect(db, timeout=10)
+        prog = json.loads(con.execute("SELECT value FROM kv WHERE key='progress:bench-train'").fetchone()[0])
+        cycles = con.execute("SELECT COUNT(*) FROM cycles").fetchone()[0]
+        con.close()
+        appended = sum(os.path.getsize(os.path.join(work, f)) for f in os.listdir(work) if f.endswith(".out"))
+        return {"detect": found - last_progress, "restart": running - found,
+                "read": prog.get("bytes_read", 0), "appended": appended, "cycles": cycles}
+    finally:
+        if daemon:
+            daemon.send_signal(signal.SIGTERM)
+            daemon.wait(timeout=30)
+        sh(f"{ROOT}/slurm/local-cluster.sh", "stop", cluster)
+        subprocess.run(["rm", "-rf", d])
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--build", default=f"{ROOT}/build")
+    p.add_argument("--interval", default="5s")
+    p.add_argument("--stale-floor", default="10s")
+    p.add_argument("--runs", type=int, default=3)
+    args = p.parse_args()
+    rows = [one_run(args, i) for i in range(args.runs)]
+    print(f"daemon interval {args.interval}, stale_after floor {args.stale_floor} (adaptive: 5 x 0.5 s steps -> floor)")
+    print(f"{'run':>3} {'detect s':>9} {'restart s':>10} {'log bytes read':>15} {'appended':>9} {'cycles':>7}")
+    for i, r in enumerate(rows, 1):
+        print(f"{i:>3} {r['detect']:>9.1f} {r['restart']:>10.1f} {r['read']:>15} {r['appended']:>9} {r['cycles']:>7}")
+
+
+if __name__ == "__main__":
+    main()
