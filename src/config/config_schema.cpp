@@ -58,7 +58,7 @@ const std::vector<KeySpec<Limits>>& limits_keys() {
 }
 
 const std::vector<KeySpec<JobSettings>>& job_keys() {
-  static const std::vector<std::string> kActions = {"alert", "save", "kill", "cancel", "restart", "hold", "release"};
+  static const std::vector<std::string> kActions = {"alert", "save", "kill", "cancel", "restart", "requeue", "hold", "release"};
   static const std::vector<KeySpec<JobSettings>> keys = {
       {"name", KeyKind::String, LW_SET(JobSettings, name, s)},
       {"id", KeyKind::Int, [](JobSettings& t, const ConfigValue& v) { t.id = v.i; }, false, 1, 0},

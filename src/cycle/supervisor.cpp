@@ -15,6 +15,7 @@
 #include "cycle/metrics_file.h"
 #include "cycle/self_chain.h"
 #include "policy/policy.h"
+#include "probes/job_logs.h"
 #include "probes/log_tail.h"
 #include "rules/job_rules.h"
 #include "slurm/hostlist.h"
@@ -41,12 +42,6 @@ struct JobWork {
   std::optional<SlurmJob> last;  // the last run seen, for restarting a job that is gone
 };
 
-std::string log_path_for(const JobSettings& job, const SlurmJob& task) {
-  if (!job.logs.empty()) return expand_slurm_pattern(job.logs.front(), task);
-  return job_stdout_path(task);
-}
-
-// The log probe for one job: reads what its running task appended since last cycle.
 std::optional<double> file_age(const std::string& path, double now) {
   struct stat st {};
   if (path.empty() || ::stat(path.c_str(), &st) != 0) return std::nullopt;
@@ -64,23 +59,34 @@ void probe_job_log(JobWork& w, double now) {
     return;
   }
   const SlurmJob& task = *w.obs.running;
-  std::string path = log_path_for(*w.settings, task);
+  auto paths = log_paths_for(*w.settings, task);
+  std::string label;
+  for (const auto& p : paths) label += (label.empty() ? "" : " ") + p;
   if (w.progress.task != task.display_id()) {
     task_ended(w.progress);
     double started = task.start_time > 0 ? static_cast<double>(task.start_time) : now;
-    start_task(w.progress, task.display_id(), path, std::min(started, now));
+    start_task(w.progress, task.display_id(), label, std::min(started, now));
   }
+  w.progress.log_path = label;
   TrainingLogParser parser(w.settings->progress_regex);
-  LogChunk chunk = read_appended(path, w.progress.cursor);
-  if (!chunk.error.empty()) {
-    // No output yet is normal while a job starts up; after that it is "cannot tell".
-    if (now - w.progress.task_seen > static_cast<double>(w.settings->startup_grace.count()))
-      w.obs.log_error = chunk.error;
-    return;
+  std::string errors;
+  size_t readable = 0;
+  for (const auto& path : paths) {
+    LogChunk chunk = read_appended(path, w.progress.cursors[path]);
+    if (!chunk.error.empty()) {
+      errors += (errors.empty() ? "" : "; ") + chunk.error;
+      w.progress.cursors.erase(path);
+      continue;
+    }
+    ++readable;
+    w.bytes += chunk.bytes_read;
+    w.progress.bytes_read += chunk.bytes_read;
+    auto advances = apply_lines(w.progress, chunk.lines, parser, now);
+    w.advances.insert(w.advances.end(), advances.begin(), advances.end());
   }
-  w.bytes = chunk.bytes_read;
-  w.progress.bytes_read += chunk.bytes_read;
-  w.advances = apply_lines(w.progress, chunk.lines, parser, now);
+  // No output yet is normal while a job starts up; after that it is "cannot tell".
+  if ((readable == 0) && now - w.progress.task_seen > static_cast<double>(w.settings->startup_grace.count()))
+    w.obs.log_error = errors.empty() ? "no log file matches " + label : errors;
 }
 
 }  // namespace

@@ -10,14 +10,18 @@ namespace llmwatch {
 namespace {
 constexpr size_t kRecentLines = 6;
 constexpr int kWarmupAdvances = 2;  // the first intervals include compilation and data loading
+nlohmann::json cursors_json(const std::map<std::string, LogCursor>& cursors) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [path, c] : cursors) out[path] = {c.dev, c.inode, c.offset};
+  return out;
+}
+
 }  // namespace
 
 std::string JobProgress::to_json() const {
   nlohmann::json j = {{"task", task},
                       {"log_path", log_path},
-                      {"dev", cursor.dev},
-                      {"inode", cursor.inode},
-                      {"offset", cursor.offset},
+                      {"cursors", cursors_json(cursors)},
                       {"task_seen", task_seen},
                       {"best_step", best_step},
                       {"last_progress", last_progress},
@@ -42,7 +46,10 @@ JobProgress JobProgress::from_json(const std::string& text) {
   if (!j.is_object()) return p;
   p.task = j.value("task", "");
   p.log_path = j.value("log_path", "");
-  p.cursor = {j.value("dev", std::uint64_t{0}), j.value("inode", std::uint64_t{0}), j.value("offset", std::uint64_t{0})};
+  if (j.contains("cursors") && j["cursors"].is_object())
+    for (const auto& [path, c] : j["cursors"].items())
+      if (c.is_array() && c.size() == 3)
+        p.cursors[path] = {c[0].get<std::uint64_t>(), c[1].get<std::uint64_t>(), c[2].get<std::uint64_t>()};
   p.task_seen = j.value("task_seen", 0.0);
   p.best_step = j.value("best_step", std::int64_t{-1});
   p.last_progress = j.value("last_progress", 0.0);
@@ -73,7 +80,7 @@ void start_task(JobProgress& p, const std::string& task, const std::string& log_
   fresh.bytes_read = p.bytes_read;
   fresh.quick_deaths = p.quick_deaths;
   fresh.counted_task = p.counted_task;
-  if (log_path == p.log_path) fresh.cursor = p.cursor;  // an array task appending to one shared log
+  if (log_path == p.log_path) fresh.cursors = p.cursors;
   p = std::move(fresh);
 }
 

@@ -5,6 +5,7 @@
 // clamped to [floor, ceiling]) and widens for startup and checkpoint saves.
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,8 +18,8 @@ namespace llmwatch {
 
 struct JobProgress {
   std::string task;        // the Slurm job id (e.g. "3_1") this progress belongs to
-  std::string log_path;
-  LogCursor cursor;
+  std::string log_path;                       // the log(s) followed, for status and evidence
+  std::map<std::string, LogCursor> cursors;   // one per file (per-rank logs: several)
   double task_seen = 0;    // when this task was first seen running (or its start_time)
   std::optional<std::int64_t> step;       // the highest step seen in this task
   std::int64_t best_step = -1;            // the highest step over all tasks (for "resumed past")
@@ -45,8 +46,8 @@ struct JobProgress {
 std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p, const std::vector<std::string>& lines,
                                                          const TrainingLogParser& parser, double now);
 
-// Starts tracking a new task (a new array task or a resubmitted job): keeps best_step and the
-// cursor only if the log file is the same.
+// Starts tracking a new task (a new array task or a resubmitted job): keeps best_step, and
+// the cursors only if the log files are the same (an array appending to one shared log).
 void start_task(JobProgress& p, const std::string& task, const std::string& log_path, double started);
 
 struct StaleVerdict {

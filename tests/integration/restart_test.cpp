@@ -14,7 +14,9 @@ std::string write_config(LocalCluster& c, const std::string& job_keys) {
 std::vector<nlohmann::json> queued(const LocalCluster& c, const std::string& name) {
   std::vector<nlohmann::json> out;
   for (const auto& j : c.jobs())
-    if (j["name"] == name && (j["job_state"] == "RUNNING" || j["job_state"] == "PENDING")) out.push_back(j);
+    if (j["name"] == name && j["job_state"] != "COMPLETED" && j["job_state"] != "CANCELLED" &&
+        j["job_state"] != "FAILED" && j["job_state"] != "TIMEOUT")
+      out.push_back(j);  // RUNNING, PENDING, COMPLETING, CONFIGURING: still in play
   return out;
 }
 
@@ -43,7 +45,7 @@ TEST(Restart, DeadRunIsResubmittedExcludingADrainedNode) {
   auto run = llmwatch(config, {"run", "--once"});
   ASSERT_TRUE(run.ok()) << run.err;
   auto again = queued(c, "itest-train");
-  ASSERT_EQ(again.size(), 1u) << llmwatch(config, {"events"}).out;
+  ASSERT_EQ(again.size(), 1u) << run.err << llmwatch(config, {"events"}).out << llmwatch(config, {"status"}).out;
   std::string second = std::to_string(again[0]["job_id"].get<long long>());
   EXPECT_NE(second, first);
   auto show = c.slurm({"scontrol", "show", "job", second});

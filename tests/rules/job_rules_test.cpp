@@ -175,6 +175,7 @@ TEST(JobProgress, SurvivesARoundTripThroughTheStore) {
   r.step(1, 10);
   r.step(2, 20);
   r.line("saving checkpoint", 21);
+  r.progress.cursors["/log"] = {1, 2, 300};
   JobProgress back = JobProgress::from_json(r.progress.to_json());
   EXPECT_EQ(back.task, "1");
   EXPECT_EQ(*back.step, 2);
@@ -182,11 +183,12 @@ TEST(JobProgress, SurvivesARoundTripThroughTheStore) {
   EXPECT_DOUBLE_EQ(back.last_progress, 20);
   EXPECT_DOUBLE_EQ(back.checkpoint_since, 21);
   EXPECT_EQ(back.recent.size(), r.progress.recent.size());
+  EXPECT_EQ(back.cursors["/log"].offset, 300u);
   // A new task keeps the best step but starts its own phase.
   start_task(back, "2", "/other-log", 30);
   EXPECT_FALSE(back.step);
   EXPECT_EQ(back.best_step, 2);
-  EXPECT_EQ(back.cursor.offset, 0u);
+  EXPECT_TRUE(back.cursors.empty());
 }
 
 }  // namespace

@@ -1,0 +1,27 @@
+// requeue: `scontrol requeue` the running task, an alternative to cancel + restart for jobs
+// submitted with --requeue. Slurm holds a requeued job back ~2 minutes (its BeginTime is set
+// about 121 s ahead) before it can start again, so cancel + restart is faster for arrays.
+#include "action.h"
+
+namespace llmwatch {
+namespace {
+
+class RequeueAction : public ActionPlugin {
+ public:
+  std::string name() const override { return "requeue"; }
+  std::string idem_key(const ActionRequest& r) const override {
+    return "requeue:" + (r.task ? r.task->display_id() : r.job);
+  }
+  ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
+    if (!r.task || !r.task->running()) return {"skipped", "no running task to requeue"};
+    std::string err = ctx.slurm.control("requeue", r.task->display_id());
+    if (!err.empty()) return {"failed", err};
+    return {"done", "scontrol requeue " + r.task->display_id() + " (Slurm delays its restart ~2 min)"};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ActionPlugin> make_requeue_action() { return std::make_unique<RequeueAction>(); }
+
+}  // namespace llmwatch
