@@ -5,6 +5,7 @@
 
 #include "config/config.h"
 #include "config/config_schema.h"
+#include "policy/staged_action.h"
 #include "util/strings.h"
 
 namespace llmwatch {
@@ -117,12 +118,18 @@ struct Loader {
         } else {
           return error(node, where + " must be a string or a list of strings"), false;
         }
-        for (const auto& item : v.list)
+        for (const auto& item : v.list) {
+          // Action lists take escalation delays: "cancel+10m".
+          std::string why_delay;
+          auto staged = parse_staged_action(item, &why_delay);
+          if (!staged) return error(node, where + ": '" + item + "': " + why_delay), false;
+          const std::string& base = staged->action;
           if (!spec.choices.empty() &&
-              std::find(spec.choices.begin(), spec.choices.end(), item) == spec.choices.end())
-            return error(node, where + ": unknown value '" + item + "' (one of: " + join(spec.choices) + ")" +
-                                   suggestion(item, spec.choices)),
+              std::find(spec.choices.begin(), spec.choices.end(), base) == spec.choices.end())
+            return error(node, where + ": unknown value '" + base + "' (one of: " + join(spec.choices) + ")" +
+                                   suggestion(base, spec.choices)),
                    false;
+        }
         return true;
       }
     }

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "alert/alert_message.h"
+#include "policy/staged_action.h"
 #include "registry.h"
 #include "util/paths.h"
 
@@ -28,7 +29,13 @@ std::string Executor::over_budget(const std::string& action, const ActionRequest
 int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>& plan) {
   int count = 0;
   std::vector<std::string> done;
-  for (const auto& name : plan) {
+  for (const auto& step : plan) {
+    auto staged = parse_staged_action(step);
+    if (!staged) continue;  // config check rejected it already
+    const std::string& name = staged->action;
+    // A later escalation step waits until its finding has fired long enough; it is not
+    // journaled before, so it runs in the first cycle past its delay.
+    if (now_ - base.episode < static_cast<double>(staged->delay.count())) continue;
     ActionPlugin* plugin = find_action(name);
     if (!plugin) {
       spdlog::error("{}: unknown action '{}'", base.finding.key, name);

@@ -12,7 +12,7 @@ std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
   else if (f.kind == "crash-loop") out = job.on_crash_loop;
   else if (f.severity != Severity::Info) out = {"alert"};
   // Alerts go last so they can say what the other actions did.
-  std::stable_partition(out.begin(), out.end(), [](const std::string& a) { return a != "alert"; });
+  std::stable_partition(out.begin(), out.end(), [](const std::string& a) { return a.rfind("alert", 0) != 0; });
   std::vector<std::string> allowed;
   for (const auto& a : out)
     if (action_allowed_on(f, a)) allowed.push_back(a);
@@ -22,13 +22,14 @@ std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
 void suppress_restarts_in_crash_loop(const std::vector<Finding>& job_findings, std::vector<std::string>& plan) {
   for (const auto& f : job_findings)
     if (f.kind == "crash-loop") {
-      plan.erase(std::remove(plan.begin(), plan.end(), "restart"), plan.end());
+      plan.erase(std::remove_if(plan.begin(), plan.end(), [](const std::string& a) { return a.rfind("restart", 0) == 0; }),
+                 plan.end());
       return;
     }
 }
 
 bool action_allowed_on(const Finding& f, const std::string& action) {
-  return f.severity != Severity::Unknown || action == "alert";
+  return f.severity != Severity::Unknown || action.rfind("alert", 0) == 0;
 }
 
 }  // namespace llmwatch

@@ -48,7 +48,7 @@ unreachable_alert_after = 5
 name = "tr11"
 stale_after = "15m"
 logs = "/logs/%x-%j.out"
-on_hang = ["alert", "save", "cancel"]
+on_hang = ["alert", "save", "kill+5m", "cancel+15m"]
 [[storage]]
 path = "/ckpt"
 usable_fraction = "80%"
@@ -65,7 +65,7 @@ warn_used = 0.7
   ASSERT_EQ(c.jobs.size(), 1u);
   EXPECT_EQ(c.jobs[0].stale_after->count(), 900);
   EXPECT_EQ(c.jobs[0].logs, std::vector<std::string>{"/logs/%x-%j.out"});
-  EXPECT_EQ(c.jobs[0].on_hang, (std::vector<std::string>{"alert", "save", "cancel"}));
+  EXPECT_EQ(c.jobs[0].on_hang, (std::vector<std::string>{"alert", "save", "kill+5m", "cancel+15m"}));
   EXPECT_EQ(c.jobs[0].line, 9);
   EXPECT_DOUBLE_EQ(c.storage[0].usable_fraction, 0.8);
   EXPECT_EQ(c.storage[0].min_free, 5ULL << 40);
@@ -95,6 +95,8 @@ TEST(ConfigLoad, WrongTypesAndBadValuesNameTheKeyAndLine) {
       {"[slurm]\nunreachable_alert_after = 0\n", "test.toml:2: [slurm] unreachable_alert_after must be between 1"},
       {"[llmwatch]\nlog_format = \"jsn\"\n", "did you mean 'json'?"},
       {"[[job]]\nname = \"a\"\non_hang = [\"alert\", \"restrat\"]\n", "unknown value 'restrat'"},
+      {"[[job]]\nname = \"a\"\non_hang = [\"cancel+soon\"]\n", "'cancel+soon': expected a number in duration 'soon'"},
+      {"[[job]]\nname = \"a\"\non_hang = [\"cancl+5m\"]\n", "unknown value 'cancl'"},
       {"[[storage]]\npath = \"/x\"\nmin_free = \"5XB\"\n", "test.toml:3: [storage] min_free: unknown unit"},
       {"[[storage]]\npath = \"/x\"\nwarn_used = \"120%\"\n", "over 100%"},
       {"[llmwatch]\nstate_dir = \"${LLMWATCH_SURELY_UNSET_VAR}\"\n", "uses ${LLMWATCH_SURELY_UNSET_VAR}, which is not set"},

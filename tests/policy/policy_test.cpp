@@ -52,3 +52,30 @@ TEST(Policy, CrashLoopStopsRestartsOfThatJob) {
 
 }  // namespace
 }  // namespace llmwatch
+
+#include "policy/staged_action.h"
+
+namespace llmwatch {
+namespace {
+
+TEST(StagedAction, ParsesDelays) {
+  EXPECT_EQ(parse_staged_action("cancel")->action, "cancel");
+  EXPECT_EQ(parse_staged_action("cancel")->delay.count(), 0);
+  auto s = parse_staged_action("kill+5m");
+  EXPECT_EQ(s->action, "kill");
+  EXPECT_EQ(s->delay.count(), 300);
+  std::string why;
+  EXPECT_FALSE(parse_staged_action("kill+soon", &why));
+  EXPECT_FALSE(why.empty());
+}
+
+TEST(Policy, StagedRestartsAreSuppressedInACrashLoopToo) {
+  Finding loop;
+  loop.kind = "crash-loop";
+  std::vector<std::string> plan = {"cancel+5m", "restart+5m", "alert"};
+  suppress_restarts_in_crash_loop({loop}, plan);
+  EXPECT_EQ(plan, (std::vector<std::string>{"cancel+5m", "alert"}));
+}
+
+}  // namespace
+}  // namespace llmwatch
