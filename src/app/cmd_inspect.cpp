@@ -7,22 +7,31 @@
 
 #include "app/commands.h"
 #include "probes/training_log.h"
+#include "slurm/hostlist.h"
 #include "slurm/slurm_job.h"
+#include "slurm/slurm_text.h"
 #include "util/strings.h"
 
 namespace llmwatch {
 
+const char* const kInspectKinds = "squeue-json, squeue-text, sinfo-json, sinfo-text, scontrol-show, hostlist, training-log";
+
 namespace {
 
-nlohmann::json inspect_squeue(const std::string& text, std::string& error) {
-  auto parsed = parse_squeue_json(text);
-  if (!parsed.ok()) return error = parsed.error, nullptr;
+nlohmann::json jobs_json(const std::vector<SlurmJob>& jobs) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& j : parsed.jobs)
-    out.push_back({{"id", j.display_id()},      {"job_id", j.job_id},     {"name", j.name},
-                   {"user", j.user},             {"state", j.state},       {"reason", j.reason},
-                   {"nodes", j.nodes},           {"partition", j.partition}, {"stdout", job_stdout_path(j)},
-                   {"array_max_tasks", j.array_max_tasks}});
+  for (const auto& j : jobs)
+    out.push_back({{"id", j.display_id()}, {"job_id", j.job_id}, {"name", j.name}, {"user", j.user},
+                   {"state", j.state}, {"reason", j.reason}, {"nodes", j.nodes}, {"partition", j.partition},
+                   {"stdout", job_stdout_path(j)}, {"array_max_tasks", j.array_max_tasks}});
+  return out;
+}
+
+nlohmann::json nodes_json(const std::vector<SlurmNode>& nodes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& n : nodes)
+    out.push_back({{"name", n.name}, {"state", n.describe()}, {"drained", n.drained()}, {"down", n.down()},
+                   {"reason", n.reason}});
   return out;
 }
 
@@ -62,10 +71,22 @@ int cmd_inspect(const std::string& kind, const std::string& file) {
   }
   std::string error;
   nlohmann::json out;
-  if (kind == "squeue-json") out = inspect_squeue(ss.str(), error);
-  else if (kind == "training-log") out = inspect_training_log(ss.str());
+  const std::string text = ss.str();
+  auto take = [&](const auto& parsed, auto to_json) {
+    if (!parsed.ok()) error = parsed.error;
+    else out = to_json(parsed);
+  };
+  if (kind == "squeue-json") take(parse_squeue_json(text), [](const SqueueParse& p) { return jobs_json(p.jobs); });
+  else if (kind == "squeue-text") take(parse_squeue_text(text), [](const SqueueParse& p) { return jobs_json(p.jobs); });
+  else if (kind == "sinfo-json") take(parse_sinfo_json(text), [](const SinfoParse& p) { return nodes_json(p.nodes); });
+  else if (kind == "sinfo-text") take(parse_sinfo_text(text), [](const SinfoParse& p) { return nodes_json(p.nodes); });
+  else if (kind == "scontrol-show") out = parse_scontrol_show(text);
+  else if (kind == "hostlist") {
+    auto hosts = expand_hostlist(trim(text), &error);
+    if (hosts) out = {{"hosts", *hosts}, {"compressed", compress_hostlist(*hosts)}};
+  } else if (kind == "training-log") out = inspect_training_log(text);
   else {
-    std::cerr << "llmwatch inspect: unknown kind '" << kind << "' (squeue-json, training-log)\n";
+    std::cerr << "llmwatch inspect: unknown kind '" << kind << "' (" << kInspectKinds << ")\n";
     return kExitUsage;
   }
   if (!error.empty()) {

@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
 
   auto* inspect = app.add_subcommand("inspect", "run one of llmwatch's parsers on a captured output, print JSON");
   std::string kind, file;
-  inspect->add_option("kind", kind, "squeue-json | training-log")->required();
+  inspect->add_option("kind", kind, "squeue-json | squeue-text | sinfo-json | sinfo-text | scontrol-show | hostlist | training-log")->required();
   inspect->add_option("file", file, "the captured output ('-' for stdin)")->required();
 
   auto* demo = app.add_subcommand("demo", "start a local Slurm cluster, hang a training job, watch llmwatch restart it");

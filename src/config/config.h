@@ -15,6 +15,7 @@ struct SlurmSettings {
   std::string bin_dir;                 // where squeue/sbatch/... live; empty: PATH
   Seconds timeout{30};                 // per Slurm command
   int unreachable_alert_after = 3;     // consecutive failed cycles before an alert
+  std::string format = "auto";         // auto | json | text (auto: JSON, text if --json is unknown)
 };
 
 // The self-perpetuating llmwatch job (`llmwatch submit`).

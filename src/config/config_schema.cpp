@@ -22,6 +22,7 @@ const std::vector<KeySpec<SlurmSettings>>& slurm_keys() {
   static const std::vector<KeySpec<SlurmSettings>> keys = {
       {"bin_dir", KeyKind::String, LW_SET(SlurmSettings, bin_dir, s)},
       {"timeout", KeyKind::Duration, LW_SET(SlurmSettings, timeout, dur)},
+      {"format", KeyKind::String, LW_SET(SlurmSettings, format, s), false, 0, 0, {"auto", "json", "text"}},
       {"unreachable_alert_after", KeyKind::Int,
        [](SlurmSettings& t, const ConfigValue& v) { t.unreachable_alert_after = static_cast<int>(v.i); },
        false, 1, 1000},

@@ -42,6 +42,22 @@ struct JobWork {
   std::optional<SlurmJob> last;  // the last run seen, for restarting a job that is gone
 };
 
+void fill_from_scontrol(SlurmJob& task, SlurmClient& slurm, const std::optional<std::string>& last, double) {
+  if (last)
+    if (auto known = slurm_job_from_json(*last); known && known->display_id() == task.display_id()) {
+      task = *known;
+      return;
+    }
+  auto show = slurm.show_job(task.display_id());
+  if (show.empty()) return;
+  task.std_out = show["StdOut"];
+  task.std_err = show["StdErr"];
+  task.command = show["Command"];
+  task.workdir = show["WorkDir"];
+  if (show["Account"] != "(null)") task.account = show["Account"];
+  task.partition = show["Partition"];
+}
+
 std::optional<double> file_age(const std::string& path, double now) {
   struct stat st {};
   if (path.empty() || ::stat(path.c_str(), &st) != 0) return std::nullopt;
@@ -147,6 +163,9 @@ CycleResult Supervisor::run_cycle(double now) {
       w.obs.entries = select_jobs(queue.jobs, job, config_.self.job_name);
       for (const auto& e : w.obs.entries)
         if (e.running() && !w.obs.running) w.obs.running = e;
+      // squeue's text form lacks the batch script and log paths: ask scontrol once per task.
+      if (w.obs.running && w.obs.running->command.empty())
+        fill_from_scontrol(*w.obs.running, slurm_, store_.get("lastjob:" + job_label(job)), now);
       w.progress = JobProgress::from_json(store_.get("progress:" + w.label).value_or("{}"));
       w.last = slurm_job_from_json(store_.get("lastjob:" + w.label).value_or(""));
       work.push_back(std::move(w));

@@ -2,9 +2,14 @@
 
 #include <regex>
 
+#include "slurm/slurm_text.h"
 #include "util/strings.h"
 
 namespace llmwatch {
+
+SlurmClient::SlurmClient(SlurmSettings settings) : settings_(std::move(settings)) {
+  text_mode_ = settings_.format == "text";
+}
 
 ProcessResult SlurmClient::run(const std::string& tool, std::vector<std::string> args,
                                const std::map<std::string, std::string>& env) {
@@ -17,28 +22,67 @@ ProcessResult SlurmClient::run(const std::string& tool, std::vector<std::string>
   return run_process(spec);
 }
 
+namespace {
+
+// An old squeue/sinfo that has no --json says so on stderr.
+bool json_unsupported(const ProcessResult& r) {
+  return r.started && !r.timed_out && r.exit_code != 0 &&
+         (r.err.find("unrecognized option") != std::string::npos || r.err.find("invalid option") != std::string::npos);
+}
+
+}  // namespace
+
 SqueueParse SlurmClient::queue() {
-  auto r = run("squeue", {"--json"});
-  if (!r.ok()) {
-    SqueueParse out;
-    out.error = r.describe("squeue --json");
-    return out;
+  if (!text_mode_) {
+    auto r = run("squeue", {"--json"});
+    if (json_unsupported(r) && settings_.format == "auto") {
+      text_mode_ = true;
+    } else if (!r.ok()) {
+      SqueueParse out;
+      out.error = r.describe("squeue --json");
+      return out;
+    } else {
+      auto parsed = parse_squeue_json(r.out);
+      if (!parsed.ok()) parsed.error = "squeue --json: " + parsed.error;
+      return parsed;
+    }
   }
-  auto parsed = parse_squeue_json(r.out);
-  if (!parsed.ok()) parsed.error = "squeue --json: " + parsed.error;
-  return parsed;
+  auto r = run("squeue", {"-h", "-a", "-o", kSqueueTextFormat});
+  SqueueParse out;
+  if (!r.ok()) return out.error = r.describe("squeue"), out;
+  out = parse_squeue_text(r.out);
+  if (!out.ok()) out.error = "squeue: " + out.error;
+  return out;
 }
 
 SinfoParse SlurmClient::nodes() {
-  auto r = run("sinfo", {"--json"});
-  if (!r.ok()) {
-    SinfoParse out;
-    out.error = r.describe("sinfo --json");
-    return out;
+  if (!text_mode_) {
+    auto r = run("sinfo", {"--json"});
+    if (json_unsupported(r) && settings_.format == "auto") {
+      text_mode_ = true;
+    } else if (!r.ok()) {
+      SinfoParse out;
+      out.error = r.describe("sinfo --json");
+      return out;
+    } else {
+      auto parsed = parse_sinfo_json(r.out);
+      if (!parsed.ok()) parsed.error = "sinfo --json: " + parsed.error;
+      return parsed;
+    }
   }
-  auto parsed = parse_sinfo_json(r.out);
-  if (!parsed.ok()) parsed.error = "sinfo --json: " + parsed.error;
-  return parsed;
+  auto r = run("sinfo", {"-N", "-o", kSinfoTextFormat});
+  SinfoParse out;
+  if (!r.ok()) return out.error = r.describe("sinfo"), out;
+  out = parse_sinfo_text(r.out);
+  if (!out.ok()) out.error = "sinfo: " + out.error;
+  return out;
+}
+
+std::map<std::string, std::string> SlurmClient::show_job(const std::string& job_id) {
+  auto r = run("scontrol", {"show", "job", job_id});
+  if (!r.ok()) return {};
+  auto records = parse_scontrol_show(r.out);
+  return records.empty() ? std::map<std::string, std::string>{} : records.front();
 }
 
 std::string SlurmClient::cancel(const std::string& job_id, const std::string& signal) {

@@ -19,7 +19,7 @@ struct SubmitResult {
 
 class SlurmClient {
  public:
-  explicit SlurmClient(SlurmSettings settings) : settings_(std::move(settings)) {}
+  explicit SlurmClient(SlurmSettings settings);
   virtual ~SlurmClient() = default;
 
   // One `squeue --json` for every job: 22.05 ignores filters anyway, so we filter here.
@@ -33,6 +33,10 @@ class SlurmClient {
   // `scontrol hold|release|requeue ID`.
   virtual std::string control(const std::string& verb, const std::string& job_id);
 
+  // `scontrol show job ID` as key/value pairs (text mode fills StdOut/Command/WorkDir from it).
+  virtual std::map<std::string, std::string> show_job(const std::string& job_id);
+  bool text_mode() const { return text_mode_; }
+
   int calls() const { return calls_; }  // for the command-budget benchmark
 
  protected:
@@ -42,6 +46,7 @@ class SlurmClient {
  private:
   SlurmSettings settings_;
   int calls_ = 0;
+  bool text_mode_ = false;  // set once --json proved unsupported (or [slurm] format = "text")
 };
 
 }  // namespace llmwatch

@@ -1,0 +1,153 @@
+#include "slurm/slurm_text.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "slurm/hostlist.h"
+#include "util/strings.h"
+
+namespace llmwatch {
+namespace {
+
+std::vector<std::string> lines_of(std::string_view text) {
+  std::vector<std::string> out;
+  for (auto& line : split(text, '\n')) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
+bool is_number(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+}  // namespace
+
+SqueueParse parse_squeue_text(std::string_view text) {
+  SqueueParse out;
+  int line_no = 0;
+  for (const auto& line : lines_of(text)) {
+    ++line_no;
+    if (trim(line).empty()) continue;
+    auto f = split(line, '|');
+    if (f.size() < 11) {
+      out.error = "line " + std::to_string(line_no) + ": expected 11 '|'-separated fields, got " + std::to_string(f.size());
+      return out;
+    }
+    // A job name may itself hold '|': everything between user-visible fields 4 and the last 6.
+    std::string name = f[4];
+    for (size_t i = 5; i + 6 < f.size(); ++i) name += "|" + f[i];
+    size_t t = f.size() - 6;  // index of %u
+    SlurmJob j;
+    if (!is_number(f[1])) {
+      out.error = "line " + std::to_string(line_no) + ": job id '" + sanitize_line(f[1], 40) + "' is not a number";
+      return out;
+    }
+    j.job_id = std::stoll(f[1]);
+    std::string display = f[0];
+    size_t underscore = display.find('_');
+    if (underscore != std::string::npos && is_number(display.substr(0, underscore))) {
+      j.array_job_id = std::stoll(display.substr(0, underscore));
+      if (is_number(f[2])) j.array_task_id = std::stoll(f[2]);
+      else j.array_task_string = f[2];
+      size_t pct = f[2].find('%');
+      if (pct != std::string::npos) j.array_max_tasks = std::atoi(f[2].c_str() + pct + 1);
+    }
+    j.state = f[3];
+    j.name = name;
+    j.user = f[t];
+    j.nodes = f[t + 1];
+    j.reason = f[t + 2];
+    if (auto hosts = expand_hostlist(j.nodes); hosts && !hosts->empty()) {
+      j.batch_host = hosts->front();
+      j.node_count = static_cast<int>(hosts->size());
+    }
+    out.jobs.push_back(std::move(j));
+  }
+  return out;
+}
+
+SinfoParse parse_sinfo_text(std::string_view text) {
+  SinfoParse out;
+  auto lines = lines_of(text);
+  if (lines.empty()) return out.error = "empty sinfo output", out;
+  auto header = split(lines[0], '|');
+  int name_col = -1, state_col = -1, reason_col = -1;
+  for (int i = 0; i < static_cast<int>(header.size()); ++i) {
+    std::string h(trim(header[i]));
+    if (name_col < 0 && (h == "NODELIST" || h == "HOSTNAMES")) name_col = i;
+    if (state_col < 0 && h == "STATE") state_col = i;
+    if (reason_col < 0 && h == "REASON") reason_col = i;
+  }
+  if (name_col < 0 || state_col < 0) return out.error = "sinfo header has no NODELIST/HOSTNAMES or STATE column", out;
+  for (size_t n = 1; n < lines.size(); ++n) {
+    if (trim(lines[n]).empty()) continue;
+    auto f = split(lines[n], '|');
+    if (static_cast<int>(f.size()) <= std::max(name_col, state_col)) {
+      out.error = "line " + std::to_string(n + 1) + ": fewer columns than the header";
+      return out;
+    }
+    std::string state(trim(f[state_col]));
+    std::vector<std::string> flags;
+    // Suffixes: '*' not responding, '~' powered off, '#' powering up, '!' pending power down...
+    while (!state.empty() && std::string("*~#!%$@^-").find(state.back()) != std::string::npos) {
+      if (state.back() == '*') flags.push_back("NOT_RESPONDING");
+      state.pop_back();
+    }
+    std::transform(state.begin(), state.end(), state.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (state == "drain" || state == "drained" || state == "draining" || state == "drng") {
+      flags.push_back("DRAIN");
+      state = state == "draining" || state == "drng" ? "allocated" : "idle";
+    } else if (state == "alloc") {
+      state = "allocated";
+    } else if (state == "mix") {
+      state = "mixed";
+    }
+    std::string reason = reason_col >= 0 && reason_col < static_cast<int>(f.size()) ? std::string(trim(f[reason_col])) : "";
+    if (reason == "none") reason.clear();
+    auto hosts = expand_hostlist(trim(f[name_col]));
+    if (!hosts) return out.error = "line " + std::to_string(n + 1) + ": bad node list", out;
+    for (const auto& h : *hosts) {
+      // Wide formats print a node once per partition or reservation: keep the first.
+      bool seen = std::any_of(out.nodes.begin(), out.nodes.end(), [&h](const SlurmNode& x) { return x.name == h; });
+      if (!seen) out.nodes.push_back({h, state, flags, reason, ""});
+    }
+  }
+  return out;
+}
+
+std::vector<std::map<std::string, std::string>> parse_scontrol_show(std::string_view text) {
+  std::vector<std::map<std::string, std::string>> out;
+  std::map<std::string, std::string> record;
+  std::string last_key;
+  auto flush = [&] {
+    if (!record.empty()) out.push_back(std::move(record));
+    record.clear();
+    last_key.clear();
+  };
+  for (const auto& line : lines_of(text)) {
+    if (trim(line).empty()) {
+      flush();
+      continue;
+    }
+    for (const auto& token : split(trim(line), ' ')) {
+      if (token.empty()) continue;
+      size_t eq = token.find('=');
+      bool is_key = eq != std::string::npos && eq > 0 &&
+                    std::all_of(token.begin(), token.begin() + static_cast<long>(eq), [](char c) {
+                      return std::isalnum(static_cast<unsigned char>(c)) || c == ':' || c == '/' || c == '_';
+                    });
+      if (is_key) {
+        last_key = token.substr(0, eq);
+        record[last_key] = token.substr(eq + 1);
+      } else if (!last_key.empty()) {
+        record[last_key] += " " + token;
+      }
+    }
+  }
+  flush();
+  return out;
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,27 @@
+#pragma once
+// Slurm's text outputs, for clusters whose squeue/sinfo have no --json (before 21.08) and
+// for `inspect`: explicit, untruncated formats with '|' as the delimiter.
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "slurm/slurm_job.h"
+#include "slurm/slurm_node.h"
+
+namespace llmwatch {
+
+// The format llmwatch asks for: squeue -h -o "%i|%A|%K|%T|%j|%u|%N|%r|%M|%l|%S".
+inline constexpr const char* kSqueueTextFormat = "%i|%A|%K|%T|%j|%u|%N|%r|%M|%l|%S";
+SqueueParse parse_squeue_text(std::string_view text);
+
+// A '|'-separated sinfo with a header line (sinfo -N -o "%N|%T|%E", or wider site formats
+// such as gcm's): columns are found by name (NODELIST or HOSTNAMES, STATE, REASON).
+inline constexpr const char* kSinfoTextFormat = "%N|%T|%E";
+SinfoParse parse_sinfo_text(std::string_view text);
+
+// `scontrol show job|node`: records separated by blank lines, Key=Value pairs; a value may
+// contain spaces (Reason=Kill task failed) and runs until the next Key=.
+std::vector<std::map<std::string, std::string>> parse_scontrol_show(std::string_view text);
+
+}  // namespace llmwatch

@@ -1,0 +1,59 @@
+// The Slurm client against a real cluster: the text fallback follows a job as well as JSON
+// does, and a cycle costs the controller one squeue and one sinfo whatever the job count.
+#include "cycle/supervisor.h"
+#include "local_cluster.h"
+#include "store/store.h"
+
+namespace llmwatch::testing {
+namespace {
+
+TEST(SlurmClient, TextFormatFollowsAJobWithItsLogFromScontrol) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  std::string work = c.dir / "work";
+  std::filesystem::create_directories(work);
+  std::string config = c.dir / "llmwatch.toml";
+  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") + "\"\n[slurm]\nformat = \"text\"\n" +
+                         "[[job]]\nname = \"itest-train\"\n");
+  auto sub = c.slurm({"sbatch", "--job-name=itest-train", "--array=1-3%1", "--chdir=" + work,
+                      "--output=" + work + "/train-%A_%a.out", "--export=ALL,FAKE_STEP_TIME=0.3",
+                      source_dir() + "/examples/fake-trainer.sh"});
+  ASSERT_TRUE(sub.ok()) << sub.err;
+  nlohmann::json job;
+  ASSERT_TRUE(eventually([&] {
+    llmwatch(config, {"run", "--once"});
+    auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
+    if (!s.is_object()) return false;
+    job = s["jobs"][0];
+    return job.value("step", 0) >= 2;
+  }, 60)) << job.dump();
+  EXPECT_EQ(job["log"].get<std::string>().rfind(work + "/train-", 0), 0u) << job.dump();
+  ASSERT_EQ(job["entries"].size(), 2u) << job.dump();
+  bool throttled = false;
+  for (const auto& e : job["entries"]) throttled |= e["reason"] == "JobArrayTaskLimit";
+  EXPECT_TRUE(throttled) << job.dump();
+}
+
+TEST(SlurmClient, OneSqueueAndOneSinfoPerCycleWhateverTheNumberOfJobs) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  auto calls_for = [&](int jobs) {
+    std::string text = "[llmwatch]\nstate_dir = \"" + (c.dir / ("state-" + std::to_string(jobs))) + "\"\n";
+    for (int i = 0; i < jobs; ++i) text += "[[job]]\nname = \"run-" + std::to_string(i) + "\"\n";
+    auto loaded = load_config_string(text, "budget.toml");
+    EXPECT_TRUE(loaded.config);
+    Store store(loaded.config->state_dir);
+    SlurmClient slurm(loaded.config->slurm);
+    Supervisor supervisor(*loaded.config, store, slurm);
+    auto r = supervisor.run_cycle(unix_now());
+    EXPECT_EQ(r.unknown_probes, 0);
+    return slurm.calls();
+  };
+  EXPECT_EQ(calls_for(1), 2);
+  EXPECT_EQ(calls_for(1000), 2);
+}
+
+}  // namespace
+}  // namespace llmwatch::testing

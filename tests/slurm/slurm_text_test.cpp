@@ -1,0 +1,81 @@
+#include "slurm/slurm_text.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace llmwatch {
+namespace {
+
+TEST(SqueueText, ParsesTheRealPipeCapture) {
+  auto parsed = parse_squeue_text(testing::read_file(testing::fixture("slurm-22.05.8/squeue-pipe.txt")));
+  ASSERT_TRUE(parsed.ok()) << parsed.error;
+  ASSERT_EQ(parsed.jobs.size(), 4u);
+  const auto& rest = parsed.jobs[0];
+  EXPECT_EQ(rest.display_id(), "3_[2-10%1]");
+  EXPECT_EQ(rest.array_max_tasks, 1);
+  EXPECT_EQ(rest.reason, "JobArrayTaskLimit");
+  EXPECT_TRUE(rest.pending());
+  EXPECT_EQ(parsed.jobs[1].display_id(), "4");
+  EXPECT_EQ(parsed.jobs[1].name, "llmwatch");
+  const auto& task = parsed.jobs[2];
+  EXPECT_EQ(task.display_id(), "3_1");
+  EXPECT_EQ(task.job_id, 6);
+  EXPECT_EQ(task.nodes, "node-[1-2]");
+  EXPECT_EQ(task.node_count, 2);
+  EXPECT_EQ(task.batch_host, "node-1");
+  EXPECT_TRUE(task.running());
+}
+
+TEST(SqueueText, NamesWithTheDelimiterAndGarbage) {
+  auto parsed = parse_squeue_text("7|7|N/A|RUNNING|a|b|alice|n1|None|0:01|UNLIMITED|2026-11-22T01:36:25\n");
+  ASSERT_TRUE(parsed.ok()) << parsed.error;
+  EXPECT_EQ(parsed.jobs[0].name, "a|b");
+  EXPECT_EQ(parsed.jobs[0].user, "alice");
+  EXPECT_FALSE(parse_squeue_text("squeue: error: Invalid user\n").ok());
+  EXPECT_FALSE(parse_squeue_text("x|y|N/A|RUNNING|a|alice|n1|None|0:01|UNLIMITED|N/A\n").ok());
+  EXPECT_TRUE(parse_squeue_text("").ok());
+}
+
+TEST(SinfoText, ParsesTheGcmProductionSample) {
+  auto parsed = parse_sinfo_text(testing::read_file(testing::fixture("slurm-gcm/sinfo-pipe-sample.txt")));
+  ASSERT_TRUE(parsed.ok()) << parsed.error;
+  ASSERT_EQ(parsed.nodes.size(), 3u);  // node0201 appears twice (two reservations)
+  EXPECT_EQ(parsed.nodes[0].name, "node0201");
+  EXPECT_TRUE(parsed.nodes[0].drained());
+  EXPECT_TRUE(parsed.nodes[0].down());  // '*': not responding
+  EXPECT_EQ(parsed.nodes[0].reason, "replace");
+  EXPECT_EQ(parsed.nodes[1].state, "allocated");
+  EXPECT_FALSE(parsed.nodes[1].unusable());
+  EXPECT_EQ(parsed.nodes[1].reason, "");
+}
+
+TEST(SinfoText, OwnFormatWithHostlistsAndBadHeader) {
+  auto parsed = parse_sinfo_text("NODELIST|STATE|REASON\nnode-[1-2]|idle|none\nnode-3|drained|Kill task failed\n");
+  ASSERT_TRUE(parsed.ok());
+  ASSERT_EQ(parsed.nodes.size(), 3u);
+  EXPECT_TRUE(parsed.nodes[2].drained());
+  EXPECT_EQ(parsed.nodes[2].reason, "Kill task failed");
+  EXPECT_FALSE(parse_sinfo_text("PARTITION AVAIL TIMELIMIT\n").ok());
+  EXPECT_FALSE(parse_sinfo_text("NODELIST|STATE\nnode-[1-|idle\n").ok());
+}
+
+TEST(ScontrolShow, JobAndNodeRecords) {
+  auto jobs = parse_scontrol_show(testing::read_file(testing::fixture("slurm-22.05.8/scontrol-show-job.txt")));
+  ASSERT_GE(jobs.size(), 3u);
+  EXPECT_EQ(jobs[0]["JobId"], "3");
+  EXPECT_EQ(jobs[0]["ArrayTaskId"], "2-10%1");
+  EXPECT_EQ(jobs[1]["StdOut"], "/shared/project/my-training-3_1.out");
+  EXPECT_EQ(jobs[1]["Command"], "/shared/project/train.slurm");
+  EXPECT_EQ(jobs[1]["NodeList"], "node-[1-2]");
+  auto nodes = parse_scontrol_show(testing::read_file(testing::fixture("slurm-22.05.8/scontrol-show-node.txt")));
+  ASSERT_EQ(nodes.size(), 4u);
+  EXPECT_EQ(nodes[0]["NodeName"], "node-1");
+  EXPECT_EQ(nodes[0]["State"], "ALLOCATED");
+  bool kill_task_failed = false;
+  for (auto& n : nodes) kill_task_failed |= n["Reason"].rfind("Kill task failed", 0) == 0;
+  EXPECT_TRUE(kill_task_failed);  // a value with spaces
+}
+
+}  // namespace
+}  // namespace llmwatch
