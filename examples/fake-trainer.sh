@@ -4,6 +4,7 @@
 # FAKE_CKPT_EVERY steps, resumes from it on start, and honours llmwatch's switches:
 #   $FAKE_TRAINER_DIR/kill-switch   present: save and exit (and exit at once on start)
 #   $FAKE_TRAINER_DIR/save-switch   present: save a checkpoint now, then remove the file
+#   FAKE_SAVE_SECONDS              how long a checkpoint save takes (default 0)
 #   $FAKE_TRAINER_DIR/hang          holds an array task id: that task stops stepping but keeps
 #                                   printing heartbeat lines, like a rank stuck in a collective
 set -u
@@ -15,6 +16,7 @@ task=${SLURM_ARRAY_TASK_ID:-none}
 
 save() {
   echo "[NeMo I $(date '+%Y-%m-%d %H:%M:%S') nemo_logging:393] Saving checkpoint at step $step"
+  sleep "${FAKE_SAVE_SECONDS:-0}"
   echo "$step" >"$dir/checkpoint.tmp" && mv "$dir/checkpoint.tmp" "$dir/checkpoint"
   echo "[NeMo I $(date '+%Y-%m-%d %H:%M:%S') nemo_logging:393] Global Checkpoint Save : Rank: 0 : Iteration: $step : Start time: $(date +%s).000s : Save duration: 0.010s"
 }

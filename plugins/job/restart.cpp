@@ -18,8 +18,10 @@ class RestartAction : public ActionPlugin {
     return "restart:" + (r.task ? r.task->display_id() : r.job + ":" + r.finding.key);
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
+    // Pending tasks of the same array (a range "3_[4-10%1]", or a single last task "3_10").
     for (const auto& q : r.queue)
-      if (q.pending() && q.is_array() && !q.array_task_id && (!r.task || q.array_job_id == r.task->array_job_id))
+      if (q.pending() && q.is_array() && (!r.task || (q.array_job_id == r.task->array_job_id &&
+                                                      q.display_id() != r.task->display_id())))
         return {"done", "next task of array " + q.display_id() + " starts by itself"};
     if (!r.task) return {"skipped", "no earlier run of " + r.job + " known to resubmit"};
     const SlurmJob& t = *r.task;

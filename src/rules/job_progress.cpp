@@ -28,6 +28,7 @@ std::string JobProgress::to_json() const {
                       {"longest_interval", longest_interval},
                       {"advances", advances},
                       {"checkpoint_since", checkpoint_since},
+                      {"checkpoint_done", checkpoint_done},
                       {"crash", crash},
                       {"recent", recent},
                       {"bytes_read", bytes_read},
@@ -56,6 +57,7 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.longest_interval = j.value("longest_interval", 0.0);
   p.advances = j.value("advances", 0);
   p.checkpoint_since = j.value("checkpoint_since", 0.0);
+  p.checkpoint_done = j.value("checkpoint_done", 0.0);
   p.crash = j.value("crash", "");
   if (j.contains("recent") && j["recent"].is_array())
     for (const auto& line : j["recent"])
@@ -98,7 +100,10 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p, const s
     p.recent.push_back(sanitize_line(raw, 300));
     if (p.recent.size() > kRecentLines) p.recent.pop_front();
     if (line.checkpoint_start) p.checkpoint_since = now;
-    if (line.checkpoint_end) p.checkpoint_since = 0;
+    if (line.checkpoint_end) {
+      p.checkpoint_since = 0;
+      p.checkpoint_done = now;
+    }
     if (!line.crash.empty() && p.crash.empty()) p.crash = line.crash;
     if (line.max_steps) p.max_steps = line.max_steps;
     if (!line.step) continue;
@@ -134,7 +139,9 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
     v.allowance = static_cast<double>(job.startup_grace.count());
   } else {
     v.phase = "training";
-    v.idle = now - p.last_progress;
+    // After a save the next step is due one step interval after the save, not after the
+    // step before it.
+    v.idle = now - std::max(p.last_progress, p.checkpoint_done);
     if (job.stale_after) {
       v.allowance = static_cast<double>(job.stale_after->count());
     } else {

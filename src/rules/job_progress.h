@@ -29,6 +29,7 @@ struct JobProgress {
   int advances = 0;                       // step advances seen in this task
   std::optional<double> step_time, loss;
   double checkpoint_since = 0;            // a save is in progress since (0: none)
+  double checkpoint_done = 0;             // when the last save finished: the step clock restarts
   std::string crash;                      // crash signature seen in this task
   std::deque<std::string> recent;         // the last lines, as evidence
   std::uint64_t bytes_read = 0;           // total, for the bytes-per-cycle measurement

@@ -20,10 +20,10 @@ struct TrainingRun {
                            "startup_grace = \"1m\"\nkill_switch = \"" + work + "/kill-switch\"\n" + extra_job_keys);
   }
 
-  std::string submit(const std::string& array = "1-4%1") {
+  std::string submit(const std::string& array = "1-4%1", const std::string& env = "") {
     auto r = cluster.slurm({"sbatch", "--parsable", "--job-name=itest-train", "--array=" + array, "--chdir=" + work,
                             "--output=" + work + "/train-%A_%a.out",
-                            "--export=ALL,FAKE_TRAINER_DIR=" + work + ",FAKE_STEP_TIME=0.5",
+                            "--export=ALL,FAKE_TRAINER_DIR=" + work + ",FAKE_STEP_TIME=0.5" + env,
                             source_dir() + "/examples/fake-trainer.sh"});
     EXPECT_TRUE(r.ok()) << r.describe("sbatch") << r.err;
     return r.out.substr(0, r.out.find_first_of(";\n"));
@@ -84,6 +84,25 @@ TEST(HangRestart, HungRunIsCancelledAndResumesOnTheNextArrayTask) {
   size_t cancels = 0;
   for (size_t pos = 0; (pos = events.find("cancel done", pos)) != std::string::npos; ++pos) ++cancels;
   EXPECT_EQ(cancels, 1u);
+}
+
+// A checkpoint save longer than the step allowance (6 s) but within checkpoint_grace is not
+// a hang: the "Saving checkpoint" line opens a grace period that the save line closes.
+TEST(HangRestart, SlowCheckpointSaveWithinGraceIsNotAHang) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  TrainingRun run(c, "checkpoint_grace = \"40s\"\n");
+  run.submit("1-2%1", ",FAKE_CKPT_EVERY=4,FAKE_SAVE_SECONDS=10");
+  nlohmann::json j;
+  // Step 4 starts a 10 s save; keep cycling until the run is well past it.
+  ASSERT_TRUE(eventually([&] {
+    j = run.job();
+    return j.value("step", 0) >= 6;
+  }, 90)) << j.dump();
+  EXPECT_EQ(run.events().find("hung"), std::string::npos)
+      << run.events() << llmwatch_sql(c.dir / "state", "select evidence from findings");
+  EXPECT_NE(read_file(j["log"].get<std::string>()).find("Save duration"), std::string::npos);
 }
 
 TEST(HangRestart, DryRunRecordsButNeverCancels) {
