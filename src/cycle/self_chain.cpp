@@ -69,7 +69,9 @@ std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, cons
     return std::nullopt;
   }
   std::string config_path = store.get("self.config").value_or(config.path);
-  auto submitted = slurm.submit(self_job_args(config, config_path, delay));
+  auto args = self_job_args(config, config_path, delay);
+  auto submitted = slurm.submit(args);
+  if (!submitted.job_id) submitted = slurm.submit(args);  // once more: a busy controller times out
   if (!submitted.job_id) {
     f.severity = Severity::Critical;
     f.summary = "could not queue the next llmwatch job; the watchdog chain will stop";
