@@ -55,6 +55,24 @@ struct JobSettings {
   int max_restarts = 5;
   Seconds restart_window{6 * 3600};
   std::string progress_regex;       // a user regex whose first group is the step
+
+  // Model facts, for tokens/s, MFU and ETA (all optional).
+  double seq_length = 0, global_batch_size = 0, gpus = 0;
+  std::string gpu, precision = "bf16";
+  double peak_tflops = 0;            // overrides the table for gpu + precision
+  double model_flops_per_sample = 0; // or the architecture:
+  double layers = 0, hidden_size = 0, ffn_hidden_size = 0, attention_heads = 0, query_groups = 0, vocab_size = 0;
+  bool gated_mlp = true;
+  std::int64_t max_steps = 0;        // 0: as printed in the log
+  double train_tokens = 0;           // for "time to train N tokens"
+
+  // Training-health detectors.
+  double slowdown_percent = 0.2;     // step time this much above the run's median...
+  int slowdown_steps = 5;            // ...for this many steps in a row
+  double loss_spike_factor = 1.5;    // loss above its moving median by this factor
+  std::vector<std::string> on_slowdown{"alert"};
+  std::vector<std::string> on_loss_spike{"alert"};
+  std::vector<std::string> on_nan{"alert"};
   int line = 0;                     // where the entry starts in the file
 };
 

@@ -59,6 +59,9 @@ const std::vector<KeySpec<Limits>>& limits_keys() {
 }
 
 const std::vector<KeySpec<JobSettings>>& job_keys() {
+  auto num = [](const char* name, double JobSettings::*field) {
+    return KeySpec<JobSettings>{name, KeyKind::Float, [field](JobSettings& t, const ConfigValue& v) { t.*field = v.d; }};
+  };
   static const std::vector<std::string> kActions = {"alert", "save", "kill", "cancel", "restart", "requeue", "hold", "release"};
   static const std::vector<KeySpec<JobSettings>> keys = {
       {"name", KeyKind::String, LW_SET(JobSettings, name, s)},
@@ -90,6 +93,29 @@ const std::vector<KeySpec<JobSettings>>& job_keys() {
        false, 0, 1000},
       {"restart_window", KeyKind::Duration, LW_SET(JobSettings, restart_window, dur)},
       {"progress_regex", KeyKind::String, LW_SET(JobSettings, progress_regex, s)},
+      num("seq_length", &JobSettings::seq_length),
+      num("global_batch_size", &JobSettings::global_batch_size),
+      num("gpus", &JobSettings::gpus),
+      {"gpu", KeyKind::String, LW_SET(JobSettings, gpu, s)},
+      {"precision", KeyKind::String, LW_SET(JobSettings, precision, s), false, 0, 0, {"bf16", "fp16", "fp8"}},
+      num("peak_tflops", &JobSettings::peak_tflops),
+      num("model_flops_per_sample", &JobSettings::model_flops_per_sample),
+      num("layers", &JobSettings::layers),
+      num("hidden_size", &JobSettings::hidden_size),
+      num("ffn_hidden_size", &JobSettings::ffn_hidden_size),
+      num("attention_heads", &JobSettings::attention_heads),
+      num("query_groups", &JobSettings::query_groups),
+      num("vocab_size", &JobSettings::vocab_size),
+      {"gated_mlp", KeyKind::Bool, LW_SET(JobSettings, gated_mlp, b)},
+      {"max_steps", KeyKind::Int, LW_SET(JobSettings, max_steps, i), false, 0, 0},
+      num("train_tokens", &JobSettings::train_tokens),
+      {"slowdown_percent", KeyKind::Percent, LW_SET(JobSettings, slowdown_percent, d)},
+      {"slowdown_steps", KeyKind::Int, [](JobSettings& t, const ConfigValue& v) { t.slowdown_steps = static_cast<int>(v.i); },
+       false, 1, 10000},
+      num("loss_spike_factor", &JobSettings::loss_spike_factor),
+      {"on_slowdown", KeyKind::StringList, LW_SET(JobSettings, on_slowdown, list), false, 0, 0, kActions},
+      {"on_loss_spike", KeyKind::StringList, LW_SET(JobSettings, on_loss_spike, list), false, 0, 0, kActions},
+      {"on_nan", KeyKind::StringList, LW_SET(JobSettings, on_nan, list), false, 0, 0, kActions},
   };
   return keys;
 }

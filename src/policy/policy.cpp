@@ -10,6 +10,9 @@ std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
   else if (f.kind == "absent") out = job.on_absent;
   else if (f.kind == "crashed") out = job.on_crash;
   else if (f.kind == "crash-loop") out = job.on_crash_loop;
+  else if (f.kind == "slowdown") out = job.on_slowdown;
+  else if (f.kind == "loss-spike") out = job.on_loss_spike;
+  else if (f.kind == "nan-loss" || f.kind == "bad-iterations") out = job.on_nan;
   else if (f.severity != Severity::Info) out = {"alert"};
   // Alerts go last so they can say what the other actions did.
   std::stable_partition(out.begin(), out.end(), [](const std::string& a) { return a.rfind("alert", 0) != 0; });

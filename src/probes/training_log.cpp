@@ -59,6 +59,10 @@ void parse_megatron(std::string_view line, LogLine& out) {
   if (pos < line.size() && line[pos] == '/') out.max_steps = as_step(number_after(line.substr(pos + 1), ""));
   if (auto ms = number_after(line, "elapsed time per iteration (ms)")) out.step_time = *ms / 1000.0;
   out.loss = number_after(line, "lm loss");
+  out.consumed_samples = number_after(line, "consumed samples");
+  out.global_batch_size = number_after(line, "global batch size");
+  if (auto v = number_after(line, "number of skipped iterations")) out.skipped_iterations = static_cast<std::int64_t>(*v);
+  if (auto v = number_after(line, "number of nan iterations")) out.nan_iterations = static_cast<std::int64_t>(*v);
 }
 
 }  // namespace
@@ -74,6 +78,9 @@ LogLine TrainingLogParser::parse(std::string_view line) const {
     out.step_time = number_after(line, "train_step_timing in s");
     out.loss = number_after(line, "reduced_train_loss");
     if (!out.loss) out.loss = number_after(line, "train_loss");
+    out.consumed_samples = number_after(line, "consumed_samples");
+    out.global_batch_size = number_after(line, "global_batch_size");
+    out.peak_memory_bytes = number_after(line, "peak_memory_usage");
     if (auto it = line.find("iteration "); it != std::string_view::npos) {
       auto slash = line.find('/', it);
       if (slash != std::string_view::npos && slash < it + 30)
@@ -92,6 +99,8 @@ LogLine TrainingLogParser::parse(std::string_view line) const {
   if (contains_nocase(line, "saving checkpoint") || contains(line, "Checkpoint save start") ||
       contains(line, "Async checkpoint save"))
     out.checkpoint_start = true;
+  if (contains(line, "Save duration")) out.save_seconds = number_after(line, "Save duration");
+  if (contains(line, "Time spent in load_checkpoint")) out.load_seconds = number_after(line, "Time spent in load_checkpoint");
   if (contains(line, "Global Checkpoint Save") || contains_nocase(line, "successfully saved checkpoint") ||
       contains_nocase(line, "checkpoint saved"))
     out.checkpoint_end = true, out.checkpoint_start = false;

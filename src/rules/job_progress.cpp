@@ -1,6 +1,7 @@
 #include "rules/job_progress.h"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "util/strings.h"
@@ -10,6 +11,24 @@ namespace llmwatch {
 namespace {
 constexpr size_t kRecentLines = 6;
 constexpr int kWarmupAdvances = 2;  // the first intervals include compilation and data loading
+constexpr size_t kSeriesLength = 64;
+
+template <class T>
+void push_bounded(std::deque<T>& d, T v) {
+  d.push_back(v);
+  if (d.size() > kSeriesLength) d.pop_front();
+}
+
+template <class T>
+nlohmann::json opt(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+template <class T>
+std::optional<T> opt_from(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  return j[key].get<T>();
+}
 nlohmann::json cursors_json(const std::map<std::string, LogCursor>& cursors) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [path, c] : cursors) out[path] = {c.dev, c.inode, c.offset};
@@ -33,6 +52,18 @@ std::string JobProgress::to_json() const {
                       {"recent", recent},
                       {"bytes_read", bytes_read},
                       {"quick_deaths", quick_deaths},
+                      {"step_times", step_times},
+                      {"losses", losses},
+                      {"consumed_samples", opt(consumed_samples)},
+                      {"global_batch_size", opt(global_batch_size)},
+                      {"samples_stalled", samples_stalled},
+                      {"nan_loss", nan_loss},
+                      {"skipped_iterations", opt(skipped_iterations)},
+                      {"nan_iterations", opt(nan_iterations)},
+                      {"counters_rising", counters_rising},
+                      {"after_checkpoint", after_checkpoint},
+                      {"save_seconds", opt(save_seconds)},
+                      {"load_seconds", opt(load_seconds)},
                       {"counted_task", counted_task}};
   if (step) j["step"] = *step;
   if (max_steps) j["max_steps"] = *max_steps;
@@ -64,6 +95,20 @@ JobProgress JobProgress::from_json(const std::string& text) {
       if (line.is_string()) p.recent.push_back(line.get<std::string>());
   p.bytes_read = j.value("bytes_read", std::uint64_t{0});
   p.quick_deaths = j.value("quick_deaths", 0);
+  if (j.contains("step_times") && j["step_times"].is_array())
+    for (const auto& v : j["step_times"]) p.step_times.push_back(v.get<double>());
+  if (j.contains("losses") && j["losses"].is_array())
+    for (const auto& v : j["losses"]) p.losses.push_back(v.get<double>());
+  p.consumed_samples = opt_from<double>(j, "consumed_samples");
+  p.global_batch_size = opt_from<double>(j, "global_batch_size");
+  p.samples_stalled = j.value("samples_stalled", 0);
+  p.nan_loss = j.value("nan_loss", false);
+  p.skipped_iterations = opt_from<std::int64_t>(j, "skipped_iterations");
+  p.nan_iterations = opt_from<std::int64_t>(j, "nan_iterations");
+  p.counters_rising = j.value("counters_rising", false);
+  p.after_checkpoint = j.value("after_checkpoint", false);
+  p.save_seconds = opt_from<double>(j, "save_seconds");
+  p.load_seconds = opt_from<double>(j, "load_seconds");
   p.counted_task = j.value("counted_task", "");
   if (j.contains("step")) p.step = j["step"].get<std::int64_t>();
   if (j.contains("max_steps")) p.max_steps = j["max_steps"].get<std::int64_t>();
@@ -81,6 +126,9 @@ void start_task(JobProgress& p, const std::string& task, const std::string& log_
   fresh.max_steps = p.max_steps;
   fresh.bytes_read = p.bytes_read;
   fresh.quick_deaths = p.quick_deaths;
+  fresh.step_times = p.step_times;  // the run's baseline survives a restart
+  fresh.losses = p.losses;
+  fresh.save_seconds = p.save_seconds;
   fresh.counted_task = p.counted_task;
   if (log_path == p.log_path) fresh.cursors = p.cursors;
   p = std::move(fresh);
@@ -94,6 +142,7 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p, const s
   // covered, so a 0.5 s step watched every 5 s counts as 0.5 s, not 5 s.
   const std::optional<std::int64_t> step_before = p.step;
   const double progress_before = p.last_progress;
+  bool counters_rose = false;
   for (const auto& raw : lines) {
     if (trim(raw).empty()) continue;
     LogLine line = parser.parse(raw);
@@ -106,10 +155,34 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p, const s
     }
     if (!line.crash.empty() && p.crash.empty()) p.crash = line.crash;
     if (line.max_steps) p.max_steps = line.max_steps;
+    if (line.save_seconds) p.save_seconds = line.save_seconds;
+    if (line.load_seconds) p.load_seconds = line.load_seconds;
+    if (line.checkpoint_start || line.checkpoint_end) p.after_checkpoint = true;
     if (!line.step) continue;
     if (line.step_time) p.step_time = line.step_time;
     if (line.loss) p.loss = line.loss;
     if (p.step && *line.step <= *p.step) continue;  // a repeated or older step is not progress
+    // Training health. A step right after a save includes the save: keep it out of the
+    // step-time baseline.
+    if (line.step_time && !p.after_checkpoint) push_bounded(p.step_times, *line.step_time);
+    p.after_checkpoint = false;
+    if (line.loss) {
+      if (std::isfinite(*line.loss)) push_bounded(p.losses, *line.loss);
+      else p.nan_loss = true;
+    }
+    if (line.consumed_samples) {
+      if (p.consumed_samples && *line.consumed_samples <= *p.consumed_samples) ++p.samples_stalled;
+      else p.samples_stalled = 0;
+      p.consumed_samples = line.consumed_samples;
+    }
+    if (line.global_batch_size) p.global_batch_size = line.global_batch_size;
+    auto rising = [](const std::optional<std::int64_t>& before, const std::optional<std::int64_t>& now_v) {
+      return before && now_v && *now_v > *before;
+    };
+    if (rising(p.skipped_iterations, line.skipped_iterations) || rising(p.nan_iterations, line.nan_iterations))
+      counters_rose = true;
+    if (line.skipped_iterations) p.skipped_iterations = line.skipped_iterations;
+    if (line.nan_iterations) p.nan_iterations = line.nan_iterations;
     if (p.step) ++p.advances;
     p.step = line.step;
     p.quick_deaths = 0;  // progress ends any crash loop
@@ -118,6 +191,7 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p, const s
     p.checkpoint_since = 0;  // a step after a save means the save is over
     advances.emplace_back(*line.step, now);
   }
+  if (p.step && (!step_before || *p.step > *step_before)) p.counters_rising = counters_rose;
   if (step_before && p.step && *p.step > *step_before && progress_before > 0 && p.advances > kWarmupAdvances) {
     double per_step = (now - progress_before) / static_cast<double>(*p.step - *step_before);
     p.longest_interval = std::max(p.longest_interval, per_step);

@@ -38,6 +38,17 @@ struct JobProgress {
   int quick_deaths = 0;
   std::string counted_task;
 
+  // Training health, for the training detectors and views.
+  std::deque<double> step_times;          // recent printed step times, saves excluded
+  std::deque<double> losses;              // recent finite losses
+  std::optional<double> consumed_samples, global_batch_size;
+  int samples_stalled = 0;                // step advances in a row without consumed samples moving
+  bool nan_loss = false;                  // a NaN/inf loss in this task
+  std::optional<std::int64_t> skipped_iterations, nan_iterations;
+  bool counters_rising = false;           // skipped/NaN iteration counters went up in the last batch
+  std::optional<double> save_seconds, load_seconds;
+  bool after_checkpoint = false;          // the next step includes a save: not a baseline sample
+
   std::string to_json() const;
   static JobProgress from_json(const std::string& text);
 };

@@ -1,6 +1,7 @@
 #include "rules/job_rules.h"
 
 #include "policy/pending_reason.h"
+#include "rules/training_rules.h"
 #include "util/units.h"
 
 namespace llmwatch {
@@ -95,6 +96,8 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
     f.evidence = evidence;
     out.push_back(f);
   }
+  auto health = evaluate_training(job, label, p);
+  out.insert(out.end(), health.begin(), health.end());
   StaleVerdict v = evaluate_stale(p, job, now);
   if (v.hung) {
     std::string what = v.phase == "startup" ? "no first step " + fmt(v.idle) + " after start"

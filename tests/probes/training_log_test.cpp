@@ -25,6 +25,15 @@ TEST(TrainingLog, NeMo2StepLines) {
   EXPECT_DOUBLE_EQ(*l.step_time, 12.43);
   EXPECT_DOUBLE_EQ(*l.loss, 12.01);
   EXPECT_EQ(*l.max_steps, 50);
+  EXPECT_DOUBLE_EQ(*l.consumed_samples, 5888);
+  EXPECT_DOUBLE_EQ(*l.global_batch_size, 128);
+  EXPECT_DOUBLE_EQ(*l.peak_memory_bytes, 70833405952);
+  EXPECT_DOUBLE_EQ(*lines[0].load_seconds, 9.712);
+  std::optional<double> save;
+  for (const auto& x : lines)
+    if (x.save_seconds) save = x.save_seconds;
+  ASSERT_TRUE(save);
+  EXPECT_DOUBLE_EQ(*save, 4.389);
   EXPECT_FALSE(lines[0].step);  // the checkpoint load line
   bool saw_save_end = false;
   for (const auto& x : lines) saw_save_end |= x.checkpoint_end;
@@ -56,6 +65,10 @@ TEST(TrainingLog, MegatronLine) {
   EXPECT_EQ(*l.max_steps, 500000);
   EXPECT_DOUBLE_EQ(*l.step_time, 1.2345);
   EXPECT_NEAR(*l.loss, 7.012345, 1e-9);
+  EXPECT_DOUBLE_EQ(*l.consumed_samples, 51200);
+  EXPECT_DOUBLE_EQ(*l.global_batch_size, 512);
+  EXPECT_EQ(*l.skipped_iterations, 0);
+  EXPECT_EQ(*l.nan_iterations, 0);
 }
 
 TEST(TrainingLog, OtherSignaturesAndCheckpoints) {
