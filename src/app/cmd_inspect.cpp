@@ -7,6 +7,9 @@
 
 #include "app/commands.h"
 #include "probes/training_log.h"
+#include "rules/job_progress.h"
+#include "rules/training_rules.h"
+#include "views/job_view.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_job.h"
 #include "slurm/slurm_text.h"
@@ -35,29 +38,43 @@ nlohmann::json nodes_json(const std::vector<SlurmNode>& nodes) {
   return out;
 }
 
-nlohmann::json inspect_training_log(const std::string& text) {
+nlohmann::json inspect_training_log(const std::string& text, const JobSettings& facts) {
   TrainingLogParser parser;
-  nlohmann::json out = nlohmann::json::array();
+  nlohmann::json steps = nlohmann::json::array();
+  JobProgress progress;
+  double clock = 0;  // the log's own time: the sum of printed step times
   int line_no = 0;
   for (const auto& line : split(text, '\n')) {
     ++line_no;
     LogLine l = parser.parse(line);
+    if (l.step_time) clock += *l.step_time;
+    apply_lines(progress, {line}, parser, clock);
     nlohmann::json j = {{"line", line_no}};
     if (l.step) j["step"] = *l.step;
     if (l.max_steps) j["max_steps"] = *l.max_steps;
     if (l.step_time) j["step_time_s"] = *l.step_time;
     if (l.loss) j["loss"] = std::isfinite(*l.loss) ? nlohmann::json(*l.loss) : nlohmann::json(std::to_string(*l.loss));
+    if (l.consumed_samples) j["consumed_samples"] = *l.consumed_samples;
+    if (l.global_batch_size) j["global_batch_size"] = *l.global_batch_size;
+    if (l.peak_memory_bytes) j["peak_memory_bytes"] = *l.peak_memory_bytes;
+    if (l.save_seconds) j["save_s"] = *l.save_seconds;
+    if (l.load_seconds) j["load_s"] = *l.load_seconds;
     if (l.checkpoint_start) j["checkpoint"] = "start";
     if (l.checkpoint_end) j["checkpoint"] = "end";
     if (!l.crash.empty()) j["crash"] = l.crash;
-    if (j.size() > 1) out.push_back(j);
+    if (j.size() > 1) steps.push_back(j);
   }
-  return out;
+  nlohmann::json summary = job_figures(facts, progress, clock);
+  summary.erase("last_checkpoint_age_s");  // meaningless for a file
+  auto findings = evaluate_training(facts, "inspect", progress);
+  nlohmann::json health = nlohmann::json::array();
+  for (const auto& f : findings) health.push_back({{"kind", f.kind}, {"summary", f.summary}});
+  return {{"steps", steps}, {"summary", summary}, {"findings", health}};
 }
 
 }  // namespace
 
-int cmd_inspect(const std::string& kind, const std::string& file) {
+int cmd_inspect(const std::string& kind, const std::string& file, const JobSettings& facts) {
   std::stringstream ss;
   if (file == "-") {
     ss << std::cin.rdbuf();
@@ -84,7 +101,7 @@ int cmd_inspect(const std::string& kind, const std::string& file) {
   else if (kind == "hostlist") {
     auto hosts = expand_hostlist(trim(text), &error);
     if (hosts) out = {{"hosts", *hosts}, {"compressed", compress_hostlist(*hosts)}};
-  } else if (kind == "training-log") out = inspect_training_log(text);
+  } else if (kind == "training-log") out = inspect_training_log(text, facts);
   else {
     std::cerr << "llmwatch inspect: unknown kind '" << kind << "' (" << kInspectKinds << ")\n";
     return kExitUsage;

@@ -8,6 +8,8 @@
 #include "app/commands.h"
 #include "cycle/supervisor.h"
 #include "store/store.h"
+#include "rules/job_rules.h"
+#include "views/job_view.h"
 #include "views/status_view.h"
 
 namespace llmwatch {
@@ -25,6 +27,24 @@ int cmd_status(const Config& config, bool json) {
     std::cerr << "llmwatch: " << e.what() << "\n";
     return kExitFailure;
   }
+}
+
+int cmd_job_view(const Config& config, const std::string& label, bool json) {
+  for (const auto& job : config.jobs) {
+    if (job_label(job) != label) continue;
+    try {
+      Store store(config.state_dir);
+      auto j = build_job(job, store, unix_now());
+      if (json) std::cout << j.dump(2) << "\n";
+      else std::cout << render_job(j, use_color());
+      return kExitOk;
+    } catch (const std::exception& e) {
+      std::cerr << "llmwatch: " << e.what() << "\n";
+      return kExitFailure;
+    }
+  }
+  std::cerr << "llmwatch job: '" << label << "' is not a [[job]] in " << config.path << "\n";
+  return kExitUsage;
 }
 
 int cmd_events(const Config& config, const std::string& since, const std::string& job, bool json) {

@@ -20,10 +20,12 @@ std::string default_config_path();
 int cmd_run_once(const Config& config);
 int cmd_daemon(const std::string& config_path, Config config);
 int cmd_status(const Config& config, bool json);
+int cmd_job_view(const Config& config, const std::string& job, bool json);
 int cmd_config_check(const std::string& path);
 int cmd_events(const Config& config, const std::string& since, const std::string& job, bool json);
 int cmd_submit(const Config& config, const std::string& interval);
-int cmd_inspect(const std::string& kind, const std::string& file);
+// facts: model facts for training-log figures (tokens/s, MFU), as in a [[job]].
+int cmd_inspect(const std::string& kind, const std::string& file, const JobSettings& facts);
 int cmd_demo(bool keep);
 int cmd_job_action(const Config& config, const std::string& verb, const std::string& job);
 

@@ -30,6 +30,12 @@ int main(int argc, char** argv) {
   bool status_json = false;
   status->add_flag("--json", status_json, "machine-readable output");
 
+  auto* job_view = app.add_subcommand("job", "one run across its restarts: figures, failures, lost time, advice");
+  std::string view_job;
+  bool job_json = false;
+  job_view->add_option("job", view_job, "a [[job]] name")->required();
+  job_view->add_flag("--json", job_json, "machine-readable output");
+
   auto* config = app.add_subcommand("config", "configuration tools");
   config->require_subcommand(1);
   auto* check = config->add_subcommand("check", "validate a config file; exit 2 on error");
@@ -51,6 +57,12 @@ int main(int argc, char** argv) {
   std::string kind, file;
   inspect->add_option("kind", kind, "squeue-json | squeue-text | sinfo-json | sinfo-text | scontrol-show | hostlist | training-log")->required();
   inspect->add_option("file", file, "the captured output ('-' for stdin)")->required();
+  JobSettings facts;
+  inspect->add_option("--seq-length", facts.seq_length, "training-log: sequence length (for tokens/s)");
+  inspect->add_option("--gpus", facts.gpus, "training-log: number of GPUs (for MFU)");
+  inspect->add_option("--gpu", facts.gpu, "training-log: GPU type, e.g. H100 (for MFU)");
+  inspect->add_option("--precision", facts.precision, "training-log: bf16 or fp8 (for MFU)");
+  inspect->add_option("--model-flops", facts.model_flops_per_sample, "training-log: model FLOPs per sample");
 
   auto* demo = app.add_subcommand("demo", "start a local Slurm cluster, hang a training job, watch llmwatch restart it");
   bool keep = false;
@@ -70,11 +82,16 @@ int main(int argc, char** argv) {
     job_verbs.emplace_back(sub, verb);
   }
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; every usage error is exit 2, as documented.
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
   setup_logging(log_format, verbose);
 
   if (*check) return cmd_config_check(check_file.empty() ? config_path : check_file);
-  if (*inspect) return cmd_inspect(kind, file);
+  if (*inspect) return cmd_inspect(kind, file, facts);
   if (*demo) return cmd_demo(keep);
 
   auto cfg = load_or_report(config_path);
@@ -83,6 +100,7 @@ int main(int argc, char** argv) {
   if (*run) return cmd_run_once(*cfg);
   if (*daemon) return cmd_daemon(config_path, *cfg);
   if (*status) return cmd_status(*cfg, status_json);
+  if (*job_view) return cmd_job_view(*cfg, view_job, job_json);
   if (*events) return cmd_events(*cfg, since, job, events_json);
   if (*submit) return cmd_submit(*cfg, interval);
   for (const auto& [sub, verb] : job_verbs)

@@ -62,6 +62,7 @@ std::string JobProgress::to_json() const {
                       {"nan_iterations", opt(nan_iterations)},
                       {"counters_rising", counters_rising},
                       {"after_checkpoint", after_checkpoint},
+                      {"checkpoint_interval", checkpoint_interval},
                       {"save_seconds", opt(save_seconds)},
                       {"load_seconds", opt(load_seconds)},
                       {"counted_task", counted_task}};
@@ -107,6 +108,7 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.nan_iterations = opt_from<std::int64_t>(j, "nan_iterations");
   p.counters_rising = j.value("counters_rising", false);
   p.after_checkpoint = j.value("after_checkpoint", false);
+  p.checkpoint_interval = j.value("checkpoint_interval", 0.0);
   p.save_seconds = opt_from<double>(j, "save_seconds");
   p.load_seconds = opt_from<double>(j, "load_seconds");
   p.counted_task = j.value("counted_task", "");
@@ -129,6 +131,8 @@ void start_task(JobProgress& p, const std::string& task, const std::string& log_
   fresh.step_times = p.step_times;  // the run's baseline survives a restart
   fresh.losses = p.losses;
   fresh.save_seconds = p.save_seconds;
+  fresh.checkpoint_interval = p.checkpoint_interval;
+  fresh.checkpoint_done = p.checkpoint_done;
   fresh.counted_task = p.counted_task;
   if (log_path == p.log_path) fresh.cursors = p.cursors;
   p = std::move(fresh);
@@ -151,6 +155,7 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p, const s
     if (line.checkpoint_start) p.checkpoint_since = now;
     if (line.checkpoint_end) {
       p.checkpoint_since = 0;
+      if (p.checkpoint_done > 0 && now > p.checkpoint_done) p.checkpoint_interval = now - p.checkpoint_done;
       p.checkpoint_done = now;
     }
     if (!line.crash.empty() && p.crash.empty()) p.crash = line.crash;

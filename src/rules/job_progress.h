@@ -47,6 +47,7 @@ struct JobProgress {
   std::optional<std::int64_t> skipped_iterations, nan_iterations;
   bool counters_rising = false;           // skipped/NaN iteration counters went up in the last batch
   std::optional<double> save_seconds, load_seconds;
+  double checkpoint_interval = 0;         // between the last two completed saves
   bool after_checkpoint = false;          // the next step includes a save: not a baseline sample
 
   std::string to_json() const;

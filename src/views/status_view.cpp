@@ -8,6 +8,7 @@
 #include "store/lease.h"
 #include "store/store.h"
 #include "util/units.h"
+#include "views/job_view.h"
 
 namespace llmwatch {
 
@@ -41,6 +42,8 @@ nlohmann::json build_status(const Config& config, Store& store, double now) {
     if (p.loss) j["loss"] = *p.loss;
     if (p.last_progress > 0) j["seconds_since_progress"] = now - p.last_progress;
     StaleVerdict v = evaluate_stale(p, job, now);
+    j["figures"] = job_figures(job, p, now);
+    j["restarts"] = store.count_actions("restart", label, 0);
     j["phase"] = v.phase;
     j["allowance_s"] = v.allowance;
     jobs.push_back(j);
@@ -109,6 +112,29 @@ std::string render_status(const nlohmann::json& s, bool color) {
       std::snprintf(buf, sizeof buf, "  %.2fs/step", j["step_time_s"].get<double>());
       out << buf;
     }
+    if (j.contains("figures")) {
+      const auto& f = j["figures"];
+      char buf[64];
+      if (f.contains("tokens_per_s")) {
+        std::snprintf(buf, sizeof buf, "  %.0f tok/s", f["tokens_per_s"].get<double>());
+        out << buf;
+      }
+      if (f.contains("mfu")) {
+        std::snprintf(buf, sizeof buf, "  MFU %.1f%%", f["mfu"].get<double>() * 100);
+        out << buf;
+      }
+      if (f.contains("loss")) {
+        std::snprintf(buf, sizeof buf, "  loss %.4g", f["loss"].get<double>());
+        out << buf;
+      }
+      if (f.contains("eta_s")) out << "  ETA " << format_duration(Seconds(static_cast<long long>(f["eta_s"].get<double>())));
+      if (color && f.contains("recent_step_times") && !f["recent_step_times"].empty()) {
+        std::deque<double> recent;
+        for (const auto& v : f["recent_step_times"]) recent.push_back(v.get<double>());
+        out << "  " << sparkline(recent, 12);
+      }
+    }
+    if (j.value("restarts", 0) > 0) out << "  restarts " << j["restarts"].get<int>();
     if (j.contains("seconds_since_progress"))
       out << "  progress " << ago(j["seconds_since_progress"].get<double>()) << " (allowed "
           << format_duration(Seconds(static_cast<long long>(j["allowance_s"].get<double>()))) << ", "

@@ -1,0 +1,178 @@
+#include "views/job_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "rules/job_rules.h"
+#include "rules/training_metrics.h"
+#include "rules/training_rules.h"
+#include "store/store.h"
+#include "util/units.h"
+
+namespace llmwatch {
+
+nlohmann::json job_figures(const JobSettings& job, const JobProgress& p, double now) {
+  nlohmann::json f = nlohmann::json::object();
+  std::vector<double> recent(p.step_times.begin(), p.step_times.end());
+  double step_time = !recent.empty() ? median(recent) : p.step_time.value_or(0);
+  if (step_time > 0) f["step_time_s"] = step_time;
+  double gbs = job.global_batch_size > 0 ? job.global_batch_size : p.global_batch_size.value_or(0);
+  double tps = 0;
+  if (job.seq_length > 0 && gbs > 0 && step_time > 0) f["tokens_per_s"] = tps = tokens_per_second(job.seq_length, gbs, step_time);
+  double flops = job.model_flops_per_sample;
+  if (flops <= 0 && job.layers > 0 && job.seq_length > 0) {
+    ModelArchitecture a{job.layers, job.hidden_size, job.ffn_hidden_size, job.attention_heads,
+                        job.query_groups, job.vocab_size, job.seq_length, job.gated_mlp};
+    flops = model_flops_per_sample(a);
+  }
+  if (flops > 0) f["model_flops_per_sample"] = flops;
+  double peak = job.peak_tflops > 0 ? job.peak_tflops : peak_tflops(job.gpu, job.precision).value_or(0);
+  if (flops > 0 && gbs > 0 && step_time > 0 && job.gpus > 0 && peak > 0) f["mfu"] = mfu(gbs, flops, step_time, job.gpus, peak);
+  long long max_steps = job.max_steps > 0 ? job.max_steps : p.max_steps.value_or(0);
+  if (max_steps > 0 && p.step && step_time > 0) f["eta_s"] = eta_seconds(*p.step, max_steps, step_time);
+  if (job.train_tokens > 0 && tps > 0) f["time_to_train_tokens_s"] = seconds_to_train_tokens(job.train_tokens, tps);
+  if (p.loss && std::isfinite(*p.loss)) f["loss"] = *p.loss;
+  if (p.checkpoint_done > 0) f["last_checkpoint_age_s"] = now - p.checkpoint_done;
+  if (p.save_seconds) f["save_s"] = *p.save_seconds;
+  if (p.checkpoint_interval > 0) f["checkpoint_interval_s"] = p.checkpoint_interval;
+  f["recent_step_times"] = p.step_times;
+  return f;
+}
+
+nlohmann::json job_history(const JobSettings& job, Store& store, double now) {
+  std::string label = job_label(job);
+  nlohmann::json h = nlohmann::json::object();
+  // Progress rows: the first and last, and each failure's gap.
+  std::vector<std::pair<double, long long>> rows;
+  auto st = store.db().prepare("SELECT ts, step FROM progress WHERE job = ? ORDER BY ts");
+  st.bind(1, label);
+  while (st.step()) rows.emplace_back(st.real(0), st.integer(1));
+  // Failures: hang/crash/absent findings as they were raised.
+  std::vector<std::pair<double, std::string>> failures;
+  for (const auto& e : store.events(0, label, 100000))
+    if (e.kind == "finding" && (e.message.find("/hung:") != std::string::npos || e.message.find("/crashed:") != std::string::npos ||
+                                e.message.find("/absent:") != std::string::npos))
+      failures.emplace_back(e.ts, e.message);
+  nlohmann::json restarts = nlohmann::json::array();
+  double lost_total = 0;
+  for (const auto& [ts, why] : failures) {
+    // Lost: from the last step before the failure to the first step after it.
+    double before = 0, after = 0;
+    for (const auto& [t, step] : rows) {
+      if (t <= ts) before = t;
+      else if (after == 0) after = t;
+    }
+    nlohmann::json r = {{"ts", ts}, {"reason", why}};
+    if (before > 0 && after > 0) {
+      r["lost_s"] = after - before;
+      lost_total += after - before;
+    }
+    restarts.push_back(r);
+  }
+  h["failures"] = restarts;
+  h["restarts_done"] = store.count_actions("restart", label, 0);
+  if (!rows.empty()) {
+    double wall = now - rows.front().first;
+    h["wall_s"] = wall;
+    h["lost_s"] = lost_total;
+    if (wall > 0) h["effective_training_ratio"] = std::clamp((wall - lost_total) / wall, 0.0, 1.0);
+    // Steps over time, thinned to at most 200 points.
+    nlohmann::json series = nlohmann::json::array();
+    size_t stride = std::max<size_t>(1, rows.size() / 200);
+    for (size_t i = 0; i < rows.size(); i += stride) series.push_back({rows[i].first, rows[i].second});
+    h["steps"] = series;
+    if (!failures.empty() && wall > 0) h["mtbf_s"] = wall / static_cast<double>(failures.size());
+  }
+  return h;
+}
+
+std::string sparkline(const std::deque<double>& values, size_t width) {
+  static const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  if (values.empty()) return "";
+  size_t start = values.size() > width ? values.size() - width : 0;
+  auto [lo, hi] = std::minmax_element(values.begin() + static_cast<long>(start), values.end());
+  std::string out;
+  for (size_t i = start; i < values.size(); ++i) {
+    int level = *hi > *lo ? static_cast<int>((values[i] - *lo) / (*hi - *lo) * 7.0 + 0.5) : 0;
+    out += kBars[std::clamp(level, 0, 7)];
+  }
+  return out;
+}
+
+nlohmann::json build_job(const JobSettings& job, Store& store, double now) {
+  std::string label = job_label(job);
+  JobProgress p = JobProgress::from_json(store.get("progress:" + label).value_or("{}"));
+  nlohmann::json j = {{"schema", "llmwatch.job/1"}, {"name", label}, {"task", p.task}};
+  if (p.step) j["step"] = *p.step;
+  long long max_steps = job.max_steps > 0 ? job.max_steps : p.max_steps.value_or(0);
+  if (max_steps > 0) j["max_steps"] = max_steps;
+  j["figures"] = job_figures(job, p, now);
+  j["history"] = job_history(job, store, now);
+  const auto& f = j["figures"];
+  const auto& h = j["history"];
+  if (f.contains("save_s") && h.contains("mtbf_s")) {
+    double best = optimal_checkpoint_interval(f["save_s"].get<double>(), h["mtbf_s"].get<double>());
+    j["optimal_checkpoint_interval_s"] = best;
+    std::string advice = "checkpoint every " + format_duration(Seconds(static_cast<long long>(best))) +
+                         " (Young/Daly: save " + std::to_string(static_cast<int>(f["save_s"].get<double>())) +
+                         " s, MTBF " + format_duration(Seconds(static_cast<long long>(h["mtbf_s"].get<double>()))) + ")";
+    if (f.contains("checkpoint_interval_s")) {
+      double current = f["checkpoint_interval_s"].get<double>();
+      j["expected_loss_per_failure_s"] = current / 2;
+      advice += "; now every " + format_duration(Seconds(static_cast<long long>(current))) + ", losing ~" +
+                format_duration(Seconds(static_cast<long long>(current / 2))) + " per failure";
+    }
+    j["advice"] = advice;
+  }
+  return j;
+}
+
+namespace {
+std::string fmt(double v, const char* f) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+std::string dur(double s) { return format_duration(Seconds(static_cast<long long>(s))); }
+}  // namespace
+
+std::string render_job(const nlohmann::json& j, bool color) {
+  std::ostringstream out;
+  const auto& f = j["figures"];
+  const auto& h = j["history"];
+  out << j["name"].get<std::string>() << "  task " << j.value("task", "") << "  step " << j.value("step", 0LL);
+  if (j.contains("max_steps")) out << "/" << j["max_steps"].get<long long>();
+  out << "\n";
+  if (f.contains("step_time_s")) {
+    out << "  step time      " << fmt(f["step_time_s"].get<double>(), "%.2f s");
+    std::deque<double> recent;
+    for (const auto& v : f["recent_step_times"]) recent.push_back(v.get<double>());
+    if (color && !recent.empty()) out << "  " << sparkline(recent);
+    out << "\n";
+  }
+  if (f.contains("tokens_per_s")) out << "  throughput     " << fmt(f["tokens_per_s"].get<double>(), "%.0f tokens/s") << "\n";
+  if (f.contains("mfu")) out << "  MFU            " << fmt(f["mfu"].get<double>() * 100, "%.2f%%") << "\n";
+  if (f.contains("loss")) out << "  loss           " << fmt(f["loss"].get<double>(), "%.4g") << "\n";
+  if (f.contains("eta_s")) out << "  ETA            " << dur(f["eta_s"].get<double>()) << "\n";
+  if (f.contains("time_to_train_tokens_s"))
+    out << "  to train target tokens  " << fmt(f["time_to_train_tokens_s"].get<double>() / 86400, "%.2f days") << "\n";
+  if (f.contains("last_checkpoint_age_s")) {
+    out << "  last checkpoint " << dur(f["last_checkpoint_age_s"].get<double>()) << " ago";
+    if (f.contains("save_s")) out << " (save took " << fmt(f["save_s"].get<double>(), "%.1f s") << ")";
+    out << "\n";
+  }
+  if (j.contains("advice")) out << "  advice         " << j["advice"].get<std::string>() << "\n";
+  if (h.contains("effective_training_ratio"))
+    out << "  effective training time " << fmt(h["effective_training_ratio"].get<double>() * 100, "%.1f%%") << " of "
+        << dur(h["wall_s"].get<double>()) << " (lost " << dur(h["lost_s"].get<double>()) << ")\n";
+  out << "  failures       " << h["failures"].size() << ", restarts " << h.value("restarts_done", 0) << "\n";
+  for (const auto& r : h["failures"]) {
+    out << "    - " << r["reason"].get<std::string>();
+    if (r.contains("lost_s")) out << " (lost " << dur(r["lost_s"].get<double>()) << ")";
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,62 @@
+// The command line as a user meets it: exit codes, file:line errors, inspect output.
+#include "local_cluster.h"
+
+namespace llmwatch::testing {
+namespace {
+
+ProcessResult cli(std::vector<std::string> args) {
+  ProcessSpec spec;
+  spec.argv = {llmwatch_bin()};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.timeout = std::chrono::seconds(30);
+  return run_process(spec);
+}
+
+TEST(Cli, VersionAndHelpDocumentExitCodes) {
+  auto v = cli({"--version"});
+  EXPECT_TRUE(v.ok());
+  EXPECT_EQ(v.out.rfind("llmwatch ", 0), 0u);
+  auto h = cli({"--help"});
+  EXPECT_TRUE(h.ok());
+  EXPECT_NE(h.out.find("Exit codes"), std::string::npos);
+  EXPECT_EQ(cli({"no-such-command"}).exit_code, 2);
+  EXPECT_EQ(cli({"run"}).exit_code, 2);  // --once is required
+}
+
+TEST(Cli, ConfigCheckPrintsFileLineAndExits2) {
+  TempDir dir;
+  write_file(dir / "bad.toml", "[llmwatch]\nintervall = \"5m\"\n");
+  auto r = cli({"config", "check", dir / "bad.toml"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, dir / "bad.toml" + ":2: unknown key 'intervall' in [llmwatch]; did you mean 'interval'?\n");
+  auto ok = cli({"config", "check", source_dir() + "/conf/llmwatch.toml"});
+  EXPECT_TRUE(ok.ok()) << ok.err;
+  // Every other command refuses to run on a bad config, with the same message.
+  auto run = cli({"--config", dir / "bad.toml", "run", "--once"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find(":2: unknown key"), std::string::npos);
+}
+
+TEST(Cli, InspectTrainingLogPrintsStepsAndDerivedFigures) {
+  auto r = cli({"inspect", "training-log", fixture("training-logs/nemo2-llama3-8b.log"), "--seq-length", "8192",
+                "--gpus", "8", "--gpu", "H100", "--precision", "fp8", "--model-flops", "4.74e14"});
+  ASSERT_TRUE(r.ok()) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["steps"].size(), 7u);  // 5 step lines, the load and the save line
+  EXPECT_EQ(j["steps"][1]["step"], 45);
+  EXPECT_NEAR(j["summary"]["tokens_per_s"].get<double>(), 84562, 1);  // median step time 12.40 s
+  EXPECT_NEAR(j["summary"]["mfu"].get<double>() * 100, 30.9, 0.05);
+  EXPECT_DOUBLE_EQ(j["summary"]["save_s"].get<double>(), 4.389);
+}
+
+TEST(Cli, InspectRejectsGarbageWithWhereItCameFrom) {
+  TempDir dir;
+  write_file(dir / "q.json", "squeue: error: slurm_load_jobs error: Unable to contact slurm controller\n");
+  auto r = cli({"inspect", "squeue-json", dir / "q.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(dir / "q.json"), std::string::npos) << r.err;
+  EXPECT_EQ(cli({"inspect", "nonsense", dir / "q.json"}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace llmwatch::testing

@@ -1,0 +1,81 @@
+#include "views/job_view.h"
+
+#include <gtest/gtest.h>
+
+#include "store/store.h"
+#include "test_util.h"
+
+namespace llmwatch {
+namespace {
+
+JobSettings llama8b() {
+  JobSettings j;
+  j.name = "tr";
+  j.seq_length = 8192;
+  j.gpus = 8;
+  j.gpu = "H100";
+  j.precision = "fp8";
+  j.layers = 32;
+  j.hidden_size = 4096;
+  j.ffn_hidden_size = 14336;
+  j.attention_heads = 32;
+  j.query_groups = 8;
+  j.vocab_size = 128256;
+  j.train_tokens = 1e12;
+  return j;
+}
+
+TEST(JobView, FiguresFromTheLogAndTheModelFacts) {
+  JobProgress p;
+  TrainingLogParser parser;
+  double t = 0;
+  for (int s = 1; s <= 10; ++s)
+    apply_lines(p, {"iteration " + std::to_string(s) + "/99 | global_batch_size: 128 | global_step: " + std::to_string(s) +
+                    " | reduced_train_loss: 2.5 | train_step_timing in s: 12.39"},
+                parser, t += 12.39);
+  auto f = job_figures(llama8b(), p, t);
+  EXPECT_NEAR(f["tokens_per_s"].get<double>(), 84631, 1);
+  EXPECT_NEAR(f["mfu"].get<double>() * 100, 30.93, 0.05);  // FLOPs from the architecture
+  EXPECT_NEAR(f["eta_s"].get<double>(), 90 * 12.39, 0.01);
+  EXPECT_NEAR(f["time_to_train_tokens_s"].get<double>() / 86400, 136.76, 0.01);
+  EXPECT_DOUBLE_EQ(f["loss"].get<double>(), 2.5);
+  // Without model facts only what the log says.
+  auto bare = job_figures(JobSettings{}, p, t);
+  EXPECT_FALSE(bare.contains("tokens_per_s"));
+  EXPECT_FALSE(bare.contains("mfu"));
+  EXPECT_TRUE(bare.contains("eta_s"));
+}
+
+TEST(JobView, HistoryLostTimeEffectiveRatioAndAdvice) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  JobSettings job = llama8b();
+  // Steps every 10 s from t=1000 to 1500, a failure at 1510, training again from 1600.
+  for (int t = 1000; t <= 1500; t += 10) store.add_progress("tr", t, (t - 1000) / 10, 10.0, 2.0);
+  store.add_event(1510, "finding", "tr", "critical", "job:tr/hung: 3_1: no step progress for 10m");
+  for (int t = 1600; t <= 2000; t += 10) store.add_progress("tr", t, 50 + (t - 1600) / 10, 10.0, 2.0);
+  JobProgress p;
+  p.save_seconds = 40;
+  p.checkpoint_interval = 3600;
+  store.put("progress:tr", p.to_json(), 2000);
+  auto j = build_job(job, store, 2000);
+  const auto& h = j["history"];
+  ASSERT_EQ(h["failures"].size(), 1u);
+  EXPECT_DOUBLE_EQ(h["failures"][0]["lost_s"].get<double>(), 100);  // last step 1500 → first step 1600
+  EXPECT_DOUBLE_EQ(h["effective_training_ratio"].get<double>(), 0.9);  // 900 of 1000 s
+  EXPECT_DOUBLE_EQ(h["mtbf_s"].get<double>(), 1000);
+  EXPECT_NEAR(j["optimal_checkpoint_interval_s"].get<double>(), std::sqrt(2 * 40 * 1000.0), 1e-9);
+  EXPECT_DOUBLE_EQ(j["expected_loss_per_failure_s"].get<double>(), 1800);
+  EXPECT_NE(j["advice"].get<std::string>().find("Young/Daly"), std::string::npos);
+  std::string text = render_job(j, false);
+  EXPECT_NE(text.find("effective training time 90.0%"), std::string::npos) << text;
+}
+
+TEST(JobView, Sparkline) {
+  EXPECT_EQ(sparkline({1, 2, 3, 4, 5, 6, 7, 8}), "▁▂▃▄▅▆▇█");
+  EXPECT_EQ(sparkline({5, 5}), "▁▁");
+  EXPECT_EQ(sparkline({}), "");
+}
+
+}  // namespace
+}  // namespace llmwatch
