@@ -1,7 +1,9 @@
-// alert: tell people. The message goes to every [[alert.*]] channel; the event history
-// always gets it too, so an alert is never lost even when every channel is down.
+// alert: tell people. The message is journaled for every [[alert.*]] channel that takes it
+// (severity, match, silences) and sent at the end of the cycle, retried until delivered;
+// the event history always has it too.
 #include "action.h"
 #include "alert/alert_message.h"
+#include "alert/notifier.h"
 #include "store/store.h"
 #include "util/paths.h"
 
@@ -26,15 +28,13 @@ class AlertAction : public ActionPlugin {
     m.actions = r.done;
     m.ts = ctx.now;
     m.host = hostname();
-    auto deliveries = deliver(ctx.config, m);
-    int failed = 0;
-    std::string detail;
-    for (const auto& d : deliveries) {
-      if (!d.ok) ++failed;
-      detail += (detail.empty() ? "" : "; ") + d.channel + (d.ok ? " ok" : ": " + d.error);
-    }
-    if (deliveries.empty()) detail = "recorded (no alert channels configured)";
-    return {failed ? "failed" : "done", detail};
+    ctx.store.set_notified(r.finding.key, ctx.now);
+    auto queued = queue_alert(ctx.config, ctx.store, m, ctx.now);
+    if (!queued.silenced_by.empty()) return {"skipped", "muted by " + queued.silenced_by};
+    if (queued.channels.empty()) return {"done", "recorded (no alert channel takes it)"};
+    std::string detail = "queued for";
+    for (const auto& c : queued.channels) detail += " " + c;
+    return {"done", detail};
   }
 };
 

@@ -1,5 +1,8 @@
 #include "alert/alert_message.h"
 
+#include <fnmatch.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "rules/finding.h"
@@ -30,20 +33,63 @@ std::string AlertMessage::to_json() const {
   return nlohmann::json{{"schema", "llmwatch.alert/1"}, {"key", key},         {"state", state},
                         {"severity", severity},          {"subject", subject}, {"summary", summary},
                         {"evidence", evidence},          {"actions", actions}, {"ts", ts},
-                        {"host", host}}
-      .dump();
+                        {"host", host},                  {"grouped", grouped}}
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::vector<Delivery> deliver(const Config& config, const AlertMessage& message) {
-  std::vector<Delivery> out;
-  int rank = severity_rank(severity_from_name(message.severity));
-  for (const auto& channel : config.alerts) {
-    if (message.state != "resolved" && rank < severity_rank(severity_from_name(channel.min_severity))) continue;
-    if (channel.type == "exec") out.push_back(deliver_exec(channel, message));
-    else if (channel.type == "webhook" || channel.type == "slack") out.push_back(deliver_http(channel, message));
-    else out.push_back({channel.type, false, "channel type not implemented yet"});
+AlertMessage AlertMessage::from_json(const std::string& text) {
+  AlertMessage m;
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return m;
+  m.key = j.value("key", "");
+  m.state = j.value("state", "firing");
+  m.severity = j.value("severity", "warning");
+  m.subject = j.value("subject", "");
+  m.summary = j.value("summary", "");
+  m.evidence = j.value("evidence", std::vector<std::string>{});
+  m.actions = j.value("actions", std::vector<std::string>{});
+  m.grouped = j.value("grouped", std::vector<std::string>{});
+  m.ts = j.value("ts", 0.0);
+  m.host = j.value("host", "");
+  return m;
+}
+
+AlertMessage group_messages(const std::vector<AlertMessage>& messages) {
+  if (messages.size() == 1) return messages[0];
+  AlertMessage g;
+  g.key = "group";
+  g.state = "firing";
+  g.severity = "info";
+  int rank = -1;
+  for (const auto& m : messages) {
+    int r = severity_rank(severity_from_name(m.severity));
+    if (m.state != "resolved" && r > rank) rank = r, g.severity = m.severity;
+    g.grouped.push_back(m.title());
+    g.ts = std::max(g.ts, m.ts);
+    g.host = m.host;
+    for (const auto& a : m.actions) g.actions.push_back(m.key + ": " + a);
   }
-  return out;
+  bool all_resolved = std::all_of(messages.begin(), messages.end(), [](const AlertMessage& m) { return m.state == "resolved"; });
+  if (all_resolved) g.state = "resolved";
+  g.subject = "llmwatch";
+  g.summary = std::to_string(messages.size()) + " alerts";
+  g.evidence = g.grouped;
+  return g;
+}
+
+bool channel_wants(const AlertChannel& channel, const AlertMessage& message) {
+  bool matched = false;
+  for (const auto& pattern : channel.match) matched |= fnmatch(pattern.c_str(), message.key.c_str(), 0) == 0;
+  if (!matched) return false;
+  if (message.state == "resolved") return true;
+  return severity_rank(severity_from_name(message.severity)) >= severity_rank(severity_from_name(channel.min_severity));
+}
+
+Delivery deliver_one(const AlertChannel& channel, const AlertMessage& message) {
+  if (channel.type == "exec") return deliver_exec(channel, message);
+  if (channel.type == "webhook" || channel.type == "slack") return deliver_http(channel, message);
+  if (channel.type == "email") return deliver_email(channel, message);
+  return {channel.id, false, "unknown channel type " + channel.type};
 }
 
 }  // namespace llmwatch

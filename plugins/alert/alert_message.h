@@ -20,10 +20,17 @@ struct AlertMessage {
   double ts = 0;
   std::string host;       // where llmwatch ran
 
+  std::vector<std::string> grouped;  // titles of the alerts a grouped message carries
+
   std::string title() const;  // "[CRITICAL] job:tr11/hung — no progress for 12m"
   std::string text() const;   // plain text body for e-mail and logs
   std::string to_json() const;
+  static AlertMessage from_json(const std::string& text);
 };
+
+// Several alerts for one channel in one cycle become one message (40 drained nodes are one
+// message, not 40); a single one stays as it is.
+AlertMessage group_messages(const std::vector<AlertMessage>& messages);
 
 struct Delivery {
   std::string channel;
@@ -31,11 +38,14 @@ struct Delivery {
   std::string error;
 };
 
-// Sends to every configured channel whose min_severity the message meets.
-std::vector<Delivery> deliver(const Config& config, const AlertMessage& message);
+// Whether `channel` takes `message`: its min_severity and match globs (resolved notices go
+// wherever the firing one could go).
+bool channel_wants(const AlertChannel& channel, const AlertMessage& message);
 
-// One channel: exec | webhook | slack.
+// One delivery attempt to one channel, by type: exec | webhook | slack | email.
+Delivery deliver_one(const AlertChannel& channel, const AlertMessage& message);
 Delivery deliver_exec(const AlertChannel& channel, const AlertMessage& message);
 Delivery deliver_http(const AlertChannel& channel, const AlertMessage& message);
+Delivery deliver_email(const AlertChannel& channel, const AlertMessage& message);
 
 }  // namespace llmwatch

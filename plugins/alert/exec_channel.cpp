@@ -8,7 +8,7 @@
 namespace llmwatch {
 
 Delivery deliver_exec(const AlertChannel& channel, const AlertMessage& message) {
-  Delivery d{channel.name.empty() ? "exec" : channel.name, false, ""};
+  Delivery d{channel.id, false, ""};
   ProcessSpec spec;
   spec.argv = channel.command;
   spec.stdin_data = message.to_json();

@@ -29,7 +29,7 @@ static std::string slack_payload(const AlertMessage& m) {
 }
 
 Delivery deliver_http(const AlertChannel& channel, const AlertMessage& message) {
-  Delivery d{channel.name.empty() ? channel.type : channel.name, false, ""};
+  Delivery d{channel.id, false, ""};
   std::string body = channel.type == "slack" ? slack_payload(message) : message.to_json();
   std::vector<std::string> headers = {"Content-Type: application/json"};
   auto r = http_request("POST", channel.url, body, headers, channel.timeout);

@@ -36,6 +36,18 @@ int main(int argc, char** argv) {
   job_view->add_option("job", view_job, "a [[job]] name")->required();
   job_view->add_flag("--json", job_json, "machine-readable output");
 
+  auto* silence = app.add_subcommand("silence", "mute notifications for matching findings for a while");
+  silence->require_subcommand(1);
+  std::string silence_pattern, silence_for = "4h", silence_reason;
+  std::int64_t silence_id = 0;
+  auto* silence_add = silence->add_subcommand("add", "silence a finding key or glob (job:tr11/*)");
+  silence_add->add_option("pattern", silence_pattern, "finding key or glob")->required();
+  silence_add->add_option("--for", silence_for, "how long (default 4h)");
+  silence_add->add_option("--reason", silence_reason, "why (shown in list and events)")->required();
+  auto* silence_list = silence->add_subcommand("list", "active silences");
+  auto* silence_remove = silence->add_subcommand("remove", "end a silence");
+  silence_remove->add_option("id", silence_id, "silence number")->required();
+
   auto* config = app.add_subcommand("config", "configuration tools");
   config->require_subcommand(1);
   auto* check = config->add_subcommand("check", "validate a config file; exit 2 on error");
@@ -101,6 +113,9 @@ int main(int argc, char** argv) {
   if (*daemon) return cmd_daemon(config_path, *cfg);
   if (*status) return cmd_status(*cfg, status_json);
   if (*job_view) return cmd_job_view(*cfg, view_job, job_json);
+  if (*silence_add) return cmd_silence(*cfg, "add", silence_pattern, silence_for, silence_reason, 0);
+  if (*silence_list) return cmd_silence(*cfg, "list", "", "", "", 0);
+  if (*silence_remove) return cmd_silence(*cfg, "remove", "", "", "", silence_id);
   if (*events) return cmd_events(*cfg, since, job, events_json);
   if (*submit) return cmd_submit(*cfg, interval);
   for (const auto& [sub, verb] : job_verbs)

@@ -99,9 +99,13 @@ struct AlertChannel {
   std::string url;                  // secret (slack, webhook)
   std::vector<std::string> command; // exec
   std::string to, from, smtp_url, password;  // email; password is secret
+  std::string username;              // email: SMTP auth user (with password)
+  bool starttls = true;               // email over smtp://: require STARTTLS (smtps:// is TLS anyway)
+  std::vector<std::string> match{"*"};  // finding-key globs this channel receives
   std::string min_severity = "warning";
   Seconds timeout{10};
   int line = 0;
+  std::string id;                     // name, or "type#N": how deliveries refer to the channel
 };
 
 struct Config {
@@ -113,6 +117,9 @@ struct Config {
   std::string log_format = "text";  // text | json
   std::string metrics_file;         // Prometheus textfile; empty: off
   Seconds probe_timeout{60};
+  Seconds alert_repeat_every{6 * 3600};  // a still-firing alert is repeated this often
+  int resolve_after_cycles = 2;          // hysteresis: absent this many cycles before "resolved"
+  Seconds alert_retry_backoff{30};       // first retry of a failed delivery; doubles up to 1h
   SlurmSettings slurm;
   SelfJobSettings self;
   Limits limits;

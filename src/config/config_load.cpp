@@ -1,5 +1,6 @@
 // Loads and validates a TOML config against config_schema: every error carries file:line.
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <toml++/toml.h>
 
@@ -241,7 +242,12 @@ struct Loader {
       }
       AlertChannel defaults;
       defaults.type = type;
+      size_t first = config.alerts.size();
       apply_array(value, alert_keys(), "alert." + type, config.alerts, defaults);
+      for (size_t i = first; i < config.alerts.size(); ++i) {
+        auto& a = config.alerts[i];
+        a.id = a.name.empty() ? type + "#" + std::to_string(i - first + 1) : a.name;
+      }
     }
   }
 
@@ -260,6 +266,9 @@ struct Loader {
       if (s.path.empty()) at(s.line, "[[storage]] needs a path");
       if (s.warn_used > s.critical_used) at(s.line, "[[storage]] warn_used is above critical_used");
     }
+    std::set<std::string> ids;
+    for (const auto& a : c.alerts)
+      if (!ids.insert(a.id).second) at(a.line, "two alert channels are named '" + a.id + "'");
     for (const auto& a : c.alerts) {
       if ((a.type == "slack" || a.type == "webhook") && a.url.empty())
         at(a.line, "[[alert." + a.type + "]] needs url (or url_file)");

@@ -14,6 +14,10 @@ const std::vector<KeySpec<Config>>& general_keys() {
       {"log_format", KeyKind::String, LW_SET(Config, log_format, s), false, 0, 0, {"text", "json"}},
       {"metrics_file", KeyKind::String, LW_SET(Config, metrics_file, s)},
       {"probe_timeout", KeyKind::Duration, LW_SET(Config, probe_timeout, dur)},
+      {"alert_repeat_every", KeyKind::Duration, LW_SET(Config, alert_repeat_every, dur)},
+      {"alert_retry_backoff", KeyKind::Duration, LW_SET(Config, alert_retry_backoff, dur)},
+      {"resolve_after_cycles", KeyKind::Int,
+       [](Config& t, const ConfigValue& v) { t.resolve_after_cycles = static_cast<int>(v.i); }, false, 1, 100},
   };
   return keys;
 }
@@ -153,6 +157,9 @@ const std::vector<KeySpec<AlertChannel>>& alert_keys() {
       {"from", KeyKind::String, LW_SET(AlertChannel, from, s)},
       {"smtp_url", KeyKind::String, LW_SET(AlertChannel, smtp_url, s)},
       {"password", KeyKind::String, LW_SET(AlertChannel, password, s), true},
+      {"username", KeyKind::String, LW_SET(AlertChannel, username, s)},
+      {"starttls", KeyKind::Bool, LW_SET(AlertChannel, starttls, b)},
+      {"match", KeyKind::StringList, LW_SET(AlertChannel, match, list)},
       {"min_severity", KeyKind::String, LW_SET(AlertChannel, min_severity, s), false, 0, 0,
        {"info", "warning", "critical"}},
       {"timeout", KeyKind::Duration, LW_SET(AlertChannel, timeout, dur)},

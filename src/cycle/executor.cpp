@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "alert/alert_message.h"
+#include "alert/notifier.h"
 #include "policy/staged_action.h"
 #include "registry.h"
 #include "util/paths.h"
@@ -74,6 +75,7 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
 
 void Executor::notify_resolved(const FindingRow& row) {
   if (row.severity == "info" || row.severity == "unknown") return;
+  if (row.notified_at <= 0) return;  // never announced (silenced, or below every channel): nothing to resolve
   AlertMessage m;
   m.key = row.key;
   m.state = "resolved";
@@ -83,8 +85,7 @@ void Executor::notify_resolved(const FindingRow& row) {
               " (was: " + row.summary + ")";
   m.ts = now_;
   m.host = hostname();
-  for (const auto& d : deliver(config_, m))
-    if (!d.ok) store_.add_event(now_, "delivery", d.channel, "warning", "resolved notice failed: " + d.error);
+  queue_alert(config_, store_, m, now_);
 }
 
 }  // namespace llmwatch

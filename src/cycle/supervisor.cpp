@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "alert/notifier.h"
 #include "cycle/executor.h"
 #include "cycle/metrics_file.h"
 #include "cycle/self_chain.h"
@@ -239,7 +240,7 @@ CycleResult Supervisor::run_cycle(double now) {
 
   // --- resolve what cleared; store progress ---
   store_.db().transaction([&] {
-    for (const auto& row : store_.resolve_absent(scopes, seen, now)) {
+    for (const auto& row : store_.resolve_absent(scopes, seen, now, config_.resolve_after_cycles)) {
       ++result.resolved;
       store_.add_event(now, "resolved", row.key.substr(0, row.key.find('/')), "info",
                        row.key + " resolved after " + format_duration(Seconds(static_cast<long long>(now - row.first_seen))));
@@ -263,6 +264,24 @@ CycleResult Supervisor::run_cycle(double now) {
       store_.put("jobview:" + w.label, view.dump(), now);
     }
   });
+
+  // --- repeat what keeps firing, then send everything due (this cycle's and retries) ---
+  double repeat = static_cast<double>(config_.alert_repeat_every.count());
+  for (const auto& row : store_.firing()) {
+    if (row.notified_at <= 0 || now - row.notified_at < repeat) continue;
+    AlertMessage m;
+    m.key = row.key;
+    m.state = "firing";
+    m.severity = row.severity;
+    m.subject = row.key.substr(0, row.key.find('/'));
+    m.summary = "still firing after " + format_duration(Seconds(static_cast<long long>(now - row.first_seen))) +
+                ": " + row.summary;
+    m.ts = now;
+    m.host = hostname();
+    queue_alert(config_, store_, m, now);
+    store_.set_notified(row.key, now);
+  }
+  flush_deliveries(config_, store_, now);
 
   result.findings = findings;
   result.finished = unix_now();

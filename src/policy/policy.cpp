@@ -14,6 +14,10 @@ std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
   else if (f.kind == "loss-spike") out = job.on_loss_spike;
   else if (f.kind == "nan-loss" || f.kind == "bad-iterations") out = job.on_nan;
   else if (f.severity != Severity::Info) out = {"alert"};
+  // Every action is announced: a plan that acts without alerting gets an alert.
+  bool acts = false, alerts = false;
+  for (const auto& a : out) (a.rfind("alert", 0) == 0 ? alerts : acts) = true;
+  if (acts && !alerts) out.push_back("alert");
   // Alerts go last so they can say what the other actions did.
   std::stable_partition(out.begin(), out.end(), [](const std::string& a) { return a.rfind("alert", 0) != 0; });
   std::vector<std::string> allowed;

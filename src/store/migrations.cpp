@@ -32,6 +32,21 @@ const std::vector<std::string>& schema_migrations() {
         host TEXT NOT NULL, pid INTEGER NOT NULL, findings INTEGER NOT NULL,
         actions INTEGER NOT NULL, unknown_probes INTEGER NOT NULL);
       )sql",
+      // 2: alert delivery journal, silences, and resolve hysteresis.
+      R"sql(
+      -- One row per (alert message, channel). Pending rows are retried with backoff until
+      -- sent; a crash between sending and recording can resend once (at-least-once).
+      CREATE TABLE deliveries (
+        id INTEGER PRIMARY KEY, channel TEXT NOT NULL, alert_key TEXT NOT NULL,
+        message TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt REAL NOT NULL, last_error TEXT NOT NULL DEFAULT '', created REAL NOT NULL,
+        sent_at REAL);
+      CREATE INDEX deliveries_pending ON deliveries(state, next_attempt);
+      CREATE TABLE silences (
+        id INTEGER PRIMARY KEY, pattern TEXT NOT NULL, until REAL NOT NULL, reason TEXT NOT NULL,
+        created_by TEXT NOT NULL, created REAL NOT NULL);
+      ALTER TABLE findings ADD COLUMN missing INTEGER NOT NULL DEFAULT 0;
+      )sql",
   };
   return migrations;
 }

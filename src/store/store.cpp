@@ -66,7 +66,7 @@ FindingChange Store::observe(const Finding& f, double now) {
   st.bind(1, f.key);
   bool firing = st.step() && st.text(0) == "firing";
   if (firing) {
-    db_.prepare("UPDATE findings SET severity=?, summary=?, evidence=?, last_seen=? WHERE key=?")
+    db_.prepare("UPDATE findings SET severity=?, summary=?, evidence=?, last_seen=?, missing=0 WHERE key=?")
         .bind(1, severity_name(f.severity)).bind(2, f.summary).bind(3, evidence_json(f.evidence)).bind(4, now)
         .bind(5, f.key).run();
     return FindingChange::Ongoing;
@@ -74,24 +74,29 @@ FindingChange Store::observe(const Finding& f, double now) {
   db_.prepare("INSERT INTO findings(key, severity, summary, evidence, state, first_seen, last_seen) "
               "VALUES(?,?,?,?, 'firing', ?, ?) ON CONFLICT(key) DO UPDATE SET severity=excluded.severity, "
               "summary=excluded.summary, evidence=excluded.evidence, state='firing', "
-              "first_seen=excluded.first_seen, last_seen=excluded.last_seen, resolved_at=NULL")
+              "first_seen=excluded.first_seen, last_seen=excluded.last_seen, resolved_at=NULL, notified_at=NULL, "
+              "missing=0")
       .bind(1, f.key).bind(2, severity_name(f.severity)).bind(3, f.summary).bind(4, evidence_json(f.evidence))
       .bind(5, now).bind(6, now).run();
   return FindingChange::New;
 }
 
 static FindingRow finding_row(Statement& st) {
-  return {st.text(0), st.text(1), st.text(2), st.text(3), st.text(4), st.real(5), st.real(6), st.real(7)};
+  return {st.text(0), st.text(1), st.text(2), st.text(3), st.text(4), st.real(5), st.real(6), st.real(7), st.real(8)};
 }
 
 std::vector<FindingRow> Store::resolve_absent(const std::vector<std::string>& scopes,
-                                              const std::set<std::string>& seen, double now) {
+                                              const std::set<std::string>& seen, double now, int after_cycles) {
   std::vector<FindingRow> resolved;
   for (const auto& row : firing()) {
     if (seen.count(row.key)) continue;
     bool in_scope = false;
     for (const auto& scope : scopes) in_scope |= row.key.rfind(scope, 0) == 0;
     if (!in_scope) continue;
+    db_.prepare("UPDATE findings SET missing=missing+1 WHERE key=?").bind(1, row.key).run();
+    auto st = db_.prepare("SELECT missing FROM findings WHERE key=?");
+    st.bind(1, row.key);
+    if (st.step() && st.integer(0) < after_cycles) continue;  // hysteresis: gone, but not long enough
     db_.prepare("UPDATE findings SET state='resolved', resolved_at=? WHERE key=?").bind(1, now).bind(2, row.key).run();
     FindingRow r = row;
     r.state = "resolved";
@@ -101,10 +106,14 @@ std::vector<FindingRow> Store::resolve_absent(const std::vector<std::string>& sc
   return resolved;
 }
 
+void Store::set_notified(const std::string& key, double now) {
+  db_.prepare("UPDATE findings SET notified_at=? WHERE key=?").bind(1, now).bind(2, key).run();
+}
+
 std::vector<FindingRow> Store::firing() {
   auto st = db_.prepare(
-      "SELECT key, severity, summary, evidence, state, first_seen, last_seen, COALESCE(resolved_at, 0) "
-      "FROM findings WHERE state='firing' ORDER BY first_seen");
+      "SELECT key, severity, summary, evidence, state, first_seen, last_seen, COALESCE(resolved_at, 0), "
+      "COALESCE(notified_at, 0) FROM findings WHERE state='firing' ORDER BY first_seen");
   std::vector<FindingRow> out;
   while (st.step()) out.push_back(finding_row(st));
   return out;

@@ -19,7 +19,7 @@ struct EventRow {
 
 struct FindingRow {
   std::string key, severity, summary, evidence_json, state;
-  double first_seen = 0, last_seen = 0, resolved_at = 0;
+  double first_seen = 0, last_seen = 0, resolved_at = 0, notified_at = 0;
 };
 
 struct ActionRow {
@@ -50,8 +50,10 @@ class Store {
   FindingChange observe(const Finding& f, double now);
   // Resolves firing findings whose key starts with one of `scopes` and that were not
   // observed this cycle; returns them. Scopes whose probe was unknown are left alone.
+  // after_cycles: hysteresis, how many evaluated cycles in a row it must be absent.
   std::vector<FindingRow> resolve_absent(const std::vector<std::string>& scopes,
-                                         const std::set<std::string>& seen, double now);
+                                         const std::set<std::string>& seen, double now, int after_cycles = 1);
+  void set_notified(const std::string& key, double now);
   std::vector<FindingRow> firing();
 
   // Action journal. begin_action returns nullopt when idem_key was already journaled

@@ -134,6 +134,8 @@ std::string render_status(const nlohmann::json& s, bool color) {
         out << "  " << sparkline(recent, 12);
       }
     }
+    if (j.contains("figures") && j["figures"].contains("last_checkpoint_age_s"))
+      out << "  ckpt " << ago(j["figures"]["last_checkpoint_age_s"].get<double>());
     if (j.value("restarts", 0) > 0) out << "  restarts " << j["restarts"].get<int>();
     if (j.contains("seconds_since_progress"))
       out << "  progress " << ago(j["seconds_since_progress"].get<double>()) << " (allowed "

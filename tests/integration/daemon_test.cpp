@@ -1,41 +1,9 @@
 // `llmwatch daemon`: cycles on its timer, reloads its config on SIGHUP (refusing a broken
 // one), stops cleanly on SIGTERM and gives its lease back; a second instance stands by.
-#include <signal.h>
-#include <sys/wait.h>
-
 #include "local_cluster.h"
 
 namespace llmwatch::testing {
 namespace {
-
-struct Daemon {
-  pid_t pid = -1;
-  std::string log;
-  Daemon(const std::string& config, const std::string& log_path) : log(log_path) {
-    pid = fork();
-    if (pid == 0) {
-      int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      execl(llmwatch_bin().c_str(), "llmwatch", "--config", config.c_str(), "daemon", nullptr);
-      _exit(127);
-    }
-  }
-  // Waits for the daemon to exit; its exit status, or -1 on timeout.
-  int wait_exit(int seconds) {
-    int status = 0;
-    bool done = eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, seconds);
-    if (!done) return -1;
-    pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  ~Daemon() {
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-  }
-};
 
 int cycles(const std::string& state_dir) {
   auto r = llmwatch_sql(state_dir, "SELECT COUNT(*) FROM cycles");
@@ -51,7 +19,7 @@ TEST(Daemon, CyclesReloadsOnSighupAndStopsCleanlyOnSigterm) {
   std::string metrics = c.dir / "llmwatch.prom";
   std::string base = "[llmwatch]\nstate_dir = \"" + state + "\"\ninterval = \"1s\"\nmetrics_file = \"" + metrics + "\"\n";
   write_file(config, base);
-  Daemon d(config, c.dir / "daemon.log");
+  BackgroundProcess d({llmwatch_bin(), "--config", config, "daemon"}, c.dir / "daemon.log");
   ASSERT_TRUE(eventually([&] { return cycles(state) >= 2; }, 30)) << read_file(d.log);
   ASSERT_TRUE(std::filesystem::exists(state + "/lease"));
 

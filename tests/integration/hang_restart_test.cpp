@@ -78,7 +78,9 @@ TEST(HangRestart, HungRunIsCancelledAndResumesOnTheNextArrayTask) {
     return running && j["task"] != task && j.value("step", 0) > hung_step;
   }, 90)) << j.dump();
 
-  // The hang is resolved and no second cancel happened.
+  // The hang is resolved (after the resolve hysteresis) and no second cancel happened.
+  run.cycle_and_status();
+  run.cycle_and_status();
   events = run.events();
   EXPECT_NE(events.find("job:itest-train/hung resolved"), std::string::npos) << events;
   size_t cancels = 0;
@@ -177,6 +179,7 @@ TEST(HangRestart, SlurmctldDownMeansUnknownNeverActionAndRecovers) {
   start.timeout = std::chrono::seconds(30);
   ASSERT_TRUE(run_process(start).ok());
   ASSERT_TRUE(eventually([&] { return c.slurm({"squeue", "--json"}).ok(); }, 60));
+  run.cycle_and_status();  // resolve_after_cycles = 2: gone for two cycles in a row
   s = run.cycle_and_status();
   for (const auto& f : s["findings"]) EXPECT_NE(f["key"], "slurm/unreachable") << s.dump(2);
   EXPECT_NE(run.events().find("slurm/unreachable resolved"), std::string::npos);

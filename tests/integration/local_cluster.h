@@ -3,6 +3,8 @@
 // test in its own temp dir and always stopped (by pid) when the test ends, pass or fail.
 #include <gtest/gtest.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -88,6 +90,40 @@ inline std::string llmwatch_sql(const std::string& state_dir, const std::string&
   spec.timeout = std::chrono::seconds(10);
   return run_process(spec).out;
 }
+
+// A process the test runs in the background (a daemon, a recording server), output to a
+// file; killed by pid when the test ends, whatever happens.
+struct BackgroundProcess {
+  pid_t pid = -1;
+  std::string log;
+  BackgroundProcess(const std::vector<std::string>& argv, const std::string& log_path) : log(log_path) {
+    pid = fork();
+    if (pid == 0) {
+      int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execvp(args[0], args.data());
+      _exit(127);
+    }
+  }
+  // Waits for it to exit; its exit status, or -1 on timeout.
+  int wait_exit(int seconds) {
+    int status = 0;
+    bool done = eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, seconds);
+    if (!done) return -1;
+    pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  ~BackgroundProcess() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+};
 
 // Integration tests need root (Slurm daemons) and the Debian Slurm packages.
 #define LLMWATCH_REQUIRE_CLUSTER()                                                                  \

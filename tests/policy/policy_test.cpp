@@ -14,6 +14,15 @@ TEST(Policy, HangFollowsTheJobsEscalationWithAlertLast) {
   EXPECT_EQ(actions_for(f, job), (std::vector<std::string>{"save", "cancel", "restart", "alert"}));
 }
 
+TEST(Policy, EveryActionIsAnnounced) {
+  JobSettings job;
+  job.on_hang = {"cancel", "restart"};
+  Finding f;
+  f.kind = "hung";
+  f.severity = Severity::Critical;
+  EXPECT_EQ(actions_for(f, job), (std::vector<std::string>{"cancel", "restart", "alert"}));
+}
+
 TEST(Policy, UnknownFindingsNeverActBeyondAlerting) {
   JobSettings job;
   job.on_hang = {"cancel", "restart", "alert"};

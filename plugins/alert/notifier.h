@@ -1,0 +1,28 @@
+#pragma once
+// From alert to inbox: queue_alert() writes one delivery per interested channel into the
+// journal (after silences and routing); flush_deliveries() sends what is due at the end of
+// each cycle, one grouped message per channel, and retries failures with backoff later.
+#include <string>
+#include <vector>
+
+#include "alert/alert_message.h"
+#include "config/config.h"
+
+namespace llmwatch {
+
+class Store;
+
+struct QueueResult {
+  std::vector<std::string> channels;  // queued for these
+  std::string silenced_by;            // "silence #3 (maintenance)" when muted
+};
+
+QueueResult queue_alert(const Config& config, Store& store, const AlertMessage& message, double now);
+
+struct FlushResult {
+  int sent = 0, failed = 0;
+};
+
+FlushResult flush_deliveries(const Config& config, Store& store, double now);
+
+}  // namespace llmwatch
