@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 #include <thread>
 
@@ -54,6 +55,12 @@ max_restarts = 3
 restart_window = "1h"
 kill_switch = "@DIR@/work/kill-switch"
 save_switch = "@DIR@/work/save-switch"
+
+# Alerts go to a program: examples/alert-exec.sh appends each one to @DIR@/alerts.jsonl.
+[[alert.exec]]
+name = "demo-log"
+command = ["@DATA@/examples/alert-exec.sh"]
+min_severity = "warning"
 )toml";
 
 struct Cluster {
@@ -116,6 +123,8 @@ int cmd_demo(bool keep) {
 
     std::string config_text = kDemoConfig;
     for (size_t pos; (pos = config_text.find("@DIR@")) != std::string::npos;) config_text.replace(pos, 5, dir);
+    for (size_t pos; (pos = config_text.find("@DATA@")) != std::string::npos;) config_text.replace(pos, 6, data_dir());
+    setenv("LLMWATCH_ALERT_LOG", (dir + "/alerts.jsonl").c_str(), 1);
     std::ofstream(dir + "/llmwatch.toml") << config_text;
     auto loaded = load_config_string(config_text, dir + "/llmwatch.toml");
     if (!loaded.config) {
@@ -186,6 +195,15 @@ int cmd_demo(bool keep) {
     auto after = progress();
     std::cout << "    run resumed as " << after.task << " and is past step " << hung_step << " (now at step "
               << *after.step << "), " << static_cast<int>(unix_now() - hang_at) << "s after the hang began\n";
+    say("The alert llmwatch sent (to examples/alert-exec.sh, as JSON on stdin)");
+    std::ifstream alerts(dir + "/alerts.jsonl");
+    for (std::string line; std::getline(alerts, line);) {
+      auto a = nlohmann::json::parse(line, nullptr, false);
+      if (!a.is_object() || a.value("state", "") != "firing") continue;
+      std::cout << "    [" << a.value("severity", "") << "] " << a.value("key", "") << " — " << a.value("summary", "") << "\n";
+      for (const auto& act : a["actions"]) std::cout << "      did: " << act.get<std::string>() << "\n";
+      break;
+    }
     say("llmwatch status — after the restart");
     show_status();
     say("Event history (llmwatch events)");
