@@ -6,6 +6,9 @@
 #include <spdlog/spdlog.h>
 
 #include "app/commands.h"
+#include "app/http_listener.h"
+#include <nlohmann/json.hpp>
+#include "views/metrics.h"
 #include "cycle/supervisor.h"
 #include "store/lease.h"
 #include "store/store.h"
@@ -47,11 +50,27 @@ int cmd_run_once(const Config& config) {
   }
 }
 
-int cmd_daemon(const std::string& config_path, Config config) {
+int cmd_daemon(const std::string& config_path, Config config, const std::string& listen) {
   try {
     Store store(config.state_dir);
     Lease lease(config.state_dir, hostname(), static_cast<int>(getpid()));
     boost::asio::io_context io;
+    std::unique_ptr<HttpListener> http;
+    if (!listen.empty()) {
+      http = std::make_unique<HttpListener>(io, listen, [&](const std::string& path) -> HttpReply {
+        double now = unix_now();
+        if (path == "/metrics")
+          return {200, "text/plain; version=0.0.4; charset=utf-8", render_metrics(config, store, now)};
+        if (path == "/healthz") {
+          auto hb = nlohmann::json::parse(store.get("heartbeat").value_or("{}"), nullptr, false);
+          double age = hb.is_object() && hb.contains("ts") ? now - hb["ts"].get<double>() : 1e18;
+          bool healthy = age < 3.0 * static_cast<double>(config.interval.count()) + 60;
+          return {healthy ? 200 : 503, "text/plain", healthy ? "ok\n" : "no recent cycle\n"};
+        }
+        return {404, "text/plain", "try /metrics or /healthz\n"};
+      });
+      spdlog::info("serving /metrics and /healthz on {}", listen);
+    }
     boost::asio::signal_set stop_signals(io, SIGTERM, SIGINT);
     boost::asio::signal_set reload_signal(io, SIGHUP);
     boost::asio::steady_timer timer(io);
@@ -86,6 +105,7 @@ int cmd_daemon(const std::string& config_path, Config config) {
       spdlog::info("signal {}: stopping after the current cycle", sig);
       timer.cancel();
       reload_signal.cancel();
+      http.reset();
       io.stop();
     });
     wait_reload();

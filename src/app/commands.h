@@ -19,7 +19,7 @@ std::optional<Config> load_or_report(const std::string& path);
 std::string default_config_path();
 
 int cmd_run_once(const Config& config);
-int cmd_daemon(const std::string& config_path, Config config);
+int cmd_daemon(const std::string& config_path, Config config, const std::string& listen);
 int cmd_status(const Config& config, bool json);
 int cmd_job_view(const Config& config, const std::string& job, bool json);
 int cmd_config_check(const std::string& path);

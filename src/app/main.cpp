@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   run->add_flag("--once", once, "run exactly one cycle (cron / self-perpetuating job)")->required();
 
   auto* daemon = app.add_subcommand("daemon", "run cycles on a timer until SIGTERM/SIGINT; SIGHUP reloads the config");
+  std::string listen;
+  daemon->add_option("--listen", listen, "serve /metrics and /healthz on ADDR:PORT (e.g. 127.0.0.1:9464)");
 
   auto* status = app.add_subcommand("status", "everything at a glance");
   bool status_json = false;
@@ -110,7 +112,7 @@ int main(int argc, char** argv) {
   if (!cfg) return kExitUsage;
   if (app.get_option("--log-format")->count() == 0) setup_logging(cfg->log_format, verbose);
   if (*run) return cmd_run_once(*cfg);
-  if (*daemon) return cmd_daemon(config_path, *cfg);
+  if (*daemon) return cmd_daemon(config_path, *cfg, listen);
   if (*status) return cmd_status(*cfg, status_json);
   if (*job_view) return cmd_job_view(*cfg, view_job, job_json);
   if (*silence_add) return cmd_silence(*cfg, "add", silence_pattern, silence_for, silence_reason, 0);

@@ -13,7 +13,7 @@
 
 #include "alert/notifier.h"
 #include "cycle/executor.h"
-#include "cycle/metrics_file.h"
+#include "views/metrics.h"
 #include "cycle/self_chain.h"
 #include "policy/policy.h"
 #include "probes/job_logs.h"
@@ -120,10 +120,27 @@ CycleResult Supervisor::run_cycle(double now) {
   std::promise<SinfoParse> nodes_promise;
   auto queue_future = queue_promise.get_future();
   auto nodes_future = nodes_promise.get_future();
-  boost::asio::post(pool, [&] { queue_promise.set_value(slurm_.queue()); });
-  boost::asio::post(pool, [&] { nodes_promise.set_value(slurm_.nodes()); });
+  double squeue_s = 0, sinfo_s = 0;
+  auto timed = [](double& seconds, auto&& fn) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = fn();
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  };
+  boost::asio::post(pool, [&] { queue_promise.set_value(timed(squeue_s, [&] { return slurm_.queue(); })); });
+  boost::asio::post(pool, [&] { nodes_promise.set_value(timed(sinfo_s, [&] { return slurm_.nodes(); })); });
   SqueueParse queue = queue_future.get();
   SinfoParse nodes = nodes_future.get();
+  result.probes.push_back({"squeue", queue.ok(), squeue_s});
+  result.probes.push_back({"sinfo", nodes.ok(), sinfo_s});
+  if (nodes.ok()) {
+    // The node snapshot `llmwatch nodes` and the metrics read: only nodes needing attention.
+    nlohmann::json snapshot = nlohmann::json::array();
+    for (const auto& n : nodes.nodes)
+      if (n.unusable())
+        snapshot.push_back({{"name", n.name}, {"state", n.describe()}, {"reason", n.reason}, {"by", n.reason_set_by}});
+    store_.put("nodes", nlohmann::json{{"total", nodes.nodes.size()}, {"attention", snapshot}}.dump(), now);
+  }
   // Nodes a restarted run must avoid: drained or down now (by anyone).
   std::vector<std::string> unusable;
   if (nodes.ok()) {
@@ -184,6 +201,7 @@ CycleResult Supervisor::run_cycle(double now) {
   // --- rules ---
   for (auto& w : work) {
     w.obs.progress = &w.progress;
+    if (w.obs.running) result.probes.push_back({"log:" + w.label, w.obs.log_error.empty(), 0});
     if (!w.obs.log_error.empty()) ++result.unknown_probes;
     auto job_findings = evaluate_job(*w.settings, w.obs, now);
     findings.insert(findings.end(), job_findings.begin(), job_findings.end());
@@ -294,8 +312,11 @@ CycleResult Supervisor::run_cycle(double now) {
                               {"pid", getpid()},
                               {"findings", findings.size()},
                               {"unknown_probes", result.unknown_probes}};
+  nlohmann::json probes = nlohmann::json::array();
+  for (const auto& p : result.probes) probes.push_back({{"name", p.name}, {"ok", p.ok}, {"seconds", p.seconds}});
+  heartbeat["probes"] = probes;
   store_.put("heartbeat", heartbeat.dump(), now);
-  if (!config_.metrics_file.empty()) write_metrics_file(config_.metrics_file, result, work.size(), store_);
+  if (!config_.metrics_file.empty()) write_metrics_file(config_.metrics_file, config_, store_, result.finished);
   if (!config_.self.deadman_url.empty()) {
     auto r = http_request("GET", config_.self.deadman_url, "", {}, Seconds(10));
     if (!r.ok()) store_.add_event(now, "deadman", "llmwatch", "warning", "dead-man ping failed: " + r.error);

@@ -13,8 +13,15 @@ namespace llmwatch {
 
 class Store;
 
+struct ProbeStat {
+  std::string name;  // squeue, sinfo, log:<job>
+  bool ok = true;
+  double seconds = 0;
+};
+
 struct CycleResult {
   double started = 0, finished = 0;
+  std::vector<ProbeStat> probes;
   std::vector<Finding> findings;
   int new_findings = 0, resolved = 0;
   int actions = 0, unknown_probes = 0;

@@ -173,10 +173,7 @@ TEST(Alerting, EmailArrivesWithProperHeaders) {
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
   TempDir maildir;
-  // A free port for the SMTP server: bind to 0, read it, release it.
-  ProcessSpec pick;
-  pick.argv = {"/usr/bin/python3", "-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])"};
-  std::string port = std::to_string(std::atoi(run_process(pick).out.c_str()));
+  std::string port = std::to_string(free_port());
   BackgroundProcess smtp({"/usr/bin/python3", "-m", "aiosmtpd", "-n", "-l", "127.0.0.1:" + port, "-c",
                           "aiosmtpd.handlers.Mailbox", maildir / "box"},
                          maildir / "smtp.log");

@@ -2,7 +2,10 @@
 // Integration-test helpers: a real Slurm cluster from slurm/local-cluster.sh, started per
 // test in its own temp dir and always stopped (by pid) when the test ends, pass or fail.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,6 +92,19 @@ inline std::string llmwatch_sql(const std::string& state_dir, const std::string&
   spec.argv = {"sqlite3", state_dir + "/state.db", sql};
   spec.timeout = std::chrono::seconds(10);
   return run_process(spec).out;
+}
+
+// A TCP port free right now on loopback (bind to 0, read it, release it).
+inline int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
 }
 
 // A process the test runs in the background (a daemon, a recording server), output to a

@@ -1,0 +1,147 @@
+#include "views/metrics.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "rules/job_progress.h"
+#include "rules/job_rules.h"
+#include "store/alert_journal.h"
+#include "store/store.h"
+#include "views/job_view.h"
+
+namespace llmwatch {
+namespace {
+
+std::string label_value(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+// One metric family: HELP, TYPE, then its samples.
+struct Family {
+  std::ostringstream& out;
+  Family(std::ostringstream& o, const std::string& name, const std::string& type, const std::string& help) : out(o) {
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+  }
+};
+
+void sample(std::ostringstream& out, const std::string& name, const std::map<std::string, std::string>& labels,
+            double value) {
+  out << name;
+  if (!labels.empty()) {
+    out << "{";
+    bool first = true;
+    for (const auto& [k, v] : labels) {
+      out << (first ? "" : ",") << k << "=\"" << label_value(v) << "\"";
+      first = false;
+    }
+    out << "}";
+  }
+  out << " " << value << "\n";
+}
+
+}  // namespace
+
+std::string render_metrics(const Config& config, Store& store, double now) {
+  std::ostringstream m;
+  m.precision(15);
+  auto hb = nlohmann::json::parse(store.get("heartbeat").value_or("{}"), nullptr, false);
+  if (hb.is_object() && hb.contains("ts")) {
+    Family(m, "llmwatch_last_cycle_timestamp_seconds", "gauge", "Unix time the last supervision cycle started.");
+    sample(m, "llmwatch_last_cycle_timestamp_seconds", {}, hb["ts"].get<double>());
+    Family(m, "llmwatch_cycle_duration_seconds", "gauge", "How long the last cycle took.");
+    sample(m, "llmwatch_cycle_duration_seconds", {}, hb.value("duration", 0.0));
+    Family(m, "llmwatch_probe_up", "gauge", "1 if the probe could observe in the last cycle, 0 if unknown.");
+    for (const auto& p : hb.value("probes", nlohmann::json::array()))
+      sample(m, "llmwatch_probe_up", {{"probe", p.value("name", "")}}, p.value("ok", false) ? 1 : 0);
+    Family(m, "llmwatch_probe_duration_seconds", "gauge", "How long each probe took in the last cycle.");
+    for (const auto& p : hb.value("probes", nlohmann::json::array()))
+      sample(m, "llmwatch_probe_duration_seconds", {{"probe", p.value("name", "")}}, p.value("seconds", 0.0));
+  }
+
+  std::map<std::string, int> firing;
+  for (const auto& row : store.firing()) ++firing[row.severity];
+  Family(m, "llmwatch_alerts_firing", "gauge", "Findings currently firing, by severity.");
+  for (const char* sev : {"info", "warning", "critical", "unknown"}) sample(m, "llmwatch_alerts_firing", {{"severity", sev}}, firing[sev]);
+
+  Family(m, "llmwatch_actions_total", "counter", "Actions journaled, by kind and outcome.");
+  auto st = store.db().prepare("SELECT kind, state, COUNT(*) FROM actions GROUP BY kind, state ORDER BY kind, state");
+  while (st.step()) sample(m, "llmwatch_actions_total", {{"kind", st.text(0)}, {"outcome", st.text(1)}}, static_cast<double>(st.integer(2)));
+
+  Family(m, "llmwatch_deliveries_failed_total", "counter", "Failed alert delivery attempts, by channel.");
+  auto d = store.db().prepare(
+      "SELECT channel, SUM(CASE WHEN state='sent' THEN attempts-1 ELSE attempts END) FROM deliveries GROUP BY channel");
+  while (d.step()) sample(m, "llmwatch_deliveries_failed_total", {{"channel", d.text(0)}}, static_cast<double>(d.integer(1)));
+  Family(m, "llmwatch_deliveries_pending", "gauge", "Alert deliveries waiting to be sent or retried.");
+  sample(m, "llmwatch_deliveries_pending", {}, AlertJournal(store).pending_count());
+
+  // Per watched job.
+  std::ostringstream running, step, step_time, tps, mfu_m, loss, restarts, since, ratio;
+  for (const auto& job : config.jobs) {
+    std::string label = job_label(job);
+    std::map<std::string, std::string> l = {{"job", label}};
+    JobProgress p = JobProgress::from_json(store.get("progress:" + label).value_or("{}"));
+    auto view = nlohmann::json::parse(store.get("jobview:" + label).value_or("{}"), nullptr, false);
+    bool is_running = false;
+    if (view.is_object())
+      for (const auto& e : view.value("entries", nlohmann::json::array())) is_running |= e.value("state", "") == "RUNNING";
+    sample(running, "llmwatch_job_running", l, is_running ? 1 : 0);
+    if (p.step) sample(step, "llmwatch_job_step", l, static_cast<double>(*p.step));
+    auto f = job_figures(job, p, now);
+    if (f.contains("step_time_s")) sample(step_time, "llmwatch_job_step_time_seconds", l, f["step_time_s"].get<double>());
+    if (f.contains("tokens_per_s")) sample(tps, "llmwatch_job_tokens_per_second", l, f["tokens_per_s"].get<double>());
+    if (f.contains("mfu")) sample(mfu_m, "llmwatch_job_mfu_ratio", l, f["mfu"].get<double>());
+    if (f.contains("loss")) sample(loss, "llmwatch_job_loss", l, f["loss"].get<double>());
+    sample(restarts, "llmwatch_job_restarts_total", l, store.count_actions("restart", label, 0));
+    if (p.last_progress > 0) sample(since, "llmwatch_job_seconds_since_progress", l, now - p.last_progress);
+    auto h = job_history(job, store, now);
+    if (h.contains("effective_training_ratio"))
+      sample(ratio, "llmwatch_job_effective_training_ratio", l, h["effective_training_ratio"].get<double>());
+  }
+  auto family = [&m](const char* name, const char* type, const char* help, const std::ostringstream& samples) {
+    Family(m, name, type, help);
+    m << samples.str();
+  };
+  family("llmwatch_job_running", "gauge", "1 if a task of the watched job is RUNNING.", running);
+  family("llmwatch_job_step", "gauge", "The last training step seen in the job's log.", step);
+  family("llmwatch_job_step_time_seconds", "gauge", "Median recent step time.", step_time);
+  family("llmwatch_job_tokens_per_second", "gauge", "Training throughput.", tps);
+  family("llmwatch_job_mfu_ratio", "gauge", "Model FLOPs utilisation, 0..1.", mfu_m);
+  family("llmwatch_job_loss", "gauge", "The last training loss.", loss);
+  family("llmwatch_job_restarts_total", "counter", "Restarts llmwatch performed.", restarts);
+  family("llmwatch_job_seconds_since_progress", "gauge", "Seconds since the step counter last advanced.", since);
+  family("llmwatch_job_effective_training_ratio", "gauge", "Productive time / wall time since first seen.", ratio);
+
+  // Nodes needing attention, from the last sinfo.
+  auto nodes = nlohmann::json::parse(store.get("nodes").value_or("{}"), nullptr, false);
+  Family(m, "llmwatch_node_unusable", "gauge", "1 for a node that is drained or down, with its reason.");
+  if (nodes.is_object())
+    for (const auto& n : nodes.value("attention", nlohmann::json::array()))
+      sample(m, "llmwatch_node_unusable", {{"node", n.value("name", "")}, {"state", n.value("state", "")}}, 1);
+  return m.str();
+}
+
+bool write_metrics_file(const std::string& path, const Config& config, Store& store, double now) {
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << render_metrics(config, store, now);
+    if (!out.flush()) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace llmwatch
