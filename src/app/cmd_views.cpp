@@ -1,5 +1,10 @@
 // `status` and `events`: read-only views of the state store.
+#include <sys/ioctl.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <thread>
 
 #include <cstdlib>
 #include <iostream>
@@ -8,6 +13,7 @@
 #include "app/commands.h"
 #include "cycle/supervisor.h"
 #include "store/store.h"
+#include "util/strings.h"
 #include "rules/job_rules.h"
 #include "views/job_view.h"
 #include "views/status_view.h"
@@ -16,12 +22,56 @@ namespace llmwatch {
 
 static bool use_color() { return isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"); }
 
-int cmd_status(const Config& config, bool json) {
+namespace {
+
+std::atomic<bool> stop_watch{false};
+
+int terminal_width() {
+  struct winsize w {};
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 20) return w.ws_col;
+  return 0;  // not a terminal: never cut
+}
+
+// Cuts each line to the terminal's width (counting UTF-8 code points, skipping colour codes).
+std::string fit_width(const std::string& text, int width) {
+  if (width <= 0) return text;
+  std::string out;
+  for (const auto& line : split(text, '\n')) {
+    int visible = 0;
+    bool escape = false;
+    std::string cut;
+    for (char c : line) {
+      if (c == '\033') escape = true;
+      if (!escape && (static_cast<unsigned char>(c) & 0xC0) != 0x80) ++visible;
+      if (visible > width) break;
+      cut += c;
+      if (escape && c == 'm') escape = false;
+    }
+    out += cut + (visible > width && use_color() ? "\033[0m" : "") + "\n";
+  }
+  out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+int cmd_status(const Config& config, bool json, bool watch) {
   try {
     Store store(config.state_dir);
+    if (watch && !json) {
+      std::signal(SIGINT, [](int) { stop_watch = true; });
+      while (!stop_watch) {
+        auto s = build_status(config, store, unix_now());
+        // Redraw in place: home the cursor, draw, clear what the last frame left below.
+        std::cout << (isatty(STDOUT_FILENO) ? "\033[H\033[2J" : "") << fit_width(render_status(s, use_color()), terminal_width())
+                  << std::flush;
+        for (int i = 0; i < 20 && !stop_watch; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      return kExitOk;
+    }
     auto s = build_status(config, store, unix_now());
     if (json) std::cout << s.dump(2) << "\n";
-    else std::cout << render_status(s, use_color());
+    else std::cout << fit_width(render_status(s, use_color()), terminal_width());
     return kExitOk;
   } catch (const std::exception& e) {
     std::cerr << "llmwatch: " << e.what() << "\n";
@@ -45,6 +95,27 @@ int cmd_job_view(const Config& config, const std::string& label, bool json) {
   }
   std::cerr << "llmwatch job: '" << label << "' is not a [[job]] in " << config.path << "\n";
   return kExitUsage;
+}
+
+int cmd_nodes(const Config& config, bool json) {
+  try {
+    Store store(config.state_dir);
+    auto nodes = nlohmann::json::parse(store.get("nodes").value_or("{}"), nullptr, false);
+    if (!nodes.is_object()) nodes = nlohmann::json::object();
+    if (json) {
+      std::cout << nodes.dump(2) << "\n";
+      return kExitOk;
+    }
+    auto attention = nodes.value("attention", nlohmann::json::array());
+    std::cout << "nodes needing attention: " << attention.size() << " of " << nodes.value("total", 0) << "\n";
+    for (const auto& n : attention)
+      std::cout << "  " << n.value("name", "") << "  " << n.value("state", "") << "  " << n.value("reason", "")
+                << (n.value("by", "").empty() ? "" : "  (by " + n.value("by", "") + ")") << "\n";
+    return kExitOk;
+  } catch (const std::exception& e) {
+    std::cerr << "llmwatch: " << e.what() << "\n";
+    return kExitFailure;
+  }
 }
 
 int cmd_events(const Config& config, const std::string& since, const std::string& job, bool json) {

@@ -30,7 +30,12 @@ int main(int argc, char** argv) {
 
   auto* status = app.add_subcommand("status", "everything at a glance");
   bool status_json = false;
-  status->add_flag("--json", status_json, "machine-readable output");
+  status->add_flag("--json", status_json, "machine-readable output (schema llmwatch.status/1)");
+  bool status_watch = false;
+  status->add_flag("--watch", status_watch, "redraw every 2 s until Ctrl-C");
+  auto* nodes = app.add_subcommand("nodes", "nodes that are drained or down, with reasons (from the last cycle)");
+  bool nodes_json = false;
+  nodes->add_flag("--json", nodes_json, "machine-readable output");
 
   auto* job_view = app.add_subcommand("job", "one run across its restarts: figures, failures, lost time, advice");
   std::string view_job;
@@ -113,7 +118,8 @@ int main(int argc, char** argv) {
   if (app.get_option("--log-format")->count() == 0) setup_logging(cfg->log_format, verbose);
   if (*run) return cmd_run_once(*cfg);
   if (*daemon) return cmd_daemon(config_path, *cfg, listen);
-  if (*status) return cmd_status(*cfg, status_json);
+  if (*status) return cmd_status(*cfg, status_json, status_watch);
+  if (*nodes) return cmd_nodes(*cfg, nodes_json);
   if (*job_view) return cmd_job_view(*cfg, view_job, job_json);
   if (*silence_add) return cmd_silence(*cfg, "add", silence_pattern, silence_for, silence_reason, 0);
   if (*silence_list) return cmd_silence(*cfg, "list", "", "", "", 0);

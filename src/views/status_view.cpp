@@ -56,6 +56,9 @@ nlohmann::json build_status(const Config& config, Store& store, double now) {
                         {"since", row.first_seen}, {"evidence", json::parse(row.evidence_json, nullptr, false)}});
   s["findings"] = findings;
 
+  auto nodes = json::parse(store.get("nodes").value_or("{}"), nullptr, false);
+  s["nodes"] = nodes.is_object() ? nodes.value("attention", json::array()) : json::array();
+
   json actions = json::array();
   for (const auto& a : store.recent_actions(8))
     actions.push_back({{"ts", a.started}, {"kind", a.kind}, {"subject", a.subject}, {"state", a.state},
@@ -142,6 +145,11 @@ std::string render_status(const nlohmann::json& s, bool color) {
           << format_duration(Seconds(static_cast<long long>(j["allowance_s"].get<double>()))) << ", "
           << j["phase"].get<std::string>() << ")";
     out << "\n";
+  }
+  if (s.contains("nodes") && !s["nodes"].empty()) {
+    out << "\n" << paint("Nodes needing attention", "1") << "\n";
+    for (const auto& n : s["nodes"])
+      out << "  " << n.value("name", "") << "  " << n.value("state", "") << "  " << n.value("reason", "") << "\n";
   }
   out << "\n" << paint("Firing", "1") << "\n";
   if (s["findings"].empty()) out << "  " << paint("nothing firing", "32") << "\n";

@@ -57,3 +57,28 @@ TEST(SlurmClient, OneSqueueAndOneSinfoPerCycleWhateverTheNumberOfJobs) {
 
 }  // namespace
 }  // namespace llmwatch::testing
+
+namespace llmwatch::testing {
+namespace {
+
+TEST(Views, DrainedNodeShowsInNodesAndStatusWithoutColourWhenPiped) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  std::string config = c.dir / "llmwatch.toml";
+  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") + "\"\n");
+  ASSERT_TRUE(c.slurm({"scontrol", "update", "nodename=node-2", "state=drain", "reason=bad HBM"}).ok());
+  ASSERT_TRUE(llmwatch(config, {"run", "--once"}).ok());
+  auto nodes = llmwatch(config, {"nodes"});
+  EXPECT_NE(nodes.out.find("nodes needing attention: 1 of 4"), std::string::npos) << nodes.out;
+  EXPECT_NE(nodes.out.find("node-2  idle+DRAIN  bad HBM"), std::string::npos) << nodes.out;
+  auto status = llmwatch(config, {"status"});
+  EXPECT_NE(status.out.find("Nodes needing attention"), std::string::npos) << status.out;
+  EXPECT_EQ(status.out.find('\033'), std::string::npos) << "colour codes in piped output";
+  auto j = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out);
+  EXPECT_EQ(j["schema"], "llmwatch.status/1");
+  EXPECT_EQ(j["nodes"][0]["name"], "node-2");
+}
+
+}  // namespace
+}  // namespace llmwatch::testing
