@@ -83,6 +83,10 @@ struct StorageSettings {
   std::uint64_t min_free = 0;
   double warn_inodes_used = 0.85;
   Seconds min_hours_left{12 * 3600};
+  std::string quota = "none";          // none | lfs | mmlsquota | beegfs | quota | custom
+  std::vector<std::string> quota_command;  // argv; e.g. ["lfs", "quota", "-u", "bob", "/lustre"]
+  std::string quota_regex;             // custom: two groups, used and limit (with units)
+  Seconds quota_timeout{30};
   int line = 0;
 };
 

@@ -265,6 +265,8 @@ struct Loader {
     for (const auto& s : c.storage) {
       if (s.path.empty()) at(s.line, "[[storage]] needs a path");
       if (s.warn_used > s.critical_used) at(s.line, "[[storage]] warn_used is above critical_used");
+      if (s.quota != "none" && s.quota_command.empty()) at(s.line, "[[storage]] quota = \"" + s.quota + "\" needs quota_command");
+      if (s.quota == "custom" && s.quota_regex.empty()) at(s.line, "[[storage]] quota = \"custom\" needs quota_regex");
     }
     std::set<std::string> ids;
     for (const auto& a : c.alerts)

@@ -133,6 +133,11 @@ const std::vector<KeySpec<StorageSettings>>& storage_keys() {
       {"min_free", KeyKind::Size, LW_SET(StorageSettings, min_free, size)},
       {"warn_inodes_used", KeyKind::Percent, LW_SET(StorageSettings, warn_inodes_used, d)},
       {"min_hours_left", KeyKind::Duration, LW_SET(StorageSettings, min_hours_left, dur)},
+      {"quota", KeyKind::String, LW_SET(StorageSettings, quota, s), false, 0, 0,
+       {"none", "lfs", "mmlsquota", "beegfs", "quota", "custom"}},
+      {"quota_command", KeyKind::StringList, LW_SET(StorageSettings, quota_command, list)},
+      {"quota_regex", KeyKind::String, LW_SET(StorageSettings, quota_regex, s)},
+      {"quota_timeout", KeyKind::Duration, LW_SET(StorageSettings, quota_timeout, dur)},
   };
   return keys;
 }

@@ -18,6 +18,8 @@
 #include "policy/policy.h"
 #include "probes/job_logs.h"
 #include "probes/log_tail.h"
+#include "probes/storage_probe.h"
+#include "rules/storage_rules.h"
 #include "rules/job_rules.h"
 #include "slurm/hostlist.h"
 #include "store/store.h"
@@ -129,6 +131,15 @@ CycleResult Supervisor::run_cycle(double now) {
   };
   boost::asio::post(pool, [&] { queue_promise.set_value(timed(squeue_s, [&] { return slurm_.queue(); })); });
   boost::asio::post(pool, [&] { nodes_promise.set_value(timed(sinfo_s, [&] { return slurm_.nodes(); })); });
+  // Storage probes run beside the Slurm calls, each with its own deadline.
+  std::vector<std::promise<StorageObservation>> storage_promises(config_.storage.size());
+  std::vector<std::future<StorageObservation>> storage_futures;
+  for (size_t i = 0; i < config_.storage.size(); ++i) {
+    storage_futures.push_back(storage_promises[i].get_future());
+    boost::asio::post(pool, [&, i] {
+      storage_promises[i].set_value(probe_storage(config_.storage[i], std::chrono::duration_cast<std::chrono::milliseconds>(config_.probe_timeout)));
+    });
+  }
   SqueueParse queue = queue_future.get();
   SinfoParse nodes = nodes_future.get();
   result.probes.push_back({"squeue", queue.ok(), squeue_s});
@@ -197,6 +208,40 @@ CycleResult Supervisor::run_cycle(double now) {
     for (auto& d : done) d.get();
   }
   pool.join();
+
+  // --- storage: record the series, then judge against it ---
+  for (size_t i = 0; i < config_.storage.size(); ++i) {
+    const auto& settings = config_.storage[i];
+    StorageObservation o = storage_futures[i].get();
+    result.probes.push_back({"storage:" + settings.path, o.ok() && o.quota_error.empty(), 0});
+    if (!o.ok() || !o.quota_error.empty()) ++result.unknown_probes;
+    std::vector<std::pair<double, double>> series;
+    StorageFigures f;
+    if (o.ok()) {
+      f = storage_figures(settings, o, {});
+      store_.db().prepare("INSERT INTO storage_series(path, ts, used_bytes, usable_bytes, used_inodes, total_inodes) "
+                          "VALUES(?,?,?,?,?,?)")
+          .bind(1, settings.path).bind(2, now).bind(3, f.used_bytes).bind(4, f.usable_bytes).bind(5, f.used_inodes)
+          .bind(6, f.total_inodes).run();
+      auto st = store_.db().prepare("SELECT ts, used_bytes FROM storage_series WHERE path=? AND ts>=? ORDER BY ts");
+      st.bind(1, settings.path).bind(2, now - 86400.0);
+      while (st.step()) series.emplace_back(st.real(0), st.real(1));
+      f = storage_figures(settings, o, series);
+      scopes.push_back("storage:" + settings.path + "/space");
+      scopes.push_back("storage:" + settings.path + "/inodes");
+      scopes.push_back("storage:" + settings.path + "/forecast");
+      scopes.push_back("storage:" + settings.path + "/unknown");
+      if (o.quota_error.empty()) scopes.push_back("storage:" + settings.path + "/quota");
+      nlohmann::json snap = {{"used_bytes", f.used_bytes},     {"usable_bytes", f.usable_bytes},
+                             {"total_bytes", o.total_bytes},   {"used_inodes", f.used_inodes},
+                             {"total_inodes", f.total_inodes}};
+      if (f.seconds_to_full) snap["seconds_to_full"] = *f.seconds_to_full;
+      if (o.quota) snap["quota"] = {{"used_bytes", o.quota->used_bytes}, {"limit_bytes", o.quota->limit_bytes}};
+      store_.put("storage:" + settings.path, snap.dump(), now);
+    }
+    auto storage_findings = evaluate_storage(settings, o, f);
+    findings.insert(findings.end(), storage_findings.begin(), storage_findings.end());
+  }
 
   // --- rules ---
   for (auto& w : work) {

@@ -47,6 +47,13 @@ const std::vector<std::string>& schema_migrations() {
         created_by TEXT NOT NULL, created REAL NOT NULL);
       ALTER TABLE findings ADD COLUMN missing INTEGER NOT NULL DEFAULT 0;
       )sql",
+      // 3: storage usage series, for time-to-full forecasts.
+      R"sql(
+      CREATE TABLE storage_series (
+        path TEXT NOT NULL, ts REAL NOT NULL, used_bytes REAL NOT NULL, usable_bytes REAL NOT NULL,
+        used_inodes REAL NOT NULL, total_inodes REAL NOT NULL);
+      CREATE INDEX storage_series_path ON storage_series(path, ts);
+      )sql",
   };
   return migrations;
 }

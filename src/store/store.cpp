@@ -177,6 +177,7 @@ void Store::compact(double before) {
     db_.prepare("DELETE FROM events WHERE ts < ?").bind(1, before).run();
     db_.prepare("DELETE FROM progress WHERE ts < ?").bind(1, before).run();
     db_.prepare("DELETE FROM cycles WHERE started < ?").bind(1, before).run();
+    db_.prepare("DELETE FROM storage_series WHERE ts < ?").bind(1, before).run();
     db_.prepare("DELETE FROM findings WHERE state='resolved' AND resolved_at < ?").bind(1, before).run();
   });
 }

@@ -125,6 +125,24 @@ std::string render_metrics(const Config& config, Store& store, double now) {
   family("llmwatch_job_seconds_since_progress", "gauge", "Seconds since the step counter last advanced.", since);
   family("llmwatch_job_effective_training_ratio", "gauge", "Productive time / wall time since first seen.", ratio);
 
+  // Storage entries, from the last cycle.
+  std::ostringstream used, usable, inodes, inode_total, to_full;
+  for (const auto& st : config.storage) {
+    auto snap = nlohmann::json::parse(store.get("storage:" + st.path).value_or("{}"), nullptr, false);
+    if (!snap.is_object() || !snap.contains("used_bytes")) continue;
+    std::map<std::string, std::string> l = {{"path", st.path}};
+    sample(used, "llmwatch_storage_used_bytes", l, snap["used_bytes"].get<double>());
+    sample(usable, "llmwatch_storage_usable_bytes", l, snap["usable_bytes"].get<double>());
+    sample(inodes, "llmwatch_storage_used_inodes", l, snap["used_inodes"].get<double>());
+    sample(inode_total, "llmwatch_storage_inodes", l, snap["total_inodes"].get<double>());
+    if (snap.contains("seconds_to_full")) sample(to_full, "llmwatch_storage_seconds_to_full", l, snap["seconds_to_full"].get<double>());
+  }
+  family("llmwatch_storage_used_bytes", "gauge", "Bytes used on the filesystem.", used);
+  family("llmwatch_storage_usable_bytes", "gauge", "Usable capacity (total x usable_fraction).", usable);
+  family("llmwatch_storage_used_inodes", "gauge", "Inodes used.", inodes);
+  family("llmwatch_storage_inodes", "gauge", "Inodes in total.", inode_total);
+  family("llmwatch_storage_seconds_to_full", "gauge", "Forecast seconds until the usable capacity is full.", to_full);
+
   // Nodes needing attention, from the last sinfo.
   auto nodes = nlohmann::json::parse(store.get("nodes").value_or("{}"), nullptr, false);
   Family(m, "llmwatch_node_unusable", "gauge", "1 for a node that is drained or down, with its reason.");

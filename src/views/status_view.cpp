@@ -56,6 +56,15 @@ nlohmann::json build_status(const Config& config, Store& store, double now) {
                         {"since", row.first_seen}, {"evidence", json::parse(row.evidence_json, nullptr, false)}});
   s["findings"] = findings;
 
+  json storage = json::array();
+  for (const auto& st : config.storage) {
+    auto snap = json::parse(store.get("storage:" + st.path).value_or("{}"), nullptr, false);
+    if (snap.is_object() && snap.contains("used_bytes")) {
+      snap["path"] = st.path;
+      storage.push_back(snap);
+    }
+  }
+  s["storage"] = storage;
   auto nodes = json::parse(store.get("nodes").value_or("{}"), nullptr, false);
   s["nodes"] = nodes.is_object() ? nodes.value("attention", json::array()) : json::array();
 
@@ -145,6 +154,23 @@ std::string render_status(const nlohmann::json& s, bool color) {
           << format_duration(Seconds(static_cast<long long>(j["allowance_s"].get<double>()))) << ", "
           << j["phase"].get<std::string>() << ")";
     out << "\n";
+  }
+  if (s.contains("storage") && !s["storage"].empty()) {
+    out << "\n" << paint("Storage", "1") << "\n";
+    for (const auto& st : s["storage"]) {
+      double usable = st["usable_bytes"].get<double>();
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.0f%%", usable > 0 ? st["used_bytes"].get<double>() / usable * 100 : 0);
+      out << "  " << st["path"].get<std::string>() << "  " << buf << " of "
+          << format_size(static_cast<std::uint64_t>(usable)) << " usable";
+      if (st.value("total_inodes", 0.0) > 0) {
+        std::snprintf(buf, sizeof buf, "  inodes %.0f%%", st["used_inodes"].get<double>() / st["total_inodes"].get<double>() * 100);
+        out << buf;
+      }
+      if (st.contains("seconds_to_full"))
+        out << "  full in ~" << format_duration(Seconds(static_cast<long long>(st["seconds_to_full"].get<double>())));
+      out << "\n";
+    }
   }
   if (s.contains("nodes") && !s["nodes"].empty()) {
     out << "\n" << paint("Nodes needing attention", "1") << "\n";
