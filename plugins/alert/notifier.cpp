@@ -4,8 +4,21 @@
 
 #include "store/alert_journal.h"
 #include "store/store.h"
+#include "util/paths.h"
 
 namespace llmwatch {
+
+AlertMessage message_for(const FindingRow& row, const std::string& state, const std::string& summary, double now) {
+  AlertMessage m;
+  m.key = row.key;
+  m.state = state;
+  m.severity = row.severity;
+  m.subject = row.key.substr(0, row.key.find('/'));
+  m.summary = summary;
+  m.ts = now;
+  m.host = hostname();
+  return m;
+}
 
 QueueResult queue_alert(const Config& config, Store& store, const AlertMessage& message, double now) {
   QueueResult r;

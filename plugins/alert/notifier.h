@@ -12,6 +12,11 @@ namespace llmwatch {
 
 class Store;
 
+struct FindingRow;
+
+// The message about a stored finding: a repeat ("still firing") or a resolution.
+AlertMessage message_for(const FindingRow& row, const std::string& state, const std::string& summary, double now);
+
 struct QueueResult {
   std::vector<std::string> channels;  // queued for these
   std::string silenced_by;            // "silence #3 (maintenance)" when muted

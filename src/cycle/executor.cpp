@@ -76,16 +76,9 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
 void Executor::notify_resolved(const FindingRow& row) {
   if (row.severity == "info" || row.severity == "unknown") return;
   if (row.notified_at <= 0) return;  // never announced (silenced, or below every channel): nothing to resolve
-  AlertMessage m;
-  m.key = row.key;
-  m.state = "resolved";
-  m.severity = row.severity;
-  m.subject = row.key.substr(0, row.key.find('/'));
-  m.summary = "resolved after " + format_duration(Seconds(static_cast<long long>(now_ - row.first_seen))) +
-              " (was: " + row.summary + ")";
-  m.ts = now_;
-  m.host = hostname();
-  queue_alert(config_, store_, m, now_);
+  std::string summary = "resolved after " + format_duration(Seconds(static_cast<long long>(now_ - row.first_seen))) +
+                        " (was: " + row.summary + ")";
+  queue_alert(config_, store_, message_for(row, "resolved", summary, now_), now_);
 }
 
 }  // namespace llmwatch

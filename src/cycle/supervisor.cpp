@@ -332,15 +332,9 @@ CycleResult Supervisor::run_cycle(double now) {
   double repeat = static_cast<double>(config_.alert_repeat_every.count());
   for (const auto& row : store_.firing()) {
     if (row.notified_at <= 0 || now - row.notified_at < repeat) continue;
-    AlertMessage m;
-    m.key = row.key;
-    m.state = "firing";
-    m.severity = row.severity;
-    m.subject = row.key.substr(0, row.key.find('/'));
-    m.summary = "still firing after " + format_duration(Seconds(static_cast<long long>(now - row.first_seen))) +
-                ": " + row.summary;
-    m.ts = now;
-    m.host = hostname();
+    std::string summary = "still firing after " +
+                          format_duration(Seconds(static_cast<long long>(now - row.first_seen))) + ": " + row.summary;
+    AlertMessage m = message_for(row, "firing", summary, now);
     queue_alert(config_, store_, m, now);
     store_.set_notified(row.key, now);
   }

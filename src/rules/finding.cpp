@@ -19,6 +19,17 @@ Severity severity_from_name(const std::string& name) {
   return Severity::Unknown;
 }
 
+Finding make_finding(const std::string& prefix, const std::string& subject, const std::string& kind, Severity severity,
+                     std::string summary) {
+  Finding f;
+  f.key = prefix + "/" + kind;
+  f.kind = kind;
+  f.severity = severity;
+  f.subject = subject;
+  f.summary = std::move(summary);
+  return f;
+}
+
 int severity_rank(Severity s) {
   switch (s) {
     case Severity::Info: return 0;

@@ -21,4 +21,9 @@ struct Finding {
   std::vector<std::string> evidence;  // the lines that prove it
 };
 
+// A finding about something with a key prefix: make_finding("job:tr11", "tr11", "hung", ...)
+// has key "job:tr11/hung".
+Finding make_finding(const std::string& prefix, const std::string& subject, const std::string& kind, Severity severity,
+                     std::string summary);
+
 }  // namespace llmwatch

@@ -35,13 +35,7 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
   std::vector<Finding> out;
   std::string label = job_label(job);
   auto make = [&](const std::string& kind, Severity sev, std::string summary) {
-    Finding f;
-    f.key = "job:" + label + "/" + kind;
-    f.kind = kind;
-    f.severity = sev;
-    f.subject = label;
-    f.summary = std::move(summary);
-    return f;
+    return make_finding("job:" + label, label, kind, sev, std::move(summary));
   };
 
   if (obs.progress && obs.progress->quick_deaths >= job.crash_loop_after) {

@@ -38,12 +38,7 @@ StorageFigures storage_figures(const StorageSettings& s, const StorageObservatio
 std::vector<Finding> evaluate_storage(const StorageSettings& s, const StorageObservation& o, const StorageFigures& f) {
   std::vector<Finding> out;
   auto make = [&](const std::string& kind, Severity sev, std::string summary) {
-    Finding x;
-    x.key = "storage:" + s.path + "/" + kind;
-    x.kind = kind;
-    x.severity = sev;
-    x.subject = "storage:" + s.path;
-    x.summary = std::move(summary);
+    Finding x = make_finding("storage:" + s.path, "storage:" + s.path, kind, sev, std::move(summary));
     x.evidence.push_back(s.path + ": " + format_size(static_cast<std::uint64_t>(f.used_bytes)) + " used of " +
                          format_size(o.total_bytes) + " (usable " + format_size(static_cast<std::uint64_t>(f.usable_bytes)) +
                          "), inodes " + std::to_string(static_cast<long long>(f.used_inodes)) + " of " +

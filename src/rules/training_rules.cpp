@@ -27,12 +27,7 @@ double median(std::vector<double> v) {
 std::vector<Finding> evaluate_training(const JobSettings& job, const std::string& label, const JobProgress& p) {
   std::vector<Finding> out;
   auto make = [&](const std::string& kind, Severity sev, std::string summary) {
-    Finding f;
-    f.key = "job:" + label + "/" + kind;
-    f.kind = kind;
-    f.severity = sev;
-    f.subject = label;
-    f.summary = std::move(summary);
+    Finding f = make_finding("job:" + label, label, kind, sev, std::move(summary));
     f.evidence.assign(p.recent.begin(), p.recent.end());
     return f;
   };
