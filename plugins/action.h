@@ -17,10 +17,10 @@ namespace llmwatch {
 class Store;
 
 struct ActionRequest {
-  std::string action;                // registry name: "cancel", "restart", ...
-  std::string job;                   // the watched job's name (the subject)
-  std::optional<SlurmJob> task;      // the Slurm job or array task acted on
-  std::vector<SlurmJob> queue;       // everything queued for this watched job (pending remainder)
+  std::string action;            // registry name: "cancel", "restart", ...
+  std::string job;               // the watched job's name (the subject)
+  std::optional<SlurmJob> task;  // the Slurm job or array task acted on
+  std::vector<SlurmJob> queue;   // everything queued for this watched job (pending remainder)
   const JobSettings* settings = nullptr;
   Finding finding;                   // why
   std::vector<std::string> exclude;  // nodes a resubmitted run must avoid

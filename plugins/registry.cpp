@@ -20,9 +20,9 @@ std::string ActionPlugin::idem_key(const ActionRequest& r) const {
 static const std::map<std::string, std::unique_ptr<ActionPlugin>>& actions() {
   static const auto registry = [] {
     std::map<std::string, std::unique_ptr<ActionPlugin>> m;
-    for (auto* make : {make_alert_action, make_cancel_action, make_restart_action, make_kill_switch_action,
-                       make_save_switch_action, make_hold_action, make_release_action,
-                       make_requeue_action}) {
+    for (auto* make :
+         {make_alert_action, make_cancel_action, make_restart_action, make_kill_switch_action,
+          make_save_switch_action, make_hold_action, make_release_action, make_requeue_action}) {
       auto a = make();
       std::string name = a->name();
       m.emplace(name, std::move(a));

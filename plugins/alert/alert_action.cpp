@@ -40,6 +40,8 @@ class AlertAction : public ActionPlugin {
 
 }  // namespace
 
-std::unique_ptr<ActionPlugin> make_alert_action() { return std::make_unique<AlertAction>(); }
+std::unique_ptr<ActionPlugin> make_alert_action() {
+  return std::make_unique<AlertAction>();
+}
 
 }  // namespace llmwatch

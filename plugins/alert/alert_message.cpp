@@ -30,10 +30,17 @@ std::string AlertMessage::text() const {
 }
 
 std::string AlertMessage::to_json() const {
-  return nlohmann::json{{"schema", "llmwatch.alert/1"}, {"key", key},         {"state", state},
-                        {"severity", severity},          {"subject", subject}, {"summary", summary},
-                        {"evidence", evidence},          {"actions", actions}, {"ts", ts},
-                        {"host", host},                  {"grouped", grouped}}
+  return nlohmann::json{{"schema", "llmwatch.alert/1"},
+                        {"key", key},
+                        {"state", state},
+                        {"severity", severity},
+                        {"subject", subject},
+                        {"summary", summary},
+                        {"evidence", evidence},
+                        {"actions", actions},
+                        {"ts", ts},
+                        {"host", host},
+                        {"grouped", grouped}}
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -69,7 +76,8 @@ AlertMessage group_messages(const std::vector<AlertMessage>& messages) {
     g.host = m.host;
     for (const auto& a : m.actions) g.actions.push_back(m.key + ": " + a);
   }
-  bool all_resolved = std::all_of(messages.begin(), messages.end(), [](const AlertMessage& m) { return m.state == "resolved"; });
+  bool all_resolved = std::all_of(messages.begin(), messages.end(),
+                                  [](const AlertMessage& m) { return m.state == "resolved"; });
   if (all_resolved) g.state = "resolved";
   g.subject = "llmwatch";
   g.summary = std::to_string(messages.size()) + " alerts";
@@ -79,10 +87,12 @@ AlertMessage group_messages(const std::vector<AlertMessage>& messages) {
 
 bool channel_wants(const AlertChannel& channel, const AlertMessage& message) {
   bool matched = false;
-  for (const auto& pattern : channel.match) matched |= fnmatch(pattern.c_str(), message.key.c_str(), 0) == 0;
+  for (const auto& pattern : channel.match)
+    matched |= fnmatch(pattern.c_str(), message.key.c_str(), 0) == 0;
   if (!matched) return false;
   if (message.state == "resolved") return true;
-  return severity_rank(severity_from_name(message.severity)) >= severity_rank(severity_from_name(channel.min_severity));
+  return severity_rank(severity_from_name(message.severity)) >=
+         severity_rank(severity_from_name(channel.min_severity));
 }
 
 Delivery deliver_one(const AlertChannel& channel, const AlertMessage& message) {

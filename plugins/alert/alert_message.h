@@ -10,15 +10,15 @@
 namespace llmwatch {
 
 struct AlertMessage {
-  std::string key;        // the finding key, e.g. "job:tr11/hung"
-  std::string state;      // firing | resolved
-  std::string severity;   // info | warning | critical | unknown
-  std::string subject;    // job name, node, "slurm", "llmwatch"
+  std::string key;       // the finding key, e.g. "job:tr11/hung"
+  std::string state;     // firing | resolved
+  std::string severity;  // info | warning | critical | unknown
+  std::string subject;   // job name, node, "slurm", "llmwatch"
   std::string summary;
   std::vector<std::string> evidence;
   std::vector<std::string> actions;  // what llmwatch did (or would do, in dry-run)
   double ts = 0;
-  std::string host;       // where llmwatch ran
+  std::string host;  // where llmwatch ran
 
   std::vector<std::string> grouped;  // titles of the alerts a grouped message carries
 

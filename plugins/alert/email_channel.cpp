@@ -48,14 +48,18 @@ std::string header_safe(const std::string& s) {
 
 }  // namespace
 
-std::string email_text(const AlertChannel& channel, const AlertMessage& message, const std::string& message_id) {
+std::string email_text(const AlertChannel& channel, const AlertMessage& message,
+                       const std::string& message_id) {
   std::string body = message.text();
   // SMTP: CRLF line ends, and a line starting with '.' is doubled.
   std::string crlf;
-  for (const auto& line : split(body, '\n')) crlf += (line.rfind(".", 0) == 0 ? "." : "") + line + "\r\n";
-  return "Date: " + rfc2822_now() + "\r\nMessage-ID: " + message_id + "\r\nFrom: " + header_safe(channel.from) +
-         "\r\nTo: " + header_safe(channel.to) + "\r\nSubject: " + header_safe(message.title()) +
-         "\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n"
+  for (const auto& line : split(body, '\n'))
+    crlf += (line.rfind(".", 0) == 0 ? "." : "") + line + "\r\n";
+  return "Date: " + rfc2822_now() + "\r\nMessage-ID: " + message_id +
+         "\r\nFrom: " + header_safe(channel.from) + "\r\nTo: " + header_safe(channel.to) +
+         "\r\nSubject: " + header_safe(message.title()) +
+         "\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; "
+         "charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n"
          "X-Mailer: llmwatch\r\n\r\n" +
          crlf;
 }
@@ -73,10 +77,12 @@ Delivery deliver_email(const AlertChannel& channel, const AlertMessage& message)
   with_from.from = from;
   Upload upload{email_text(with_from, message, message_id)};
   curl_slist* rcpt = nullptr;
-  for (const auto& to : split(channel.to, ',')) rcpt = curl_slist_append(rcpt, std::string(trim(to)).c_str());
+  for (const auto& to : split(channel.to, ','))
+    rcpt = curl_slist_append(rcpt, std::string(trim(to)).c_str());
   curl_easy_setopt(curl, CURLOPT_URL, channel.smtp_url.c_str());
   if (channel.smtp_url.rfind("smtp://", 0) == 0)
-    curl_easy_setopt(curl, CURLOPT_USE_SSL, static_cast<long>(channel.starttls ? CURLUSESSL_ALL : CURLUSESSL_NONE));
+    curl_easy_setopt(curl, CURLOPT_USE_SSL,
+                     static_cast<long>(channel.starttls ? CURLUSESSL_ALL : CURLUSESSL_NONE));
   if (!channel.username.empty()) {
     curl_easy_setopt(curl, CURLOPT_USERNAME, channel.username.c_str());
     curl_easy_setopt(curl, CURLOPT_PASSWORD, channel.password.c_str());

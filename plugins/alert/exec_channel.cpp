@@ -14,8 +14,10 @@ Delivery deliver_exec(const AlertChannel& channel, const AlertMessage& message) 
   spec.stdin_data = message.to_json();
   spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(channel.timeout);
   spec.max_output = 64 * 1024;
-  spec.env = {{"LLMWATCH_KEY", message.key},         {"LLMWATCH_STATE", message.state},
-              {"LLMWATCH_SEVERITY", message.severity}, {"LLMWATCH_SUBJECT", message.subject},
+  spec.env = {{"LLMWATCH_KEY", message.key},
+              {"LLMWATCH_STATE", message.state},
+              {"LLMWATCH_SEVERITY", message.severity},
+              {"LLMWATCH_SUBJECT", message.subject},
               {"LLMWATCH_SUMMARY", message.summary}};
   auto r = run_process(spec);
   d.ok = r.ok();

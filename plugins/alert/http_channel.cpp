@@ -16,15 +16,19 @@ static std::string slack_payload(const AlertMessage& m) {
   std::string actions;
   for (const auto& a : m.actions) actions += "• " + a + "\n";
   nlohmann::json blocks = nlohmann::json::array();
-  blocks.push_back({{"type", "header"}, {"text", {{"type", "plain_text"}, {"text", m.title().substr(0, 150)}}}});
+  blocks.push_back(
+      {{"type", "header"}, {"text", {{"type", "plain_text"}, {"text", m.title().substr(0, 150)}}}});
   blocks.push_back({{"type", "section"},
                     {"fields",
                      {{{"type", "mrkdwn"}, {"text", "*Severity*\n" + m.severity}},
                       {{"type", "mrkdwn"}, {"text", "*Subject*\n" + m.subject}}}}});
   if (!evidence.empty())
-    blocks.push_back({{"type", "section"}, {"text", {{"type", "mrkdwn"}, {"text", "```" + evidence.substr(0, 2800) + "```"}}}});
+    blocks.push_back(
+        {{"type", "section"},
+         {"text", {{"type", "mrkdwn"}, {"text", "```" + evidence.substr(0, 2800) + "```"}}}});
   if (!actions.empty())
-    blocks.push_back({{"type", "section"}, {"text", {{"type", "mrkdwn"}, {"text", "*What llmwatch did*\n" + actions}}}});
+    blocks.push_back({{"type", "section"},
+                      {"text", {{"type", "mrkdwn"}, {"text", "*What llmwatch did*\n" + actions}}}});
   return nlohmann::json{{"text", m.title()}, {"blocks", blocks}}.dump();
 }
 

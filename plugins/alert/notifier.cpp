@@ -8,7 +8,8 @@
 
 namespace llmwatch {
 
-AlertMessage message_for(const FindingRow& row, const std::string& state, const std::string& summary, double now) {
+AlertMessage message_for(const FindingRow& row, const std::string& state,
+                         const std::string& summary, double now) {
   AlertMessage m;
   m.key = row.key;
   m.state = state;
@@ -20,7 +21,8 @@ AlertMessage message_for(const FindingRow& row, const std::string& state, const 
   return m;
 }
 
-QueueResult queue_alert(const Config& config, Store& store, const AlertMessage& message, double now) {
+QueueResult queue_alert(const Config& config, Store& store, const AlertMessage& message,
+                        double now) {
   QueueResult r;
   AlertJournal journal(store);
   if (auto s = journal.silenced(message.key, now)) {
@@ -47,7 +49,8 @@ FlushResult flush_deliveries(const Config& config, Store& store, double now) {
       if (c.id == channel_id) channel = &c;
     if (!channel) {
       // The channel was removed from the config: nobody can receive these any more.
-      for (const auto& row : rows) journal.mark_failed(row.id, "channel no longer configured", now + 86400 * 365);
+      for (const auto& row : rows)
+        journal.mark_failed(row.id, "channel no longer configured", now + 86400 * 365);
       continue;
     }
     std::vector<AlertMessage> messages;
@@ -55,15 +58,21 @@ FlushResult flush_deliveries(const Config& config, Store& store, double now) {
     Delivery d = deliver_one(*channel, group_messages(messages));
     store.db().transaction([&] {
       for (const auto& row : rows) {
-        if (d.ok) journal.mark_sent(row.id, now);
-        else journal.mark_failed(row.id, d.error, now, static_cast<double>(config.alert_retry_backoff.count()));
+        if (d.ok)
+          journal.mark_sent(row.id, now);
+        else
+          journal.mark_failed(row.id, d.error, now,
+                              static_cast<double>(config.alert_retry_backoff.count()));
       }
-      std::string what = rows.size() == 1 ? rows[0].alert_key : std::to_string(rows.size()) + " alerts";
+      std::string what =
+          rows.size() == 1 ? rows[0].alert_key : std::to_string(rows.size()) + " alerts";
       if (d.ok)
-        store.add_event(now, "delivery", channel_id, "info", "delivered " + what + " to " + channel_id);
+        store.add_event(now, "delivery", channel_id, "info",
+                        "delivered " + what + " to " + channel_id);
       else
-        store.add_event(now, "delivery", channel_id, "warning",
-                        "delivery of " + what + " to " + channel_id + " failed: " + d.error + "; will retry");
+        store.add_event(
+            now, "delivery", channel_id, "warning",
+            "delivery of " + what + " to " + channel_id + " failed: " + d.error + "; will retry");
     });
     (d.ok ? result.sent : result.failed) += static_cast<int>(rows.size());
   }

@@ -15,14 +15,16 @@ class Store;
 struct FindingRow;
 
 // The message about a stored finding: a repeat ("still firing") or a resolution.
-AlertMessage message_for(const FindingRow& row, const std::string& state, const std::string& summary, double now);
+AlertMessage message_for(const FindingRow& row, const std::string& state,
+                         const std::string& summary, double now);
 
 struct QueueResult {
   std::vector<std::string> channels;  // queued for these
   std::string silenced_by;            // "silence #3 (maintenance)" when muted
 };
 
-QueueResult queue_alert(const Config& config, Store& store, const AlertMessage& message, double now);
+QueueResult queue_alert(const Config& config, Store& store, const AlertMessage& message,
+                        double now);
 
 struct FlushResult {
   int sent = 0, failed = 0;

@@ -23,6 +23,8 @@ class CancelAction : public ActionPlugin {
 
 }  // namespace
 
-std::unique_ptr<ActionPlugin> make_cancel_action() { return std::make_unique<CancelAction>(); }
+std::unique_ptr<ActionPlugin> make_cancel_action() {
+  return std::make_unique<CancelAction>();
+}
 
 }  // namespace llmwatch

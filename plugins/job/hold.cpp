@@ -8,7 +8,9 @@ namespace {
 class HoldAction : public ActionPlugin {
  public:
   std::string name() const override { return "hold"; }
-  std::string idem_key(const ActionRequest& r) const override { return "hold:" + r.job + ":" + r.finding.key; }
+  std::string idem_key(const ActionRequest& r) const override {
+    return "hold:" + r.job + ":" + r.finding.key;
+  }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     std::vector<std::string> held;
     for (const auto& q : r.queue) {
@@ -27,6 +29,8 @@ class HoldAction : public ActionPlugin {
 
 }  // namespace
 
-std::unique_ptr<ActionPlugin> make_hold_action() { return std::make_unique<HoldAction>(); }
+std::unique_ptr<ActionPlugin> make_hold_action() {
+  return std::make_unique<HoldAction>();
+}
 
 }  // namespace llmwatch

@@ -10,12 +10,15 @@ namespace {
 class ReleaseAction : public ActionPlugin {
  public:
   std::string name() const override { return "release"; }
-  std::string idem_key(const ActionRequest& r) const override { return "release:" + r.job + ":" + r.finding.key; }
+  std::string idem_key(const ActionRequest& r) const override {
+    return "release:" + r.job + ":" + r.finding.key;
+  }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     std::string detail;
     if (r.settings && !r.settings->kill_switch.empty()) {
       std::error_code ec;
-      if (std::filesystem::remove(r.settings->kill_switch, ec)) detail = "removed " + r.settings->kill_switch;
+      if (std::filesystem::remove(r.settings->kill_switch, ec))
+        detail = "removed " + r.settings->kill_switch;
     }
     for (const auto& q : r.queue) {
       if (!q.pending()) continue;
@@ -24,12 +27,15 @@ class ReleaseAction : public ActionPlugin {
       if (!err.empty()) return {"failed", err};
       detail += (detail.empty() ? "" : "; ") + std::string("released ") + id;
     }
-    return detail.empty() ? ActionOutcome{"skipped", "nothing held and no kill switch"} : ActionOutcome{"done", detail};
+    return detail.empty() ? ActionOutcome{"skipped", "nothing held and no kill switch"}
+                          : ActionOutcome{"done", detail};
   }
 };
 
 }  // namespace
 
-std::unique_ptr<ActionPlugin> make_release_action() { return std::make_unique<ReleaseAction>(); }
+std::unique_ptr<ActionPlugin> make_release_action() {
+  return std::make_unique<ReleaseAction>();
+}
 
 }  // namespace llmwatch

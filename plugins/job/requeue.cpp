@@ -16,12 +16,15 @@ class RequeueAction : public ActionPlugin {
     if (!r.task || !r.task->running()) return {"skipped", "no running task to requeue"};
     std::string err = ctx.slurm.control("requeue", r.task->display_id());
     if (!err.empty()) return {"failed", err};
-    return {"done", "scontrol requeue " + r.task->display_id() + " (Slurm delays its restart ~2 min)"};
+    return {"done",
+            "scontrol requeue " + r.task->display_id() + " (Slurm delays its restart ~2 min)"};
   }
 };
 
 }  // namespace
 
-std::unique_ptr<ActionPlugin> make_requeue_action() { return std::make_unique<RequeueAction>(); }
+std::unique_ptr<ActionPlugin> make_requeue_action() {
+  return std::make_unique<RequeueAction>();
+}
 
 }  // namespace llmwatch

@@ -20,12 +20,14 @@ class RestartAction : public ActionPlugin {
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     // Pending tasks of the same array (a range "3_[4-10%1]", or a single last task "3_10").
     for (const auto& q : r.queue)
-      if (q.pending() && q.is_array() && (!r.task || (q.array_job_id == r.task->array_job_id &&
-                                                      q.display_id() != r.task->display_id())))
+      if (q.pending() && q.is_array() &&
+          (!r.task ||
+           (q.array_job_id == r.task->array_job_id && q.display_id() != r.task->display_id())))
         return {"done", "next task of array " + q.display_id() + " starts by itself"};
     if (!r.task) return {"skipped", "no earlier run of " + r.job + " known to resubmit"};
     const SlurmJob& t = *r.task;
-    if (t.command.empty()) return {"failed", "squeue did not report the batch script of " + t.display_id()};
+    if (t.command.empty())
+      return {"failed", "squeue did not report the batch script of " + t.display_id()};
     std::vector<std::string> args = {"--job-name=" + t.name};
     // An array task is continued as the next task id, so SLURM_ARRAY_TASK_ID and %a keep
     // counting and the training script's resume logic sees what it expects.
@@ -49,6 +51,8 @@ class RestartAction : public ActionPlugin {
 
 }  // namespace
 
-std::unique_ptr<ActionPlugin> make_restart_action() { return std::make_unique<RestartAction>(); }
+std::unique_ptr<ActionPlugin> make_restart_action() {
+  return std::make_unique<RestartAction>();
+}
 
 }  // namespace llmwatch

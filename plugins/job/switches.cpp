@@ -17,7 +17,8 @@ namespace {
 
 class SwitchAction : public ActionPlugin {
  public:
-  SwitchAction(std::string name, std::string JobSettings::*path) : name_(std::move(name)), path_(path) {}
+  SwitchAction(std::string name, std::string JobSettings::*path)
+      : name_(std::move(name)), path_(path) {}
   std::string name() const override { return name_; }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     if (!r.settings || (r.settings->*path_).empty())

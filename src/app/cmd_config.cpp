@@ -20,8 +20,9 @@ std::optional<Config> load_or_report(const std::string& path) {
 int cmd_config_check(const std::string& path) {
   auto config = load_or_report(path);
   if (!config) return kExitUsage;
-  std::cout << path << ": ok (" << config->jobs.size() << " job(s), " << config->storage.size() << " storage, "
-            << config->alerts.size() << " alert channel(s)" << (config->dry_run ? ", dry-run" : "") << ")\n";
+  std::cout << path << ": ok (" << config->jobs.size() << " job(s), " << config->storage.size()
+            << " storage, " << config->alerts.size() << " alert channel(s)"
+            << (config->dry_run ? ", dry-run" : "") << ")\n";
   return kExitOk;
 }
 

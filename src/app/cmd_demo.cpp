@@ -2,6 +2,7 @@
 // submits a fake training run as a job array throttled to one task at a time (%1), makes it
 // hang (alive, printing heartbeats, no step progress), and lets llmwatch detect the hang,
 // cancel the stuck task and see the run resume on the next task from its checkpoint.
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,7 +12,6 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 #include <thread>
 
 #include "app/commands.h"
@@ -79,7 +79,9 @@ struct Cluster {
 
 void say(const std::string& text) {
   bool color = isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
-  std::cout << "\n" << (color ? "\033[1m" : "") << "==> " << text << (color ? "\033[0m" : "") << "\n" << std::flush;
+  std::cout << "\n"
+            << (color ? "\033[1m" : "") << "==> " << text << (color ? "\033[0m" : "") << "\n"
+            << std::flush;
 }
 
 bool wait_for(const std::string& what, int seconds, const std::function<bool()>& ready) {
@@ -122,8 +124,10 @@ int cmd_demo(bool keep) {
     std::cout << "    cluster up: SLURM_CONF=" << cluster.dir << "/slurm.conf\n";
 
     std::string config_text = kDemoConfig;
-    for (size_t pos; (pos = config_text.find("@DIR@")) != std::string::npos;) config_text.replace(pos, 5, dir);
-    for (size_t pos; (pos = config_text.find("@DATA@")) != std::string::npos;) config_text.replace(pos, 6, data_dir());
+    for (size_t pos; (pos = config_text.find("@DIR@")) != std::string::npos;)
+      config_text.replace(pos, 5, dir);
+    for (size_t pos; (pos = config_text.find("@DATA@")) != std::string::npos;)
+      config_text.replace(pos, 6, data_dir());
     setenv("LLMWATCH_ALERT_LOG", (dir + "/alerts.jsonl").c_str(), 1);
     std::ofstream(dir + "/llmwatch.toml") << config_text;
     auto loaded = load_config_string(config_text, dir + "/llmwatch.toml");
@@ -135,14 +139,17 @@ int cmd_demo(bool keep) {
 
     say("Submitting a fake training run: job array demo-train, tasks 1-4, one at a time (%1)");
     SlurmClient slurm(config.slurm);
-    auto submitted = slurm.submit(
-        {"--job-name=demo-train", "--array=1-4%1", "--chdir=" + dir + "/work", "--output=" + dir + "/work/train-%A_%a.out",
-         "--export=ALL,FAKE_TRAINER_DIR=" + dir + "/work,FAKE_STEP_TIME=1", data_dir() + "/examples/fake-trainer.sh"});
+    auto submitted =
+        slurm.submit({"--job-name=demo-train", "--array=1-4%1", "--chdir=" + dir + "/work",
+                      "--output=" + dir + "/work/train-%A_%a.out",
+                      "--export=ALL,FAKE_TRAINER_DIR=" + dir + "/work,FAKE_STEP_TIME=1",
+                      data_dir() + "/examples/fake-trainer.sh"});
     if (!submitted.job_id) {
       std::cerr << "demo: " << submitted.error << "\n";
       return kExitFailure;
     }
-    std::cout << "    submitted job array " << *submitted.job_id << "; logs in " << dir << "/work/\n";
+    std::cout << "    submitted job array " << *submitted.job_id << "; logs in " << dir
+              << "/work/\n";
 
     Store store(config.state_dir);
     Lease lease(config.state_dir, hostname(), static_cast<int>(getpid()));
@@ -152,8 +159,13 @@ int cmd_demo(bool keep) {
       lease.acquire(now, 60);
       return supervisor.run_cycle(now);
     };
-    auto progress = [&] { return JobProgress::from_json(store.get("progress:demo-train").value_or("{}")); };
-    auto show_status = [&] { std::cout << render_status(build_status(config, store, unix_now()), isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR")); };
+    auto progress = [&] {
+      return JobProgress::from_json(store.get("progress:demo-train").value_or("{}"));
+    };
+    auto show_status = [&] {
+      std::cout << render_status(build_status(config, store, unix_now()),
+                                 isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
+    };
 
     say("llmwatch watches the run (a cycle every 2s) until it is training");
     if (!wait_for("the first training steps", 90, [&] {
@@ -167,7 +179,8 @@ int cmd_demo(bool keep) {
 
     auto before = progress();
     std::string hung_task = before.task.substr(before.task.find('_') + 1);
-    say("Making task " + before.task + " hang: alive, printing heartbeats, but its step counter stops");
+    say("Making task " + before.task +
+        " hang: alive, printing heartbeats, but its step counter stops");
     std::ofstream(dir + "/work/hang") << hung_task;
     double hang_at = unix_now();
 
@@ -177,7 +190,8 @@ int cmd_demo(bool keep) {
       for (const auto& f : r.findings)
         if (f.kind == "hung") {
           hung_step = progress().best_step;
-          std::cout << "    DETECTED after " << static_cast<int>(unix_now() - hang_at) << "s: " << f.summary << "\n";
+          std::cout << "    DETECTED after " << static_cast<int>(unix_now() - hang_at)
+                    << "s: " << f.summary << "\n";
           for (const auto& e : f.evidence) std::cout << "      | " << e << "\n";
           return true;
         }
@@ -193,28 +207,35 @@ int cmd_demo(bool keep) {
     });
     if (!resumed) return kExitFailure;
     auto after = progress();
-    std::cout << "    run resumed as " << after.task << " and is past step " << hung_step << " (now at step "
-              << *after.step << "), " << static_cast<int>(unix_now() - hang_at) << "s after the hang began\n";
+    std::cout << "    run resumed as " << after.task << " and is past step " << hung_step
+              << " (now at step " << *after.step << "), " << static_cast<int>(unix_now() - hang_at)
+              << "s after the hang began\n";
     say("The alert llmwatch sent (to examples/alert-exec.sh, as JSON on stdin)");
     std::ifstream alerts(dir + "/alerts.jsonl");
     for (std::string line; std::getline(alerts, line);) {
       auto a = nlohmann::json::parse(line, nullptr, false);
       if (!a.is_object() || a.value("state", "") != "firing") continue;
-      std::cout << "    [" << a.value("severity", "") << "] " << a.value("key", "") << " — " << a.value("summary", "") << "\n";
-      for (const auto& act : a["actions"]) std::cout << "      did: " << act.get<std::string>() << "\n";
+      std::cout << "    [" << a.value("severity", "") << "] " << a.value("key", "") << " — "
+                << a.value("summary", "") << "\n";
+      for (const auto& act : a["actions"])
+        std::cout << "      did: " << act.get<std::string>() << "\n";
       break;
     }
     say("llmwatch status — after the restart");
     show_status();
     say("Event history (llmwatch events)");
-    for (const auto& e : store.events(0, "", 50)) std::cout << "    " << e.severity << "  " << e.kind << "  " << e.message << "\n";
+    for (const auto& e : store.events(0, "", 50))
+      std::cout << "    " << e.severity << "  " << e.kind << "  " << e.message << "\n";
     rc = kExitOk;
     say("Stopping the cluster");
   }
-  if (!keep) fs::remove_all(dir);
-  else std::cout << "kept " << dir << "\n";
-  std::cout << (rc == kExitOk ? "demo finished: the hung run was detected and restarted without a human\n"
-                              : "demo failed\n");
+  if (!keep)
+    fs::remove_all(dir);
+  else
+    std::cout << "kept " << dir << "\n";
+  std::cout << (rc == kExitOk
+                    ? "demo finished: the hung run was detected and restarted without a human\n"
+                    : "demo failed\n");
   return rc;
 }
 

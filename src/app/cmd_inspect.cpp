@@ -9,31 +9,42 @@
 #include "probes/training_log.h"
 #include "rules/job_progress.h"
 #include "rules/training_rules.h"
-#include "views/job_view.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_job.h"
 #include "slurm/slurm_text.h"
 #include "util/strings.h"
+#include "views/job_view.h"
 
 namespace llmwatch {
 
-const char* const kInspectKinds = "squeue-json, squeue-text, sinfo-json, sinfo-text, scontrol-show, hostlist, training-log";
+const char* const kInspectKinds =
+    "squeue-json, squeue-text, sinfo-json, sinfo-text, scontrol-show, hostlist, training-log";
 
 namespace {
 
 nlohmann::json jobs_json(const std::vector<SlurmJob>& jobs) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& j : jobs)
-    out.push_back({{"id", j.display_id()}, {"job_id", j.job_id}, {"name", j.name}, {"user", j.user},
-                   {"state", j.state}, {"reason", j.reason}, {"nodes", j.nodes}, {"partition", j.partition},
-                   {"stdout", job_stdout_path(j)}, {"array_max_tasks", j.array_max_tasks}});
+    out.push_back({{"id", j.display_id()},
+                   {"job_id", j.job_id},
+                   {"name", j.name},
+                   {"user", j.user},
+                   {"state", j.state},
+                   {"reason", j.reason},
+                   {"nodes", j.nodes},
+                   {"partition", j.partition},
+                   {"stdout", job_stdout_path(j)},
+                   {"array_max_tasks", j.array_max_tasks}});
   return out;
 }
 
 nlohmann::json nodes_json(const std::vector<SlurmNode>& nodes) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& n : nodes)
-    out.push_back({{"name", n.name}, {"state", n.describe()}, {"drained", n.drained()}, {"down", n.down()},
+    out.push_back({{"name", n.name},
+                   {"state", n.describe()},
+                   {"drained", n.drained()},
+                   {"down", n.down()},
                    {"reason", n.reason}});
   return out;
 }
@@ -53,7 +64,9 @@ nlohmann::json inspect_training_log(const std::string& text, const JobSettings& 
     if (l.step) j["step"] = *l.step;
     if (l.max_steps) j["max_steps"] = *l.max_steps;
     if (l.step_time) j["step_time_s"] = *l.step_time;
-    if (l.loss) j["loss"] = std::isfinite(*l.loss) ? nlohmann::json(*l.loss) : nlohmann::json(std::to_string(*l.loss));
+    if (l.loss)
+      j["loss"] = std::isfinite(*l.loss) ? nlohmann::json(*l.loss)
+                                         : nlohmann::json(std::to_string(*l.loss));
     if (l.consumed_samples) j["consumed_samples"] = *l.consumed_samples;
     if (l.global_batch_size) j["global_batch_size"] = *l.global_batch_size;
     if (l.peak_memory_bytes) j["peak_memory_bytes"] = *l.peak_memory_bytes;
@@ -90,18 +103,26 @@ int cmd_inspect(const std::string& kind, const std::string& file, const JobSetti
   nlohmann::json out;
   const std::string text = ss.str();
   auto take = [&](const auto& parsed, auto to_json) {
-    if (!parsed.ok()) error = parsed.error;
-    else out = to_json(parsed);
+    if (!parsed.ok())
+      error = parsed.error;
+    else
+      out = to_json(parsed);
   };
-  if (kind == "squeue-json") take(parse_squeue_json(text), [](const SqueueParse& p) { return jobs_json(p.jobs); });
-  else if (kind == "squeue-text") take(parse_squeue_text(text), [](const SqueueParse& p) { return jobs_json(p.jobs); });
-  else if (kind == "sinfo-json") take(parse_sinfo_json(text), [](const SinfoParse& p) { return nodes_json(p.nodes); });
-  else if (kind == "sinfo-text") take(parse_sinfo_text(text), [](const SinfoParse& p) { return nodes_json(p.nodes); });
-  else if (kind == "scontrol-show") out = parse_scontrol_show(text);
+  if (kind == "squeue-json")
+    take(parse_squeue_json(text), [](const SqueueParse& p) { return jobs_json(p.jobs); });
+  else if (kind == "squeue-text")
+    take(parse_squeue_text(text), [](const SqueueParse& p) { return jobs_json(p.jobs); });
+  else if (kind == "sinfo-json")
+    take(parse_sinfo_json(text), [](const SinfoParse& p) { return nodes_json(p.nodes); });
+  else if (kind == "sinfo-text")
+    take(parse_sinfo_text(text), [](const SinfoParse& p) { return nodes_json(p.nodes); });
+  else if (kind == "scontrol-show")
+    out = parse_scontrol_show(text);
   else if (kind == "hostlist") {
     auto hosts = expand_hostlist(trim(text), &error);
     if (hosts) out = {{"hosts", *hosts}, {"compressed", compress_hostlist(*hosts)}};
-  } else if (kind == "training-log") out = inspect_training_log(text, facts);
+  } else if (kind == "training-log")
+    out = inspect_training_log(text, facts);
   else {
     std::cerr << "llmwatch inspect: unknown kind '" << kind << "' (" << kInspectKinds << ")\n";
     return kExitUsage;

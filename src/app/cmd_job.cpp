@@ -42,7 +42,8 @@ int cmd_job_action(const Config& config, const std::string& verb, const std::str
     base.finding.severity = Severity::Info;
     base.finding.summary = verb + " requested by " + current_user();
     base.episode = now;
-    store.add_event(now, "manual", label, "info", current_user() + " asked to " + verb + " " + label);
+    store.add_event(now, "manual", label, "info",
+                    current_user() + " asked to " + verb + " " + label);
     std::vector<std::string> plan = {verb};
     if (verb == "restart") plan = {"cancel", "restart"};
     Executor executor(config, store, slurm, now);

@@ -1,18 +1,18 @@
 // `run --once` and `daemon`: take the lease, run cycles, give the lease back.
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <boost/asio.hpp>
 #include <iostream>
-#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "app/commands.h"
 #include "app/http_listener.h"
-#include <nlohmann/json.hpp>
-#include "views/metrics.h"
 #include "cycle/supervisor.h"
 #include "store/lease.h"
 #include "store/store.h"
 #include "util/paths.h"
+#include "views/metrics.h"
 
 namespace llmwatch {
 
@@ -23,15 +23,20 @@ bool cycle_under_lease(const Config& config, Store& store, Lease& lease) {
   double now = unix_now();
   if (!lease.acquire(now, static_cast<double>(config.lease_ttl.count()))) {
     auto holder = Lease::read(config.state_dir);
-    spdlog::info("another llmwatch holds the lease ({}); not acting", holder ? holder->str() : "being written");
+    spdlog::info("another llmwatch holds the lease ({}); not acting",
+                 holder ? holder->str() : "being written");
     return false;
   }
   SlurmClient slurm(config.slurm);
   Supervisor supervisor(config, store, slurm);
   auto r = supervisor.run_cycle(now);
-  spdlog::info("cycle done in {:.2f}s: {} finding(s) ({} new, {} resolved), {} action(s), {} unknown probe(s)",
-               r.finished - r.started, r.findings.size(), r.new_findings, r.resolved, r.actions, r.unknown_probes);
-  for (const auto& f : r.findings) spdlog::info("  {} {}: {}", severity_name(f.severity), f.key, f.summary);
+  spdlog::info(
+      "cycle done in {:.2f}s: {} finding(s) ({} new, {} resolved), {} action(s), {} unknown "
+      "probe(s)",
+      r.finished - r.started, r.findings.size(), r.new_findings, r.resolved, r.actions,
+      r.unknown_probes);
+  for (const auto& f : r.findings)
+    spdlog::info("  {} {}: {}", severity_name(f.severity), f.key, f.summary);
   return true;
 }
 
@@ -60,7 +65,8 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
       http = std::make_unique<HttpListener>(io, listen, [&](const std::string& path) -> HttpReply {
         double now = unix_now();
         if (path == "/metrics")
-          return {200, "text/plain; version=0.0.4; charset=utf-8", render_metrics(config, store, now)};
+          return {200, "text/plain; version=0.0.4; charset=utf-8",
+                  render_metrics(config, store, now)};
         if (path == "/healthz") {
           auto hb = nlohmann::json::parse(store.get("heartbeat").value_or("{}"), nullptr, false);
           double age = hb.is_object() && hb.contains("ts") ? now - hb["ts"].get<double>() : 1e18;
@@ -109,7 +115,8 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
       io.stop();
     });
     wait_reload();
-    spdlog::info("llmwatch daemon: every {}, state in {}", format_duration(config.interval), config.state_dir);
+    spdlog::info("llmwatch daemon: every {}, state in {}", format_duration(config.interval),
+                 config.state_dir);
     boost::asio::post(io, tick);
     io.run();
     lease.release();

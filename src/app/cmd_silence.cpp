@@ -9,8 +9,8 @@
 
 namespace llmwatch {
 
-int cmd_silence(const Config& config, const std::string& verb, const std::string& pattern, const std::string& duration,
-                const std::string& reason, std::int64_t id) {
+int cmd_silence(const Config& config, const std::string& verb, const std::string& pattern,
+                const std::string& duration, const std::string& reason, std::int64_t id) {
   try {
     Store store(config.state_dir);
     AlertJournal journal(store);
@@ -19,13 +19,17 @@ int cmd_silence(const Config& config, const std::string& verb, const std::string
       std::string why;
       auto d = parse_duration(duration, &why);
       if (!d || d->count() <= 0) {
-        std::cerr << "llmwatch silence add: --for: " << (why.empty() ? "must be positive" : why) << "\n";
+        std::cerr << "llmwatch silence add: --for: " << (why.empty() ? "must be positive" : why)
+                  << "\n";
         return kExitUsage;
       }
-      auto new_id = journal.add_silence(pattern, now + static_cast<double>(d->count()), reason, current_user(), now);
-      store.add_event(now, "silence", pattern, "info",
-                      current_user() + " silenced " + pattern + " for " + format_duration(*d) + ": " + reason);
-      std::cout << "silence #" << new_id << ": " << pattern << " for " << format_duration(*d) << "\n";
+      auto new_id = journal.add_silence(pattern, now + static_cast<double>(d->count()), reason,
+                                        current_user(), now);
+      store.add_event(
+          now, "silence", pattern, "info",
+          current_user() + " silenced " + pattern + " for " + format_duration(*d) + ": " + reason);
+      std::cout << "silence #" << new_id << ": " << pattern << " for " << format_duration(*d)
+                << "\n";
       return kExitOk;
     }
     if (verb == "remove") {
@@ -33,14 +37,15 @@ int cmd_silence(const Config& config, const std::string& verb, const std::string
         std::cerr << "llmwatch silence remove: no silence #" << id << "\n";
         return kExitUsage;
       }
-      store.add_event(now, "silence", "#" + std::to_string(id), "info", current_user() + " removed silence #" + std::to_string(id));
+      store.add_event(now, "silence", "#" + std::to_string(id), "info",
+                      current_user() + " removed silence #" + std::to_string(id));
       std::cout << "removed silence #" << id << "\n";
       return kExitOk;
     }
     for (const auto& s : journal.silences(now))
       std::cout << "#" << s.id << "  " << s.pattern << "  for another "
-                << format_duration(Seconds(static_cast<long long>(s.until - now))) << "  by " << s.created_by << ": "
-                << s.reason << "\n";
+                << format_duration(Seconds(static_cast<long long>(s.until - now))) << "  by "
+                << s.created_by << ": " << s.reason << "\n";
     return kExitOk;
   } catch (const std::exception& e) {
     std::cerr << "llmwatch: " << e.what() << "\n";

@@ -15,7 +15,8 @@ int cmd_submit(const Config& config, const std::string& interval_text) {
     std::string why;
     auto parsed = parse_duration(interval_text, &why);
     if (!parsed || parsed->count() < 1) {
-      std::cerr << "llmwatch submit: --interval: " << (why.empty() ? "must be at least 1s" : why) << "\n";
+      std::cerr << "llmwatch submit: --interval: " << (why.empty() ? "must be at least 1s" : why)
+                << "\n";
       return kExitUsage;
     }
     interval = *parsed;
@@ -46,7 +47,8 @@ int cmd_submit(const Config& config, const std::string& interval_text) {
       return kExitFailure;
     }
     store.put("self.successor", std::to_string(*submitted.job_id), now);
-    store.add_event(now, "self", "llmwatch", "info", "chain started: job " + std::to_string(*submitted.job_id));
+    store.add_event(now, "self", "llmwatch", "info",
+                    "chain started: job " + std::to_string(*submitted.job_id));
     std::cout << "submitted llmwatch job " << *submitted.job_id << "; it re-queues itself every "
               << format_duration(interval) << "\n";
     return kExitOk;

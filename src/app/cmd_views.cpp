@@ -4,23 +4,24 @@
 
 #include <atomic>
 #include <csignal>
-#include <thread>
-
 #include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "app/commands.h"
 #include "cycle/supervisor.h"
+#include "rules/job_rules.h"
 #include "store/store.h"
 #include "util/strings.h"
-#include "rules/job_rules.h"
 #include "views/job_view.h"
 #include "views/status_view.h"
 
 namespace llmwatch {
 
-static bool use_color() { return isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"); }
+static bool use_color() {
+  return isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
+}
 
 namespace {
 
@@ -28,7 +29,8 @@ std::atomic<bool> stop_watch{false};
 
 int terminal_width() {
   struct winsize w {};
-  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 20) return w.ws_col;
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 20)
+    return w.ws_col;
   return 0;  // not a terminal: never cut
 }
 
@@ -63,15 +65,18 @@ int cmd_status(const Config& config, bool json, bool watch) {
       while (!stop_watch) {
         auto s = build_status(config, store, unix_now());
         // Redraw in place: home the cursor, draw, clear what the last frame left below.
-        std::cout << (isatty(STDOUT_FILENO) ? "\033[H\033[2J" : "") << fit_width(render_status(s, use_color()), terminal_width())
-                  << std::flush;
-        for (int i = 0; i < 20 && !stop_watch; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        std::cout << (isatty(STDOUT_FILENO) ? "\033[H\033[2J" : "")
+                  << fit_width(render_status(s, use_color()), terminal_width()) << std::flush;
+        for (int i = 0; i < 20 && !stop_watch; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
       return kExitOk;
     }
     auto s = build_status(config, store, unix_now());
-    if (json) std::cout << s.dump(2) << "\n";
-    else std::cout << fit_width(render_status(s, use_color()), terminal_width());
+    if (json)
+      std::cout << s.dump(2) << "\n";
+    else
+      std::cout << fit_width(render_status(s, use_color()), terminal_width());
     return kExitOk;
   } catch (const std::exception& e) {
     std::cerr << "llmwatch: " << e.what() << "\n";
@@ -85,8 +90,10 @@ int cmd_job_view(const Config& config, const std::string& label, bool json) {
     try {
       Store store(config.state_dir);
       auto j = build_job(job, store, unix_now());
-      if (json) std::cout << j.dump(2) << "\n";
-      else std::cout << render_job(j, use_color());
+      if (json)
+        std::cout << j.dump(2) << "\n";
+      else
+        std::cout << render_job(j, use_color());
       return kExitOk;
     } catch (const std::exception& e) {
       std::cerr << "llmwatch: " << e.what() << "\n";
@@ -107,9 +114,11 @@ int cmd_nodes(const Config& config, bool json) {
       return kExitOk;
     }
     auto attention = nodes.value("attention", nlohmann::json::array());
-    std::cout << "nodes needing attention: " << attention.size() << " of " << nodes.value("total", 0) << "\n";
+    std::cout << "nodes needing attention: " << attention.size() << " of "
+              << nodes.value("total", 0) << "\n";
     for (const auto& n : attention)
-      std::cout << "  " << n.value("name", "") << "  " << n.value("state", "") << "  " << n.value("reason", "")
+      std::cout << "  " << n.value("name", "") << "  " << n.value("state", "") << "  "
+                << n.value("reason", "")
                 << (n.value("by", "").empty() ? "" : "  (by " + n.value("by", "") + ")") << "\n";
     return kExitOk;
   } catch (const std::exception& e) {
@@ -130,7 +139,10 @@ int cmd_events(const Config& config, const std::string& since, const std::string
     double now = unix_now();
     for (const auto& e : store.events(now - static_cast<double>(window->count()), job, 100000)) {
       if (json) {
-        std::cout << nlohmann::json{{"ts", e.ts}, {"kind", e.kind}, {"subject", e.subject}, {"severity", e.severity},
+        std::cout << nlohmann::json{{"ts", e.ts},
+                                    {"kind", e.kind},
+                                    {"subject", e.subject},
+                                    {"severity", e.severity},
                                     {"message", e.message}}
                          .dump()
                   << "\n";
@@ -141,7 +153,8 @@ int cmd_events(const Config& config, const std::string& since, const std::string
       std::tm tm{};
       localtime_r(&t, &tm);
       std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-      std::cout << buf << "  " << e.severity << "  " << e.kind << "  " << e.subject << "  " << e.message << "\n";
+      std::cout << buf << "  " << e.severity << "  " << e.kind << "  " << e.subject << "  "
+                << e.message << "\n";
     }
     return kExitOk;
   } catch (const std::exception& e) {

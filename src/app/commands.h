@@ -29,8 +29,8 @@ int cmd_submit(const Config& config, const std::string& interval);
 // facts: model facts for training-log figures (tokens/s, MFU), as in a [[job]].
 int cmd_inspect(const std::string& kind, const std::string& file, const JobSettings& facts);
 int cmd_demo(bool keep);
-int cmd_silence(const Config& config, const std::string& verb, const std::string& pattern, const std::string& duration,
-                const std::string& reason, std::int64_t id);
+int cmd_silence(const Config& config, const std::string& verb, const std::string& pattern,
+                const std::string& duration, const std::string& reason, std::int64_t id);
 int cmd_job_action(const Config& config, const std::string& verb, const std::string& job);
 
 void setup_logging(const std::string& format, bool verbose);

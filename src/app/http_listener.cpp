@@ -17,28 +17,35 @@ struct Connection : std::enable_shared_from_this<Connection> {
   void start() {
     auto self = shared_from_this();
     request.prepare(8192);
-    boost::asio::async_read_until(socket, request, "\r\n\r\n", [self](const boost::system::error_code& ec, std::size_t) {
-      if (ec) return;
-      std::istream in(&self->request);
-      std::string method, path;
-      in >> method >> path;
-      HttpReply reply = method == "GET" ? self->handler(path) : HttpReply{405, "text/plain", "GET only\n"};
-      const char* reason = reply.status == 200 ? "OK" : reply.status == 404 ? "Not Found" : reply.status == 503 ? "Service Unavailable" : "Error";
-      self->response = "HTTP/1.1 " + std::to_string(reply.status) + " " + reason + "\r\nContent-Type: " +
-                       reply.content_type + "\r\nContent-Length: " + std::to_string(reply.body.size()) +
-                       "\r\nConnection: close\r\n\r\n" + reply.body;
-      boost::asio::async_write(self->socket, boost::asio::buffer(self->response),
-                               [self](const boost::system::error_code&, std::size_t) {
-                                 boost::system::error_code ignored;
-                                 self->socket.shutdown(tcp::socket::shutdown_both, ignored);
-                               });
-    });
+    boost::asio::async_read_until(
+        socket, request, "\r\n\r\n", [self](const boost::system::error_code& ec, std::size_t) {
+          if (ec) return;
+          std::istream in(&self->request);
+          std::string method, path;
+          in >> method >> path;
+          HttpReply reply =
+              method == "GET" ? self->handler(path) : HttpReply{405, "text/plain", "GET only\n"};
+          const char* reason = reply.status == 200   ? "OK"
+                               : reply.status == 404 ? "Not Found"
+                               : reply.status == 503 ? "Service Unavailable"
+                                                     : "Error";
+          self->response = "HTTP/1.1 " + std::to_string(reply.status) + " " + reason +
+                           "\r\nContent-Type: " + reply.content_type +
+                           "\r\nContent-Length: " + std::to_string(reply.body.size()) +
+                           "\r\nConnection: close\r\n\r\n" + reply.body;
+          boost::asio::async_write(self->socket, boost::asio::buffer(self->response),
+                                   [self](const boost::system::error_code&, std::size_t) {
+                                     boost::system::error_code ignored;
+                                     self->socket.shutdown(tcp::socket::shutdown_both, ignored);
+                                   });
+        });
   }
 };
 
 tcp::endpoint parse_listen(const std::string& listen) {
   auto colon = listen.rfind(':');
-  if (colon == std::string::npos) throw std::runtime_error("--listen " + listen + ": expected ADDR:PORT");
+  if (colon == std::string::npos)
+    throw std::runtime_error("--listen " + listen + ": expected ADDR:PORT");
   std::string host = listen.substr(0, colon);
   int port = std::atoi(listen.c_str() + colon + 1);
   if (port <= 0 || port > 65535) throw std::runtime_error("--listen " + listen + ": bad port");

@@ -21,15 +21,20 @@ class JsonFormatter : public spdlog::formatter {
     line += '\n';
     dest.append(line.data(), line.data() + line.size());
   }
-  std::unique_ptr<spdlog::formatter> clone() const override { return std::make_unique<JsonFormatter>(); }
+  std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<JsonFormatter>();
+  }
 };
 
 }  // namespace
 
 void setup_logging(const std::string& format, bool verbose) {
-  auto logger = spdlog::stderr_color_mt("llmwatch-" + std::to_string(reinterpret_cast<std::uintptr_t>(&format)));
-  if (format == "json") logger->set_formatter(std::make_unique<JsonFormatter>());
-  else logger->set_pattern("%Y-%m-%d %H:%M:%S %^%l%$ %v");
+  auto logger = spdlog::stderr_color_mt("llmwatch-" +
+                                        std::to_string(reinterpret_cast<std::uintptr_t>(&format)));
+  if (format == "json")
+    logger->set_formatter(std::make_unique<JsonFormatter>());
+  else
+    logger->set_pattern("%Y-%m-%d %H:%M:%S %^%l%$ %v");
   logger->set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_default_logger(logger);
 }

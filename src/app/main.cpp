@@ -16,34 +16,41 @@ int main(int argc, char** argv) {
   std::string config_path = default_config_path();
   std::string log_format = "text";
   bool verbose = false;
-  app.add_option("-c,--config", config_path, "config file (default: $LLMWATCH_CONFIG or /etc/llmwatch/llmwatch.toml)");
-  app.add_option("--log-format", log_format, "text or json (for log shippers)")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("-c,--config", config_path,
+                 "config file (default: $LLMWATCH_CONFIG or /etc/llmwatch/llmwatch.toml)");
+  app.add_option("--log-format", log_format, "text or json (for log shippers)")
+      ->check(CLI::IsMember({"text", "json"}));
   app.add_flag("-v,--verbose", verbose, "debug logging");
 
   auto* run = app.add_subcommand("run", "run supervision cycles");
   bool once = false;
   run->add_flag("--once", once, "run exactly one cycle (cron / self-perpetuating job)")->required();
 
-  auto* daemon = app.add_subcommand("daemon", "run cycles on a timer until SIGTERM/SIGINT; SIGHUP reloads the config");
+  auto* daemon = app.add_subcommand(
+      "daemon", "run cycles on a timer until SIGTERM/SIGINT; SIGHUP reloads the config");
   std::string listen;
-  daemon->add_option("--listen", listen, "serve /metrics and /healthz on ADDR:PORT (e.g. 127.0.0.1:9464)");
+  daemon->add_option("--listen", listen,
+                     "serve /metrics and /healthz on ADDR:PORT (e.g. 127.0.0.1:9464)");
 
   auto* status = app.add_subcommand("status", "everything at a glance");
   bool status_json = false;
   status->add_flag("--json", status_json, "machine-readable output (schema llmwatch.status/1)");
   bool status_watch = false;
   status->add_flag("--watch", status_watch, "redraw every 2 s until Ctrl-C");
-  auto* nodes = app.add_subcommand("nodes", "nodes that are drained or down, with reasons (from the last cycle)");
+  auto* nodes = app.add_subcommand(
+      "nodes", "nodes that are drained or down, with reasons (from the last cycle)");
   bool nodes_json = false;
   nodes->add_flag("--json", nodes_json, "machine-readable output");
 
-  auto* job_view = app.add_subcommand("job", "one run across its restarts: figures, failures, lost time, advice");
+  auto* job_view = app.add_subcommand(
+      "job", "one run across its restarts: figures, failures, lost time, advice");
   std::string view_job;
   bool job_json = false;
   job_view->add_option("job", view_job, "a [[job]] name")->required();
   job_view->add_flag("--json", job_json, "machine-readable output");
 
-  auto* silence = app.add_subcommand("silence", "mute notifications for matching findings for a while");
+  auto* silence =
+      app.add_subcommand("silence", "mute notifications for matching findings for a while");
   silence->require_subcommand(1);
   std::string silence_pattern, silence_for = "4h", silence_reason;
   std::int64_t silence_id = 0;
@@ -72,30 +79,39 @@ int main(int argc, char** argv) {
   std::string interval;
   submit->add_option("--interval", interval, "time between runs (default: [self] interval)");
 
-  auto* inspect = app.add_subcommand("inspect", "run one of llmwatch's parsers on a captured output, print JSON");
+  auto* inspect = app.add_subcommand(
+      "inspect", "run one of llmwatch's parsers on a captured output, print JSON");
   std::string kind, file;
-  inspect->add_option("kind", kind, "squeue-json | squeue-text | sinfo-json | sinfo-text | scontrol-show | hostlist | training-log")->required();
+  inspect
+      ->add_option("kind", kind,
+                   "squeue-json | squeue-text | sinfo-json | sinfo-text | scontrol-show | hostlist "
+                   "| training-log")
+      ->required();
   inspect->add_option("file", file, "the captured output ('-' for stdin)")->required();
   JobSettings facts;
-  inspect->add_option("--seq-length", facts.seq_length, "training-log: sequence length (for tokens/s)");
+  inspect->add_option("--seq-length", facts.seq_length,
+                      "training-log: sequence length (for tokens/s)");
   inspect->add_option("--gpus", facts.gpus, "training-log: number of GPUs (for MFU)");
   inspect->add_option("--gpu", facts.gpu, "training-log: GPU type, e.g. H100 (for MFU)");
   inspect->add_option("--precision", facts.precision, "training-log: bf16 or fp8 (for MFU)");
-  inspect->add_option("--model-flops", facts.model_flops_per_sample, "training-log: model FLOPs per sample");
+  inspect->add_option("--model-flops", facts.model_flops_per_sample,
+                      "training-log: model FLOPs per sample");
 
-  auto* demo = app.add_subcommand("demo", "start a local Slurm cluster, hang a training job, watch llmwatch restart it");
+  auto* demo = app.add_subcommand(
+      "demo", "start a local Slurm cluster, hang a training job, watch llmwatch restart it");
   bool keep = false;
   demo->add_flag("--keep", keep, "leave the demo directory in place afterwards");
 
   // Human actions on a managed job: journaled, budgeted and dry-run aware like automatic ones.
   std::string job_name;
   std::vector<std::pair<CLI::App*, std::string>> job_verbs;
-  for (auto [verb, help] : {std::pair{"kill", "create the job's kill switch (graceful exit)"},
-                            std::pair{"save", "create the job's save switch (checkpoint now)"},
-                            std::pair{"cancel", "scancel the job's running task"},
-                            std::pair{"restart", "cancel the running task and start the run again"},
-                            std::pair{"hold", "hold the job's pending tasks"},
-                            std::pair{"release", "release held tasks and remove the kill switch"}}) {
+  for (auto [verb, help] :
+       {std::pair{"kill", "create the job's kill switch (graceful exit)"},
+        std::pair{"save", "create the job's save switch (checkpoint now)"},
+        std::pair{"cancel", "scancel the job's running task"},
+        std::pair{"restart", "cancel the running task and start the run again"},
+        std::pair{"hold", "hold the job's pending tasks"},
+        std::pair{"release", "release held tasks and remove the kill switch"}}) {
     auto* sub = app.add_subcommand(verb, help);
     sub->add_option("job", job_name, "a [[job]] name from the config")->required();
     job_verbs.emplace_back(sub, verb);
@@ -121,7 +137,8 @@ int main(int argc, char** argv) {
   if (*status) return cmd_status(*cfg, status_json, status_watch);
   if (*nodes) return cmd_nodes(*cfg, nodes_json);
   if (*job_view) return cmd_job_view(*cfg, view_job, job_json);
-  if (*silence_add) return cmd_silence(*cfg, "add", silence_pattern, silence_for, silence_reason, 0);
+  if (*silence_add)
+    return cmd_silence(*cfg, "add", silence_pattern, silence_for, silence_reason, 0);
   if (*silence_list) return cmd_silence(*cfg, "list", "", "", "", 0);
   if (*silence_remove) return cmd_silence(*cfg, "remove", "", "", "", silence_id);
   if (*events) return cmd_events(*cfg, since, job, events_json);

@@ -12,10 +12,10 @@
 namespace llmwatch {
 
 struct SlurmSettings {
-  std::string bin_dir;                 // where squeue/sbatch/... live; empty: PATH
-  Seconds timeout{30};                 // per Slurm command
-  int unreachable_alert_after = 3;     // consecutive failed cycles before an alert
-  std::string format = "auto";         // auto | json | text (auto: JSON, text if --json is unknown)
+  std::string bin_dir;              // where squeue/sbatch/... live; empty: PATH
+  Seconds timeout{30};              // per Slurm command
+  int unreachable_alert_after = 3;  // consecutive failed cycles before an alert
+  std::string format = "auto";      // auto | json | text (auto: JSON, text if --json is unknown)
 };
 
 // The self-perpetuating llmwatch job (`llmwatch submit`).
@@ -35,45 +35,46 @@ struct Limits {
 };
 
 struct JobSettings {
-  std::string name;                 // Slurm job name to follow
-  std::optional<std::int64_t> id;   // or a job id
+  std::string name;                // Slurm job name to follow
+  std::optional<std::int64_t> id;  // or a job id
   std::string user, account, partition;
-  std::vector<std::string> logs;    // paths or globs; default: the job's StdOut
+  std::vector<std::string> logs;       // paths or globs; default: the job's StdOut
   std::optional<Seconds> stale_after;  // nullopt: adaptive
-  double stale_factor = 5;          // adaptive: factor × longest step interval after warm-up
+  double stale_factor = 5;             // adaptive: factor × longest step interval after warm-up
   Seconds stale_floor{300};
   Seconds stale_ceiling{7200};
-  Seconds startup_grace{1800};      // until the first step line
-  Seconds checkpoint_grace{1800};   // after a "saving checkpoint" line
+  Seconds startup_grace{1800};     // until the first step line
+  Seconds checkpoint_grace{1800};  // after a "saving checkpoint" line
   std::string kill_switch, save_switch;
-  Seconds kill_grace{1800};         // a kill switch older than this, with tasks queued, was forgotten
+  Seconds kill_grace{1800};  // a kill switch older than this, with tasks queued, was forgotten
   std::vector<std::string> on_hang{"alert", "cancel", "restart"};
   std::vector<std::string> on_absent{"alert"};
   std::vector<std::string> on_crash{"alert"};
   std::vector<std::string> on_crash_loop{"hold", "alert"};
-  int crash_loop_after = 3;         // tasks in a row that die before their first step
+  int crash_loop_after = 3;  // tasks in a row that die before their first step
   int max_restarts = 5;
   Seconds restart_window{6 * 3600};
-  std::string progress_regex;       // a user regex whose first group is the step
+  std::string progress_regex;  // a user regex whose first group is the step
 
   // Model facts, for tokens/s, MFU and ETA (all optional).
   double seq_length = 0, global_batch_size = 0, gpus = 0;
   std::string gpu, precision = "bf16";
-  double peak_tflops = 0;            // overrides the table for gpu + precision
-  double model_flops_per_sample = 0; // or the architecture:
-  double layers = 0, hidden_size = 0, ffn_hidden_size = 0, attention_heads = 0, query_groups = 0, vocab_size = 0;
+  double peak_tflops = 0;             // overrides the table for gpu + precision
+  double model_flops_per_sample = 0;  // or the architecture:
+  double layers = 0, hidden_size = 0, ffn_hidden_size = 0, attention_heads = 0, query_groups = 0,
+         vocab_size = 0;
   bool gated_mlp = true;
-  std::int64_t max_steps = 0;        // 0: as printed in the log
-  double train_tokens = 0;           // for "time to train N tokens"
+  std::int64_t max_steps = 0;  // 0: as printed in the log
+  double train_tokens = 0;     // for "time to train N tokens"
 
   // Training-health detectors.
-  double slowdown_percent = 0.2;     // step time this much above the run's median...
-  int slowdown_steps = 5;            // ...for this many steps in a row
-  double loss_spike_factor = 1.5;    // loss above its moving median by this factor
+  double slowdown_percent = 0.2;   // step time this much above the run's median...
+  int slowdown_steps = 5;          // ...for this many steps in a row
+  double loss_spike_factor = 1.5;  // loss above its moving median by this factor
   std::vector<std::string> on_slowdown{"alert"};
   std::vector<std::string> on_loss_spike{"alert"};
   std::vector<std::string> on_nan{"alert"};
-  int line = 0;                     // where the entry starts in the file
+  int line = 0;  // where the entry starts in the file
 };
 
 struct StorageSettings {
@@ -83,9 +84,9 @@ struct StorageSettings {
   std::uint64_t min_free = 0;
   double warn_inodes_used = 0.85;
   Seconds min_hours_left{12 * 3600};
-  std::string quota = "none";          // none | lfs | mmlsquota | beegfs | quota | custom
+  std::string quota = "none";              // none | lfs | mmlsquota | beegfs | quota | custom
   std::vector<std::string> quota_command;  // argv; e.g. ["lfs", "quota", "-u", "bob", "/lustre"]
-  std::string quota_regex;             // custom: two groups, used and limit (with units)
+  std::string quota_regex;                 // custom: two groups, used and limit (with units)
   Seconds quota_timeout{30};
   int line = 0;
 };
@@ -93,27 +94,27 @@ struct StorageSettings {
 struct GpuSettings {
   bool enabled = false;
   int expected_gpus = 0;
-  std::string xid_table;            // default: conf/xid.toml
+  std::string xid_table;  // default: conf/xid.toml
   Seconds nvidia_smi_timeout{20};
 };
 
 struct AlertChannel {
-  std::string type;                 // slack | email | webhook | exec
+  std::string type;  // slack | email | webhook | exec
   std::string name;
-  std::string url;                  // secret (slack, webhook)
-  std::vector<std::string> command; // exec
+  std::string url;                           // secret (slack, webhook)
+  std::vector<std::string> command;          // exec
   std::string to, from, smtp_url, password;  // email; password is secret
-  std::string username;              // email: SMTP auth user (with password)
-  bool starttls = true;               // email over smtp://: require STARTTLS (smtps:// is TLS anyway)
+  std::string username;                      // email: SMTP auth user (with password)
+  bool starttls = true;  // email over smtp://: require STARTTLS (smtps:// is TLS anyway)
   std::vector<std::string> match{"*"};  // finding-key globs this channel receives
   std::string min_severity = "warning";
   Seconds timeout{10};
   int line = 0;
-  std::string id;                     // name, or "type#N": how deliveries refer to the channel
+  std::string id;  // name, or "type#N": how deliveries refer to the channel
 };
 
 struct Config {
-  std::string path;                 // the file it came from ("<embedded>" for the demo)
+  std::string path;  // the file it came from ("<embedded>" for the demo)
   std::string state_dir = "/var/lib/llmwatch";
   Seconds interval{300};
   Seconds lease_ttl{900};

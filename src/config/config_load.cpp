@@ -1,8 +1,9 @@
 // Loads and validates a TOML config against config_schema: every error carries file:line.
+#include <toml++/toml.h>
+
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "config/config.h"
 #include "config/config_schema.h"
@@ -36,7 +37,8 @@ struct Loader {
   }
 
   template <class T>
-  bool convert(const toml::node& node, const KeySpec<T>& spec, const std::string& where, ConfigValue& v) {
+  bool convert(const toml::node& node, const KeySpec<T>& spec, const std::string& where,
+               ConfigValue& v) {
     std::string why;
     switch (spec.kind) {
       case KeyKind::String: {
@@ -44,7 +46,8 @@ struct Loader {
         if (!s) return false;
         if (!spec.choices.empty() &&
             std::find(spec.choices.begin(), spec.choices.end(), *s) == spec.choices.end()) {
-          error(node, where + " must be one of: " + join(spec.choices) + suggestion(*s, spec.choices));
+          error(node,
+                where + " must be one of: " + join(spec.choices) + suggestion(*s, spec.choices));
           return false;
         }
         v.s = *s;
@@ -59,7 +62,8 @@ struct Loader {
         v.i = *node.value<std::int64_t>();
         if (v.i < spec.min || (spec.max > 0 && v.i > spec.max)) {
           error(node, where + " must be between " + std::to_string(spec.min) + " and " +
-                          (spec.max > 0 ? std::to_string(spec.max) : "any") + ", got " + std::to_string(v.i));
+                          (spec.max > 0 ? std::to_string(spec.max) : "any") + ", got " +
+                          std::to_string(v.i));
           return false;
         }
         return true;
@@ -73,7 +77,8 @@ struct Loader {
         if (node.value<std::string>() == "auto") return v.is_auto = true;
         [[fallthrough]];
       case KeyKind::Duration: {
-        if (node.is_integer()) return v.dur = Seconds(*node.value<std::int64_t>()), v.dur.count() >= 0;
+        if (node.is_integer())
+          return v.dur = Seconds(*node.value<std::int64_t>()), v.dur.count() >= 0;
         auto s = string_of(node, where);
         if (!s) return false;
         auto d = parse_duration(*s, &why);
@@ -127,8 +132,8 @@ struct Loader {
           const std::string& base = staged->action;
           if (!spec.choices.empty() &&
               std::find(spec.choices.begin(), spec.choices.end(), base) == spec.choices.end())
-            return error(node, where + ": unknown value '" + base + "' (one of: " + join(spec.choices) + ")" +
-                                   suggestion(base, spec.choices)),
+            return error(node, where + ": unknown value '" + base + "' (one of: " +
+                                   join(spec.choices) + ")" + suggestion(base, spec.choices)),
                    false;
         }
         return true;
@@ -143,7 +148,8 @@ struct Loader {
     return out;
   }
 
-  static std::string suggestion(const std::string& word, const std::vector<std::string>& candidates) {
+  static std::string suggestion(const std::string& word,
+                                const std::vector<std::string>& candidates) {
     std::string best = closest_match(word, candidates);
     return best.empty() ? "" : "; did you mean '" + best + "'?";
   }
@@ -160,8 +166,8 @@ struct Loader {
   }
 
   template <class T>
-  void apply(const toml::table& table, const std::vector<KeySpec<T>>& keys, const std::string& table_name,
-             T& target) {
+  void apply(const toml::table& table, const std::vector<KeySpec<T>>& keys,
+             const std::string& table_name, T& target) {
     std::vector<std::string> names;
     for (const auto& k : keys) names.push_back(k.name);
     for (const auto& [key, node] : table) {
@@ -190,8 +196,8 @@ struct Loader {
   }
 
   template <class T>
-  void apply_array(const toml::node& node, const std::vector<KeySpec<T>>& keys, const std::string& table_name,
-                   std::vector<T>& out, const T& defaults = T{}) {
+  void apply_array(const toml::node& node, const std::vector<KeySpec<T>>& keys,
+                   const std::string& table_name, std::vector<T>& out, const T& defaults = T{}) {
     const auto* arr = node.as_array();
     if (!arr || !arr->is_array_of_tables()) {
       error(node, "'" + table_name + "' must be written as [[" + table_name + "]] tables");
@@ -206,26 +212,37 @@ struct Loader {
   }
 
   template <class T>
-  void apply_single(const toml::node& node, const std::vector<KeySpec<T>>& keys, const std::string& table_name,
-                    T& target) {
-    if (const auto* t = node.as_table()) apply(*t, keys, table_name, target);
-    else error(node, "'" + table_name + "' must be a table: [" + table_name + "]");
+  void apply_single(const toml::node& node, const std::vector<KeySpec<T>>& keys,
+                    const std::string& table_name, T& target) {
+    if (const auto* t = node.as_table())
+      apply(*t, keys, table_name, target);
+    else
+      error(node, "'" + table_name + "' must be a table: [" + table_name + "]");
   }
 
   void load(const toml::table& root, Config& config) {
-    static const std::vector<std::string> kTables = {"llmwatch", "slurm", "self", "limits", "job",
-                                                     "storage",  "gpu",   "alert"};
+    static const std::vector<std::string> kTables = {"llmwatch", "slurm",   "self", "limits",
+                                                     "job",      "storage", "gpu",  "alert"};
     for (const auto& [key, node] : root) {
       std::string name(key.str());
-      if (name == "llmwatch") apply_single(node, general_keys(), name, config);
-      else if (name == "slurm") apply_single(node, slurm_keys(), name, config.slurm);
-      else if (name == "self") apply_single(node, self_keys(), name, config.self);
-      else if (name == "limits") apply_single(node, limits_keys(), name, config.limits);
-      else if (name == "gpu") apply_single(node, gpu_keys(), name, config.gpu);
-      else if (name == "job") apply_array(node, job_keys(), name, config.jobs);
-      else if (name == "storage") apply_array(node, storage_keys(), name, config.storage);
-      else if (name == "alert") load_alerts(node, config);
-      else error(node, "unknown table or key '" + name + "'" + suggestion(name, kTables));
+      if (name == "llmwatch")
+        apply_single(node, general_keys(), name, config);
+      else if (name == "slurm")
+        apply_single(node, slurm_keys(), name, config.slurm);
+      else if (name == "self")
+        apply_single(node, self_keys(), name, config.self);
+      else if (name == "limits")
+        apply_single(node, limits_keys(), name, config.limits);
+      else if (name == "gpu")
+        apply_single(node, gpu_keys(), name, config.gpu);
+      else if (name == "job")
+        apply_array(node, job_keys(), name, config.jobs);
+      else if (name == "storage")
+        apply_array(node, storage_keys(), name, config.storage);
+      else if (name == "alert")
+        load_alerts(node, config);
+      else
+        error(node, "unknown table or key '" + name + "'" + suggestion(name, kTables));
     }
   }
 
@@ -253,7 +270,9 @@ struct Loader {
 
   // Rules that span keys, checked once the types are right.
   void check(const Config& c) {
-    auto at = [&](int line, const std::string& message) { errors.push_back({file, line, message}); };
+    auto at = [&](int line, const std::string& message) {
+      errors.push_back({file, line, message});
+    };
     if (c.interval.count() < 1) at(0, "[llmwatch] interval must be at least 1s");
     if (c.state_dir.empty()) at(0, "[llmwatch] state_dir must not be empty");
     for (const auto& j : c.jobs) {
@@ -265,8 +284,10 @@ struct Loader {
     for (const auto& s : c.storage) {
       if (s.path.empty()) at(s.line, "[[storage]] needs a path");
       if (s.warn_used > s.critical_used) at(s.line, "[[storage]] warn_used is above critical_used");
-      if (s.quota != "none" && s.quota_command.empty()) at(s.line, "[[storage]] quota = \"" + s.quota + "\" needs quota_command");
-      if (s.quota == "custom" && s.quota_regex.empty()) at(s.line, "[[storage]] quota = \"custom\" needs quota_regex");
+      if (s.quota != "none" && s.quota_command.empty())
+        at(s.line, "[[storage]] quota = \"" + s.quota + "\" needs quota_command");
+      if (s.quota == "custom" && s.quota_regex.empty())
+        at(s.line, "[[storage]] quota = \"custom\" needs quota_regex");
     }
     std::set<std::string> ids;
     for (const auto& a : c.alerts)
@@ -297,7 +318,8 @@ ConfigResult load(const toml::parse_result& parsed, const std::string& source) {
 
 ConfigResult parse_failure(const toml::parse_error& e, const std::string& source) {
   ConfigResult result;
-  result.errors.push_back({source, static_cast<int>(e.source().begin.line), std::string(e.description())});
+  result.errors.push_back(
+      {source, static_cast<int>(e.source().begin.line), std::string(e.description())});
   return result;
 }
 

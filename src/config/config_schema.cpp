@@ -17,7 +17,8 @@ const std::vector<KeySpec<Config>>& general_keys() {
       {"alert_repeat_every", KeyKind::Duration, LW_SET(Config, alert_repeat_every, dur)},
       {"alert_retry_backoff", KeyKind::Duration, LW_SET(Config, alert_retry_backoff, dur)},
       {"resolve_after_cycles", KeyKind::Int,
-       [](Config& t, const ConfigValue& v) { t.resolve_after_cycles = static_cast<int>(v.i); }, false, 1, 100},
+       [](Config& t, const ConfigValue& v) { t.resolve_after_cycles = static_cast<int>(v.i); },
+       false, 1, 100},
   };
   return keys;
 }
@@ -26,9 +27,17 @@ const std::vector<KeySpec<SlurmSettings>>& slurm_keys() {
   static const std::vector<KeySpec<SlurmSettings>> keys = {
       {"bin_dir", KeyKind::String, LW_SET(SlurmSettings, bin_dir, s)},
       {"timeout", KeyKind::Duration, LW_SET(SlurmSettings, timeout, dur)},
-      {"format", KeyKind::String, LW_SET(SlurmSettings, format, s), false, 0, 0, {"auto", "json", "text"}},
+      {"format",
+       KeyKind::String,
+       LW_SET(SlurmSettings, format, s),
+       false,
+       0,
+       0,
+       {"auto", "json", "text"}},
       {"unreachable_alert_after", KeyKind::Int,
-       [](SlurmSettings& t, const ConfigValue& v) { t.unreachable_alert_after = static_cast<int>(v.i); },
+       [](SlurmSettings& t, const ConfigValue& v) {
+         t.unreachable_alert_after = static_cast<int>(v.i);
+       },
        false, 1, 1000},
   };
   return keys;
@@ -50,9 +59,13 @@ const std::vector<KeySpec<SelfJobSettings>>& self_keys() {
 
 const std::vector<KeySpec<Limits>>& limits_keys() {
   auto int_key = [](const char* name, int Limits::*field) {
-    return KeySpec<Limits>{name, KeyKind::Int,
-                           [field](Limits& t, const ConfigValue& v) { t.*field = static_cast<int>(v.i); },
-                           false, 0, 100000};
+    return KeySpec<Limits>{
+        name,
+        KeyKind::Int,
+        [field](Limits& t, const ConfigValue& v) { t.*field = static_cast<int>(v.i); },
+        false,
+        0,
+        100000};
   };
   static const std::vector<KeySpec<Limits>> keys = {
       int_key("max_restarts_per_hour", &Limits::max_restarts_per_hour),
@@ -64,9 +77,11 @@ const std::vector<KeySpec<Limits>>& limits_keys() {
 
 const std::vector<KeySpec<JobSettings>>& job_keys() {
   auto num = [](const char* name, double JobSettings::*field) {
-    return KeySpec<JobSettings>{name, KeyKind::Float, [field](JobSettings& t, const ConfigValue& v) { t.*field = v.d; }};
+    return KeySpec<JobSettings>{name, KeyKind::Float,
+                                [field](JobSettings& t, const ConfigValue& v) { t.*field = v.d; }};
   };
-  static const std::vector<std::string> kActions = {"alert", "save", "kill", "cancel", "restart", "requeue", "hold", "release"};
+  static const std::vector<std::string> kActions = {"alert",   "save",    "kill", "cancel",
+                                                    "restart", "requeue", "hold", "release"};
   static const std::vector<KeySpec<JobSettings>> keys = {
       {"name", KeyKind::String, LW_SET(JobSettings, name, s)},
       {"id", KeyKind::Int, [](JobSettings& t, const ConfigValue& v) { t.id = v.i; }, false, 1, 0},
@@ -76,8 +91,10 @@ const std::vector<KeySpec<JobSettings>>& job_keys() {
       {"logs", KeyKind::StringList, LW_SET(JobSettings, logs, list)},
       {"stale_after", KeyKind::Duration_or_auto,
        [](JobSettings& t, const ConfigValue& v) {
-         if (v.is_auto) t.stale_after.reset();
-         else t.stale_after = v.dur;
+         if (v.is_auto)
+           t.stale_after.reset();
+         else
+           t.stale_after = v.dur;
        }},
       {"stale_factor", KeyKind::Float, LW_SET(JobSettings, stale_factor, d)},
       {"stale_floor", KeyKind::Duration, LW_SET(JobSettings, stale_floor, dur)},
@@ -88,20 +105,30 @@ const std::vector<KeySpec<JobSettings>>& job_keys() {
       {"save_switch", KeyKind::String, LW_SET(JobSettings, save_switch, s)},
       {"kill_grace", KeyKind::Duration, LW_SET(JobSettings, kill_grace, dur)},
       {"on_hang", KeyKind::StringList, LW_SET(JobSettings, on_hang, list), false, 0, 0, kActions},
-      {"on_absent", KeyKind::StringList, LW_SET(JobSettings, on_absent, list), false, 0, 0, kActions},
+      {"on_absent", KeyKind::StringList, LW_SET(JobSettings, on_absent, list), false, 0, 0,
+       kActions},
       {"on_crash", KeyKind::StringList, LW_SET(JobSettings, on_crash, list), false, 0, 0, kActions},
-      {"on_crash_loop", KeyKind::StringList, LW_SET(JobSettings, on_crash_loop, list), false, 0, 0, kActions},
+      {"on_crash_loop", KeyKind::StringList, LW_SET(JobSettings, on_crash_loop, list), false, 0, 0,
+       kActions},
       {"crash_loop_after", KeyKind::Int,
-       [](JobSettings& t, const ConfigValue& v) { t.crash_loop_after = static_cast<int>(v.i); }, false, 1, 1000},
-      {"max_restarts", KeyKind::Int, [](JobSettings& t, const ConfigValue& v) { t.max_restarts = static_cast<int>(v.i); },
-       false, 0, 1000},
+       [](JobSettings& t, const ConfigValue& v) { t.crash_loop_after = static_cast<int>(v.i); },
+       false, 1, 1000},
+      {"max_restarts", KeyKind::Int,
+       [](JobSettings& t, const ConfigValue& v) { t.max_restarts = static_cast<int>(v.i); }, false,
+       0, 1000},
       {"restart_window", KeyKind::Duration, LW_SET(JobSettings, restart_window, dur)},
       {"progress_regex", KeyKind::String, LW_SET(JobSettings, progress_regex, s)},
       num("seq_length", &JobSettings::seq_length),
       num("global_batch_size", &JobSettings::global_batch_size),
       num("gpus", &JobSettings::gpus),
       {"gpu", KeyKind::String, LW_SET(JobSettings, gpu, s)},
-      {"precision", KeyKind::String, LW_SET(JobSettings, precision, s), false, 0, 0, {"bf16", "fp16", "fp8"}},
+      {"precision",
+       KeyKind::String,
+       LW_SET(JobSettings, precision, s),
+       false,
+       0,
+       0,
+       {"bf16", "fp16", "fp8"}},
       num("peak_tflops", &JobSettings::peak_tflops),
       num("model_flops_per_sample", &JobSettings::model_flops_per_sample),
       num("layers", &JobSettings::layers),
@@ -114,11 +141,14 @@ const std::vector<KeySpec<JobSettings>>& job_keys() {
       {"max_steps", KeyKind::Int, LW_SET(JobSettings, max_steps, i), false, 0, 0},
       num("train_tokens", &JobSettings::train_tokens),
       {"slowdown_percent", KeyKind::Percent, LW_SET(JobSettings, slowdown_percent, d)},
-      {"slowdown_steps", KeyKind::Int, [](JobSettings& t, const ConfigValue& v) { t.slowdown_steps = static_cast<int>(v.i); },
+      {"slowdown_steps", KeyKind::Int,
+       [](JobSettings& t, const ConfigValue& v) { t.slowdown_steps = static_cast<int>(v.i); },
        false, 1, 10000},
       num("loss_spike_factor", &JobSettings::loss_spike_factor),
-      {"on_slowdown", KeyKind::StringList, LW_SET(JobSettings, on_slowdown, list), false, 0, 0, kActions},
-      {"on_loss_spike", KeyKind::StringList, LW_SET(JobSettings, on_loss_spike, list), false, 0, 0, kActions},
+      {"on_slowdown", KeyKind::StringList, LW_SET(JobSettings, on_slowdown, list), false, 0, 0,
+       kActions},
+      {"on_loss_spike", KeyKind::StringList, LW_SET(JobSettings, on_loss_spike, list), false, 0, 0,
+       kActions},
       {"on_nan", KeyKind::StringList, LW_SET(JobSettings, on_nan, list), false, 0, 0, kActions},
   };
   return keys;
@@ -133,7 +163,12 @@ const std::vector<KeySpec<StorageSettings>>& storage_keys() {
       {"min_free", KeyKind::Size, LW_SET(StorageSettings, min_free, size)},
       {"warn_inodes_used", KeyKind::Percent, LW_SET(StorageSettings, warn_inodes_used, d)},
       {"min_hours_left", KeyKind::Duration, LW_SET(StorageSettings, min_hours_left, dur)},
-      {"quota", KeyKind::String, LW_SET(StorageSettings, quota, s), false, 0, 0,
+      {"quota",
+       KeyKind::String,
+       LW_SET(StorageSettings, quota, s),
+       false,
+       0,
+       0,
        {"none", "lfs", "mmlsquota", "beegfs", "quota", "custom"}},
       {"quota_command", KeyKind::StringList, LW_SET(StorageSettings, quota_command, list)},
       {"quota_regex", KeyKind::String, LW_SET(StorageSettings, quota_regex, s)},
@@ -145,8 +180,9 @@ const std::vector<KeySpec<StorageSettings>>& storage_keys() {
 const std::vector<KeySpec<GpuSettings>>& gpu_keys() {
   static const std::vector<KeySpec<GpuSettings>> keys = {
       {"enabled", KeyKind::Bool, LW_SET(GpuSettings, enabled, b)},
-      {"expected_gpus", KeyKind::Int, [](GpuSettings& t, const ConfigValue& v) { t.expected_gpus = static_cast<int>(v.i); },
-       false, 0, 1024},
+      {"expected_gpus", KeyKind::Int,
+       [](GpuSettings& t, const ConfigValue& v) { t.expected_gpus = static_cast<int>(v.i); }, false,
+       0, 1024},
       {"xid_table", KeyKind::String, LW_SET(GpuSettings, xid_table, s)},
       {"nvidia_smi_timeout", KeyKind::Duration, LW_SET(GpuSettings, nvidia_smi_timeout, dur)},
   };
@@ -165,7 +201,12 @@ const std::vector<KeySpec<AlertChannel>>& alert_keys() {
       {"username", KeyKind::String, LW_SET(AlertChannel, username, s)},
       {"starttls", KeyKind::Bool, LW_SET(AlertChannel, starttls, b)},
       {"match", KeyKind::StringList, LW_SET(AlertChannel, match, list)},
-      {"min_severity", KeyKind::String, LW_SET(AlertChannel, min_severity, s), false, 0, 0,
+      {"min_severity",
+       KeyKind::String,
+       LW_SET(AlertChannel, min_severity, s),
+       false,
+       0,
+       0,
        {"info", "warning", "critical"}},
       {"timeout", KeyKind::Duration, LW_SET(AlertChannel, timeout, dur)},
   };

@@ -11,7 +11,17 @@
 
 namespace llmwatch {
 
-enum class KeyKind { String, Bool, Int, Float, Duration, Size, Percent, StringList, Duration_or_auto };
+enum class KeyKind {
+  String,
+  Bool,
+  Int,
+  Float,
+  Duration,
+  Size,
+  Percent,
+  StringList,
+  Duration_or_auto
+};
 
 struct ConfigValue {
   std::string s;
@@ -26,27 +36,33 @@ struct ConfigValue {
 
 template <class T>
 struct KeySpec {
-  KeySpec(std::string n, KeyKind k, std::function<void(T&, const ConfigValue&)> setter, bool is_secret = false,
-          std::int64_t lo = 0, std::int64_t hi = 0, std::vector<std::string> allowed = {})
-      : name(std::move(n)), kind(k), set(std::move(setter)), secret(is_secret), min(lo), max(hi),
+  KeySpec(std::string n, KeyKind k, std::function<void(T&, const ConfigValue&)> setter,
+          bool is_secret = false, std::int64_t lo = 0, std::int64_t hi = 0,
+          std::vector<std::string> allowed = {})
+      : name(std::move(n)),
+        kind(k),
+        set(std::move(setter)),
+        secret(is_secret),
+        min(lo),
+        max(hi),
         choices(std::move(allowed)) {}
   std::string name;
   KeyKind kind;
   std::function<void(T&, const ConfigValue&)> set;
-  bool secret = false;    // never echoed in messages or logs
-  std::int64_t min = 0;   // for Int
-  std::int64_t max = 0;   // for Int (0: none)
+  bool secret = false;               // never echoed in messages or logs
+  std::int64_t min = 0;              // for Int
+  std::int64_t max = 0;              // for Int (0: none)
   std::vector<std::string> choices;  // for String (empty: any)
 };
 
-const std::vector<KeySpec<Config>>& general_keys();       // [llmwatch]
-const std::vector<KeySpec<SlurmSettings>>& slurm_keys();  // [slurm]
-const std::vector<KeySpec<SelfJobSettings>>& self_keys(); // [self]
-const std::vector<KeySpec<Limits>>& limits_keys();        // [limits]
-const std::vector<KeySpec<JobSettings>>& job_keys();      // [[job]]
+const std::vector<KeySpec<Config>>& general_keys();           // [llmwatch]
+const std::vector<KeySpec<SlurmSettings>>& slurm_keys();      // [slurm]
+const std::vector<KeySpec<SelfJobSettings>>& self_keys();     // [self]
+const std::vector<KeySpec<Limits>>& limits_keys();            // [limits]
+const std::vector<KeySpec<JobSettings>>& job_keys();          // [[job]]
 const std::vector<KeySpec<StorageSettings>>& storage_keys();  // [[storage]]
-const std::vector<KeySpec<GpuSettings>>& gpu_keys();      // [gpu]
-const std::vector<KeySpec<AlertChannel>>& alert_keys();   // [[alert.TYPE]]
+const std::vector<KeySpec<GpuSettings>>& gpu_keys();          // [gpu]
+const std::vector<KeySpec<AlertChannel>>& alert_keys();       // [[alert.TYPE]]
 
 // "table.key" for every key above, for the documentation check.
 std::vector<std::string> all_config_keys();

@@ -14,7 +14,8 @@ std::string Executor::over_budget(const std::string& action, const ActionRequest
   const double hour_ago = now_ - 3600;
   if (action == "restart") {
     if (store_.count_actions("restart", "", hour_ago) >= config_.limits.max_restarts_per_hour)
-      return "max_restarts_per_hour (" + std::to_string(config_.limits.max_restarts_per_hour) + ") reached";
+      return "max_restarts_per_hour (" + std::to_string(config_.limits.max_restarts_per_hour) +
+             ") reached";
     if (r.settings) {
       double window_start = now_ - static_cast<double>(r.settings->restart_window.count());
       if (store_.count_actions("restart", r.job, window_start) >= r.settings->max_restarts)
@@ -22,8 +23,10 @@ std::string Executor::over_budget(const std::string& action, const ActionRequest
                format_duration(r.settings->restart_window) + ") reached for " + r.job;
     }
   }
-  if (action == "cancel" && store_.count_actions("cancel", "", hour_ago) >= config_.limits.max_cancels_per_hour)
-    return "max_cancels_per_hour (" + std::to_string(config_.limits.max_cancels_per_hour) + ") reached";
+  if (action == "cancel" &&
+      store_.count_actions("cancel", "", hour_ago) >= config_.limits.max_cancels_per_hour)
+    return "max_cancels_per_hour (" + std::to_string(config_.limits.max_cancels_per_hour) +
+           ") reached";
   return "";
 }
 
@@ -55,7 +58,8 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
     if (!budget.empty()) {
       outcome = {"skipped", "not done: " + budget + "; needs a human"};
     } else if (config_.dry_run && name != "alert") {
-      outcome = {"dry-run", "would " + name + (req.task ? " " + req.task->display_id() : " " + req.job)};
+      outcome = {"dry-run",
+                 "would " + name + (req.task ? " " + req.task->display_id() : " " + req.job)};
     } else {
       try {
         ActionContext ctx{config_, slurm_, store_, now_};
@@ -66,8 +70,10 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
     }
     store_.finish_action(*id, outcome.state, outcome.detail, now_);
     std::string sev = outcome.state == "failed" || outcome.state == "skipped" ? "warning" : "info";
-    store_.add_event(now_, "action", req.job, sev, name + " " + outcome.state + ": " + outcome.detail);
-    spdlog::info("action {} for {}: {} ({})", name, base.finding.key, outcome.state, outcome.detail);
+    store_.add_event(now_, "action", req.job, sev,
+                     name + " " + outcome.state + ": " + outcome.detail);
+    spdlog::info("action {} for {}: {} ({})", name, base.finding.key, outcome.state,
+                 outcome.detail);
     if (name != "alert") done.push_back(name + ": " + outcome.state + " — " + outcome.detail);
   }
   return count;
@@ -75,8 +81,10 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
 
 void Executor::notify_resolved(const FindingRow& row) {
   if (row.severity == "info" || row.severity == "unknown") return;
-  if (row.notified_at <= 0) return;  // never announced (silenced, or below every channel): nothing to resolve
-  std::string summary = "resolved after " + format_duration(Seconds(static_cast<long long>(now_ - row.first_seen))) +
+  if (row.notified_at <= 0)
+    return;  // never announced (silenced, or below every channel): nothing to resolve
+  std::string summary = "resolved after " +
+                        format_duration(Seconds(static_cast<long long>(now_ - row.first_seen))) +
                         " (was: " + row.summary + ")";
   queue_alert(config_, store_, message_for(row, "resolved", summary, now_), now_);
 }

@@ -15,7 +15,8 @@ std::string current_user() {
   return std::to_string(getuid());
 }
 
-std::vector<std::string> self_job_args(const Config& config, const std::string& config_path, long delay_seconds) {
+std::vector<std::string> self_job_args(const Config& config, const std::string& config_path,
+                                       long delay_seconds) {
   const auto& s = config.self;
   std::vector<std::string> args = {"--job-name=" + s.job_name, "--dependency=singleton",
                                    "--time=" + s.time_limit, "--ntasks=1"};
@@ -23,14 +24,15 @@ std::vector<std::string> self_job_args(const Config& config, const std::string& 
   if (!s.partition.empty()) args.push_back("--partition=" + s.partition);
   if (!s.account.empty()) args.push_back("--account=" + s.account);
   if (!s.qos.empty()) args.push_back("--qos=" + s.qos);
-  args.push_back("--output=" + (s.output.empty() ? config.state_dir + "/logs/llmwatch-%j.out" : s.output));
+  args.push_back("--output=" +
+                 (s.output.empty() ? config.state_dir + "/logs/llmwatch-%j.out" : s.output));
   args.push_back("--export=ALL,LLMWATCH_BIN=" + self_exe() + ",LLMWATCH_CONFIG=" + config_path);
   args.push_back(data_dir() + "/slurm/llmwatch.sbatch");
   return args;
 }
 
-ChainCheck check_chain(const std::vector<SlurmJob>& queue, const Config& config, const std::string& own_job_id,
-                       const std::string& user) {
+ChainCheck check_chain(const std::vector<SlurmJob>& queue, const Config& config,
+                       const std::string& own_job_id, const std::string& user) {
   ChainCheck c;
   for (const auto& q : queue) {
     if (q.name != config.self.job_name || q.user != user) continue;
@@ -46,8 +48,9 @@ ChainCheck check_chain(const std::vector<SlurmJob>& queue, const Config& config,
   return c;
 }
 
-std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, const Config& config, SlurmClient& slurm,
-                                        Store& store, double now, bool dry_run) {
+std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, const Config& config,
+                                        SlurmClient& slurm, Store& store, double now,
+                                        bool dry_run) {
   if (store.get("self.chain").value_or("") != "on") return std::nullopt;
   const char* own = std::getenv("SLURM_JOB_ID");
   std::string own_id = own && std::getenv("LLMWATCH_SELF_JOB") ? own : "";
@@ -63,7 +66,8 @@ std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, cons
   f.kind = "successor-missing";
   f.subject = "llmwatch";
   f.severity = Severity::Warning;
-  long delay = static_cast<long>(std::stol(store.get("self.interval").value_or(std::to_string(config.self.interval.count()))));
+  long delay = static_cast<long>(
+      std::stol(store.get("self.interval").value_or(std::to_string(config.self.interval.count()))));
   if (dry_run) {
     store.add_event(now, "self", "llmwatch", "info", "dry-run: would queue the next llmwatch job");
     return std::nullopt;
@@ -76,16 +80,19 @@ std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, cons
     f.severity = Severity::Critical;
     f.summary = "could not queue the next llmwatch job; the watchdog chain will stop";
     f.evidence.push_back(submitted.error);
-    store.add_event(now, "self", "llmwatch", "critical", "sbatch of successor failed: " + submitted.error);
+    store.add_event(now, "self", "llmwatch", "critical",
+                    "sbatch of successor failed: " + submitted.error);
     return f;
   }
   store.put("self.successor", std::to_string(*submitted.job_id), now);
   // Queuing the successor is routine inside the chain; outside it, the chain had broken.
   std::string how = own_id.empty() ? "the llmwatch chain had no queued job; re-queued it as "
                                    : "queued the next llmwatch job: ";
-  store.add_event(now, "self", "llmwatch", own_id.empty() ? "warning" : "info", how + std::to_string(*submitted.job_id));
+  store.add_event(now, "self", "llmwatch", own_id.empty() ? "warning" : "info",
+                  how + std::to_string(*submitted.job_id));
   if (own_id.empty()) {
-    f.summary = "the llmwatch chain had no queued successor; re-queued as job " + std::to_string(*submitted.job_id);
+    f.summary = "the llmwatch chain had no queued successor; re-queued as job " +
+                std::to_string(*submitted.job_id);
     return f;
   }
   return std::nullopt;

@@ -15,21 +15,22 @@ namespace llmwatch {
 class Store;
 
 // sbatch arguments for one llmwatch job that starts after `delay` seconds.
-std::vector<std::string> self_job_args(const Config& config, const std::string& config_path, long delay_seconds);
+std::vector<std::string> self_job_args(const Config& config, const std::string& config_path,
+                                       long delay_seconds);
 
 struct ChainCheck {
-  std::vector<SlurmJob> mine;            // llmwatch jobs of this user, other than the current one
-  std::optional<SlurmJob> successor;     // one of them, pending
-  bool other_running = false;            // another llmwatch job is running right now
+  std::vector<SlurmJob> mine;         // llmwatch jobs of this user, other than the current one
+  std::optional<SlurmJob> successor;  // one of them, pending
+  bool other_running = false;         // another llmwatch job is running right now
 };
 
-ChainCheck check_chain(const std::vector<SlurmJob>& queue, const Config& config, const std::string& own_job_id,
-                       const std::string& user);
+ChainCheck check_chain(const std::vector<SlurmJob>& queue, const Config& config,
+                       const std::string& own_job_id, const std::string& user);
 
 // Submits a successor when the chain is on and none is queued. Returns a finding when
 // the chain is broken and could not be mended; records what it did as events.
-std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, const Config& config, SlurmClient& slurm,
-                                        Store& store, double now, bool dry_run);
+std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, const Config& config,
+                                        SlurmClient& slurm, Store& store, double now, bool dry_run);
 
 std::string current_user();
 

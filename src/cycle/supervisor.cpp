@@ -13,18 +13,18 @@
 
 #include "alert/notifier.h"
 #include "cycle/executor.h"
-#include "views/metrics.h"
 #include "cycle/self_chain.h"
 #include "policy/policy.h"
 #include "probes/job_logs.h"
 #include "probes/log_tail.h"
 #include "probes/storage_probe.h"
-#include "rules/storage_rules.h"
 #include "rules/job_rules.h"
+#include "rules/storage_rules.h"
 #include "slurm/hostlist.h"
 #include "store/store.h"
 #include "util/http.h"
 #include "util/paths.h"
+#include "views/metrics.h"
 
 namespace llmwatch {
 
@@ -45,9 +45,11 @@ struct JobWork {
   std::optional<SlurmJob> last;  // the last run seen, for restarting a job that is gone
 };
 
-void fill_from_scontrol(SlurmJob& task, SlurmClient& slurm, const std::optional<std::string>& last, double) {
+void fill_from_scontrol(SlurmJob& task, SlurmClient& slurm, const std::optional<std::string>& last,
+                        double) {
   if (last)
-    if (auto known = slurm_job_from_json(*last); known && known->display_id() == task.display_id()) {
+    if (auto known = slurm_job_from_json(*last);
+        known && known->display_id() == task.display_id()) {
       task = *known;
       return;
     }
@@ -104,7 +106,8 @@ void probe_job_log(JobWork& w, double now) {
     w.advances.insert(w.advances.end(), advances.begin(), advances.end());
   }
   // No output yet is normal while a job starts up; after that it is "cannot tell".
-  if ((readable == 0) && now - w.progress.task_seen > static_cast<double>(w.settings->startup_grace.count()))
+  if ((readable == 0) &&
+      now - w.progress.task_seen > static_cast<double>(w.settings->startup_grace.count()))
     w.obs.log_error = errors.empty() ? "no log file matches " + label : errors;
 }
 
@@ -129,15 +132,19 @@ CycleResult Supervisor::run_cycle(double now) {
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
   };
-  boost::asio::post(pool, [&] { queue_promise.set_value(timed(squeue_s, [&] { return slurm_.queue(); })); });
-  boost::asio::post(pool, [&] { nodes_promise.set_value(timed(sinfo_s, [&] { return slurm_.nodes(); })); });
+  boost::asio::post(
+      pool, [&] { queue_promise.set_value(timed(squeue_s, [&] { return slurm_.queue(); })); });
+  boost::asio::post(
+      pool, [&] { nodes_promise.set_value(timed(sinfo_s, [&] { return slurm_.nodes(); })); });
   // Storage probes run beside the Slurm calls, each with its own deadline.
   std::vector<std::promise<StorageObservation>> storage_promises(config_.storage.size());
   std::vector<std::future<StorageObservation>> storage_futures;
   for (size_t i = 0; i < config_.storage.size(); ++i) {
     storage_futures.push_back(storage_promises[i].get_future());
     boost::asio::post(pool, [&, i] {
-      storage_promises[i].set_value(probe_storage(config_.storage[i], std::chrono::duration_cast<std::chrono::milliseconds>(config_.probe_timeout)));
+      storage_promises[i].set_value(probe_storage(
+          config_.storage[i],
+          std::chrono::duration_cast<std::chrono::milliseconds>(config_.probe_timeout)));
     });
   }
   SqueueParse queue = queue_future.get();
@@ -149,8 +156,12 @@ CycleResult Supervisor::run_cycle(double now) {
     nlohmann::json snapshot = nlohmann::json::array();
     for (const auto& n : nodes.nodes)
       if (n.unusable())
-        snapshot.push_back({{"name", n.name}, {"state", n.describe()}, {"reason", n.reason}, {"by", n.reason_set_by}});
-    store_.put("nodes", nlohmann::json{{"total", nodes.nodes.size()}, {"attention", snapshot}}.dump(), now);
+        snapshot.push_back({{"name", n.name},
+                            {"state", n.describe()},
+                            {"reason", n.reason},
+                            {"by", n.reason_set_by}});
+    store_.put("nodes",
+               nlohmann::json{{"total", nodes.nodes.size()}, {"attention", snapshot}}.dump(), now);
   }
   // Nodes a restarted run must avoid: drained or down now (by anyone).
   std::vector<std::string> unusable;
@@ -169,8 +180,10 @@ CycleResult Supervisor::run_cycle(double now) {
     f.key = "slurm/unreachable";
     f.kind = "unreachable";
     f.subject = "slurm";
-    f.severity = failures >= config_.slurm.unreachable_alert_after ? Severity::Warning : Severity::Unknown;
-    f.summary = "Slurm did not answer for " + std::to_string(failures) + " cycle(s); job states unknown";
+    f.severity =
+        failures >= config_.slurm.unreachable_alert_after ? Severity::Warning : Severity::Unknown;
+    f.summary =
+        "Slurm did not answer for " + std::to_string(failures) + " cycle(s); job states unknown";
     f.evidence.push_back(queue.error);
     findings.push_back(f);
   } else {
@@ -182,7 +195,8 @@ CycleResult Supervisor::run_cycle(double now) {
 
   // --- llmwatch's own chain ---
   if (queue.ok())
-    if (auto f = ensure_successor(queue.jobs, config_, slurm_, store_, now, config_.dry_run)) findings.push_back(*f);
+    if (auto f = ensure_successor(queue.jobs, config_, slurm_, store_, now, config_.dry_run))
+      findings.push_back(*f);
 
   // --- probes: training logs, concurrently ---
   std::vector<JobWork> work;
@@ -201,7 +215,8 @@ CycleResult Supervisor::run_cycle(double now) {
     }
     std::vector<std::future<void>> done;
     for (auto& w : work) {
-      auto task = std::make_shared<std::packaged_task<void()>>([&w, now] { probe_job_log(w, now); });
+      auto task =
+          std::make_shared<std::packaged_task<void()>>([&w, now] { probe_job_log(w, now); });
       done.push_back(task->get_future());
       boost::asio::post(pool, [task] { (*task)(); });
     }
@@ -219,11 +234,20 @@ CycleResult Supervisor::run_cycle(double now) {
     StorageFigures f;
     if (o.ok()) {
       f = storage_figures(settings, o, {});
-      store_.db().prepare("INSERT INTO storage_series(path, ts, used_bytes, usable_bytes, used_inodes, total_inodes) "
-                          "VALUES(?,?,?,?,?,?)")
-          .bind(1, settings.path).bind(2, now).bind(3, f.used_bytes).bind(4, f.usable_bytes).bind(5, f.used_inodes)
-          .bind(6, f.total_inodes).run();
-      auto st = store_.db().prepare("SELECT ts, used_bytes FROM storage_series WHERE path=? AND ts>=? ORDER BY ts");
+      store_.db()
+          .prepare(
+              "INSERT INTO storage_series(path, ts, used_bytes, usable_bytes, used_inodes, "
+              "total_inodes) "
+              "VALUES(?,?,?,?,?,?)")
+          .bind(1, settings.path)
+          .bind(2, now)
+          .bind(3, f.used_bytes)
+          .bind(4, f.usable_bytes)
+          .bind(5, f.used_inodes)
+          .bind(6, f.total_inodes)
+          .run();
+      auto st = store_.db().prepare(
+          "SELECT ts, used_bytes FROM storage_series WHERE path=? AND ts>=? ORDER BY ts");
       st.bind(1, settings.path).bind(2, now - 86400.0);
       while (st.step()) series.emplace_back(st.real(0), st.real(1));
       f = storage_figures(settings, o, series);
@@ -232,11 +256,15 @@ CycleResult Supervisor::run_cycle(double now) {
       scopes.push_back("storage:" + settings.path + "/forecast");
       scopes.push_back("storage:" + settings.path + "/unknown");
       if (o.quota_error.empty()) scopes.push_back("storage:" + settings.path + "/quota");
-      nlohmann::json snap = {{"used_bytes", f.used_bytes},     {"usable_bytes", f.usable_bytes},
-                             {"total_bytes", o.total_bytes},   {"used_inodes", f.used_inodes},
+      nlohmann::json snap = {{"used_bytes", f.used_bytes},
+                             {"usable_bytes", f.usable_bytes},
+                             {"total_bytes", o.total_bytes},
+                             {"used_inodes", f.used_inodes},
                              {"total_inodes", f.total_inodes}};
       if (f.seconds_to_full) snap["seconds_to_full"] = *f.seconds_to_full;
-      if (o.quota) snap["quota"] = {{"used_bytes", o.quota->used_bytes}, {"limit_bytes", o.quota->limit_bytes}};
+      if (o.quota)
+        snap["quota"] = {{"used_bytes", o.quota->used_bytes},
+                         {"limit_bytes", o.quota->limit_bytes}};
       store_.put("storage:" + settings.path, snap.dump(), now);
     }
     auto storage_findings = evaluate_storage(settings, o, f);
@@ -262,7 +290,8 @@ CycleResult Supervisor::run_cycle(double now) {
       seen.insert(f.key);
       if (store_.observe(f, now) == FindingChange::New) {
         ++result.new_findings;
-        store_.add_event(now, "finding", f.subject, severity_name(f.severity), f.key + ": " + f.summary);
+        store_.add_event(now, "finding", f.subject, severity_name(f.severity),
+                         f.key + ": " + f.summary);
       }
     }
     for (const auto& row : store_.firing()) first_seen[row.key] = row.first_seen;
@@ -306,7 +335,8 @@ CycleResult Supervisor::run_cycle(double now) {
     for (const auto& row : store_.resolve_absent(scopes, seen, now, config_.resolve_after_cycles)) {
       ++result.resolved;
       store_.add_event(now, "resolved", row.key.substr(0, row.key.find('/')), "info",
-                       row.key + " resolved after " + format_duration(Seconds(static_cast<long long>(now - row.first_seen))));
+                       row.key + " resolved after " +
+                           format_duration(Seconds(static_cast<long long>(now - row.first_seen))));
       executor.notify_resolved(row);
     }
     for (auto& w : work) {
@@ -317,13 +347,15 @@ CycleResult Supervisor::run_cycle(double now) {
       // The training loop removes the save switch once it saved: say so, once.
       if (!w.obs.save_switch_age && store_.get("save.requested:" + w.label).value_or("") == "1") {
         store_.put("save.requested:" + w.label, "0", now);
-        store_.add_event(now, "save", w.label, "info",
-                         "save switch removed by the training loop: checkpoint taken (step " +
-                             (w.progress.step ? std::to_string(*w.progress.step) : std::string("?")) + ")");
+        store_.add_event(
+            now, "save", w.label, "info",
+            "save switch removed by the training loop: checkpoint taken (step " +
+                (w.progress.step ? std::to_string(*w.progress.step) : std::string("?")) + ")");
       }
       nlohmann::json view = {{"entries", nlohmann::json::array()}};
       for (const auto& e : w.obs.entries)
-        view["entries"].push_back({{"id", e.display_id()}, {"state", e.state}, {"reason", e.reason}, {"nodes", e.nodes}});
+        view["entries"].push_back(
+            {{"id", e.display_id()}, {"state", e.state}, {"reason", e.reason}, {"nodes", e.nodes}});
       store_.put("jobview:" + w.label, view.dump(), now);
     }
   });
@@ -333,7 +365,8 @@ CycleResult Supervisor::run_cycle(double now) {
   for (const auto& row : store_.firing()) {
     if (row.notified_at <= 0 || now - row.notified_at < repeat) continue;
     std::string summary = "still firing after " +
-                          format_duration(Seconds(static_cast<long long>(now - row.first_seen))) + ": " + row.summary;
+                          format_duration(Seconds(static_cast<long long>(now - row.first_seen))) +
+                          ": " + row.summary;
     AlertMessage m = message_for(row, "firing", summary, now);
     queue_alert(config_, store_, m, now);
     store_.set_notified(row.key, now);
@@ -352,13 +385,16 @@ CycleResult Supervisor::run_cycle(double now) {
                               {"findings", findings.size()},
                               {"unknown_probes", result.unknown_probes}};
   nlohmann::json probes = nlohmann::json::array();
-  for (const auto& p : result.probes) probes.push_back({{"name", p.name}, {"ok", p.ok}, {"seconds", p.seconds}});
+  for (const auto& p : result.probes)
+    probes.push_back({{"name", p.name}, {"ok", p.ok}, {"seconds", p.seconds}});
   heartbeat["probes"] = probes;
   store_.put("heartbeat", heartbeat.dump(), now);
-  if (!config_.metrics_file.empty()) write_metrics_file(config_.metrics_file, config_, store_, result.finished);
+  if (!config_.metrics_file.empty())
+    write_metrics_file(config_.metrics_file, config_, store_, result.finished);
   if (!config_.self.deadman_url.empty()) {
     auto r = http_request("GET", config_.self.deadman_url, "", {}, Seconds(10));
-    if (!r.ok()) store_.add_event(now, "deadman", "llmwatch", "warning", "dead-man ping failed: " + r.error);
+    if (!r.ok())
+      store_.add_event(now, "deadman", "llmwatch", "warning", "dead-man ping failed: " + r.error);
   }
   return result;
 }

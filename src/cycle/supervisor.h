@@ -30,7 +30,8 @@ struct CycleResult {
 
 class Supervisor {
  public:
-  Supervisor(const Config& config, Store& store, SlurmClient& slurm) : config_(config), store_(store), slurm_(slurm) {}
+  Supervisor(const Config& config, Store& store, SlurmClient& slurm)
+      : config_(config), store_(store), slurm_(slurm) {}
   CycleResult run_cycle(double now);
 
  private:

@@ -9,9 +9,10 @@ PendingClass classify_pending_reason(const std::string& reason) {
   // Reasons that never clear on their own. Everything else (Priority, Resources,
   // Dependency, JobArrayTaskLimit, BeginTime, QOS*Limit, ReqNodeNotAvail...) waits normally.
   static constexpr std::array<std::string_view, 11> kStuck = {
-      "DependencyNeverSatisfied", "JobHeldAdmin",      "JobHeldUser",       "launch failed requeued held",
-      "BadConstraints",           "PartitionDown",     "PartitionInactive", "InvalidAccount",
-      "InvalidQOS",               "AccountNotAllowed", "PartitionConfig"};
+      "DependencyNeverSatisfied",    "JobHeldAdmin",   "JobHeldUser",
+      "launch failed requeued held", "BadConstraints", "PartitionDown",
+      "PartitionInactive",           "InvalidAccount", "InvalidQOS",
+      "AccountNotAllowed",           "PartitionConfig"};
   for (auto s : kStuck)
     if (reason == s) return PendingClass::Stuck;
   return PendingClass::Normal;

@@ -6,30 +6,41 @@ namespace llmwatch {
 
 std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
   std::vector<std::string> out;
-  if (f.kind == "hung") out = job.on_hang;
-  else if (f.kind == "absent") out = job.on_absent;
-  else if (f.kind == "crashed") out = job.on_crash;
-  else if (f.kind == "crash-loop") out = job.on_crash_loop;
-  else if (f.kind == "slowdown") out = job.on_slowdown;
-  else if (f.kind == "loss-spike") out = job.on_loss_spike;
-  else if (f.kind == "nan-loss" || f.kind == "bad-iterations") out = job.on_nan;
-  else if (f.severity != Severity::Info) out = {"alert"};
+  if (f.kind == "hung")
+    out = job.on_hang;
+  else if (f.kind == "absent")
+    out = job.on_absent;
+  else if (f.kind == "crashed")
+    out = job.on_crash;
+  else if (f.kind == "crash-loop")
+    out = job.on_crash_loop;
+  else if (f.kind == "slowdown")
+    out = job.on_slowdown;
+  else if (f.kind == "loss-spike")
+    out = job.on_loss_spike;
+  else if (f.kind == "nan-loss" || f.kind == "bad-iterations")
+    out = job.on_nan;
+  else if (f.severity != Severity::Info)
+    out = {"alert"};
   // Every action is announced: a plan that acts without alerting gets an alert.
   bool acts = false, alerts = false;
   for (const auto& a : out) (a.rfind("alert", 0) == 0 ? alerts : acts) = true;
   if (acts && !alerts) out.push_back("alert");
   // Alerts go last so they can say what the other actions did.
-  std::stable_partition(out.begin(), out.end(), [](const std::string& a) { return a.rfind("alert", 0) != 0; });
+  std::stable_partition(out.begin(), out.end(),
+                        [](const std::string& a) { return a.rfind("alert", 0) != 0; });
   std::vector<std::string> allowed;
   for (const auto& a : out)
     if (action_allowed_on(f, a)) allowed.push_back(a);
   return allowed;
 }
 
-void suppress_restarts_in_crash_loop(const std::vector<Finding>& job_findings, std::vector<std::string>& plan) {
+void suppress_restarts_in_crash_loop(const std::vector<Finding>& job_findings,
+                                     std::vector<std::string>& plan) {
   for (const auto& f : job_findings)
     if (f.kind == "crash-loop") {
-      plan.erase(std::remove_if(plan.begin(), plan.end(), [](const std::string& a) { return a.rfind("restart", 0) == 0; }),
+      plan.erase(std::remove_if(plan.begin(), plan.end(),
+                                [](const std::string& a) { return a.rfind("restart", 0) == 0; }),
                  plan.end());
       return;
     }

@@ -14,7 +14,8 @@ std::vector<std::string> actions_for(const Finding& f, const JobSettings& job);
 
 // While a job is in a crash loop, restarting it only burns allocations: drop "restart"
 // from every plan of that job.
-void suppress_restarts_in_crash_loop(const std::vector<Finding>& job_findings, std::vector<std::string>& plan);
+void suppress_restarts_in_crash_loop(const std::vector<Finding>& job_findings,
+                                     std::vector<std::string>& plan);
 
 // Findings that come from a probe that could not look (severity Unknown) may only alert:
 // a failing probe must never cancel, restart or drain anything by itself.

@@ -16,6 +16,7 @@ struct StagedAction {
 };
 
 // nullopt (and *error) when the delay part is not a duration.
-std::optional<StagedAction> parse_staged_action(const std::string& text, std::string* error = nullptr);
+std::optional<StagedAction> parse_staged_action(const std::string& text,
+                                                std::string* error = nullptr);
 
 }  // namespace llmwatch

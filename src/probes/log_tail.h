@@ -23,9 +23,10 @@ struct LogChunk {
 
 struct LogTailLimits {
   std::uint64_t max_bytes_per_read = 64 << 20;  // per file per cycle; the rest waits
-  std::size_t max_line = 1 << 20;                // longer lines are cut, not buffered forever
+  std::size_t max_line = 1 << 20;               // longer lines are cut, not buffered forever
 };
 
-LogChunk read_appended(const std::string& path, LogCursor& cursor, const LogTailLimits& limits = {});
+LogChunk read_appended(const std::string& path, LogCursor& cursor,
+                       const LogTailLimits& limits = {});
 
 }  // namespace llmwatch

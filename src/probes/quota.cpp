@@ -51,7 +51,8 @@ QuotaReport parse_table(std::string_view text, const char* tool) {
     }
     break;
   }
-  if (row.size() < 7) return r.error = std::string(tool) + ": no quota row after the Filesystem header", r;
+  if (row.size() < 7)
+    return r.error = std::string(tool) + ": no quota row after the Filesystem header", r;
   // A missing grace column (empty when not over) shifts nothing left of it: read from the front.
   std::uint64_t kb = 0, soft = 0, hard = 0, files = 0, fsoft = 0, fhard = 0;
   size_t idx = 1;
@@ -59,8 +60,10 @@ QuotaReport parse_table(std::string_view text, const char* tool) {
     return r.error = std::string(tool) + ": unexpected block columns", r;
   // grace is present when not a number (e.g. "6days", "none", "-") or when over quota
   std::uint64_t probe;
-  if (idx < row.size() && !number(row[idx], probe)) r.grace = row[idx++];
-  else if (idx < row.size() && row[idx] == "-") r.grace = row[idx++];
+  if (idx < row.size() && !number(row[idx], probe))
+    r.grace = row[idx++];
+  else if (idx < row.size() && row[idx] == "-")
+    r.grace = row[idx++];
   if (idx < row.size() && number(row[idx], files, &r.over)) {
     ++idx;
     number(row[idx++], fsoft);
@@ -88,9 +91,12 @@ QuotaReport parse_mmlsquota(std::string_view text) {
     }
     if (block.size() < kb_col + 3 || file.size() < 3) continue;
     std::uint64_t kb, soft, hard;
-    if (!number(block[kb_col], kb) || !number(block[kb_col + 1], soft) || !number(block[kb_col + 2], hard)) continue;
+    if (!number(block[kb_col], kb) || !number(block[kb_col + 1], soft) ||
+        !number(block[kb_col + 2], hard))
+      continue;
     // The grace ("none", "7 days", "expired") is whatever follows in_doubt.
-    for (size_t i = kb_col + 4; i < block.size(); ++i) r.grace += (r.grace.empty() ? "" : " ") + block[i];
+    for (size_t i = kb_col + 4; i < block.size(); ++i)
+      r.grace += (r.grace.empty() ? "" : " ") + block[i];
     std::uint64_t files, fsoft, fhard;
     number(file[0], files);
     number(file[1], fsoft);
@@ -114,7 +120,8 @@ QuotaReport parse_beegfs(std::string_view text) {
     std::vector<std::string> cells;
     for (auto& c : split(line, '|'))
       if (!trim(c).empty()) cells.emplace_back(trim(c));
-    if (cells.size() < 6 || cells[0] == "name" || cells[0] == "user/group" || cells[1].find_first_not_of("0123456789") != std::string::npos)
+    if (cells.size() < 6 || cells[0] == "name" || cells[0] == "user/group" ||
+        cells[1].find_first_not_of("0123456789") != std::string::npos)
       continue;
     auto size = [](const std::string& s) -> std::optional<std::uint64_t> {
       if (s == "unlimited") return 0;
@@ -139,7 +146,8 @@ QuotaReport parse_custom(std::string_view text, const std::string& pattern) {
     std::regex re(pattern);
     std::smatch m;
     std::string s(text);
-    if (!std::regex_search(s, m, re) || m.size() < 3) return r.error = "custom quota: regex did not match", r;
+    if (!std::regex_search(s, m, re) || m.size() < 3)
+      return r.error = "custom quota: regex did not match", r;
     auto used = parse_size(m[1].str()), limit = parse_size(m[2].str());
     if (!used || !limit) return r.error = "custom quota: groups are not sizes", r;
     r.used_bytes = *used;
@@ -153,7 +161,8 @@ QuotaReport parse_custom(std::string_view text, const std::string& pattern) {
 
 }  // namespace
 
-QuotaReport parse_quota(const std::string& kind, std::string_view text, const std::string& custom_regex) {
+QuotaReport parse_quota(const std::string& kind, std::string_view text,
+                        const std::string& custom_regex) {
   if (kind == "lfs") return parse_table(text, "lfs quota");
   if (kind == "quota") return parse_table(text, "quota");
   if (kind == "mmlsquota") return parse_mmlsquota(text);

@@ -12,7 +12,8 @@
 
 namespace llmwatch {
 
-StorageObservation probe_storage(const StorageSettings& settings, std::chrono::milliseconds statvfs_timeout) {
+StorageObservation probe_storage(const StorageSettings& settings,
+                                 std::chrono::milliseconds statvfs_timeout) {
   StorageObservation o;
   o.path = settings.path;
   struct Result {
@@ -31,7 +32,8 @@ StorageObservation probe_storage(const StorageSettings& settings, std::chrono::m
     promise->set_value(r);
   }).detach();
   if (future.wait_for(statvfs_timeout) != std::future_status::ready) {
-    o.error = path + ": statvfs did not answer within " + std::to_string(statvfs_timeout.count() / 1000) + "s";
+    o.error = path + ": statvfs did not answer within " +
+              std::to_string(statvfs_timeout.count() / 1000) + "s";
     return o;
   }
   Result r = future.get();
@@ -56,8 +58,11 @@ StorageObservation probe_storage(const StorageSettings& settings, std::chrono::m
       o.quota_error = p.describe(settings.quota_command[0]);
     } else {
       auto q = parse_quota(settings.quota, p.out, settings.quota_regex);
-      if (q.ok()) o.quota = q;
-      else o.quota_error = q.error + (p.exit_code ? " (" + p.describe(settings.quota_command[0]) + ")" : "");
+      if (q.ok())
+        o.quota = q;
+      else
+        o.quota_error =
+            q.error + (p.exit_code ? " (" + p.describe(settings.quota_command[0]) + ")" : "");
     }
   }
   return o;

@@ -14,14 +14,15 @@ namespace llmwatch {
 
 struct StorageObservation {
   std::string path;
-  std::string error;  // statvfs failed or timed out: unknown
-  std::uint64_t total_bytes = 0, free_bytes = 0;    // free: what an unprivileged writer can use
+  std::string error;                              // statvfs failed or timed out: unknown
+  std::uint64_t total_bytes = 0, free_bytes = 0;  // free: what an unprivileged writer can use
   std::uint64_t total_inodes = 0, free_inodes = 0;
   std::optional<QuotaReport> quota;
   std::string quota_error;  // the quota command failed, hung or printed garbage: unknown
   bool ok() const { return error.empty(); }
 };
 
-StorageObservation probe_storage(const StorageSettings& settings, std::chrono::milliseconds statvfs_timeout);
+StorageObservation probe_storage(const StorageSettings& settings,
+                                 std::chrono::milliseconds statvfs_timeout);
 
 }  // namespace llmwatch

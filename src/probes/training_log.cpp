@@ -6,14 +6,16 @@
 namespace llmwatch {
 namespace {
 
-bool contains(std::string_view line, std::string_view needle) { return line.find(needle) != std::string_view::npos; }
+bool contains(std::string_view line, std::string_view needle) {
+  return line.find(needle) != std::string_view::npos;
+}
 
 bool contains_nocase(std::string_view line, std::string_view needle) {
   if (needle.size() > line.size()) return false;
   for (size_t i = 0; i + needle.size() <= line.size(); ++i) {
     size_t k = 0;
-    while (k < needle.size() &&
-           std::tolower(static_cast<unsigned char>(line[i + k])) == static_cast<unsigned char>(needle[k]))
+    while (k < needle.size() && std::tolower(static_cast<unsigned char>(line[i + k])) ==
+                                    static_cast<unsigned char>(needle[k]))
       ++k;
     if (k == needle.size()) return true;
   }
@@ -27,9 +29,10 @@ std::optional<double> number_after(std::string_view line, std::string_view key) 
   pos += key.size();
   while (pos < line.size() && (line[pos] == ' ' || line[pos] == ':' || line[pos] == '=')) ++pos;
   size_t end = pos;
-  while (end < line.size() && (std::isdigit(static_cast<unsigned char>(line[end])) || line[end] == '.' ||
-                               line[end] == '-' || line[end] == '+' || line[end] == 'e' || line[end] == 'E' ||
-                               line[end] == 'n' || line[end] == 'a' || line[end] == 'i' || line[end] == 'f'))
+  while (end < line.size() &&
+         (std::isdigit(static_cast<unsigned char>(line[end])) || line[end] == '.' ||
+          line[end] == '-' || line[end] == '+' || line[end] == 'e' || line[end] == 'E' ||
+          line[end] == 'n' || line[end] == 'a' || line[end] == 'i' || line[end] == 'f'))
     ++end;
   if (end == pos) return std::nullopt;
   std::string text(line.substr(pos, end - pos));
@@ -56,19 +59,23 @@ void parse_megatron(std::string_view line, LogLine& out) {
     step = step * 10 + (line[pos++] - '0'), ++digits;
   if (!digits) return;
   out.step = step;
-  if (pos < line.size() && line[pos] == '/') out.max_steps = as_step(number_after(line.substr(pos + 1), ""));
+  if (pos < line.size() && line[pos] == '/')
+    out.max_steps = as_step(number_after(line.substr(pos + 1), ""));
   if (auto ms = number_after(line, "elapsed time per iteration (ms)")) out.step_time = *ms / 1000.0;
   out.loss = number_after(line, "lm loss");
   out.consumed_samples = number_after(line, "consumed samples");
   out.global_batch_size = number_after(line, "global batch size");
-  if (auto v = number_after(line, "number of skipped iterations")) out.skipped_iterations = static_cast<std::int64_t>(*v);
-  if (auto v = number_after(line, "number of nan iterations")) out.nan_iterations = static_cast<std::int64_t>(*v);
+  if (auto v = number_after(line, "number of skipped iterations"))
+    out.skipped_iterations = static_cast<std::int64_t>(*v);
+  if (auto v = number_after(line, "number of nan iterations"))
+    out.nan_iterations = static_cast<std::int64_t>(*v);
 }
 
 }  // namespace
 
 TrainingLogParser::TrainingLogParser(const std::string& user_regex) {
-  if (!user_regex.empty()) user_ = std::regex(user_regex, std::regex::ECMAScript | std::regex::optimize);
+  if (!user_regex.empty())
+    user_ = std::regex(user_regex, std::regex::ECMAScript | std::regex::optimize);
 }
 
 LogLine TrainingLogParser::parse(std::string_view line) const {
@@ -100,19 +107,26 @@ LogLine TrainingLogParser::parse(std::string_view line) const {
       contains(line, "Async checkpoint save"))
     out.checkpoint_start = true;
   if (contains(line, "Save duration")) out.save_seconds = number_after(line, "Save duration");
-  if (contains(line, "Time spent in load_checkpoint")) out.load_seconds = number_after(line, "Time spent in load_checkpoint");
-  if (contains(line, "Global Checkpoint Save") || contains_nocase(line, "successfully saved checkpoint") ||
+  if (contains(line, "Time spent in load_checkpoint"))
+    out.load_seconds = number_after(line, "Time spent in load_checkpoint");
+  if (contains(line, "Global Checkpoint Save") ||
+      contains_nocase(line, "successfully saved checkpoint") ||
       contains_nocase(line, "checkpoint saved"))
     out.checkpoint_end = true, out.checkpoint_start = false;
 
-  if (contains(line, "Watchdog caught collective operation timeout")) out.crash = "nccl-timeout";
-  else if (contains(line, "CUDA out of memory") || contains(line, "OutOfMemoryError")) out.crash = "cuda-oom";
-  else if (contains(line, "CUDA error") || contains(line, "CUDA Error")) out.crash = "cuda-error";
+  if (contains(line, "Watchdog caught collective operation timeout"))
+    out.crash = "nccl-timeout";
+  else if (contains(line, "CUDA out of memory") || contains(line, "OutOfMemoryError"))
+    out.crash = "cuda-oom";
+  else if (contains(line, "CUDA error") || contains(line, "CUDA Error"))
+    out.crash = "cuda-error";
   else if (contains(line, "NCCL error") || contains(line, "ncclUnhandledCudaError") ||
            contains(line, "ncclSystemError"))
     out.crash = "nccl-error";
-  else if (contains(line, "NVRM: Xid")) out.crash = "xid";
-  else if (contains(line, "Traceback (most recent call last)")) out.crash = "python-traceback";
+  else if (contains(line, "NVRM: Xid"))
+    out.crash = "xid";
+  else if (contains(line, "Traceback (most recent call last)"))
+    out.crash = "python-traceback";
   return out;
 }
 

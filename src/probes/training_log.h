@@ -20,11 +20,11 @@ struct LogLine {
   std::optional<double> global_batch_size;
   std::optional<double> peak_memory_bytes;
   std::optional<std::int64_t> skipped_iterations, nan_iterations;  // Megatron-LM counters
-  std::optional<double> save_seconds;  // "Save duration: 4.389s"
+  std::optional<double> save_seconds;                              // "Save duration: 4.389s"
   std::optional<double> load_seconds;  // "Time spent in load_checkpoint: 9.712s"
-  bool checkpoint_start = false;    // a save began
-  bool checkpoint_end = false;      // a save finished
-  std::string crash;                // a crash signature name, e.g. "nccl-timeout"
+  bool checkpoint_start = false;       // a save began
+  bool checkpoint_end = false;         // a save finished
+  std::string crash;                   // a crash signature name, e.g. "nccl-timeout"
 };
 
 class TrainingLogParser {

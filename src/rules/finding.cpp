@@ -4,10 +4,14 @@ namespace llmwatch {
 
 const char* severity_name(Severity s) {
   switch (s) {
-    case Severity::Info: return "info";
-    case Severity::Warning: return "warning";
-    case Severity::Critical: return "critical";
-    case Severity::Unknown: return "unknown";
+    case Severity::Info:
+      return "info";
+    case Severity::Warning:
+      return "warning";
+    case Severity::Critical:
+      return "critical";
+    case Severity::Unknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -19,8 +23,8 @@ Severity severity_from_name(const std::string& name) {
   return Severity::Unknown;
 }
 
-Finding make_finding(const std::string& prefix, const std::string& subject, const std::string& kind, Severity severity,
-                     std::string summary) {
+Finding make_finding(const std::string& prefix, const std::string& subject, const std::string& kind,
+                     Severity severity, std::string summary) {
   Finding f;
   f.key = prefix + "/" + kind;
   f.kind = kind;
@@ -32,10 +36,13 @@ Finding make_finding(const std::string& prefix, const std::string& subject, cons
 
 int severity_rank(Severity s) {
   switch (s) {
-    case Severity::Info: return 0;
+    case Severity::Info:
+      return 0;
     case Severity::Warning:
-    case Severity::Unknown: return 1;
-    case Severity::Critical: return 2;
+    case Severity::Unknown:
+      return 1;
+    case Severity::Critical:
+      return 2;
   }
   return 1;
 }

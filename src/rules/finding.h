@@ -23,7 +23,7 @@ struct Finding {
 
 // A finding about something with a key prefix: make_finding("job:tr11", "tr11", "hung", ...)
 // has key "job:tr11/hung".
-Finding make_finding(const std::string& prefix, const std::string& subject, const std::string& kind, Severity severity,
-                     std::string summary);
+Finding make_finding(const std::string& prefix, const std::string& subject, const std::string& kind,
+                     Severity severity, std::string summary);
 
 }  // namespace llmwatch

@@ -12,7 +12,8 @@ std::optional<double> robust_rate(const std::vector<std::pair<double, double>>& 
   slopes.reserve(p.size() * p.size() / 2);
   for (size_t i = 0; i < p.size(); ++i)
     for (size_t j = i + 1; j < p.size(); ++j)
-      if (p[j].first > p[i].first) slopes.push_back((p[j].second - p[i].second) / (p[j].first - p[i].first));
+      if (p[j].first > p[i].first)
+        slopes.push_back((p[j].second - p[i].second) / (p[j].first - p[i].first));
   if (slopes.empty()) return std::nullopt;
   return median(slopes);
 }

@@ -82,7 +82,8 @@ JobProgress JobProgress::from_json(const std::string& text) {
   if (j.contains("cursors") && j["cursors"].is_object())
     for (const auto& [path, c] : j["cursors"].items())
       if (c.is_array() && c.size() == 3)
-        p.cursors[path] = {c[0].get<std::uint64_t>(), c[1].get<std::uint64_t>(), c[2].get<std::uint64_t>()};
+        p.cursors[path] = {c[0].get<std::uint64_t>(), c[1].get<std::uint64_t>(),
+                           c[2].get<std::uint64_t>()};
   p.task_seen = j.value("task_seen", 0.0);
   p.best_step = j.value("best_step", std::int64_t{-1});
   p.last_progress = j.value("last_progress", 0.0);
@@ -119,7 +120,8 @@ JobProgress JobProgress::from_json(const std::string& text) {
   return p;
 }
 
-void start_task(JobProgress& p, const std::string& task, const std::string& log_path, double started) {
+void start_task(JobProgress& p, const std::string& task, const std::string& log_path,
+                double started) {
   JobProgress fresh;
   fresh.task = task;
   fresh.log_path = log_path;
@@ -138,8 +140,10 @@ void start_task(JobProgress& p, const std::string& task, const std::string& log_
   p = std::move(fresh);
 }
 
-std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p, const std::vector<std::string>& lines,
-                                                         const TrainingLogParser& parser, double now) {
+std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
+                                                         const std::vector<std::string>& lines,
+                                                         const TrainingLogParser& parser,
+                                                         double now) {
   std::vector<std::pair<std::int64_t, double>> advances;
   // Lines arrive in batches, one per cycle: the time between progress observations is
   // quantized by the cycle interval. The step interval is that time divided by the steps it
@@ -155,7 +159,8 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p, const s
     if (line.checkpoint_start) p.checkpoint_since = now;
     if (line.checkpoint_end) {
       p.checkpoint_since = 0;
-      if (p.checkpoint_done > 0 && now > p.checkpoint_done) p.checkpoint_interval = now - p.checkpoint_done;
+      if (p.checkpoint_done > 0 && now > p.checkpoint_done)
+        p.checkpoint_interval = now - p.checkpoint_done;
       p.checkpoint_done = now;
     }
     if (!line.crash.empty() && p.crash.empty()) p.crash = line.crash;
@@ -172,19 +177,25 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p, const s
     if (line.step_time && !p.after_checkpoint) push_bounded(p.step_times, *line.step_time);
     p.after_checkpoint = false;
     if (line.loss) {
-      if (std::isfinite(*line.loss)) push_bounded(p.losses, *line.loss);
-      else p.nan_loss = true;
+      if (std::isfinite(*line.loss))
+        push_bounded(p.losses, *line.loss);
+      else
+        p.nan_loss = true;
     }
     if (line.consumed_samples) {
-      if (p.consumed_samples && *line.consumed_samples <= *p.consumed_samples) ++p.samples_stalled;
-      else p.samples_stalled = 0;
+      if (p.consumed_samples && *line.consumed_samples <= *p.consumed_samples)
+        ++p.samples_stalled;
+      else
+        p.samples_stalled = 0;
       p.consumed_samples = line.consumed_samples;
     }
     if (line.global_batch_size) p.global_batch_size = line.global_batch_size;
-    auto rising = [](const std::optional<std::int64_t>& before, const std::optional<std::int64_t>& now_v) {
+    auto rising = [](const std::optional<std::int64_t>& before,
+                     const std::optional<std::int64_t>& now_v) {
       return before && now_v && *now_v > *before;
     };
-    if (rising(p.skipped_iterations, line.skipped_iterations) || rising(p.nan_iterations, line.nan_iterations))
+    if (rising(p.skipped_iterations, line.skipped_iterations) ||
+        rising(p.nan_iterations, line.nan_iterations))
       counters_rose = true;
     if (line.skipped_iterations) p.skipped_iterations = line.skipped_iterations;
     if (line.nan_iterations) p.nan_iterations = line.nan_iterations;
@@ -197,7 +208,8 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p, const s
     advances.emplace_back(*line.step, now);
   }
   if (p.step && (!step_before || *p.step > *step_before)) p.counters_rising = counters_rose;
-  if (step_before && p.step && *p.step > *step_before && progress_before > 0 && p.advances > kWarmupAdvances) {
+  if (step_before && p.step && *p.step > *step_before && progress_before > 0 &&
+      p.advances > kWarmupAdvances) {
     double per_step = (now - progress_before) / static_cast<double>(*p.step - *step_before);
     p.longest_interval = std::max(p.longest_interval, per_step);
   }
@@ -231,7 +243,8 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
     if (p.checkpoint_since > 0) {
       v.phase = "checkpoint";
       // A save gets its own grace, counted from when it began.
-      v.allowance = std::max(v.allowance, p.checkpoint_since - p.last_progress + job.checkpoint_grace.count());
+      v.allowance = std::max(v.allowance,
+                             p.checkpoint_since - p.last_progress + job.checkpoint_grace.count());
     }
   }
   v.hung = v.idle > v.allowance;

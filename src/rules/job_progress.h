@@ -17,38 +17,38 @@
 namespace llmwatch {
 
 struct JobProgress {
-  std::string task;        // the Slurm job id (e.g. "3_1") this progress belongs to
-  std::string log_path;                       // the log(s) followed, for status and evidence
-  std::map<std::string, LogCursor> cursors;   // one per file (per-rank logs: several)
-  double task_seen = 0;    // when this task was first seen running (or its start_time)
-  std::optional<std::int64_t> step;       // the highest step seen in this task
-  std::int64_t best_step = -1;            // the highest step over all tasks (for "resumed past")
+  std::string task;      // the Slurm job id (e.g. "3_1") this progress belongs to
+  std::string log_path;  // the log(s) followed, for status and evidence
+  std::map<std::string, LogCursor> cursors;  // one per file (per-rank logs: several)
+  double task_seen = 0;              // when this task was first seen running (or its start_time)
+  std::optional<std::int64_t> step;  // the highest step seen in this task
+  std::int64_t best_step = -1;       // the highest step over all tasks (for "resumed past")
   std::optional<std::int64_t> max_steps;
-  double last_progress = 0;               // when the step last advanced
-  double longest_interval = 0;            // between step advances, after warm-up
-  int advances = 0;                       // step advances seen in this task
+  double last_progress = 0;     // when the step last advanced
+  double longest_interval = 0;  // between step advances, after warm-up
+  int advances = 0;             // step advances seen in this task
   std::optional<double> step_time, loss;
-  double checkpoint_since = 0;            // a save is in progress since (0: none)
-  double checkpoint_done = 0;             // when the last save finished: the step clock restarts
-  std::string crash;                      // crash signature seen in this task
-  std::deque<std::string> recent;         // the last lines, as evidence
-  std::uint64_t bytes_read = 0;           // total, for the bytes-per-cycle measurement
+  double checkpoint_since = 0;     // a save is in progress since (0: none)
+  double checkpoint_done = 0;      // when the last save finished: the step clock restarts
+  std::string crash;               // crash signature seen in this task
+  std::deque<std::string> recent;  // the last lines, as evidence
+  std::uint64_t bytes_read = 0;    // total, for the bytes-per-cycle measurement
   // Tasks in a row that ended before making any progress (a crash loop), and the last
   // task counted so that one death is never counted twice.
   int quick_deaths = 0;
   std::string counted_task;
 
   // Training health, for the training detectors and views.
-  std::deque<double> step_times;          // recent printed step times, saves excluded
-  std::deque<double> losses;              // recent finite losses
+  std::deque<double> step_times;  // recent printed step times, saves excluded
+  std::deque<double> losses;      // recent finite losses
   std::optional<double> consumed_samples, global_batch_size;
-  int samples_stalled = 0;                // step advances in a row without consumed samples moving
-  bool nan_loss = false;                  // a NaN/inf loss in this task
+  int samples_stalled = 0;  // step advances in a row without consumed samples moving
+  bool nan_loss = false;    // a NaN/inf loss in this task
   std::optional<std::int64_t> skipped_iterations, nan_iterations;
-  bool counters_rising = false;           // skipped/NaN iteration counters went up in the last batch
+  bool counters_rising = false;  // skipped/NaN iteration counters went up in the last batch
   std::optional<double> save_seconds, load_seconds;
-  double checkpoint_interval = 0;         // between the last two completed saves
-  bool after_checkpoint = false;          // the next step includes a save: not a baseline sample
+  double checkpoint_interval = 0;  // between the last two completed saves
+  bool after_checkpoint = false;   // the next step includes a save: not a baseline sample
 
   std::string to_json() const;
   static JobProgress from_json(const std::string& text);
@@ -56,18 +56,21 @@ struct JobProgress {
 
 // Folds new log lines into the progress; `now` is the time they were read.
 // Returns the step advances seen, for the progress series.
-std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p, const std::vector<std::string>& lines,
-                                                         const TrainingLogParser& parser, double now);
+std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
+                                                         const std::vector<std::string>& lines,
+                                                         const TrainingLogParser& parser,
+                                                         double now);
 
 // Starts tracking a new task (a new array task or a resubmitted job): keeps best_step, and
 // the cursors only if the log files are the same (an array appending to one shared log).
-void start_task(JobProgress& p, const std::string& task, const std::string& log_path, double started);
+void start_task(JobProgress& p, const std::string& task, const std::string& log_path,
+                double started);
 
 struct StaleVerdict {
   bool hung = false;
-  double idle = 0;        // seconds since progress (or since start)
-  double allowance = 0;   // what was allowed in the current phase
-  std::string phase;      // startup | training | checkpoint
+  double idle = 0;       // seconds since progress (or since start)
+  double allowance = 0;  // what was allowed in the current phase
+  std::string phase;     // startup | training | checkpoint
 };
 
 // The current task has ended (replaced by another, or gone from the queue): counts it as a

@@ -29,7 +29,9 @@ std::vector<SlurmJob> select_jobs(const std::vector<SlurmJob>& queue, const JobS
   return out;
 }
 
-static std::string fmt(double seconds) { return format_duration(Seconds(static_cast<long long>(seconds))); }
+static std::string fmt(double seconds) {
+  return format_duration(Seconds(static_cast<long long>(seconds)));
+}
 
 std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& obs, double now) {
   std::vector<Finding> out;
@@ -40,23 +42,28 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
 
   if (obs.progress && obs.progress->quick_deaths >= job.crash_loop_after) {
     auto f = make("crash-loop", Severity::Critical,
-                  std::to_string(obs.progress->quick_deaths) + " runs in a row died before their first step; "
-                  "restarts stopped, needs a human");
+                  std::to_string(obs.progress->quick_deaths) +
+                      " runs in a row died before their first step; "
+                      "restarts stopped, needs a human");
     f.evidence.assign(obs.progress->recent.begin(), obs.progress->recent.end());
     out.push_back(f);
   }
   bool queued = false;
   for (const auto& e : obs.entries) queued |= e.pending();
-  if (obs.kill_switch_age && *obs.kill_switch_age > static_cast<double>(job.kill_grace.count()) && queued) {
+  if (obs.kill_switch_age && *obs.kill_switch_age > static_cast<double>(job.kill_grace.count()) &&
+      queued) {
     auto f = make("kill-switch-left", Severity::Warning,
                   "kill switch " + job.kill_switch + " is " + fmt(*obs.kill_switch_age) +
-                      " old and tasks are still queued: they will exit at start; remove it (llmwatch release " +
+                      " old and tasks are still queued: they will exit at start; remove it "
+                      "(llmwatch release " +
                       label + ") if the run should continue");
     out.push_back(f);
   }
-  if (obs.save_switch_age && *obs.save_switch_age > static_cast<double>(job.checkpoint_grace.count())) {
+  if (obs.save_switch_age &&
+      *obs.save_switch_age > static_cast<double>(job.checkpoint_grace.count())) {
     out.push_back(make("save-switch-stuck", Severity::Warning,
-                       "save switch " + job.save_switch + " not removed after " + fmt(*obs.save_switch_age) +
+                       "save switch " + job.save_switch + " not removed after " +
+                           fmt(*obs.save_switch_age) +
                            ": the training loop did not take the checkpoint"));
   }
   if (obs.entries.empty()) {
@@ -66,8 +73,9 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
   if (!obs.running) {
     for (const auto& e : obs.entries) {
       if (e.pending() && classify_pending_reason(e.reason) == PendingClass::Stuck) {
-        auto f = make("stuck", Severity::Warning, e.display_id() + " is PENDING with reason " + e.reason +
-                                                      ", which will not clear by itself");
+        auto f = make("stuck", Severity::Warning,
+                      e.display_id() + " is PENDING with reason " + e.reason +
+                          ", which will not clear by itself");
         f.evidence.push_back(e.display_id() + " " + e.state + " (" + e.reason + ")");
         out.push_back(f);
         break;
@@ -76,7 +84,8 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
     return out;
   }
   if (!obs.log_error.empty()) {
-    auto f = make("log-unreadable", Severity::Unknown, "cannot read the log of " + obs.running->display_id());
+    auto f = make("log-unreadable", Severity::Unknown,
+                  "cannot read the log of " + obs.running->display_id());
     f.evidence.push_back(obs.log_error);
     out.push_back(f);
     return out;
@@ -85,8 +94,9 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
   const JobProgress& p = *obs.progress;
   std::vector<std::string> evidence(p.recent.begin(), p.recent.end());
   if (!p.crash.empty()) {
-    auto f = make("crashed", Severity::Critical, obs.running->display_id() + " printed a " + p.crash +
-                                                      " signature on " + obs.running->nodes);
+    auto f = make("crashed", Severity::Critical,
+                  obs.running->display_id() + " printed a " + p.crash + " signature on " +
+                      obs.running->nodes);
     f.evidence = evidence;
     out.push_back(f);
   }
@@ -98,7 +108,8 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
                                             : "no step progress for " + fmt(v.idle);
     if (p.step) what += " (last step " + std::to_string(*p.step) + ")";
     auto f = make("hung", Severity::Critical,
-                  obs.running->display_id() + ": " + what + "; allowed " + fmt(v.allowance) + " in " + v.phase);
+                  obs.running->display_id() + ": " + what + "; allowed " + fmt(v.allowance) +
+                      " in " + v.phase);
     f.evidence = evidence;
     f.evidence.push_back("log: " + p.log_path);
     out.push_back(f);

@@ -20,10 +20,10 @@ std::vector<SlurmJob> select_jobs(const std::vector<SlurmJob>& queue, const JobS
 std::string job_label(const JobSettings& job);
 
 struct JobObservation {
-  std::vector<SlurmJob> entries;      // from select_jobs
-  std::optional<SlurmJob> running;    // the task whose log is followed
+  std::vector<SlurmJob> entries;    // from select_jobs
+  std::optional<SlurmJob> running;  // the task whose log is followed
   const JobProgress* progress = nullptr;
-  std::string log_error;              // the log could not be read this cycle
+  std::string log_error;                                   // the log could not be read this cycle
   std::optional<double> kill_switch_age, save_switch_age;  // seconds; nullopt: no such file
 };
 

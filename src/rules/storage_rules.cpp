@@ -29,19 +29,23 @@ StorageFigures storage_figures(const StorageSettings& s, const StorageObservatio
   if (f.rate_bytes_per_s && *f.rate_bytes_per_s > 0) {
     double room = f.usable_bytes - used;
     if (o.quota && o.quota->limit_bytes)
-      room = std::min(room, static_cast<double>(o.quota->limit_bytes) - static_cast<double>(o.quota->used_bytes));
+      room = std::min(room, static_cast<double>(o.quota->limit_bytes) -
+                                static_cast<double>(o.quota->used_bytes));
     f.seconds_to_full = std::max(0.0, room / *f.rate_bytes_per_s);
   }
   return f;
 }
 
-std::vector<Finding> evaluate_storage(const StorageSettings& s, const StorageObservation& o, const StorageFigures& f) {
+std::vector<Finding> evaluate_storage(const StorageSettings& s, const StorageObservation& o,
+                                      const StorageFigures& f) {
   std::vector<Finding> out;
   auto make = [&](const std::string& kind, Severity sev, std::string summary) {
-    Finding x = make_finding("storage:" + s.path, "storage:" + s.path, kind, sev, std::move(summary));
-    x.evidence.push_back(s.path + ": " + format_size(static_cast<std::uint64_t>(f.used_bytes)) + " used of " +
-                         format_size(o.total_bytes) + " (usable " + format_size(static_cast<std::uint64_t>(f.usable_bytes)) +
-                         "), inodes " + std::to_string(static_cast<long long>(f.used_inodes)) + " of " +
+    Finding x =
+        make_finding("storage:" + s.path, "storage:" + s.path, kind, sev, std::move(summary));
+    x.evidence.push_back(s.path + ": " + format_size(static_cast<std::uint64_t>(f.used_bytes)) +
+                         " used of " + format_size(o.total_bytes) + " (usable " +
+                         format_size(static_cast<std::uint64_t>(f.usable_bytes)) + "), inodes " +
+                         std::to_string(static_cast<long long>(f.used_inodes)) + " of " +
                          std::to_string(o.total_inodes));
     return x;
   };
@@ -60,24 +64,33 @@ std::vector<Finding> evaluate_storage(const StorageSettings& s, const StorageObs
                          s.path + " is " + pct(frac) + " full of its usable capacity" +
                              (below_min ? ", below min_free " + format_size(s.min_free) : "")));
     else if (frac >= s.warn_used)
-      out.push_back(make("space", Severity::Warning, s.path + " is " + pct(frac) + " full of its usable capacity"));
+      out.push_back(make("space", Severity::Warning,
+                         s.path + " is " + pct(frac) + " full of its usable capacity"));
   }
   if (f.total_inodes > 0) {
     double frac = f.used_inodes / f.total_inodes;
     if (frac >= std::max(s.warn_inodes_used, s.critical_used))
-      out.push_back(make("inodes", Severity::Critical, s.path + " has used " + pct(frac) + " of its inodes"));
+      out.push_back(
+          make("inodes", Severity::Critical, s.path + " has used " + pct(frac) + " of its inodes"));
     else if (frac >= s.warn_inodes_used)
-      out.push_back(make("inodes", Severity::Warning, s.path + " has used " + pct(frac) + " of its inodes"));
+      out.push_back(
+          make("inodes", Severity::Warning, s.path + " has used " + pct(frac) + " of its inodes"));
   }
   if (o.quota) {
     const auto& q = *o.quota;
-    double frac = q.limit_bytes ? static_cast<double>(q.used_bytes) / static_cast<double>(q.limit_bytes) : 0;
-    double ffrac = q.limit_files ? static_cast<double>(q.used_files) / static_cast<double>(q.limit_files) : 0;
+    double frac =
+        q.limit_bytes ? static_cast<double>(q.used_bytes) / static_cast<double>(q.limit_bytes) : 0;
+    double ffrac =
+        q.limit_files ? static_cast<double>(q.used_files) / static_cast<double>(q.limit_files) : 0;
     double worst = std::max(frac, ffrac);
-    std::string what = std::string(ffrac > frac ? "file" : "space") + " quota on " + s.path + " is " + pct(worst) + " used" +
-                       (q.grace.empty() || q.grace == "-" || q.grace == "none" ? "" : ", grace " + q.grace);
-    if (q.over || worst >= s.critical_used) out.push_back(make("quota", Severity::Critical, what + (q.over ? " (over quota)" : "")));
-    else if (worst >= s.warn_used) out.push_back(make("quota", Severity::Warning, what));
+    std::string what =
+        std::string(ffrac > frac ? "file" : "space") + " quota on " + s.path + " is " + pct(worst) +
+        " used" +
+        (q.grace.empty() || q.grace == "-" || q.grace == "none" ? "" : ", grace " + q.grace);
+    if (q.over || worst >= s.critical_used)
+      out.push_back(make("quota", Severity::Critical, what + (q.over ? " (over quota)" : "")));
+    else if (worst >= s.warn_used)
+      out.push_back(make("quota", Severity::Warning, what));
   } else if (!o.quota_error.empty()) {
     auto x = make("quota-unknown", Severity::Unknown, "cannot read the quota of " + s.path);
     x.evidence = {o.quota_error};
@@ -85,8 +98,10 @@ std::vector<Finding> evaluate_storage(const StorageSettings& s, const StorageObs
   }
   if (f.seconds_to_full && *f.seconds_to_full < static_cast<double>(s.min_hours_left.count()))
     out.push_back(make("forecast", Severity::Warning,
-                       s.path + " fills in ~" + format_duration(Seconds(static_cast<long long>(*f.seconds_to_full))) +
-                           " at the current rate (" + format_size(static_cast<std::uint64_t>(*f.rate_bytes_per_s * 3600)) +
+                       s.path + " fills in ~" +
+                           format_duration(Seconds(static_cast<long long>(*f.seconds_to_full))) +
+                           " at the current rate (" +
+                           format_size(static_cast<std::uint64_t>(*f.rate_bytes_per_s * 3600)) +
                            "/h)"));
   return out;
 }

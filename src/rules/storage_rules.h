@@ -20,6 +20,7 @@ struct StorageFigures {
 StorageFigures storage_figures(const StorageSettings& s, const StorageObservation& o,
                                const std::vector<std::pair<double, double>>& used_series);
 
-std::vector<Finding> evaluate_storage(const StorageSettings& s, const StorageObservation& o, const StorageFigures& f);
+std::vector<Finding> evaluate_storage(const StorageSettings& s, const StorageObservation& o,
+                                      const StorageFigures& f);
 
 }  // namespace llmwatch

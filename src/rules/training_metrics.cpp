@@ -22,24 +22,28 @@ double tokens_per_second(double seq_length, double global_batch_size, double ste
   return step_seconds > 0 ? seq_length * global_batch_size / step_seconds : 0;
 }
 
-double mfu(double global_batch_size, double model_flops_per_sample, double step_seconds, double gpus,
-           double peak_tflops_per_gpu) {
+double mfu(double global_batch_size, double model_flops_per_sample, double step_seconds,
+           double gpus, double peak_tflops_per_gpu) {
   if (step_seconds <= 0 || gpus <= 0 || peak_tflops_per_gpu <= 0) return 0;
-  return global_batch_size * model_flops_per_sample / step_seconds / gpus / (peak_tflops_per_gpu * 1e12);
+  return global_batch_size * model_flops_per_sample / step_seconds / gpus /
+         (peak_tflops_per_gpu * 1e12);
 }
 
 double model_flops_per_sample(const ModelArchitecture& a) {
   if (a.layers <= 0 || a.hidden <= 0 || a.heads <= 0) return 0;
   double mlp = a.gated_mlp ? 18 : 12;
   return a.seq_length * a.layers * a.hidden * a.hidden *
-         (12 + 12 * a.query_groups / a.heads + mlp * a.ffn_hidden / a.hidden + 12 * a.seq_length / a.hidden +
-          6 * a.vocab / (a.layers * a.hidden));
+         (12 + 12 * a.query_groups / a.heads + mlp * a.ffn_hidden / a.hidden +
+          12 * a.seq_length / a.hidden + 6 * a.vocab / (a.layers * a.hidden));
 }
 
-double seconds_to_train_tokens(double tokens, double tps) { return tps > 0 ? tokens / tps : 0; }
+double seconds_to_train_tokens(double tokens, double tps) {
+  return tps > 0 ? tokens / tps : 0;
+}
 
 double eta_seconds(long long step, long long max_steps, double step_seconds) {
-  return step_seconds > 0 && max_steps > step ? static_cast<double>(max_steps - step) * step_seconds : 0;
+  return step_seconds > 0 && max_steps > step ? static_cast<double>(max_steps - step) * step_seconds
+                                              : 0;
 }
 
 double optimal_checkpoint_interval(double save_seconds, double mtbf_seconds) {

@@ -14,12 +14,14 @@ std::optional<double> peak_tflops(const std::string& gpu, const std::string& pre
 double tokens_per_second(double seq_length, double global_batch_size, double step_seconds);
 
 // Model FLOPs utilisation, 0..1.
-double mfu(double global_batch_size, double model_flops_per_sample, double step_seconds, double gpus,
-           double peak_tflops_per_gpu);
+double mfu(double global_batch_size, double model_flops_per_sample, double step_seconds,
+           double gpus, double peak_tflops_per_gpu);
 
 struct ModelArchitecture {
-  double layers = 0, hidden = 0, ffn_hidden = 0, heads = 0, query_groups = 0, vocab = 0, seq_length = 0;
-  bool gated_mlp = true;  // SwiGLU (Llama, Mixtral): 3 MLP matmuls; false: 2 (GPT, Nemotron's squared ReLU)
+  double layers = 0, hidden = 0, ffn_hidden = 0, heads = 0, query_groups = 0, vocab = 0,
+         seq_length = 0;
+  bool gated_mlp =
+      true;  // SwiGLU (Llama, Mixtral): 3 MLP matmuls; false: 2 (GPT, Nemotron's squared ReLU)
 };
 
 // FLOPs per sample (forward + backward) with the formula of NeMo's flops callback:

@@ -24,7 +24,8 @@ double median(std::vector<double> v) {
   return (upper + *std::max_element(v.begin(), mid)) / 2;
 }
 
-std::vector<Finding> evaluate_training(const JobSettings& job, const std::string& label, const JobProgress& p) {
+std::vector<Finding> evaluate_training(const JobSettings& job, const std::string& label,
+                                       const JobProgress& p) {
   std::vector<Finding> out;
   auto make = [&](const std::string& kind, Severity sev, std::string summary) {
     Finding f = make_finding("job:" + label, label, kind, sev, std::move(summary));
@@ -43,8 +44,9 @@ std::vector<Finding> evaluate_training(const JobSettings& job, const std::string
     if (base > 0 && all_slow) {
       double latest = p.step_times.back();
       out.push_back(make("slowdown", Severity::Warning,
-                         "step time " + num(latest) + " s is " + num((latest / base - 1) * 100, "%.0f") +
-                             "% above this run's median " + num(base) + " s for the last " + std::to_string(n) +
+                         "step time " + num(latest) + " s is " +
+                             num((latest / base - 1) * 100, "%.0f") + "% above this run's median " +
+                             num(base) + " s for the last " + std::to_string(n) +
                              " steps (a slow GPU, throttling or a bad link slows every rank)"));
     }
   }
@@ -56,20 +58,22 @@ std::vector<Finding> evaluate_training(const JobSettings& job, const std::string
     double latest = p.losses.back();
     if (base > 0 && latest > base * job.loss_spike_factor)
       out.push_back(make("loss-spike", Severity::Warning,
-                         "loss " + num(latest) + " is " + num(latest / base, "%.2f") + "x its moving median " +
-                             num(base)));
+                         "loss " + num(latest) + " is " + num(latest / base, "%.2f") +
+                             "x its moving median " + num(base)));
   }
 
-  if (p.nan_loss) out.push_back(make("nan-loss", Severity::Critical, "the loss is NaN or inf in task " + p.task));
+  if (p.nan_loss)
+    out.push_back(make("nan-loss", Severity::Critical, "the loss is NaN or inf in task " + p.task));
   if (p.counters_rising)
     out.push_back(make("bad-iterations", Severity::Warning,
                        "skipped/NaN iteration counters are rising (skipped " +
                            std::to_string(p.skipped_iterations.value_or(0)) + ", NaN " +
                            std::to_string(p.nan_iterations.value_or(0)) + ")"));
   if (p.samples_stalled >= 3)
-    out.push_back(make("samples-stalled", Severity::Warning,
-                       "consumed samples stopped at " + num(p.consumed_samples.value_or(0), "%.0f") + " for " +
-                           std::to_string(p.samples_stalled) + " steps while the step counter advances"));
+    out.push_back(make(
+        "samples-stalled", Severity::Warning,
+        "consumed samples stopped at " + num(p.consumed_samples.value_or(0), "%.0f") + " for " +
+            std::to_string(p.samples_stalled) + " steps while the step counter advances"));
   return out;
 }
 

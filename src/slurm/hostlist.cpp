@@ -15,7 +15,9 @@ bool fail(std::string* error, std::string message) {
 }
 
 bool all_digits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  });
 }
 
 std::string pad(unsigned long long n, size_t width) {
@@ -29,7 +31,8 @@ bool expand_range(std::string_view body, std::vector<std::string>& out, std::str
   size_t start = 0;
   while (start <= body.size()) {
     size_t comma = body.find(',', start);
-    std::string_view item = body.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view item = body.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     size_t dash = item.find('-');
     std::string_view lo = item.substr(0, dash);
     std::string_view hi = dash == std::string_view::npos ? lo : item.substr(dash + 1);
@@ -37,7 +40,8 @@ bool expand_range(std::string_view body, std::vector<std::string>& out, std::str
       return fail(error, "bad range '" + std::string(item) + "'");
     unsigned long long a = std::stoull(std::string(lo)), b = std::stoull(std::string(hi));
     if (b < a) return fail(error, "descending range '" + std::string(item) + "'");
-    if (b - a > kMaxHosts || out.size() + (b - a) > kMaxHosts) return fail(error, "range too large '" + std::string(item) + "'");
+    if (b - a > kMaxHosts || out.size() + (b - a) > kMaxHosts)
+      return fail(error, "range too large '" + std::string(item) + "'");
     for (unsigned long long n = a; n <= b; ++n) out.push_back(pad(n, lo.size()));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
@@ -51,12 +55,15 @@ bool expand_one(std::string_view expr, std::vector<std::string>& out, std::strin
   size_t pos = 0;
   while (pos < expr.size()) {
     size_t open = expr.find('[', pos);
-    std::string_view literal = expr.substr(pos, open == std::string_view::npos ? std::string_view::npos : open - pos);
-    if (literal.find(']') != std::string_view::npos) return fail(error, "unbalanced ']' in '" + std::string(expr) + "'");
+    std::string_view literal =
+        expr.substr(pos, open == std::string_view::npos ? std::string_view::npos : open - pos);
+    if (literal.find(']') != std::string_view::npos)
+      return fail(error, "unbalanced ']' in '" + std::string(expr) + "'");
     for (auto& p : partial) p += literal;
     if (open == std::string_view::npos) break;
     size_t close = expr.find(']', open);
-    if (close == std::string_view::npos) return fail(error, "unterminated '[' in '" + std::string(expr) + "'");
+    if (close == std::string_view::npos)
+      return fail(error, "unterminated '[' in '" + std::string(expr) + "'");
     std::vector<std::string> values;
     if (!expand_range(expr.substr(open + 1, close - open - 1), values, error)) return false;
     if (partial.size() * values.size() > kMaxHosts) return fail(error, "hostlist too large");

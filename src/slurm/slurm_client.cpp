@@ -27,7 +27,8 @@ namespace {
 // An old squeue/sinfo that has no --json says so on stderr.
 bool json_unsupported(const ProcessResult& r) {
   return r.started && !r.timed_out && r.exit_code != 0 &&
-         (r.err.find("unrecognized option") != std::string::npos || r.err.find("invalid option") != std::string::npos);
+         (r.err.find("unrecognized option") != std::string::npos ||
+          r.err.find("invalid option") != std::string::npos);
 }
 
 }  // namespace
@@ -103,8 +104,10 @@ SubmitResult SlurmClient::submit(const std::vector<std::string>& sbatch_args,
   // --parsable prints "ID" or "ID;cluster".
   std::smatch m;
   std::string text(trim(r.out));
-  if (std::regex_search(text, m, std::regex(R"(^(\d+))"))) out.job_id = std::stoll(m[1]);
-  else out.error = "sbatch: unexpected output '" + sanitize_line(text, 100) + "'";
+  if (std::regex_search(text, m, std::regex(R"(^(\d+))")))
+    out.job_id = std::stoll(m[1]);
+  else
+    out.error = "sbatch: unexpected output '" + sanitize_line(text, 100) + "'";
   return out;
 }
 

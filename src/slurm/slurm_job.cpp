@@ -8,7 +8,8 @@ namespace llmwatch {
 
 std::string SlurmJob::control_id() const {
   if (!is_array() || array_task_id || array_task_string.empty()) return display_id();
-  return std::to_string(array_job_id) + "_[" + array_task_string.substr(0, array_task_string.find('%')) + "]";
+  return std::to_string(array_job_id) + "_[" +
+         array_task_string.substr(0, array_task_string.find('%')) + "]";
 }
 
 std::string SlurmJob::display_id() const {
@@ -53,16 +54,26 @@ SqueueParse parse_squeue_json(std::string_view text) {
 }
 
 std::string slurm_job_to_json(const SlurmJob& j) {
-  nlohmann::json out = {{"job_id", j.job_id},           {"array_job_id", j.array_job_id},
-                        {"array_task_string", j.array_task_string}, {"array_max_tasks", j.array_max_tasks},
-                        {"name", j.name},               {"user_name", j.user},
-                        {"account", j.account},         {"partition", j.partition},
-                        {"job_state", j.state},         {"state_reason", j.reason},
-                        {"nodes", j.nodes},             {"batch_host", j.batch_host},
-                        {"standard_output", j.std_out}, {"standard_error", j.std_err},
-                        {"command", j.command},         {"current_working_directory", j.workdir},
-                        {"submit_time", j.submit_time}, {"start_time", j.start_time},
-                        {"node_count", j.node_count},   {"time_limit", j.time_limit_minutes}};
+  nlohmann::json out = {{"job_id", j.job_id},
+                        {"array_job_id", j.array_job_id},
+                        {"array_task_string", j.array_task_string},
+                        {"array_max_tasks", j.array_max_tasks},
+                        {"name", j.name},
+                        {"user_name", j.user},
+                        {"account", j.account},
+                        {"partition", j.partition},
+                        {"job_state", j.state},
+                        {"state_reason", j.reason},
+                        {"nodes", j.nodes},
+                        {"batch_host", j.batch_host},
+                        {"standard_output", j.std_out},
+                        {"standard_error", j.std_err},
+                        {"command", j.command},
+                        {"current_working_directory", j.workdir},
+                        {"submit_time", j.submit_time},
+                        {"start_time", j.start_time},
+                        {"node_count", j.node_count},
+                        {"time_limit", j.time_limit_minutes}};
   if (j.array_task_id) out["array_task_id"] = *j.array_task_id;
   return nlohmann::json{{"jobs", {out}}}.dump();
 }
@@ -95,15 +106,33 @@ std::string expand_slurm_pattern(const std::string& pattern, const SlurmJob& job
     std::string task = job.array_task_id ? std::to_string(*job.array_task_id) : "4294967294";
     std::string array_id = std::to_string(job.is_array() ? job.array_job_id : job.job_id);
     switch (pattern[j]) {
-      case '%': out += '%'; break;
-      case 'x': out += job.name; break;
-      case 'j': out += pad(std::to_string(job.job_id)); break;
-      case 'A': out += pad(array_id); break;
-      case 'a': out += pad(task); break;
-      case 'u': out += job.user; break;
-      case 'N': out += job.batch_host; break;
-      case 'J': out += pad(std::to_string(job.job_id)); break;
-      default: out += pattern.substr(i, j - i + 1); break;  // unknown: keep as written
+      case '%':
+        out += '%';
+        break;
+      case 'x':
+        out += job.name;
+        break;
+      case 'j':
+        out += pad(std::to_string(job.job_id));
+        break;
+      case 'A':
+        out += pad(array_id);
+        break;
+      case 'a':
+        out += pad(task);
+        break;
+      case 'u':
+        out += job.user;
+        break;
+      case 'N':
+        out += job.batch_host;
+        break;
+      case 'J':
+        out += pad(std::to_string(job.job_id));
+        break;
+      default:
+        out += pattern.substr(i, j - i + 1);
+        break;  // unknown: keep as written
     }
     i = j;
   }

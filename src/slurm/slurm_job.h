@@ -30,7 +30,9 @@ struct SlurmJob {
   // The id scontrol takes for exactly this entry: "3_[2-10]" for a pending array remainder
   // (the bare array id would also hit finished tasks and fail), else display_id().
   std::string control_id() const;
-  bool running() const { return state == "RUNNING" || state == "COMPLETING" || state == "CONFIGURING"; }
+  bool running() const {
+    return state == "RUNNING" || state == "COMPLETING" || state == "CONFIGURING";
+  }
   bool pending() const { return state == "PENDING" || state == "REQUEUED"; }
 };
 

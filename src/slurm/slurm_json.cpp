@@ -8,7 +8,8 @@ std::string slurm_json_error(const nlohmann::json& doc, const char* key) {
     return std::string("no \"") + key + "\" list in the JSON";
   // With slurmctld down, 22.05 exits 0 and prints an empty list plus an error entry:
   // that is "cannot tell", never "nothing there".
-  if (auto errors = doc.find("errors"); errors != doc.end() && errors->is_array() && !errors->empty()) {
+  if (auto errors = doc.find("errors");
+      errors != doc.end() && errors->is_array() && !errors->empty()) {
     const auto& e = (*errors)[0];
     std::string what = e.is_object() ? e.value("description", "") : "";
     if (e.is_object() && e.contains("source")) what += " (" + e.value("source", "") + ")";

@@ -7,12 +7,16 @@
 
 namespace llmwatch {
 
-bool SlurmNode::drained() const { return std::find(flags.begin(), flags.end(), "DRAIN") != flags.end(); }
+bool SlurmNode::drained() const {
+  return std::find(flags.begin(), flags.end(), "DRAIN") != flags.end();
+}
 
 bool SlurmNode::down() const {
-  auto has = [this](const char* f) { return std::find(flags.begin(), flags.end(), f) != flags.end(); };
-  return state == "down" || state == "fail" || state == "DOWN" || state == "FAIL" || has("NOT_RESPONDING") ||
-         has("DOWN") || has("FAIL");
+  auto has = [this](const char* f) {
+    return std::find(flags.begin(), flags.end(), f) != flags.end();
+  };
+  return state == "down" || state == "fail" || state == "DOWN" || state == "FAIL" ||
+         has("NOT_RESPONDING") || has("DOWN") || has("FAIL");
 }
 
 std::string SlurmNode::describe() const {
@@ -35,7 +39,8 @@ SinfoParse parse_sinfo_json(std::string_view text) {
         if (s.is_string()) {
           std::string v = s.get<std::string>();
           if (node.state.empty()) {
-            std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+            std::transform(v.begin(), v.end(), v.begin(),
+                           [](unsigned char c) { return std::tolower(c); });
             node.state = v;
           } else {
             node.flags.push_back(v);

@@ -8,13 +8,13 @@ namespace llmwatch {
 
 struct SlurmNode {
   std::string name;
-  std::string state;                     // idle, allocated, mixed, down, ...
-  std::vector<std::string> flags;        // DRAIN, NOT_RESPONDING, ...
+  std::string state;               // idle, allocated, mixed, down, ...
+  std::vector<std::string> flags;  // DRAIN, NOT_RESPONDING, ...
   std::string reason;
   std::string reason_set_by;
 
-  bool drained() const;                  // DRAIN flag (draining or drained)
-  bool down() const;                     // down, fail, or not responding
+  bool drained() const;  // DRAIN flag (draining or drained)
+  bool down() const;     // down, fail, or not responding
   bool unusable() const { return drained() || down(); }
   // "idle+DRAIN", for status and evidence lines.
   std::string describe() const;

@@ -19,7 +19,9 @@ std::vector<std::string> lines_of(std::string_view text) {
 }
 
 bool is_number(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  });
 }
 
 }  // namespace
@@ -32,7 +34,8 @@ SqueueParse parse_squeue_text(std::string_view text) {
     if (trim(line).empty()) continue;
     auto f = split(line, '|');
     if (f.size() < 11) {
-      out.error = "line " + std::to_string(line_no) + ": expected 11 '|'-separated fields, got " + std::to_string(f.size());
+      out.error = "line " + std::to_string(line_no) + ": expected 11 '|'-separated fields, got " +
+                  std::to_string(f.size());
       return out;
     }
     // A job name may itself hold '|': everything between user-visible fields 4 and the last 6.
@@ -41,7 +44,8 @@ SqueueParse parse_squeue_text(std::string_view text) {
     size_t t = f.size() - 6;  // index of %u
     SlurmJob j;
     if (!is_number(f[1])) {
-      out.error = "line " + std::to_string(line_no) + ": job id '" + sanitize_line(f[1], 40) + "' is not a number";
+      out.error = "line " + std::to_string(line_no) + ": job id '" + sanitize_line(f[1], 40) +
+                  "' is not a number";
       return out;
     }
     j.job_id = std::stoll(f[1]);
@@ -49,8 +53,10 @@ SqueueParse parse_squeue_text(std::string_view text) {
     size_t underscore = display.find('_');
     if (underscore != std::string::npos && is_number(display.substr(0, underscore))) {
       j.array_job_id = std::stoll(display.substr(0, underscore));
-      if (is_number(f[2])) j.array_task_id = std::stoll(f[2]);
-      else j.array_task_string = f[2];
+      if (is_number(f[2]))
+        j.array_task_id = std::stoll(f[2]);
+      else
+        j.array_task_string = f[2];
       size_t pct = f[2].find('%');
       if (pct != std::string::npos) j.array_max_tasks = std::atoi(f[2].c_str() + pct + 1);
     }
@@ -80,7 +86,8 @@ SinfoParse parse_sinfo_text(std::string_view text) {
     if (state_col < 0 && h == "STATE") state_col = i;
     if (reason_col < 0 && h == "REASON") reason_col = i;
   }
-  if (name_col < 0 || state_col < 0) return out.error = "sinfo header has no NODELIST/HOSTNAMES or STATE column", out;
+  if (name_col < 0 || state_col < 0)
+    return out.error = "sinfo header has no NODELIST/HOSTNAMES or STATE column", out;
   for (size_t n = 1; n < lines.size(); ++n) {
     if (trim(lines[n]).empty()) continue;
     auto f = split(lines[n], '|');
@@ -95,7 +102,8 @@ SinfoParse parse_sinfo_text(std::string_view text) {
       if (state.back() == '*') flags.push_back("NOT_RESPONDING");
       state.pop_back();
     }
-    std::transform(state.begin(), state.end(), state.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::transform(state.begin(), state.end(), state.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
     if (state == "drain" || state == "drained" || state == "draining" || state == "drng") {
       flags.push_back("DRAIN");
       state = state == "draining" || state == "drng" ? "allocated" : "idle";
@@ -104,13 +112,16 @@ SinfoParse parse_sinfo_text(std::string_view text) {
     } else if (state == "mix") {
       state = "mixed";
     }
-    std::string reason = reason_col >= 0 && reason_col < static_cast<int>(f.size()) ? std::string(trim(f[reason_col])) : "";
+    std::string reason = reason_col >= 0 && reason_col < static_cast<int>(f.size())
+                             ? std::string(trim(f[reason_col]))
+                             : "";
     if (reason == "none") reason.clear();
     auto hosts = expand_hostlist(trim(f[name_col]));
     if (!hosts) return out.error = "line " + std::to_string(n + 1) + ": bad node list", out;
     for (const auto& h : *hosts) {
       // Wide formats print a node once per partition or reservation: keep the first.
-      bool seen = std::any_of(out.nodes.begin(), out.nodes.end(), [&h](const SlurmNode& x) { return x.name == h; });
+      bool seen = std::any_of(out.nodes.begin(), out.nodes.end(),
+                              [&h](const SlurmNode& x) { return x.name == h; });
       if (!seen) out.nodes.push_back({h, state, flags, reason, ""});
     }
   }
@@ -134,10 +145,11 @@ std::vector<std::map<std::string, std::string>> parse_scontrol_show(std::string_
     for (const auto& token : split(trim(line), ' ')) {
       if (token.empty()) continue;
       size_t eq = token.find('=');
-      bool is_key = eq != std::string::npos && eq > 0 &&
-                    std::all_of(token.begin(), token.begin() + static_cast<long>(eq), [](char c) {
-                      return std::isalnum(static_cast<unsigned char>(c)) || c == ':' || c == '/' || c == '_';
-                    });
+      bool is_key =
+          eq != std::string::npos && eq > 0 &&
+          std::all_of(token.begin(), token.begin() + static_cast<long>(eq), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == ':' || c == '/' || c == '_';
+          });
       if (is_key) {
         last_key = token.substr(0, eq);
         record[last_key] = token.substr(eq + 1);

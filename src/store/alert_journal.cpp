@@ -7,17 +7,24 @@
 
 namespace llmwatch {
 
-void AlertJournal::enqueue(const std::string& channel, const std::string& alert_key, const std::string& message_json,
-                           double now) {
-  db_.prepare("INSERT INTO deliveries(channel, alert_key, message, state, next_attempt, created) "
-              "VALUES(?,?,?, 'pending', ?, ?)")
-      .bind(1, channel).bind(2, alert_key).bind(3, message_json).bind(4, now).bind(5, now).run();
+void AlertJournal::enqueue(const std::string& channel, const std::string& alert_key,
+                           const std::string& message_json, double now) {
+  db_.prepare(
+         "INSERT INTO deliveries(channel, alert_key, message, state, next_attempt, created) "
+         "VALUES(?,?,?, 'pending', ?, ?)")
+      .bind(1, channel)
+      .bind(2, alert_key)
+      .bind(3, message_json)
+      .bind(4, now)
+      .bind(5, now)
+      .run();
 }
 
 std::vector<DeliveryRow> AlertJournal::due(double now) {
   auto st = db_.prepare(
       "SELECT id, channel, alert_key, message, state, last_error, attempts, next_attempt, created, "
-      "COALESCE(sent_at, 0) FROM deliveries WHERE state='pending' AND next_attempt <= ? ORDER BY created, id");
+      "COALESCE(sent_at, 0) FROM deliveries WHERE state='pending' AND next_attempt <= ? ORDER BY "
+      "created, id");
   st.bind(1, now);
   std::vector<DeliveryRow> out;
   while (st.step())
@@ -27,16 +34,23 @@ std::vector<DeliveryRow> AlertJournal::due(double now) {
 }
 
 void AlertJournal::mark_sent(std::int64_t id, double now) {
-  db_.prepare("UPDATE deliveries SET state='sent', sent_at=?, attempts=attempts+1 WHERE id=?").bind(1, now).bind(2, id).run();
+  db_.prepare("UPDATE deliveries SET state='sent', sent_at=?, attempts=attempts+1 WHERE id=?")
+      .bind(1, now)
+      .bind(2, id)
+      .run();
 }
 
-void AlertJournal::mark_failed(std::int64_t id, const std::string& error, double now, double base_seconds) {
+void AlertJournal::mark_failed(std::int64_t id, const std::string& error, double now,
+                               double base_seconds) {
   auto st = db_.prepare("SELECT attempts FROM deliveries WHERE id=?");
   st.bind(1, id);
   int attempts = st.step() ? static_cast<int>(st.integer(0)) : 0;
   double backoff = std::min(3600.0, base_seconds * std::pow(2.0, attempts));
   db_.prepare("UPDATE deliveries SET attempts=attempts+1, last_error=?, next_attempt=? WHERE id=?")
-      .bind(1, error).bind(2, now + backoff).bind(3, id).run();
+      .bind(1, error)
+      .bind(2, now + backoff)
+      .bind(3, id)
+      .run();
 }
 
 int AlertJournal::pending_count() {
@@ -52,10 +66,16 @@ int AlertJournal::sent_count(const std::string& alert_key) {
   return static_cast<int>(st.integer(0));
 }
 
-std::int64_t AlertJournal::add_silence(const std::string& pattern, double until, const std::string& reason,
-                                       const std::string& by, double now) {
+std::int64_t AlertJournal::add_silence(const std::string& pattern, double until,
+                                       const std::string& reason, const std::string& by,
+                                       double now) {
   db_.prepare("INSERT INTO silences(pattern, until, reason, created_by, created) VALUES(?,?,?,?,?)")
-      .bind(1, pattern).bind(2, until).bind(3, reason).bind(4, by).bind(5, now).run();
+      .bind(1, pattern)
+      .bind(2, until)
+      .bind(3, reason)
+      .bind(4, by)
+      .bind(5, now)
+      .run();
   return db_.last_insert_id();
 }
 
@@ -65,10 +85,13 @@ bool AlertJournal::remove_silence(std::int64_t id) {
 }
 
 std::vector<SilenceRow> AlertJournal::silences(double now) {
-  auto st = db_.prepare("SELECT id, pattern, reason, created_by, until, created FROM silences WHERE until > ? ORDER BY id");
+  auto st = db_.prepare(
+      "SELECT id, pattern, reason, created_by, until, created FROM silences WHERE until > ? ORDER "
+      "BY id");
   st.bind(1, now);
   std::vector<SilenceRow> out;
-  while (st.step()) out.push_back({st.integer(0), st.text(1), st.text(2), st.text(3), st.real(4), st.real(5)});
+  while (st.step())
+    out.push_back({st.integer(0), st.text(1), st.text(2), st.text(3), st.real(4), st.real(5)});
   return out;
 }
 

@@ -26,7 +26,8 @@ class AlertJournal {
  public:
   explicit AlertJournal(Store& store) : db_(store.db()) {}
 
-  void enqueue(const std::string& channel, const std::string& alert_key, const std::string& message_json, double now);
+  void enqueue(const std::string& channel, const std::string& alert_key,
+               const std::string& message_json, double now);
   // Pending deliveries due now, oldest first.
   std::vector<DeliveryRow> due(double now);
   void mark_sent(std::int64_t id, double now);

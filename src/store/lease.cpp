@@ -22,7 +22,9 @@ std::string LeaseInfo::str() const {
 Lease::Lease(std::string state_dir, std::string host, int pid)
     : path_(std::move(state_dir) + "/lease"), host_(std::move(host)), pid_(pid) {}
 
-Lease::~Lease() { release(); }
+Lease::~Lease() {
+  release();
+}
 
 std::string Lease::content(double expires) const {
   std::ostringstream out;
@@ -38,7 +40,9 @@ static std::optional<LeaseInfo> parse_lease(const std::string& path) {
   return info;
 }
 
-std::optional<LeaseInfo> Lease::read(const std::string& state_dir) { return parse_lease(state_dir + "/lease"); }
+std::optional<LeaseInfo> Lease::read(const std::string& state_dir) {
+  return parse_lease(state_dir + "/lease");
+}
 
 bool Lease::create(double now, double ttl) {
   int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
@@ -68,13 +72,15 @@ bool Lease::acquire(double now, double ttl) {
   if (fd < 0) {
     struct stat st {};
     // A takeover lock is held for microseconds; one older than a minute is a crashed racer's.
-    if (::stat(lock.c_str(), &st) == 0 && static_cast<double>(st.st_mtime) < now - 60) ::unlink(lock.c_str());
+    if (::stat(lock.c_str(), &st) == 0 && static_cast<double>(st.st_mtime) < now - 60)
+      ::unlink(lock.c_str());
     return false;
   }
   ::close(fd);
   bool won = false;
   auto again = parse_lease(path_);
-  if (again && again->host == current->host && again->pid == current->pid && again->expires == current->expires) {
+  if (again && again->host == current->host && again->pid == current->pid &&
+      again->expires == current->expires) {
     ::unlink(path_.c_str());
     won = create(now, ttl);  // fails if a racer created a fresh one in between: theirs stands
   }

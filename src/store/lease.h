@@ -11,7 +11,7 @@ namespace llmwatch {
 struct LeaseInfo {
   std::string host;
   int pid = 0;
-  double expires = 0;  // unix seconds
+  double expires = 0;       // unix seconds
   std::string str() const;  // "host:pid until 2026-11-22T03:00:00Z"
 };
 

@@ -68,8 +68,9 @@ int migrate(Db& db) {
   const auto& migrations = schema_migrations();
   int version = schema_version(db);
   if (version > static_cast<int>(migrations.size()))
-    throw DbError("state store has schema version " + std::to_string(version) + ", newer than this llmwatch (" +
-                  std::to_string(migrations.size()) + "); upgrade llmwatch");
+    throw DbError("state store has schema version " + std::to_string(version) +
+                  ", newer than this llmwatch (" + std::to_string(migrations.size()) +
+                  "); upgrade llmwatch");
   for (int v = version; v < static_cast<int>(migrations.size()); ++v) {
     db.transaction([&] {
       db.exec(migrations[v]);

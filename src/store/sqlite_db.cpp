@@ -7,7 +7,9 @@ Statement::Statement(sqlite3* db, const std::string& sql) : db_(db) {
     throw DbError(std::string("sqlite prepare: ") + sqlite3_errmsg(db) + " in: " + sql);
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+  sqlite3_finalize(stmt_);
+}
 
 Statement& Statement::bind(int index, const std::string& value) {
   sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
@@ -35,14 +37,22 @@ bool Statement::step() {
 
 std::string Statement::text(int col) const {
   auto p = sqlite3_column_text(stmt_, col);
-  return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col)) : std::string();
+  return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col))
+           : std::string();
 }
-std::int64_t Statement::integer(int col) const { return sqlite3_column_int64(stmt_, col); }
-double Statement::real(int col) const { return sqlite3_column_double(stmt_, col); }
-bool Statement::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+std::int64_t Statement::integer(int col) const {
+  return sqlite3_column_int64(stmt_, col);
+}
+double Statement::real(int col) const {
+  return sqlite3_column_double(stmt_, col);
+}
+bool Statement::is_null(int col) const {
+  return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
+}
 
 Db::Db(const std::string& path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
@@ -56,7 +66,9 @@ Db::Db(const std::string& path) {
   exec("PRAGMA foreign_keys=ON");
 }
 
-Db::~Db() { sqlite3_close(db_); }
+Db::~Db() {
+  sqlite3_close(db_);
+}
 
 void Db::exec(const std::string& sql) {
   char* err = nullptr;

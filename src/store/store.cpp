@@ -6,7 +6,9 @@
 
 namespace llmwatch {
 
-std::string Store::db_path(const std::string& state_dir) { return state_dir + "/state.db"; }
+std::string Store::db_path(const std::string& state_dir) {
+  return state_dir + "/state.db";
+}
 
 static std::string ensure_dir(const std::string& dir) {
   std::error_code ec;
@@ -15,29 +17,43 @@ static std::string ensure_dir(const std::string& dir) {
   return dir;
 }
 
-Store::Store(const std::string& state_dir) : db_(db_path(ensure_dir(state_dir))) { migrate(db_); }
+Store::Store(const std::string& state_dir) : db_(db_path(ensure_dir(state_dir))) {
+  migrate(db_);
+}
 
-void Store::add_event(double ts, const std::string& kind, const std::string& subject, const std::string& severity,
-                      const std::string& message, const std::string& data_json) {
+void Store::add_event(double ts, const std::string& kind, const std::string& subject,
+                      const std::string& severity, const std::string& message,
+                      const std::string& data_json) {
   db_.prepare("INSERT INTO events(ts, kind, subject, severity, message, data) VALUES(?,?,?,?,?,?)")
-      .bind(1, ts).bind(2, kind).bind(3, subject).bind(4, severity).bind(5, message).bind(6, data_json)
+      .bind(1, ts)
+      .bind(2, kind)
+      .bind(3, subject)
+      .bind(4, severity)
+      .bind(5, message)
+      .bind(6, data_json)
       .run();
 }
 
 std::vector<EventRow> Store::events(double since, const std::string& subject_like, int limit) {
   auto st = db_.prepare(
-      "SELECT ts, kind, subject, severity, message, data FROM events WHERE ts >= ? AND subject LIKE ? "
+      "SELECT ts, kind, subject, severity, message, data FROM events WHERE ts >= ? AND subject "
+      "LIKE ? "
       "ORDER BY ts DESC, id DESC LIMIT ?");
   st.bind(1, since).bind(2, subject_like.empty() ? std::string("%") : subject_like).bind(3, limit);
   std::vector<EventRow> out;
-  while (st.step()) out.push_back({st.real(0), st.text(1), st.text(2), st.text(3), st.text(4), st.text(5)});
+  while (st.step())
+    out.push_back({st.real(0), st.text(1), st.text(2), st.text(3), st.text(4), st.text(5)});
   return {out.rbegin(), out.rend()};  // oldest first, like a log
 }
 
 void Store::put(const std::string& key, const std::string& value, double now) {
-  db_.prepare("INSERT INTO kv(key, value, updated) VALUES(?,?,?) "
-              "ON CONFLICT(key) DO UPDATE SET value=excluded.value, updated=excluded.updated")
-      .bind(1, key).bind(2, value).bind(3, now).run();
+  db_.prepare(
+         "INSERT INTO kv(key, value, updated) VALUES(?,?,?) "
+         "ON CONFLICT(key) DO UPDATE SET value=excluded.value, updated=excluded.updated")
+      .bind(1, key)
+      .bind(2, value)
+      .bind(3, now)
+      .run();
 }
 
 std::optional<std::string> Store::get(const std::string& key) {
@@ -52,9 +68,12 @@ static std::string evidence_json(const std::vector<std::string>& lines) {
   for (const auto& line : lines) {
     out += out.size() > 1 ? ",\"" : "\"";
     for (char c : line) {
-      if (c == '"' || c == '\\') out += '\\', out += c;
-      else if (static_cast<unsigned char>(c) < 0x20) out += ' ';
-      else out += c;
+      if (c == '"' || c == '\\')
+        out += '\\', out += c;
+      else if (static_cast<unsigned char>(c) < 0x20)
+        out += ' ';
+      else
+        out += c;
     }
     out += '"';
   }
@@ -66,27 +85,43 @@ FindingChange Store::observe(const Finding& f, double now) {
   st.bind(1, f.key);
   bool firing = st.step() && st.text(0) == "firing";
   if (firing) {
-    db_.prepare("UPDATE findings SET severity=?, summary=?, evidence=?, last_seen=?, missing=0 WHERE key=?")
-        .bind(1, severity_name(f.severity)).bind(2, f.summary).bind(3, evidence_json(f.evidence)).bind(4, now)
-        .bind(5, f.key).run();
+    db_.prepare(
+           "UPDATE findings SET severity=?, summary=?, evidence=?, last_seen=?, missing=0 WHERE "
+           "key=?")
+        .bind(1, severity_name(f.severity))
+        .bind(2, f.summary)
+        .bind(3, evidence_json(f.evidence))
+        .bind(4, now)
+        .bind(5, f.key)
+        .run();
     return FindingChange::Ongoing;
   }
-  db_.prepare("INSERT INTO findings(key, severity, summary, evidence, state, first_seen, last_seen) "
-              "VALUES(?,?,?,?, 'firing', ?, ?) ON CONFLICT(key) DO UPDATE SET severity=excluded.severity, "
-              "summary=excluded.summary, evidence=excluded.evidence, state='firing', "
-              "first_seen=excluded.first_seen, last_seen=excluded.last_seen, resolved_at=NULL, notified_at=NULL, "
-              "missing=0")
-      .bind(1, f.key).bind(2, severity_name(f.severity)).bind(3, f.summary).bind(4, evidence_json(f.evidence))
-      .bind(5, now).bind(6, now).run();
+  db_.prepare(
+         "INSERT INTO findings(key, severity, summary, evidence, state, first_seen, last_seen) "
+         "VALUES(?,?,?,?, 'firing', ?, ?) ON CONFLICT(key) DO UPDATE SET "
+         "severity=excluded.severity, "
+         "summary=excluded.summary, evidence=excluded.evidence, state='firing', "
+         "first_seen=excluded.first_seen, last_seen=excluded.last_seen, resolved_at=NULL, "
+         "notified_at=NULL, "
+         "missing=0")
+      .bind(1, f.key)
+      .bind(2, severity_name(f.severity))
+      .bind(3, f.summary)
+      .bind(4, evidence_json(f.evidence))
+      .bind(5, now)
+      .bind(6, now)
+      .run();
   return FindingChange::New;
 }
 
 static FindingRow finding_row(Statement& st) {
-  return {st.text(0), st.text(1), st.text(2), st.text(3), st.text(4), st.real(5), st.real(6), st.real(7), st.real(8)};
+  return {st.text(0), st.text(1), st.text(2), st.text(3), st.text(4),
+          st.real(5), st.real(6), st.real(7), st.real(8)};
 }
 
 std::vector<FindingRow> Store::resolve_absent(const std::vector<std::string>& scopes,
-                                              const std::set<std::string>& seen, double now, int after_cycles) {
+                                              const std::set<std::string>& seen, double now,
+                                              int after_cycles) {
   std::vector<FindingRow> resolved;
   for (const auto& row : firing()) {
     if (seen.count(row.key)) continue;
@@ -96,8 +131,12 @@ std::vector<FindingRow> Store::resolve_absent(const std::vector<std::string>& sc
     db_.prepare("UPDATE findings SET missing=missing+1 WHERE key=?").bind(1, row.key).run();
     auto st = db_.prepare("SELECT missing FROM findings WHERE key=?");
     st.bind(1, row.key);
-    if (st.step() && st.integer(0) < after_cycles) continue;  // hysteresis: gone, but not long enough
-    db_.prepare("UPDATE findings SET state='resolved', resolved_at=? WHERE key=?").bind(1, now).bind(2, row.key).run();
+    if (st.step() && st.integer(0) < after_cycles)
+      continue;  // hysteresis: gone, but not long enough
+    db_.prepare("UPDATE findings SET state='resolved', resolved_at=? WHERE key=?")
+        .bind(1, now)
+        .bind(2, row.key)
+        .run();
     FindingRow r = row;
     r.state = "resolved";
     r.resolved_at = now;
@@ -112,25 +151,38 @@ void Store::set_notified(const std::string& key, double now) {
 
 std::vector<FindingRow> Store::firing() {
   auto st = db_.prepare(
-      "SELECT key, severity, summary, evidence, state, first_seen, last_seen, COALESCE(resolved_at, 0), "
+      "SELECT key, severity, summary, evidence, state, first_seen, last_seen, "
+      "COALESCE(resolved_at, 0), "
       "COALESCE(notified_at, 0) FROM findings WHERE state='firing' ORDER BY first_seen");
   std::vector<FindingRow> out;
   while (st.step()) out.push_back(finding_row(st));
   return out;
 }
 
-std::optional<std::int64_t> Store::begin_action(const std::string& idem_key, const std::string& kind,
-                                                const std::string& subject, const std::string& reason, double now) {
-  db_.prepare("INSERT OR IGNORE INTO actions(idem_key, kind, subject, reason, state, started) "
-              "VALUES(?,?,?,?, 'intent', ?)")
-      .bind(1, idem_key).bind(2, kind).bind(3, subject).bind(4, reason).bind(5, now).run();
+std::optional<std::int64_t> Store::begin_action(const std::string& idem_key,
+                                                const std::string& kind, const std::string& subject,
+                                                const std::string& reason, double now) {
+  db_.prepare(
+         "INSERT OR IGNORE INTO actions(idem_key, kind, subject, reason, state, started) "
+         "VALUES(?,?,?,?, 'intent', ?)")
+      .bind(1, idem_key)
+      .bind(2, kind)
+      .bind(3, subject)
+      .bind(4, reason)
+      .bind(5, now)
+      .run();
   if (db_.changes() == 0) return std::nullopt;
   return db_.last_insert_id();
 }
 
-void Store::finish_action(std::int64_t id, const std::string& state, const std::string& detail, double now) {
+void Store::finish_action(std::int64_t id, const std::string& state, const std::string& detail,
+                          double now) {
   db_.prepare("UPDATE actions SET state=?, detail=?, finished=? WHERE id=?")
-      .bind(1, state).bind(2, detail).bind(3, now).bind(4, id).run();
+      .bind(1, state)
+      .bind(2, detail)
+      .bind(3, now)
+      .bind(4, id)
+      .run();
 }
 
 int Store::count_actions(const std::string& kind, const std::string& subject, double since) {
@@ -145,18 +197,19 @@ int Store::count_actions(const std::string& kind, const std::string& subject, do
 
 std::vector<ActionRow> Store::recent_actions(int limit) {
   auto st = db_.prepare(
-      "SELECT id, idem_key, kind, subject, reason, state, detail, started, COALESCE(finished,0) FROM actions "
+      "SELECT id, idem_key, kind, subject, reason, state, detail, started, COALESCE(finished,0) "
+      "FROM actions "
       "ORDER BY started DESC, id DESC LIMIT ?");
   st.bind(1, limit);
   std::vector<ActionRow> out;
   while (st.step())
-    out.push_back({st.integer(0), st.text(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6),
-                   st.real(7), st.real(8)});
+    out.push_back({st.integer(0), st.text(1), st.text(2), st.text(3), st.text(4), st.text(5),
+                   st.text(6), st.real(7), st.real(8)});
   return out;
 }
 
-void Store::add_progress(const std::string& job, double ts, std::int64_t step, std::optional<double> step_time,
-                         std::optional<double> loss) {
+void Store::add_progress(const std::string& job, double ts, std::int64_t step,
+                         std::optional<double> step_time, std::optional<double> loss) {
   auto st = db_.prepare("INSERT INTO progress(job, ts, step, step_time, loss) VALUES(?,?,?,?,?)");
   st.bind(1, job).bind(2, ts).bind(3, step);
   step_time ? st.bind(4, *step_time) : st.bind_null(4);
@@ -164,12 +217,19 @@ void Store::add_progress(const std::string& job, double ts, std::int64_t step, s
   st.run();
 }
 
-void Store::record_cycle(double started, double finished, const std::string& host, int pid, int findings,
-                         int actions, int unknown_probes) {
-  db_.prepare("INSERT INTO cycles(started, finished, host, pid, findings, actions, unknown_probes) "
-              "VALUES(?,?,?,?,?,?,?)")
-      .bind(1, started).bind(2, finished).bind(3, host).bind(4, pid).bind(5, findings).bind(6, actions)
-      .bind(7, unknown_probes).run();
+void Store::record_cycle(double started, double finished, const std::string& host, int pid,
+                         int findings, int actions, int unknown_probes) {
+  db_.prepare(
+         "INSERT INTO cycles(started, finished, host, pid, findings, actions, unknown_probes) "
+         "VALUES(?,?,?,?,?,?,?)")
+      .bind(1, started)
+      .bind(2, finished)
+      .bind(3, host)
+      .bind(4, pid)
+      .bind(5, findings)
+      .bind(6, actions)
+      .bind(7, unknown_probes)
+      .run();
 }
 
 void Store::compact(double before) {
@@ -178,7 +238,9 @@ void Store::compact(double before) {
     db_.prepare("DELETE FROM progress WHERE ts < ?").bind(1, before).run();
     db_.prepare("DELETE FROM cycles WHERE started < ?").bind(1, before).run();
     db_.prepare("DELETE FROM storage_series WHERE ts < ?").bind(1, before).run();
-    db_.prepare("DELETE FROM findings WHERE state='resolved' AND resolved_at < ?").bind(1, before).run();
+    db_.prepare("DELETE FROM findings WHERE state='resolved' AND resolved_at < ?")
+        .bind(1, before)
+        .run();
   });
 }
 

@@ -39,8 +39,9 @@ class Store {
 
   Db& db() { return db_; }
 
-  void add_event(double ts, const std::string& kind, const std::string& subject, const std::string& severity,
-                 const std::string& message, const std::string& data_json = "{}");
+  void add_event(double ts, const std::string& kind, const std::string& subject,
+                 const std::string& severity, const std::string& message,
+                 const std::string& data_json = "{}");
   std::vector<EventRow> events(double since, const std::string& subject_like, int limit);
 
   void put(const std::string& key, const std::string& value, double now);
@@ -52,20 +53,23 @@ class Store {
   // observed this cycle; returns them. Scopes whose probe was unknown are left alone.
   // after_cycles: hysteresis, how many evaluated cycles in a row it must be absent.
   std::vector<FindingRow> resolve_absent(const std::vector<std::string>& scopes,
-                                         const std::set<std::string>& seen, double now, int after_cycles = 1);
+                                         const std::set<std::string>& seen, double now,
+                                         int after_cycles = 1);
   void set_notified(const std::string& key, double now);
   std::vector<FindingRow> firing();
 
   // Action journal. begin_action returns nullopt when idem_key was already journaled
   // (the action must not run again); otherwise the row id, with state 'intent'.
   std::optional<std::int64_t> begin_action(const std::string& idem_key, const std::string& kind,
-                                           const std::string& subject, const std::string& reason, double now);
-  void finish_action(std::int64_t id, const std::string& state, const std::string& detail, double now);
+                                           const std::string& subject, const std::string& reason,
+                                           double now);
+  void finish_action(std::int64_t id, const std::string& state, const std::string& detail,
+                     double now);
   int count_actions(const std::string& kind, const std::string& subject, double since);
   std::vector<ActionRow> recent_actions(int limit);
 
-  void add_progress(const std::string& job, double ts, std::int64_t step, std::optional<double> step_time,
-                    std::optional<double> loss);
+  void add_progress(const std::string& job, double ts, std::int64_t step,
+                    std::optional<double> step_time, std::optional<double> loss);
 
   void record_cycle(double started, double finished, const std::string& host, int pid, int findings,
                     int actions, int unknown_probes);

@@ -17,7 +17,8 @@ size_t collect(char* data, size_t size, size_t n, void* user) {
 size_t header_line(char* data, size_t size, size_t n, void* user) {
   std::string line(data, size * n);
   auto* retry_after = static_cast<double*>(user);
-  if (line.size() > 12 && (line.rfind("Retry-After:", 0) == 0 || line.rfind("retry-after:", 0) == 0))
+  if (line.size() > 12 &&
+      (line.rfind("Retry-After:", 0) == 0 || line.rfind("retry-after:", 0) == 0))
     *retry_after = std::atof(line.c_str() + 12);
   return size * n;
 }
@@ -47,8 +48,10 @@ HttpResult http_request(const std::string& method, const std::string& url, const
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, header_line);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &result.retry_after);
   CURLcode rc = curl_easy_perform(curl);
-  if (rc != CURLE_OK) result.error = curl_easy_strerror(rc);
-  else curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result.status);
+  if (rc != CURLE_OK)
+    result.error = curl_easy_strerror(rc);
+  else
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result.status);
   curl_slist_free_all(list);
   curl_easy_cleanup(curl);
   return result;

@@ -8,10 +8,10 @@
 namespace llmwatch {
 
 struct HttpResult {
-  long status = 0;        // 0: no response
+  long status = 0;  // 0: no response
   std::string body;
-  std::string error;      // transport error
-  double retry_after = 0; // from a 429's Retry-After, seconds
+  std::string error;       // transport error
+  double retry_after = 0;  // from a 429's Retry-After, seconds
   bool ok() const { return error.empty() && status >= 200 && status < 300; }
 };
 

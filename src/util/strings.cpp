@@ -24,7 +24,9 @@ std::vector<std::string> split(std::string_view s, char sep) {
   return out;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
 
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
@@ -63,8 +65,10 @@ std::string expand_env(std::string_view text, std::vector<std::string>* missing)
     }
     out.append(text.substr(pos, open - pos));
     std::string name(text.substr(open + 2, close - open - 2));
-    if (const char* value = std::getenv(name.c_str())) out += value;
-    else if (missing) missing->push_back(name);
+    if (const char* value = std::getenv(name.c_str()))
+      out += value;
+    else if (missing)
+      missing->push_back(name);
     pos = close + 1;
   }
   return out;

@@ -7,8 +7,8 @@
 #include <boost/asio.hpp>
 #include <boost/process.hpp>
 #include <functional>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "util/strings.h"
@@ -30,15 +30,18 @@ struct PipeReader {
   std::array<char, 65536> buffer{};
 
   void start() {
-    pipe.async_read_some(asio::buffer(buffer), [this](const boost::system::error_code& ec, std::size_t n) {
-      if (n > 0) {
-        std::size_t room = sink.size() < cap ? cap - sink.size() : 0;
-        if (n > room) truncated = true;
-        sink.append(buffer.data(), std::min(n, room));
-      }
-      if (ec) on_eof();
-      else start();
-    });
+    pipe.async_read_some(asio::buffer(buffer),
+                         [this](const boost::system::error_code& ec, std::size_t n) {
+                           if (n > 0) {
+                             std::size_t room = sink.size() < cap ? cap - sink.size() : 0;
+                             if (n > room) truncated = true;
+                             sink.append(buffer.data(), std::min(n, room));
+                           }
+                           if (ec)
+                             on_eof();
+                           else
+                             start();
+                         });
   }
 };
 
@@ -46,7 +49,8 @@ struct PipeReader {
 
 std::string ProcessResult::describe(const std::string& what) const {
   if (!started) return what + ": could not run: " + error;
-  if (timed_out) return what + ": timed out after " + std::to_string(static_cast<int>(seconds)) + "s";
+  if (timed_out)
+    return what + ": timed out after " + std::to_string(static_cast<int>(seconds)) + "s";
   if (signal) return what + ": killed by signal " + std::to_string(signal);
   std::string first_err;
   for (const auto& line : split(err, '\n'))
@@ -128,8 +132,10 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   child.wait(ec);
   int status = child.native_exit_code();
-  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
-  else if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status))
+    result.signal = WTERMSIG(status);
+  else if (WIFEXITED(status))
+    result.exit_code = WEXITSTATUS(status);
   result.seconds = elapsed();
   return result;
 }

@@ -11,12 +11,12 @@
 namespace llmwatch {
 
 struct ProcessSpec {
-  std::vector<std::string> argv;                // argv[0] is looked up on PATH unless it has a '/'
-  std::map<std::string, std::string> env;       // added to (or replacing) the inherited environment
+  std::vector<std::string> argv;           // argv[0] is looked up on PATH unless it has a '/'
+  std::map<std::string, std::string> env;  // added to (or replacing) the inherited environment
   std::chrono::milliseconds timeout{30'000};
-  std::size_t max_output = 16 * 1024 * 1024;    // per stream; the rest is read and dropped
-  std::string stdin_data;                       // written to the child's stdin, then closed
-  std::string cwd;                              // empty: inherit
+  std::size_t max_output = 16 * 1024 * 1024;  // per stream; the rest is read and dropped
+  std::string stdin_data;                     // written to the child's stdin, then closed
+  std::string cwd;                            // empty: inherit
 };
 
 struct ProcessResult {

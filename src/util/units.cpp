@@ -1,10 +1,10 @@
 #include "util/units.h"
 
-#include "util/strings.h"
-
 #include <cctype>
 #include <cmath>
 #include <limits>
+
+#include "util/strings.h"
 
 namespace llmwatch {
 namespace {
@@ -17,7 +17,8 @@ bool fail(std::string* error, std::string message) {
 // Reads a non-negative decimal number (digits with an optional fraction) at text[pos].
 bool read_number(std::string_view text, size_t& pos, double& value) {
   size_t start = pos;
-  while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.'))
+  while (pos < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.'))
     ++pos;
   if (pos == start) return false;
   std::string digits(text.substr(start, pos - start));
@@ -48,20 +49,28 @@ std::optional<Seconds> parse_duration(std::string_view text, std::string* error)
       return false;
     };
     double scale;
-    if (is({"s", "sec", "secs", "second", "seconds"})) scale = 1;
-    else if (is({"ms"})) scale = 0.001;
-    else if (is({"m", "min", "mins", "minute", "minutes"})) scale = 60;
-    else if (is({"h", "hr", "hrs", "hour", "hours"})) scale = 3600;
-    else if (is({"d", "day", "days"})) scale = 86400;
-    else if (is({"w", "week", "weeks"})) scale = 7 * 86400;
-    else if (unit.empty() && pos == text.size() && unit_start == pos && total == 0) scale = 1;
+    if (is({"s", "sec", "secs", "second", "seconds"}))
+      scale = 1;
+    else if (is({"ms"}))
+      scale = 0.001;
+    else if (is({"m", "min", "mins", "minute", "minutes"}))
+      scale = 60;
+    else if (is({"h", "hr", "hrs", "hour", "hours"}))
+      scale = 3600;
+    else if (is({"d", "day", "days"}))
+      scale = 86400;
+    else if (is({"w", "week", "weeks"}))
+      scale = 7 * 86400;
+    else if (unit.empty() && pos == text.size() && unit_start == pos && total == 0)
+      scale = 1;
     else
       return fail(error, "unknown unit '" + std::string(unit) + "' in duration '" +
                              std::string(text) + "' (use ms, s, m, h, d, w)"),
              std::nullopt;
     total += value * scale;
   }
-  if (total > 1e9) return fail(error, "duration '" + std::string(text) + "' is too long"), std::nullopt;
+  if (total > 1e9)
+    return fail(error, "duration '" + std::string(text) + "' is too long"), std::nullopt;
   return Seconds(static_cast<std::int64_t>(std::llround(total)));
 }
 
@@ -78,15 +87,18 @@ std::optional<std::uint64_t> parse_size(std::string_view text, std::string* erro
   if (unit.empty() || unit == "B") scale = 1;
   for (int i = 0; i < 6 && scale == 0; ++i) {
     std::string p(1, kPrefixes[i]);
-    if (unit == p + "IB" || unit == p + "I") scale = std::pow(1024.0, i + 1);
-    else if (unit == p + "B" || unit == p) scale = std::pow(1000.0, i + 1);
+    if (unit == p + "IB" || unit == p + "I")
+      scale = std::pow(1024.0, i + 1);
+    else if (unit == p + "B" || unit == p)
+      scale = std::pow(1000.0, i + 1);
   }
   if (scale == 0)
     return fail(error, "unknown unit '" + unit + "' in size '" + std::string(text) +
                            "' (use B, KB, MB, GB, TB, PB or KiB, MiB, GiB, TiB, PiB)"),
            std::nullopt;
   double bytes = value * scale;
-  if (bytes >= 1.8e19) return fail(error, "size '" + std::string(text) + "' is too large"), std::nullopt;
+  if (bytes >= 1.8e19)
+    return fail(error, "size '" + std::string(text) + "' is too large"), std::nullopt;
   return static_cast<std::uint64_t>(std::llround(bytes));
 }
 
@@ -96,8 +108,10 @@ std::optional<double> parse_percent(std::string_view text, std::string* error) {
   size_t pos = 0;
   double value = 0;
   if (!read_number(text, pos, value) || pos != text.size())
-    return fail(error, "expected a percentage like '85%', got '" + std::string(text) + "'"), std::nullopt;
-  if (value > 100) return fail(error, "percentage " + std::string(text) + "% is over 100%"), std::nullopt;
+    return fail(error, "expected a percentage like '85%', got '" + std::string(text) + "'"),
+           std::nullopt;
+  if (value > 100)
+    return fail(error, "percentage " + std::string(text) + "% is over 100%"), std::nullopt;
   return value / 100.0;
 }
 
@@ -106,7 +120,8 @@ std::string format_duration(Seconds d) {
   if (s < 0) return "-" + format_duration(Seconds(-s));
   if (s == 0) return "0s";
   std::string out;
-  const std::pair<std::int64_t, const char*> units[] = {{86400, "d"}, {3600, "h"}, {60, "m"}, {1, "s"}};
+  const std::pair<std::int64_t, const char*> units[] = {
+      {86400, "d"}, {3600, "h"}, {60, "m"}, {1, "s"}};
   int parts = 0;
   for (auto [size, name] : units) {
     if (s >= size && parts < 2) {

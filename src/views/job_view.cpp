@@ -19,19 +19,24 @@ nlohmann::json job_figures(const JobSettings& job, const JobProgress& p, double 
   if (step_time > 0) f["step_time_s"] = step_time;
   double gbs = job.global_batch_size > 0 ? job.global_batch_size : p.global_batch_size.value_or(0);
   double tps = 0;
-  if (job.seq_length > 0 && gbs > 0 && step_time > 0) f["tokens_per_s"] = tps = tokens_per_second(job.seq_length, gbs, step_time);
+  if (job.seq_length > 0 && gbs > 0 && step_time > 0)
+    f["tokens_per_s"] = tps = tokens_per_second(job.seq_length, gbs, step_time);
   double flops = job.model_flops_per_sample;
   if (flops <= 0 && job.layers > 0 && job.seq_length > 0) {
-    ModelArchitecture a{job.layers, job.hidden_size, job.ffn_hidden_size, job.attention_heads,
-                        job.query_groups, job.vocab_size, job.seq_length, job.gated_mlp};
+    ModelArchitecture a{job.layers,       job.hidden_size, job.ffn_hidden_size, job.attention_heads,
+                        job.query_groups, job.vocab_size,  job.seq_length,      job.gated_mlp};
     flops = model_flops_per_sample(a);
   }
   if (flops > 0) f["model_flops_per_sample"] = flops;
-  double peak = job.peak_tflops > 0 ? job.peak_tflops : peak_tflops(job.gpu, job.precision).value_or(0);
-  if (flops > 0 && gbs > 0 && step_time > 0 && job.gpus > 0 && peak > 0) f["mfu"] = mfu(gbs, flops, step_time, job.gpus, peak);
+  double peak =
+      job.peak_tflops > 0 ? job.peak_tflops : peak_tflops(job.gpu, job.precision).value_or(0);
+  if (flops > 0 && gbs > 0 && step_time > 0 && job.gpus > 0 && peak > 0)
+    f["mfu"] = mfu(gbs, flops, step_time, job.gpus, peak);
   long long max_steps = job.max_steps > 0 ? job.max_steps : p.max_steps.value_or(0);
-  if (max_steps > 0 && p.step && step_time > 0) f["eta_s"] = eta_seconds(*p.step, max_steps, step_time);
-  if (job.train_tokens > 0 && tps > 0) f["time_to_train_tokens_s"] = seconds_to_train_tokens(job.train_tokens, tps);
+  if (max_steps > 0 && p.step && step_time > 0)
+    f["eta_s"] = eta_seconds(*p.step, max_steps, step_time);
+  if (job.train_tokens > 0 && tps > 0)
+    f["time_to_train_tokens_s"] = seconds_to_train_tokens(job.train_tokens, tps);
   if (p.loss && std::isfinite(*p.loss)) f["loss"] = *p.loss;
   if (p.checkpoint_done > 0) f["last_checkpoint_age_s"] = now - p.checkpoint_done;
   if (p.save_seconds) f["save_s"] = *p.save_seconds;
@@ -51,7 +56,8 @@ nlohmann::json job_history(const JobSettings& job, Store& store, double now) {
   // Failures: hang/crash/absent findings as they were raised.
   std::vector<std::pair<double, std::string>> failures;
   for (const auto& e : store.events(0, label, 100000))
-    if (e.kind == "finding" && (e.message.find("/hung:") != std::string::npos || e.message.find("/crashed:") != std::string::npos ||
+    if (e.kind == "finding" && (e.message.find("/hung:") != std::string::npos ||
+                                e.message.find("/crashed:") != std::string::npos ||
                                 e.message.find("/absent:") != std::string::npos))
       failures.emplace_back(e.ts, e.message);
   nlohmann::json restarts = nlohmann::json::array();
@@ -60,8 +66,10 @@ nlohmann::json job_history(const JobSettings& job, Store& store, double now) {
     // Lost: from the last step before the failure to the first step after it.
     double before = 0, after = 0;
     for (const auto& [t, step] : rows) {
-      if (t <= ts) before = t;
-      else if (after == 0) after = t;
+      if (t <= ts)
+        before = t;
+      else if (after == 0)
+        after = t;
     }
     nlohmann::json r = {{"ts", ts}, {"reason", why}};
     if (before > 0 && after > 0) {
@@ -80,7 +88,8 @@ nlohmann::json job_history(const JobSettings& job, Store& store, double now) {
     // Steps over time, thinned to at most 200 points.
     nlohmann::json series = nlohmann::json::array();
     size_t stride = std::max<size_t>(1, rows.size() / 200);
-    for (size_t i = 0; i < rows.size(); i += stride) series.push_back({rows[i].first, rows[i].second});
+    for (size_t i = 0; i < rows.size(); i += stride)
+      series.push_back({rows[i].first, rows[i].second});
     h["steps"] = series;
     if (!failures.empty() && wall > 0) h["mtbf_s"] = wall / static_cast<double>(failures.size());
   }
@@ -114,14 +123,17 @@ nlohmann::json build_job(const JobSettings& job, Store& store, double now) {
   if (f.contains("save_s") && h.contains("mtbf_s")) {
     double best = optimal_checkpoint_interval(f["save_s"].get<double>(), h["mtbf_s"].get<double>());
     j["optimal_checkpoint_interval_s"] = best;
-    std::string advice = "checkpoint every " + format_duration(Seconds(static_cast<long long>(best))) +
-                         " (Young/Daly: save " + std::to_string(static_cast<int>(f["save_s"].get<double>())) +
-                         " s, MTBF " + format_duration(Seconds(static_cast<long long>(h["mtbf_s"].get<double>()))) + ")";
+    std::string advice =
+        "checkpoint every " + format_duration(Seconds(static_cast<long long>(best))) +
+        " (Young/Daly: save " + std::to_string(static_cast<int>(f["save_s"].get<double>())) +
+        " s, MTBF " + format_duration(Seconds(static_cast<long long>(h["mtbf_s"].get<double>()))) +
+        ")";
     if (f.contains("checkpoint_interval_s")) {
       double current = f["checkpoint_interval_s"].get<double>();
       j["expected_loss_per_failure_s"] = current / 2;
-      advice += "; now every " + format_duration(Seconds(static_cast<long long>(current))) + ", losing ~" +
-                format_duration(Seconds(static_cast<long long>(current / 2))) + " per failure";
+      advice += "; now every " + format_duration(Seconds(static_cast<long long>(current))) +
+                ", losing ~" + format_duration(Seconds(static_cast<long long>(current / 2))) +
+                " per failure";
     }
     j["advice"] = advice;
   }
@@ -134,14 +146,17 @@ std::string fmt(double v, const char* f) {
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
 }
-std::string dur(double s) { return format_duration(Seconds(static_cast<long long>(s))); }
+std::string dur(double s) {
+  return format_duration(Seconds(static_cast<long long>(s)));
+}
 }  // namespace
 
 std::string render_job(const nlohmann::json& j, bool color) {
   std::ostringstream out;
   const auto& f = j["figures"];
   const auto& h = j["history"];
-  out << j["name"].get<std::string>() << "  task " << j.value("task", "") << "  step " << j.value("step", 0LL);
+  out << j["name"].get<std::string>() << "  task " << j.value("task", "") << "  step "
+      << j.value("step", 0LL);
   if (j.contains("max_steps")) out << "/" << j["max_steps"].get<long long>();
   out << "\n";
   if (f.contains("step_time_s")) {
@@ -151,22 +166,29 @@ std::string render_job(const nlohmann::json& j, bool color) {
     if (color && !recent.empty()) out << "  " << sparkline(recent);
     out << "\n";
   }
-  if (f.contains("tokens_per_s")) out << "  throughput     " << fmt(f["tokens_per_s"].get<double>(), "%.0f tokens/s") << "\n";
-  if (f.contains("mfu")) out << "  MFU            " << fmt(f["mfu"].get<double>() * 100, "%.2f%%") << "\n";
-  if (f.contains("loss")) out << "  loss           " << fmt(f["loss"].get<double>(), "%.4g") << "\n";
+  if (f.contains("tokens_per_s"))
+    out << "  throughput     " << fmt(f["tokens_per_s"].get<double>(), "%.0f tokens/s") << "\n";
+  if (f.contains("mfu"))
+    out << "  MFU            " << fmt(f["mfu"].get<double>() * 100, "%.2f%%") << "\n";
+  if (f.contains("loss"))
+    out << "  loss           " << fmt(f["loss"].get<double>(), "%.4g") << "\n";
   if (f.contains("eta_s")) out << "  ETA            " << dur(f["eta_s"].get<double>()) << "\n";
   if (f.contains("time_to_train_tokens_s"))
-    out << "  to train target tokens  " << fmt(f["time_to_train_tokens_s"].get<double>() / 86400, "%.2f days") << "\n";
+    out << "  to train target tokens  "
+        << fmt(f["time_to_train_tokens_s"].get<double>() / 86400, "%.2f days") << "\n";
   if (f.contains("last_checkpoint_age_s")) {
     out << "  last checkpoint " << dur(f["last_checkpoint_age_s"].get<double>()) << " ago";
-    if (f.contains("save_s")) out << " (save took " << fmt(f["save_s"].get<double>(), "%.1f s") << ")";
+    if (f.contains("save_s"))
+      out << " (save took " << fmt(f["save_s"].get<double>(), "%.1f s") << ")";
     out << "\n";
   }
   if (j.contains("advice")) out << "  advice         " << j["advice"].get<std::string>() << "\n";
   if (h.contains("effective_training_ratio"))
-    out << "  effective training time " << fmt(h["effective_training_ratio"].get<double>() * 100, "%.1f%%") << " of "
+    out << "  effective training time "
+        << fmt(h["effective_training_ratio"].get<double>() * 100, "%.1f%%") << " of "
         << dur(h["wall_s"].get<double>()) << " (lost " << dur(h["lost_s"].get<double>()) << ")\n";
-  out << "  failures       " << h["failures"].size() << ", restarts " << h.value("restarts_done", 0) << "\n";
+  out << "  failures       " << h["failures"].size() << ", restarts " << h.value("restarts_done", 0)
+      << "\n";
   for (const auto& r : h["failures"]) {
     out << "    - " << r["reason"].get<std::string>();
     if (r.contains("lost_s")) out << " (lost " << dur(r["lost_s"].get<double>()) << ")";

@@ -33,13 +33,15 @@ std::string label_value(const std::string& v) {
 // One metric family: HELP, TYPE, then its samples.
 struct Family {
   std::ostringstream& out;
-  Family(std::ostringstream& o, const std::string& name, const std::string& type, const std::string& help) : out(o) {
+  Family(std::ostringstream& o, const std::string& name, const std::string& type,
+         const std::string& help)
+      : out(o) {
     out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
   }
 };
 
-void sample(std::ostringstream& out, const std::string& name, const std::map<std::string, std::string>& labels,
-            double value) {
+void sample(std::ostringstream& out, const std::string& name,
+            const std::map<std::string, std::string>& labels, double value) {
   out << name;
   if (!labels.empty()) {
     out << "{";
@@ -60,32 +62,46 @@ std::string render_metrics(const Config& config, Store& store, double now) {
   m.precision(15);
   auto hb = nlohmann::json::parse(store.get("heartbeat").value_or("{}"), nullptr, false);
   if (hb.is_object() && hb.contains("ts")) {
-    Family(m, "llmwatch_last_cycle_timestamp_seconds", "gauge", "Unix time the last supervision cycle started.");
+    Family(m, "llmwatch_last_cycle_timestamp_seconds", "gauge",
+           "Unix time the last supervision cycle started.");
     sample(m, "llmwatch_last_cycle_timestamp_seconds", {}, hb["ts"].get<double>());
     Family(m, "llmwatch_cycle_duration_seconds", "gauge", "How long the last cycle took.");
     sample(m, "llmwatch_cycle_duration_seconds", {}, hb.value("duration", 0.0));
-    Family(m, "llmwatch_probe_up", "gauge", "1 if the probe could observe in the last cycle, 0 if unknown.");
+    Family(m, "llmwatch_probe_up", "gauge",
+           "1 if the probe could observe in the last cycle, 0 if unknown.");
     for (const auto& p : hb.value("probes", nlohmann::json::array()))
-      sample(m, "llmwatch_probe_up", {{"probe", p.value("name", "")}}, p.value("ok", false) ? 1 : 0);
-    Family(m, "llmwatch_probe_duration_seconds", "gauge", "How long each probe took in the last cycle.");
+      sample(m, "llmwatch_probe_up", {{"probe", p.value("name", "")}},
+             p.value("ok", false) ? 1 : 0);
+    Family(m, "llmwatch_probe_duration_seconds", "gauge",
+           "How long each probe took in the last cycle.");
     for (const auto& p : hb.value("probes", nlohmann::json::array()))
-      sample(m, "llmwatch_probe_duration_seconds", {{"probe", p.value("name", "")}}, p.value("seconds", 0.0));
+      sample(m, "llmwatch_probe_duration_seconds", {{"probe", p.value("name", "")}},
+             p.value("seconds", 0.0));
   }
 
   std::map<std::string, int> firing;
   for (const auto& row : store.firing()) ++firing[row.severity];
   Family(m, "llmwatch_alerts_firing", "gauge", "Findings currently firing, by severity.");
-  for (const char* sev : {"info", "warning", "critical", "unknown"}) sample(m, "llmwatch_alerts_firing", {{"severity", sev}}, firing[sev]);
+  for (const char* sev : {"info", "warning", "critical", "unknown"})
+    sample(m, "llmwatch_alerts_firing", {{"severity", sev}}, firing[sev]);
 
   Family(m, "llmwatch_actions_total", "counter", "Actions journaled, by kind and outcome.");
-  auto st = store.db().prepare("SELECT kind, state, COUNT(*) FROM actions GROUP BY kind, state ORDER BY kind, state");
-  while (st.step()) sample(m, "llmwatch_actions_total", {{"kind", st.text(0)}, {"outcome", st.text(1)}}, static_cast<double>(st.integer(2)));
+  auto st = store.db().prepare(
+      "SELECT kind, state, COUNT(*) FROM actions GROUP BY kind, state ORDER BY kind, state");
+  while (st.step())
+    sample(m, "llmwatch_actions_total", {{"kind", st.text(0)}, {"outcome", st.text(1)}},
+           static_cast<double>(st.integer(2)));
 
-  Family(m, "llmwatch_deliveries_failed_total", "counter", "Failed alert delivery attempts, by channel.");
+  Family(m, "llmwatch_deliveries_failed_total", "counter",
+         "Failed alert delivery attempts, by channel.");
   auto d = store.db().prepare(
-      "SELECT channel, SUM(CASE WHEN state='sent' THEN attempts-1 ELSE attempts END) FROM deliveries GROUP BY channel");
-  while (d.step()) sample(m, "llmwatch_deliveries_failed_total", {{"channel", d.text(0)}}, static_cast<double>(d.integer(1)));
-  Family(m, "llmwatch_deliveries_pending", "gauge", "Alert deliveries waiting to be sent or retried.");
+      "SELECT channel, SUM(CASE WHEN state='sent' THEN attempts-1 ELSE attempts END) FROM "
+      "deliveries GROUP BY channel");
+  while (d.step())
+    sample(m, "llmwatch_deliveries_failed_total", {{"channel", d.text(0)}},
+           static_cast<double>(d.integer(1)));
+  Family(m, "llmwatch_deliveries_pending", "gauge",
+         "Alert deliveries waiting to be sent or retried.");
   sample(m, "llmwatch_deliveries_pending", {}, AlertJournal(store).pending_count());
 
   // Per watched job.
@@ -97,21 +113,27 @@ std::string render_metrics(const Config& config, Store& store, double now) {
     auto view = nlohmann::json::parse(store.get("jobview:" + label).value_or("{}"), nullptr, false);
     bool is_running = false;
     if (view.is_object())
-      for (const auto& e : view.value("entries", nlohmann::json::array())) is_running |= e.value("state", "") == "RUNNING";
+      for (const auto& e : view.value("entries", nlohmann::json::array()))
+        is_running |= e.value("state", "") == "RUNNING";
     sample(running, "llmwatch_job_running", l, is_running ? 1 : 0);
     if (p.step) sample(step, "llmwatch_job_step", l, static_cast<double>(*p.step));
     auto f = job_figures(job, p, now);
-    if (f.contains("step_time_s")) sample(step_time, "llmwatch_job_step_time_seconds", l, f["step_time_s"].get<double>());
-    if (f.contains("tokens_per_s")) sample(tps, "llmwatch_job_tokens_per_second", l, f["tokens_per_s"].get<double>());
+    if (f.contains("step_time_s"))
+      sample(step_time, "llmwatch_job_step_time_seconds", l, f["step_time_s"].get<double>());
+    if (f.contains("tokens_per_s"))
+      sample(tps, "llmwatch_job_tokens_per_second", l, f["tokens_per_s"].get<double>());
     if (f.contains("mfu")) sample(mfu_m, "llmwatch_job_mfu_ratio", l, f["mfu"].get<double>());
     if (f.contains("loss")) sample(loss, "llmwatch_job_loss", l, f["loss"].get<double>());
     sample(restarts, "llmwatch_job_restarts_total", l, store.count_actions("restart", label, 0));
-    if (p.last_progress > 0) sample(since, "llmwatch_job_seconds_since_progress", l, now - p.last_progress);
+    if (p.last_progress > 0)
+      sample(since, "llmwatch_job_seconds_since_progress", l, now - p.last_progress);
     auto h = job_history(job, store, now);
     if (h.contains("effective_training_ratio"))
-      sample(ratio, "llmwatch_job_effective_training_ratio", l, h["effective_training_ratio"].get<double>());
+      sample(ratio, "llmwatch_job_effective_training_ratio", l,
+             h["effective_training_ratio"].get<double>());
   }
-  auto family = [&m](const char* name, const char* type, const char* help, const std::ostringstream& samples) {
+  auto family = [&m](const char* name, const char* type, const char* help,
+                     const std::ostringstream& samples) {
     Family(m, name, type, help);
     m << samples.str();
   };
@@ -122,33 +144,41 @@ std::string render_metrics(const Config& config, Store& store, double now) {
   family("llmwatch_job_mfu_ratio", "gauge", "Model FLOPs utilisation, 0..1.", mfu_m);
   family("llmwatch_job_loss", "gauge", "The last training loss.", loss);
   family("llmwatch_job_restarts_total", "counter", "Restarts llmwatch performed.", restarts);
-  family("llmwatch_job_seconds_since_progress", "gauge", "Seconds since the step counter last advanced.", since);
-  family("llmwatch_job_effective_training_ratio", "gauge", "Productive time / wall time since first seen.", ratio);
+  family("llmwatch_job_seconds_since_progress", "gauge",
+         "Seconds since the step counter last advanced.", since);
+  family("llmwatch_job_effective_training_ratio", "gauge",
+         "Productive time / wall time since first seen.", ratio);
 
   // Storage entries, from the last cycle.
   std::ostringstream used, usable, inodes, inode_total, to_full;
   for (const auto& st : config.storage) {
-    auto snap = nlohmann::json::parse(store.get("storage:" + st.path).value_or("{}"), nullptr, false);
+    auto snap =
+        nlohmann::json::parse(store.get("storage:" + st.path).value_or("{}"), nullptr, false);
     if (!snap.is_object() || !snap.contains("used_bytes")) continue;
     std::map<std::string, std::string> l = {{"path", st.path}};
     sample(used, "llmwatch_storage_used_bytes", l, snap["used_bytes"].get<double>());
     sample(usable, "llmwatch_storage_usable_bytes", l, snap["usable_bytes"].get<double>());
     sample(inodes, "llmwatch_storage_used_inodes", l, snap["used_inodes"].get<double>());
     sample(inode_total, "llmwatch_storage_inodes", l, snap["total_inodes"].get<double>());
-    if (snap.contains("seconds_to_full")) sample(to_full, "llmwatch_storage_seconds_to_full", l, snap["seconds_to_full"].get<double>());
+    if (snap.contains("seconds_to_full"))
+      sample(to_full, "llmwatch_storage_seconds_to_full", l, snap["seconds_to_full"].get<double>());
   }
   family("llmwatch_storage_used_bytes", "gauge", "Bytes used on the filesystem.", used);
-  family("llmwatch_storage_usable_bytes", "gauge", "Usable capacity (total x usable_fraction).", usable);
+  family("llmwatch_storage_usable_bytes", "gauge", "Usable capacity (total x usable_fraction).",
+         usable);
   family("llmwatch_storage_used_inodes", "gauge", "Inodes used.", inodes);
   family("llmwatch_storage_inodes", "gauge", "Inodes in total.", inode_total);
-  family("llmwatch_storage_seconds_to_full", "gauge", "Forecast seconds until the usable capacity is full.", to_full);
+  family("llmwatch_storage_seconds_to_full", "gauge",
+         "Forecast seconds until the usable capacity is full.", to_full);
 
   // Nodes needing attention, from the last sinfo.
   auto nodes = nlohmann::json::parse(store.get("nodes").value_or("{}"), nullptr, false);
-  Family(m, "llmwatch_node_unusable", "gauge", "1 for a node that is drained or down, with its reason.");
+  Family(m, "llmwatch_node_unusable", "gauge",
+         "1 for a node that is drained or down, with its reason.");
   if (nodes.is_object())
     for (const auto& n : nodes.value("attention", nlohmann::json::array()))
-      sample(m, "llmwatch_node_unusable", {{"node", n.value("name", "")}, {"state", n.value("state", "")}}, 1);
+      sample(m, "llmwatch_node_unusable",
+             {{"node", n.value("name", "")}, {"state", n.value("state", "")}}, 1);
   return m.str();
 }
 

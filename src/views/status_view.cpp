@@ -21,7 +21,8 @@ nlohmann::json build_status(const Config& config, Store& store, double now) {
     self["last_cycle"] = hb["ts"];
     self["last_cycle_age_s"] = now - hb["ts"].get<double>();
     self["last_cycle_host"] = hb.value("host", "");
-    self["next_cycle_in_s"] = hb["ts"].get<double>() + static_cast<double>(config.interval.count()) - now;
+    self["next_cycle_in_s"] =
+        hb["ts"].get<double>() + static_cast<double>(config.interval.count()) - now;
   }
   if (auto lease = Lease::read(config.state_dir)) self["lease"] = lease->str();
   self["chain"] = store.get("self.chain").value_or("off");
@@ -52,8 +53,11 @@ nlohmann::json build_status(const Config& config, Store& store, double now) {
 
   json findings = json::array();
   for (const auto& row : store.firing())
-    findings.push_back({{"key", row.key}, {"severity", row.severity}, {"summary", row.summary},
-                        {"since", row.first_seen}, {"evidence", json::parse(row.evidence_json, nullptr, false)}});
+    findings.push_back({{"key", row.key},
+                        {"severity", row.severity},
+                        {"summary", row.summary},
+                        {"since", row.first_seen},
+                        {"evidence", json::parse(row.evidence_json, nullptr, false)}});
   s["findings"] = findings;
 
   json storage = json::array();
@@ -70,7 +74,10 @@ nlohmann::json build_status(const Config& config, Store& store, double now) {
 
   json actions = json::array();
   for (const auto& a : store.recent_actions(8))
-    actions.push_back({{"ts", a.started}, {"kind", a.kind}, {"subject", a.subject}, {"state", a.state},
+    actions.push_back({{"ts", a.started},
+                       {"kind", a.kind},
+                       {"subject", a.subject},
+                       {"state", a.state},
                        {"detail", a.detail}});
   s["recent_actions"] = actions;
   return s;
@@ -97,17 +104,19 @@ std::string render_status(const nlohmann::json& s, bool color) {
   std::ostringstream out;
   double now = s["now"].get<double>();
   const auto& self = s["llmwatch"];
-  out << paint("llmwatch", "1") << (s["dry_run"].get<bool>() ? paint("  [DRY RUN]", "33") : "") << "\n";
+  out << paint("llmwatch", "1") << (s["dry_run"].get<bool>() ? paint("  [DRY RUN]", "33") : "")
+      << "\n";
   if (self.contains("last_cycle")) {
     out << "  last cycle   " << ago(self["last_cycle_age_s"].get<double>()) << " on "
-        << self["last_cycle_host"].get<std::string>() << ", next " << ago(-self["next_cycle_in_s"].get<double>())
-        << "\n";
+        << self["last_cycle_host"].get<std::string>() << ", next "
+        << ago(-self["next_cycle_in_s"].get<double>()) << "\n";
   } else {
     out << "  last cycle   " << paint("never", "33") << "\n";
   }
   if (self.contains("lease")) out << "  lease        " << self["lease"].get<std::string>() << "\n";
   out << "  chain        " << self["chain"].get<std::string>();
-  if (self.contains("successor_job")) out << " (queued successor: job " << self["successor_job"].get<std::string>() << ")";
+  if (self.contains("successor_job"))
+    out << " (queued successor: job " << self["successor_job"].get<std::string>() << ")";
   out << "\n\n" << paint("Jobs", "1") << "\n";
   if (s["jobs"].empty()) out << "  (no [[job]] configured)\n";
   for (const auto& j : s["jobs"]) {
@@ -139,7 +148,9 @@ std::string render_status(const nlohmann::json& s, bool color) {
         std::snprintf(buf, sizeof buf, "  loss %.4g", f["loss"].get<double>());
         out << buf;
       }
-      if (f.contains("eta_s")) out << "  ETA " << format_duration(Seconds(static_cast<long long>(f["eta_s"].get<double>())));
+      if (f.contains("eta_s"))
+        out << "  ETA "
+            << format_duration(Seconds(static_cast<long long>(f["eta_s"].get<double>())));
       if (color && f.contains("recent_step_times") && !f["recent_step_times"].empty()) {
         std::deque<double> recent;
         for (const auto& v : f["recent_step_times"]) recent.push_back(v.get<double>());
@@ -151,8 +162,8 @@ std::string render_status(const nlohmann::json& s, bool color) {
     if (j.value("restarts", 0) > 0) out << "  restarts " << j["restarts"].get<int>();
     if (j.contains("seconds_since_progress"))
       out << "  progress " << ago(j["seconds_since_progress"].get<double>()) << " (allowed "
-          << format_duration(Seconds(static_cast<long long>(j["allowance_s"].get<double>()))) << ", "
-          << j["phase"].get<std::string>() << ")";
+          << format_duration(Seconds(static_cast<long long>(j["allowance_s"].get<double>())))
+          << ", " << j["phase"].get<std::string>() << ")";
     out << "\n";
   }
   if (s.contains("storage") && !s["storage"].empty()) {
@@ -160,30 +171,36 @@ std::string render_status(const nlohmann::json& s, bool color) {
     for (const auto& st : s["storage"]) {
       double usable = st["usable_bytes"].get<double>();
       char buf[64];
-      std::snprintf(buf, sizeof buf, "%.0f%%", usable > 0 ? st["used_bytes"].get<double>() / usable * 100 : 0);
+      std::snprintf(buf, sizeof buf, "%.0f%%",
+                    usable > 0 ? st["used_bytes"].get<double>() / usable * 100 : 0);
       out << "  " << st["path"].get<std::string>() << "  " << buf << " of "
           << format_size(static_cast<std::uint64_t>(usable)) << " usable";
       if (st.value("total_inodes", 0.0) > 0) {
-        std::snprintf(buf, sizeof buf, "  inodes %.0f%%", st["used_inodes"].get<double>() / st["total_inodes"].get<double>() * 100);
+        std::snprintf(buf, sizeof buf, "  inodes %.0f%%",
+                      st["used_inodes"].get<double>() / st["total_inodes"].get<double>() * 100);
         out << buf;
       }
       if (st.contains("seconds_to_full"))
-        out << "  full in ~" << format_duration(Seconds(static_cast<long long>(st["seconds_to_full"].get<double>())));
+        out << "  full in ~"
+            << format_duration(
+                   Seconds(static_cast<long long>(st["seconds_to_full"].get<double>())));
       out << "\n";
     }
   }
   if (s.contains("nodes") && !s["nodes"].empty()) {
     out << "\n" << paint("Nodes needing attention", "1") << "\n";
     for (const auto& n : s["nodes"])
-      out << "  " << n.value("name", "") << "  " << n.value("state", "") << "  " << n.value("reason", "") << "\n";
+      out << "  " << n.value("name", "") << "  " << n.value("state", "") << "  "
+          << n.value("reason", "") << "\n";
   }
   out << "\n" << paint("Firing", "1") << "\n";
   if (s["findings"].empty()) out << "  " << paint("nothing firing", "32") << "\n";
   for (const auto& f : s["findings"]) {
     std::string sev = f["severity"];
     const char* code = sev == "critical" ? "31" : sev == "warning" ? "33" : "36";
-    out << "  " << paint(sev, code) << "  " << f["key"].get<std::string>() << " — " << f["summary"].get<std::string>()
-        << " (since " << ago(now - f["since"].get<double>()) << ")\n";
+    out << "  " << paint(sev, code) << "  " << f["key"].get<std::string>() << " — "
+        << f["summary"].get<std::string>() << " (since " << ago(now - f["since"].get<double>())
+        << ")\n";
   }
   out << "\n" << paint("Recent actions", "1") << "\n";
   if (s["recent_actions"].empty()) out << "  none\n";

@@ -1,18 +1,21 @@
-#include "config/config.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
+#include "config/config.h"
 #include "config/config_schema.h"
 #include "test_util.h"
 
 namespace llmwatch {
 namespace {
 
-ConfigResult load(const std::string& text) { return load_config_string(text, "test.toml"); }
+ConfigResult load(const std::string& text) {
+  return load_config_string(text, "test.toml");
+}
 
-std::string first_error(const ConfigResult& r) { return r.errors.empty() ? "" : r.errors.front().str(); }
+std::string first_error(const ConfigResult& r) {
+  return r.errors.empty() ? "" : r.errors.front().str();
+}
 
 TEST(ConfigLoad, ShippedDefaultConfigIsValid) {
   auto r = load_config_file(std::string(LLMWATCH_SOURCE_DIR) + "/conf/llmwatch.toml");
@@ -65,7 +68,8 @@ warn_used = 0.7
   ASSERT_EQ(c.jobs.size(), 1u);
   EXPECT_EQ(c.jobs[0].stale_after->count(), 900);
   EXPECT_EQ(c.jobs[0].logs, std::vector<std::string>{"/logs/%x-%j.out"});
-  EXPECT_EQ(c.jobs[0].on_hang, (std::vector<std::string>{"alert", "save", "kill+5m", "cancel+15m"}));
+  EXPECT_EQ(c.jobs[0].on_hang,
+            (std::vector<std::string>{"alert", "save", "kill+5m", "cancel+15m"}));
   EXPECT_EQ(c.jobs[0].line, 9);
   EXPECT_DOUBLE_EQ(c.storage[0].usable_fraction, 0.8);
   EXPECT_EQ(c.storage[0].min_free, 5ULL << 40);
@@ -75,12 +79,15 @@ warn_used = 0.7
 TEST(ConfigLoad, UnknownKeySuggestsTheClosestWithLine) {
   auto r = load("[llmwatch]\ninterval = \"5m\"\nintervall = \"5m\"\n");
   ASSERT_FALSE(r.config);
-  EXPECT_EQ(first_error(r), "test.toml:3: unknown key 'intervall' in [llmwatch]; did you mean 'interval'?");
+  EXPECT_EQ(first_error(r),
+            "test.toml:3: unknown key 'intervall' in [llmwatch]; did you mean 'interval'?");
 }
 
 TEST(ConfigLoad, UnknownTableAndAlertTypeAreErrors) {
   auto r = load("[jobs]\nname = \"x\"\n");
-  EXPECT_NE(first_error(r).find("unknown table or key 'jobs'; did you mean 'job'?"), std::string::npos) << first_error(r);
+  EXPECT_NE(first_error(r).find("unknown table or key 'jobs'; did you mean 'job'?"),
+            std::string::npos)
+      << first_error(r);
   r = load("[[alert.slak]]\nurl = \"http://x\"\n");
   EXPECT_NE(first_error(r).find("unknown alert type 'slak'"), std::string::npos) << first_error(r);
   EXPECT_NE(first_error(r).find("did you mean 'slack'"), std::string::npos);
@@ -91,15 +98,20 @@ TEST(ConfigLoad, WrongTypesAndBadValuesNameTheKeyAndLine) {
     std::string text, expected;
   } cases[] = {
       {"[llmwatch]\ndry_run = \"yes\"\n", "test.toml:2: [llmwatch] dry_run must be true or false"},
-      {"[llmwatch]\ninterval = \"5 fortnights\"\n", "test.toml:2: [llmwatch] interval: unknown unit 'fortnights'"},
-      {"[slurm]\nunreachable_alert_after = 0\n", "test.toml:2: [slurm] unreachable_alert_after must be between 1"},
+      {"[llmwatch]\ninterval = \"5 fortnights\"\n",
+       "test.toml:2: [llmwatch] interval: unknown unit 'fortnights'"},
+      {"[slurm]\nunreachable_alert_after = 0\n",
+       "test.toml:2: [slurm] unreachable_alert_after must be between 1"},
       {"[llmwatch]\nlog_format = \"jsn\"\n", "did you mean 'json'?"},
       {"[[job]]\nname = \"a\"\non_hang = [\"alert\", \"restrat\"]\n", "unknown value 'restrat'"},
-      {"[[job]]\nname = \"a\"\non_hang = [\"cancel+soon\"]\n", "'cancel+soon': expected a number in duration 'soon'"},
+      {"[[job]]\nname = \"a\"\non_hang = [\"cancel+soon\"]\n",
+       "'cancel+soon': expected a number in duration 'soon'"},
       {"[[job]]\nname = \"a\"\non_hang = [\"cancl+5m\"]\n", "unknown value 'cancl'"},
-      {"[[storage]]\npath = \"/x\"\nmin_free = \"5XB\"\n", "test.toml:3: [storage] min_free: unknown unit"},
+      {"[[storage]]\npath = \"/x\"\nmin_free = \"5XB\"\n",
+       "test.toml:3: [storage] min_free: unknown unit"},
       {"[[storage]]\npath = \"/x\"\nwarn_used = \"120%\"\n", "over 100%"},
-      {"[llmwatch]\nstate_dir = \"${LLMWATCH_SURELY_UNSET_VAR}\"\n", "uses ${LLMWATCH_SURELY_UNSET_VAR}, which is not set"},
+      {"[llmwatch]\nstate_dir = \"${LLMWATCH_SURELY_UNSET_VAR}\"\n",
+       "uses ${LLMWATCH_SURELY_UNSET_VAR}, which is not set"},
       {"job = 3\n", "'job' must be written as [[job]] tables"},
       {"[[job]]\nuser = \"bob\"\n", "test.toml:1: [[job]] needs a name or an id"},
       {"[[job]]\nname = \"llmwatch\"\n", "has the name of llmwatch's own job"},
@@ -109,7 +121,8 @@ TEST(ConfigLoad, WrongTypesAndBadValuesNameTheKeyAndLine) {
   for (const auto& c : cases) {
     auto r = load(c.text);
     EXPECT_FALSE(r.config) << c.text;
-    EXPECT_NE(first_error(r).find(c.expected), std::string::npos) << "got: " << first_error(r) << "\nfor: " << c.text;
+    EXPECT_NE(first_error(r).find(c.expected), std::string::npos)
+        << "got: " << first_error(r) << "\nfor: " << c.text;
   }
 }
 
@@ -130,7 +143,8 @@ TEST(ConfigLoad, SecretsComeFromFilesAndAreNeverEchoed) {
   EXPECT_EQ(first_error(r).find("12345"), std::string::npos);
   r = load("[[alert.slack]]\nurl_file = \"/nonexistent/llmwatch/secret\"\n");
   ASSERT_EQ(r.errors.size(), 2u);  // the unreadable file, and so no url
-  EXPECT_EQ(r.errors[1].str(), "test.toml:2: [alert.slack] url_file: cannot read '/nonexistent/llmwatch/secret'");
+  EXPECT_EQ(r.errors[1].str(),
+            "test.toml:2: [alert.slack] url_file: cannot read '/nonexistent/llmwatch/secret'");
 }
 
 TEST(ConfigLoad, MissingFileIsAClearError) {

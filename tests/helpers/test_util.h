@@ -21,7 +21,9 @@ struct TempDir {
   std::string operator/(const std::string& name) const { return path + "/" + name; }
 };
 
-inline std::string fixture(const std::string& name) { return std::string(LLMWATCH_TEST_FIXTURES) + "/" + name; }
+inline std::string fixture(const std::string& name) {
+  return std::string(LLMWATCH_TEST_FIXTURES) + "/" + name;
+}
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -31,7 +33,8 @@ inline std::string read_file(const std::string& path) {
 }
 
 inline void write_file(const std::string& path, const std::string& text, bool append = false) {
-  std::ofstream out(path, append ? std::ios::app | std::ios::binary : std::ios::trunc | std::ios::binary);
+  std::ofstream out(path,
+                    append ? std::ios::app | std::ios::binary : std::ios::trunc | std::ios::binary);
   out << text;
 }
 

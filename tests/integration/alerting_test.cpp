@@ -13,7 +13,8 @@ struct Recorder {
   int port = 0;
   Recorder() {
     server = std::make_unique<BackgroundProcess>(
-        std::vector<std::string>{"/usr/bin/python3", source_dir() + "/tests/helpers/http_recorder.py", dir.path},
+        std::vector<std::string>{"/usr/bin/python3",
+                                 source_dir() + "/tests/helpers/http_recorder.py", dir.path},
         dir / "server.log");
     eventually([&] { return std::filesystem::exists(dir / "port"); }, 20);
     port = std::atoi(read_file(dir / "port").c_str());
@@ -26,17 +27,20 @@ struct Recorder {
       if (!line.empty()) out.push_back(nlohmann::json::parse(line));
     return out;
   }
-  std::string url(const std::string& path) { return "http://127.0.0.1:" + std::to_string(port) + path; }
+  std::string url(const std::string& path) {
+    return "http://127.0.0.1:" + std::to_string(port) + path;
+  }
 };
 
 struct AlertSetup {
   LocalCluster& c;
   std::string config;
-  AlertSetup(LocalCluster& cluster, const std::string& alerts, const std::string& jobs = "[[job]]\nname = \"ghost\"\n",
-        const std::string& general = "")
+  AlertSetup(LocalCluster& cluster, const std::string& alerts,
+             const std::string& jobs = "[[job]]\nname = \"ghost\"\n",
+             const std::string& general = "")
       : c(cluster), config(cluster.dir / "llmwatch.toml") {
-    write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") + "\"\nalert_retry_backoff = \"1s\"\n" +
-                           general + jobs + alerts);
+    write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+                           "\"\nalert_retry_backoff = \"1s\"\n" + general + jobs + alerts);
   }
   ProcessResult cycle() { return llmwatch(config, {"run", "--once"}); }
 };
@@ -49,7 +53,8 @@ TEST(Alerting, OneMessagePerEpisodeThenResolvedAndSecretsNeverLeak) {
   ASSERT_TRUE(c.error.empty()) << c.error;
   Recorder hook;
   write_file(c.dir / "hook.url", hook.url(std::string("/hooks/") + kSecret) + "\n");
-  AlertSetup s(c, "[[alert.webhook]]\nname = \"ops\"\nurl_file = \"" + (c.dir / "hook.url") + "\"\n");
+  AlertSetup s(c,
+               "[[alert.webhook]]\nname = \"ops\"\nurl_file = \"" + (c.dir / "hook.url") + "\"\n");
   std::string all_output;
   for (int i = 0; i < 3; ++i) all_output += s.cycle().err;
   auto reqs = hook.requests();
@@ -62,7 +67,8 @@ TEST(Alerting, OneMessagePerEpisodeThenResolvedAndSecretsNeverLeak) {
   EXPECT_EQ(reqs[0]["path"], std::string("/hooks/") + kSecret);
 
   // The job appears: after the hysteresis (2 cycles), exactly one resolved notice.
-  ASSERT_TRUE(c.slurm({"sbatch", "--job-name=ghost", "--output=/dev/null", "--wrap", "sleep 300"}).ok());
+  ASSERT_TRUE(
+      c.slurm({"sbatch", "--job-name=ghost", "--output=/dev/null", "--wrap", "sleep 300"}).ok());
   for (int i = 0; i < 3; ++i) all_output += s.cycle().err;
   reqs = hook.requests();
   ASSERT_EQ(reqs.size(), 2u);
@@ -75,7 +81,8 @@ TEST(Alerting, OneMessagePerEpisodeThenResolvedAndSecretsNeverLeak) {
   all_output += llmwatch(s.config, {"events", "--json"}).out;
   all_output += llmwatch(s.config, {"--log-format", "json", "run", "--once"}).err;
   all_output += llmwatch(s.config, {"config", "check"}).out;
-  all_output += llmwatch_sql(c.dir / "state", "SELECT * FROM deliveries; SELECT * FROM events; SELECT * FROM kv;");
+  all_output += llmwatch_sql(c.dir / "state",
+                             "SELECT * FROM deliveries; SELECT * FROM events; SELECT * FROM kv;");
   EXPECT_EQ(all_output.find("T0SECRET"), std::string::npos);
 }
 
@@ -95,11 +102,13 @@ TEST(Alerting, SlackBlocksAnd429RetryAfterIsHonoured) {
   ASSERT_TRUE(body["blocks"].is_array());
   EXPECT_EQ(body["blocks"][0]["type"], "header");
   EXPECT_EQ(body["blocks"][0]["text"]["type"], "plain_text");
-  EXPECT_NE(body["blocks"][0]["text"]["text"].get<std::string>().find("job:ghost/absent"), std::string::npos);
+  EXPECT_NE(body["blocks"][0]["text"]["text"].get<std::string>().find("job:ghost/absent"),
+            std::string::npos);
   EXPECT_EQ(body["blocks"][1]["type"], "section");
   EXPECT_EQ(body["blocks"][1]["fields"][0]["type"], "mrkdwn");
   EXPECT_EQ(reqs[1]["headers"]["Content-Type"], "application/json");
-  EXPECT_NE(llmwatch(s.config, {"events"}).out.find("delivered job:ghost/absent to slack#1"), std::string::npos);
+  EXPECT_NE(llmwatch(s.config, {"events"}).out.find("delivered job:ghost/absent to slack#1"),
+            std::string::npos);
 }
 
 TEST(Alerting, OutageIsRetriedAndDeliveredExactlyOnce) {
@@ -111,19 +120,23 @@ TEST(Alerting, OutageIsRetriedAndDeliveredExactlyOnce) {
   AlertSetup s(c, "[[alert.webhook]]\nurl = \"" + hook.url("/alert") + "\"\n");
   s.cycle();
   EXPECT_EQ(hook.requests().size(), 1u);  // tried, failed
-  EXPECT_NE(llmwatch(s.config, {"events"}).out.find("failed: HTTP 500; will retry"), std::string::npos);
+  EXPECT_NE(llmwatch(s.config, {"events"}).out.find("failed: HTTP 500; will retry"),
+            std::string::npos);
   hook.mode("ok");
   // After the backoff (1 s here) a later cycle delivers it; later cycles do not repeat it.
-  ASSERT_TRUE(eventually([&] {
-    s.cycle();
-    return hook.requests().size() == 2;
-  }, 20));
+  ASSERT_TRUE(eventually(
+      [&] {
+        s.cycle();
+        return hook.requests().size() == 2;
+      },
+      20));
   s.cycle();
   s.cycle();
   auto reqs = hook.requests();
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_EQ(nlohmann::json::parse(reqs[1]["body"].get<std::string>())["key"], "job:ghost/absent");
-  EXPECT_EQ(llmwatch_sql(c.dir / "state", "SELECT COUNT(*) FROM deliveries WHERE state='pending'"), "0\n");
+  EXPECT_EQ(llmwatch_sql(c.dir / "state", "SELECT COUNT(*) FROM deliveries WHERE state='pending'"),
+            "0\n");
 }
 
 TEST(Alerting, OneCycleOneMessagePerChannelAndSilencesMute) {
@@ -132,9 +145,11 @@ TEST(Alerting, OneCycleOneMessagePerChannelAndSilencesMute) {
   ASSERT_TRUE(c.error.empty()) << c.error;
   Recorder hook;
   std::string jobs;
-  for (const char* n : {"ghost-1", "ghost-2", "ghost-3", "quiet"}) jobs += "[[job]]\nname = \"" + std::string(n) + "\"\n";
+  for (const char* n : {"ghost-1", "ghost-2", "ghost-3", "quiet"})
+    jobs += "[[job]]\nname = \"" + std::string(n) + "\"\n";
   AlertSetup s(c, "[[alert.webhook]]\nurl = \"" + hook.url("/alert") + "\"\n", jobs);
-  auto silence = llmwatch(s.config, {"silence", "add", "job:quiet/*", "--for", "1h", "--reason", "maintenance"});
+  auto silence = llmwatch(
+      s.config, {"silence", "add", "job:quiet/*", "--for", "1h", "--reason", "maintenance"});
   ASSERT_TRUE(silence.ok()) << silence.err;
   EXPECT_NE(llmwatch(s.config, {"silence", "list"}).out.find("job:quiet/*"), std::string::npos);
   s.cycle();
@@ -144,7 +159,8 @@ TEST(Alerting, OneCycleOneMessagePerChannelAndSilencesMute) {
   EXPECT_EQ(body["summary"], "3 alerts");
   ASSERT_EQ(body["grouped"].size(), 3u);
   EXPECT_EQ(reqs[0]["body"].get<std::string>().find("job:quiet"), std::string::npos);
-  EXPECT_NE(llmwatch(s.config, {"events"}).out.find("muted by silence #1 (maintenance)"), std::string::npos);
+  EXPECT_NE(llmwatch(s.config, {"events"}).out.find("muted by silence #1 (maintenance)"),
+            std::string::npos);
   // Removing the silence does not replay the muted episode; a new one would be sent.
   EXPECT_TRUE(llmwatch(s.config, {"silence", "remove", "1"}).ok());
   EXPECT_TRUE(llmwatch(s.config, {"silence", "list"}).out.empty());
@@ -155,15 +171,17 @@ TEST(Alerting, StillFiringIsRepeatedAfterRepeatEvery) {
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
   Recorder hook;
-  AlertSetup s(c, "[[alert.webhook]]\nurl = \"" + hook.url("/alert") + "\"\n", "[[job]]\nname = \"ghost\"\n",
-          "alert_repeat_every = \"2s\"\n");
+  AlertSetup s(c, "[[alert.webhook]]\nurl = \"" + hook.url("/alert") + "\"\n",
+               "[[job]]\nname = \"ghost\"\n", "alert_repeat_every = \"2s\"\n");
   s.cycle();
   s.cycle();
   EXPECT_EQ(hook.requests().size(), 1u);
-  ASSERT_TRUE(eventually([&] {
-    s.cycle();
-    return hook.requests().size() == 2;
-  }, 20));
+  ASSERT_TRUE(eventually(
+      [&] {
+        s.cycle();
+        return hook.requests().size() == 2;
+      },
+      20));
   auto body = nlohmann::json::parse(hook.requests()[1]["body"].get<std::string>());
   EXPECT_NE(body["summary"].get<std::string>().find("still firing after"), std::string::npos);
 }
@@ -174,19 +192,26 @@ TEST(Alerting, EmailArrivesWithProperHeaders) {
   ASSERT_TRUE(c.error.empty()) << c.error;
   TempDir maildir;
   std::string port = std::to_string(free_port());
-  BackgroundProcess smtp({"/usr/bin/python3", "-m", "aiosmtpd", "-n", "-l", "127.0.0.1:" + port, "-c",
-                          "aiosmtpd.handlers.Mailbox", maildir / "box"},
+  BackgroundProcess smtp({"/usr/bin/python3", "-m", "aiosmtpd", "-n", "-l", "127.0.0.1:" + port,
+                          "-c", "aiosmtpd.handlers.Mailbox", maildir / "box"},
                          maildir / "smtp.log");
-  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(maildir / "box"); }, 20)) << read_file(maildir / "smtp.log");
-  AlertSetup s(c, "[[alert.email]]\nto = \"oncall@example.org\"\nfrom = \"llmwatch@example.org\"\nsmtp_url = \"smtp://127.0.0.1:" +
-                 port + "\"\nstarttls = false\n");
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(maildir / "box"); }, 20))
+      << read_file(maildir / "smtp.log");
+  AlertSetup s(c,
+               "[[alert.email]]\nto = \"oncall@example.org\"\nfrom = "
+               "\"llmwatch@example.org\"\nsmtp_url = \"smtp://127.0.0.1:" +
+                   port + "\"\nstarttls = false\n");
   std::string mail;
-  ASSERT_TRUE(eventually([&] {
-    s.cycle();
-    if (!std::filesystem::exists(maildir / "box/new")) return false;
-    for (const auto& f : std::filesystem::directory_iterator(maildir / "box/new")) mail = read_file(f.path());
-    return !mail.empty();
-  }, 30)) << llmwatch(s.config, {"events"}).out << read_file(maildir / "smtp.log");
+  ASSERT_TRUE(eventually(
+      [&] {
+        s.cycle();
+        if (!std::filesystem::exists(maildir / "box/new")) return false;
+        for (const auto& f : std::filesystem::directory_iterator(maildir / "box/new"))
+          mail = read_file(f.path());
+        return !mail.empty();
+      },
+      30))
+      << llmwatch(s.config, {"events"}).out << read_file(maildir / "smtp.log");
   EXPECT_NE(mail.find("Subject: [CRITICAL] job:ghost/absent"), std::string::npos) << mail;
   EXPECT_NE(mail.find("From: llmwatch@example.org"), std::string::npos);
   EXPECT_NE(mail.find("To: oncall@example.org"), std::string::npos);

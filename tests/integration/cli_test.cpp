@@ -28,7 +28,8 @@ TEST(Cli, ConfigCheckPrintsFileLineAndExits2) {
   write_file(dir / "bad.toml", "[llmwatch]\nintervall = \"5m\"\n");
   auto r = cli({"config", "check", dir / "bad.toml"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, dir / "bad.toml" + ":2: unknown key 'intervall' in [llmwatch]; did you mean 'interval'?\n");
+  EXPECT_EQ(r.err, dir / "bad.toml" +
+                       ":2: unknown key 'intervall' in [llmwatch]; did you mean 'interval'?\n");
   auto ok = cli({"config", "check", source_dir() + "/conf/llmwatch.toml"});
   EXPECT_TRUE(ok.ok()) << ok.err;
   // Every other command refuses to run on a bad config, with the same message.
@@ -38,8 +39,9 @@ TEST(Cli, ConfigCheckPrintsFileLineAndExits2) {
 }
 
 TEST(Cli, InspectTrainingLogPrintsStepsAndDerivedFigures) {
-  auto r = cli({"inspect", "training-log", fixture("training-logs/nemo2-llama3-8b.log"), "--seq-length", "8192",
-                "--gpus", "8", "--gpu", "H100", "--precision", "fp8", "--model-flops", "4.74e14"});
+  auto r = cli({"inspect", "training-log", fixture("training-logs/nemo2-llama3-8b.log"),
+                "--seq-length", "8192", "--gpus", "8", "--gpu", "H100", "--precision", "fp8",
+                "--model-flops", "4.74e14"});
   ASSERT_TRUE(r.ok()) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["steps"].size(), 7u);  // 5 step lines, the load and the save line
@@ -51,7 +53,8 @@ TEST(Cli, InspectTrainingLogPrintsStepsAndDerivedFigures) {
 
 TEST(Cli, InspectRejectsGarbageWithWhereItCameFrom) {
   TempDir dir;
-  write_file(dir / "q.json", "squeue: error: slurm_load_jobs error: Unable to contact slurm controller\n");
+  write_file(dir / "q.json",
+             "squeue: error: slurm_load_jobs error: Unable to contact slurm controller\n");
   auto r = cli({"inspect", "squeue-json", dir / "q.json"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(dir / "q.json"), std::string::npos) << r.err;

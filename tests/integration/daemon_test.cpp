@@ -17,7 +17,8 @@ TEST(Daemon, CyclesReloadsOnSighupAndStopsCleanlyOnSigterm) {
   std::string config = c.dir / "llmwatch.toml";
   std::string state = c.dir / "state";
   std::string metrics = c.dir / "llmwatch.prom";
-  std::string base = "[llmwatch]\nstate_dir = \"" + state + "\"\ninterval = \"1s\"\nmetrics_file = \"" + metrics + "\"\n";
+  std::string base = "[llmwatch]\nstate_dir = \"" + state +
+                     "\"\ninterval = \"1s\"\nmetrics_file = \"" + metrics + "\"\n";
   write_file(config, base);
   BackgroundProcess d({llmwatch_bin(), "--config", config, "daemon"}, c.dir / "daemon.log");
   ASSERT_TRUE(eventually([&] { return cycles(state) >= 2; }, 30)) << read_file(d.log);
@@ -41,10 +42,14 @@ TEST(Daemon, CyclesReloadsOnSighupAndStopsCleanlyOnSigterm) {
   // A broken config on SIGHUP is refused and the daemon keeps its old one.
   write_file(config, base + "bogus_key = 1\n");
   kill(d.pid, SIGHUP);
-  ASSERT_TRUE(eventually([&] { return read_file(d.log).find("reload refused") != std::string::npos; }, 10)) << read_file(d.log);
+  ASSERT_TRUE(
+      eventually([&] { return read_file(d.log).find("reload refused") != std::string::npos; }, 10))
+      << read_file(d.log);
   write_file(config, base + "dry_run = true\n");
   kill(d.pid, SIGHUP);
-  ASSERT_TRUE(eventually([&] { return read_file(d.log).find("reloaded") != std::string::npos; }, 10)) << read_file(d.log);
+  ASSERT_TRUE(
+      eventually([&] { return read_file(d.log).find("reloaded") != std::string::npos; }, 10))
+      << read_file(d.log);
   ASSERT_TRUE(eventually([&] { return cycles(state) > before + 1; }, 10));
 
   kill(d.pid, SIGTERM);

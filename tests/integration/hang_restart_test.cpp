@@ -11,18 +11,22 @@ struct TrainingRun {
   std::string work;
   std::string config;
 
-  explicit TrainingRun(LocalCluster& c, const std::string& extra_job_keys = "", const std::string& extra = "")
+  explicit TrainingRun(LocalCluster& c, const std::string& extra_job_keys = "",
+                       const std::string& extra = "")
       : cluster(c), work(c.dir / "work"), config(c.dir / "llmwatch.toml") {
     std::filesystem::create_directories(work);
-    write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") + "\"\ninterval = \"1s\"\n" + extra +
-                           "[slurm]\ntimeout = \"5s\"\n"
-                           "[[job]]\nname = \"itest-train\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
-                           "startup_grace = \"1m\"\nkill_switch = \"" + work + "/kill-switch\"\n" + extra_job_keys);
+    write_file(config,
+               "[llmwatch]\nstate_dir = \"" + (c.dir / "state") + "\"\ninterval = \"1s\"\n" +
+                   extra +
+                   "[slurm]\ntimeout = \"5s\"\n"
+                   "[[job]]\nname = \"itest-train\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
+                   "startup_grace = \"1m\"\nkill_switch = \"" +
+                   work + "/kill-switch\"\n" + extra_job_keys);
   }
 
   std::string submit(const std::string& array = "1-4%1", const std::string& env = "") {
-    auto r = cluster.slurm({"sbatch", "--parsable", "--job-name=itest-train", "--array=" + array, "--chdir=" + work,
-                            "--output=" + work + "/train-%A_%a.out",
+    auto r = cluster.slurm({"sbatch", "--parsable", "--job-name=itest-train", "--array=" + array,
+                            "--chdir=" + work, "--output=" + work + "/train-%A_%a.out",
                             "--export=ALL,FAKE_TRAINER_DIR=" + work + ",FAKE_STEP_TIME=0.5" + env,
                             source_dir() + "/examples/fake-trainer.sh"});
     EXPECT_TRUE(r.ok()) << r.describe("sbatch") << r.err;
@@ -53,30 +57,39 @@ TEST(HangRestart, HungRunIsCancelledAndResumesOnTheNextArrayTask) {
   run.submit();
 
   nlohmann::json j;
-  ASSERT_TRUE(eventually([&] {
-    j = run.job();
-    return j.value("step", 0) >= 4;
-  }, 90)) << j.dump();
+  ASSERT_TRUE(eventually(
+      [&] {
+        j = run.job();
+        return j.value("step", 0) >= 4;
+      },
+      90))
+      << j.dump();
   std::string task = j["task"];
   write_file(run.work + "/hang", task.substr(task.find('_') + 1));
 
   // Detected: a hung finding and a cancel of exactly that task.
-  ASSERT_TRUE(eventually([&] {
-    run.cycle_and_status();
-    return run.events().find("job:itest-train/hung") != std::string::npos;
-  }, 60)) << run.events();
+  ASSERT_TRUE(eventually(
+      [&] {
+        run.cycle_and_status();
+        return run.events().find("job:itest-train/hung") != std::string::npos;
+      },
+      60))
+      << run.events();
   std::string events = run.events();
   EXPECT_NE(events.find("cancel done: scancel " + task), std::string::npos) << events;
   EXPECT_NE(events.find("starts by itself"), std::string::npos) << events;
   auto hung_step = run.job().value("best_step", 0);
 
   // The next task runs and trains past the hung step.
-  ASSERT_TRUE(eventually([&] {
-    j = run.job();
-    bool running = false;
-    for (const auto& e : j["entries"]) running |= e["state"] == "RUNNING";
-    return running && j["task"] != task && j.value("step", 0) > hung_step;
-  }, 90)) << j.dump();
+  ASSERT_TRUE(eventually(
+      [&] {
+        j = run.job();
+        bool running = false;
+        for (const auto& e : j["entries"]) running |= e["state"] == "RUNNING";
+        return running && j["task"] != task && j.value("step", 0) > hung_step;
+      },
+      90))
+      << j.dump();
 
   // The hang is resolved (after the resolve hysteresis) and no second cancel happened.
   run.cycle_and_status();
@@ -84,7 +97,8 @@ TEST(HangRestart, HungRunIsCancelledAndResumesOnTheNextArrayTask) {
   events = run.events();
   EXPECT_NE(events.find("job:itest-train/hung resolved"), std::string::npos) << events;
   size_t cancels = 0;
-  for (size_t pos = 0; (pos = events.find("cancel done", pos)) != std::string::npos; ++pos) ++cancels;
+  for (size_t pos = 0; (pos = events.find("cancel done", pos)) != std::string::npos; ++pos)
+    ++cancels;
   EXPECT_EQ(cancels, 1u);
 }
 
@@ -98,10 +112,13 @@ TEST(HangRestart, SlowCheckpointSaveWithinGraceIsNotAHang) {
   run.submit("1-2%1", ",FAKE_CKPT_EVERY=4,FAKE_SAVE_SECONDS=10");
   nlohmann::json j;
   // Step 4 starts a 10 s save; keep cycling until the run is well past it.
-  ASSERT_TRUE(eventually([&] {
-    j = run.job();
-    return j.value("step", 0) >= 6;
-  }, 90)) << j.dump();
+  ASSERT_TRUE(eventually(
+      [&] {
+        j = run.job();
+        return j.value("step", 0) >= 6;
+      },
+      90))
+      << j.dump();
   EXPECT_EQ(run.events().find("hung"), std::string::npos)
       << run.events() << llmwatch_sql(c.dir / "state", "select evidence from findings");
   EXPECT_NE(read_file(j["log"].get<std::string>()).find("Save duration"), std::string::npos);
@@ -114,16 +131,22 @@ TEST(HangRestart, DryRunRecordsButNeverCancels) {
   TrainingRun run(c, "", "dry_run = true\n");
   run.submit("1-2%1");
   nlohmann::json j;
-  ASSERT_TRUE(eventually([&] {
-    j = run.job();
-    return j.value("step", 0) >= 2;
-  }, 90)) << j.dump();
+  ASSERT_TRUE(eventually(
+      [&] {
+        j = run.job();
+        return j.value("step", 0) >= 2;
+      },
+      90))
+      << j.dump();
   std::string task = j["task"];
   write_file(run.work + "/hang", task.substr(task.find('_') + 1));
-  ASSERT_TRUE(eventually([&] {
-    run.cycle_and_status();
-    return run.events().find("dry-run: would cancel " + task) != std::string::npos;
-  }, 60)) << run.events();
+  ASSERT_TRUE(eventually(
+      [&] {
+        run.cycle_and_status();
+        return run.events().find("dry-run: would cancel " + task) != std::string::npos;
+      },
+      60))
+      << run.events();
   // The hung task is still running: nothing was done.
   bool still_running = false;
   j = run.job();
@@ -143,10 +166,13 @@ TEST(HangRestart, SlurmctldDownMeansUnknownNeverActionAndRecovers) {
   write_file(run.config, text);
   run.submit("1-2%1");
   nlohmann::json j;
-  ASSERT_TRUE(eventually([&] {
-    j = run.job();
-    return j.value("step", 0) >= 2;
-  }, 90)) << j.dump();
+  ASSERT_TRUE(eventually(
+      [&] {
+        j = run.job();
+        return j.value("step", 0) >= 2;
+      },
+      90))
+      << j.dump();
 
   // Stop slurmctld and make the run hang: llmwatch cannot see Slurm, so it must not act.
   int ctld = c.pid_of("slurmctld");
@@ -170,7 +196,8 @@ TEST(HangRestart, SlurmctldDownMeansUnknownNeverActionAndRecovers) {
   std::string events = run.events();
   EXPECT_EQ(events.find("cancel"), std::string::npos) << events;
   EXPECT_EQ(events.find("restart"), std::string::npos) << events;
-  EXPECT_NE(events.find("alert done"), std::string::npos) << "the unreachable alert was not raised: " << events;
+  EXPECT_NE(events.find("alert done"), std::string::npos)
+      << "the unreachable alert was not raised: " << events;
 
   // slurmctld comes back (keeping its state): normal service, the finding resolves.
   ProcessSpec start;

@@ -1,12 +1,12 @@
 #pragma once
 // Integration-test helpers: a real Slurm cluster from slurm/local-cluster.sh, started per
 // test in its own temp dir and always stopped (by pid) when the test ends, pass or fail.
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,8 +21,12 @@
 
 namespace llmwatch::testing {
 
-inline std::string source_dir() { return LLMWATCH_SOURCE_DIR; }
-inline std::string llmwatch_bin() { return LLMWATCH_BIN; }
+inline std::string source_dir() {
+  return LLMWATCH_SOURCE_DIR;
+}
+inline std::string llmwatch_bin() {
+  return LLMWATCH_BIN;
+}
 
 // Polls `ready` until it holds or the deadline passes; never sleeps and hopes.
 inline bool eventually(const std::function<bool()>& ready, int seconds = 60) {
@@ -42,7 +46,8 @@ class LocalCluster {
 
   explicit LocalCluster(int nodes = 4) : cluster_dir(dir / "cluster") {
     ProcessSpec spec;
-    spec.argv = {source_dir() + "/slurm/local-cluster.sh", "start", cluster_dir, std::to_string(nodes)};
+    spec.argv = {source_dir() + "/slurm/local-cluster.sh", "start", cluster_dir,
+                 std::to_string(nodes)};
     spec.timeout = std::chrono::seconds(90);
     auto r = run_process(spec);
     if (!r.ok()) error = r.describe("local-cluster.sh start") + "\n" + r.err;
@@ -78,7 +83,8 @@ class LocalCluster {
 };
 
 // Runs the llmwatch binary with a config file.
-inline ProcessResult llmwatch(const std::string& config, std::vector<std::string> args, int timeout_s = 120) {
+inline ProcessResult llmwatch(const std::string& config, std::vector<std::string> args,
+                              int timeout_s = 120) {
   ProcessSpec spec;
   spec.argv = {llmwatch_bin(), "--config", config};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
@@ -112,7 +118,8 @@ inline int free_port() {
 struct BackgroundProcess {
   pid_t pid = -1;
   std::string log;
-  BackgroundProcess(const std::vector<std::string>& argv, const std::string& log_path) : log(log_path) {
+  BackgroundProcess(const std::vector<std::string>& argv, const std::string& log_path)
+      : log(log_path) {
     pid = fork();
     if (pid == 0) {
       int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -142,10 +149,10 @@ struct BackgroundProcess {
 };
 
 // Integration tests need root (Slurm daemons) and the Debian Slurm packages.
-#define LLMWATCH_REQUIRE_CLUSTER()                                                                  \
-  do {                                                                                              \
-    if (geteuid() != 0) GTEST_SKIP() << "integration tests start Slurm daemons and need root";     \
-    if (access("/usr/sbin/slurmctld", X_OK) != 0) GTEST_SKIP() << "slurmctld is not installed";    \
+#define LLMWATCH_REQUIRE_CLUSTER()                                                              \
+  do {                                                                                          \
+    if (geteuid() != 0) GTEST_SKIP() << "integration tests start Slurm daemons and need root";  \
+    if (access("/usr/sbin/slurmctld", X_OK) != 0) GTEST_SKIP() << "slurmctld is not installed"; \
   } while (0)
 
 }  // namespace llmwatch::testing

@@ -6,8 +6,10 @@ namespace {
 
 std::string write_config(LocalCluster& c, const std::string& job_keys) {
   std::string config = c.dir / "llmwatch.toml";
-  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") + "\"\n[slurm]\ntimeout = \"10s\"\n" +
-                         "[[job]]\nname = \"itest-train\"\nstartup_grace = \"1m\"\nstale_floor = \"1m\"\n" + job_keys);
+  write_file(config,
+             "[llmwatch]\nstate_dir = \"" + (c.dir / "state") + "\"\n[slurm]\ntimeout = \"10s\"\n" +
+                 "[[job]]\nname = \"itest-train\"\nstartup_grace = \"1m\"\nstale_floor = \"1m\"\n" +
+                 job_keys);
   return config;
 }
 
@@ -27,63 +29,84 @@ TEST(Restart, DeadRunIsResubmittedExcludingADrainedNode) {
   std::string work = c.dir / "work";
   std::filesystem::create_directories(work);
   std::string config = write_config(c, "on_absent = [\"alert\", \"restart\"]\n");
-  auto sub = c.slurm({"sbatch", "--parsable", "--job-name=itest-train", "--nodes=1", "--chdir=" + work,
-                      "--output=" + work + "/train-%j.out", "--export=ALL,FAKE_STEP_TIME=0.3",
-                      source_dir() + "/examples/fake-trainer.sh"});
+  auto sub =
+      c.slurm({"sbatch", "--parsable", "--job-name=itest-train", "--nodes=1", "--chdir=" + work,
+               "--output=" + work + "/train-%j.out", "--export=ALL,FAKE_STEP_TIME=0.3",
+               source_dir() + "/examples/fake-trainer.sh"});
   ASSERT_TRUE(sub.ok()) << sub.err;
   std::string first = sub.out.substr(0, sub.out.find_first_of(";\n"));
   // llmwatch sees it running (and remembers how it was submitted).
-  ASSERT_TRUE(eventually([&] {
-    llmwatch(config, {"run", "--once"});
-    auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
-    return s.is_object() && s["jobs"][0].value("step", 0) >= 2;
-  }, 60));
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(config, {"run", "--once"});
+        auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
+        return s.is_object() && s["jobs"][0].value("step", 0) >= 2;
+      },
+      60));
   // An administrator drains node-3; then the run dies with no successor.
-  ASSERT_TRUE(c.slurm({"scontrol", "update", "nodename=node-3", "state=drain", "reason=itest"}).ok());
+  ASSERT_TRUE(
+      c.slurm({"scontrol", "update", "nodename=node-3", "state=drain", "reason=itest"}).ok());
   ASSERT_TRUE(c.slurm({"scancel", first}).ok());
   ASSERT_TRUE(eventually([&] { return queued(c, "itest-train").empty(); }));
   auto run = llmwatch(config, {"run", "--once"});
   ASSERT_TRUE(run.ok()) << run.err;
   auto again = queued(c, "itest-train");
-  ASSERT_EQ(again.size(), 1u) << run.err << llmwatch(config, {"events"}).out << llmwatch(config, {"status"}).out;
+  ASSERT_EQ(again.size(), 1u) << run.err << llmwatch(config, {"events"}).out
+                              << llmwatch(config, {"status"}).out;
   std::string second = std::to_string(again[0]["job_id"].get<long long>());
   EXPECT_NE(second, first);
   auto show = c.slurm({"scontrol", "show", "job", second});
   EXPECT_NE(show.out.find("ExcNodeList=node-3"), std::string::npos) << show.out;
-  EXPECT_NE(show.out.find("Command=" + source_dir() + "/examples/fake-trainer.sh"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("Command=" + source_dir() + "/examples/fake-trainer.sh"),
+            std::string::npos)
+      << show.out;
   // Another cycle does not resubmit again: the restart was for that one dead run.
   ASSERT_TRUE(llmwatch(config, {"run", "--once"}).ok());
   EXPECT_EQ(queued(c, "itest-train").size(), 1u);
   // The resubmitted run resumes from the checkpoint and trains on.
-  ASSERT_TRUE(eventually([&] {
-    llmwatch(config, {"run", "--once"});
-    auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
-    return s.is_object() && s["jobs"][0]["task"] == second && s["jobs"][0].value("step", 0) >= 3;
-  }, 60));
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(config, {"run", "--once"});
+        auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
+        return s.is_object() && s["jobs"][0]["task"] == second &&
+               s["jobs"][0].value("step", 0) >= 3;
+      },
+      60));
 }
 
 TEST(Restart, CrashLoopStopsAndHoldsTheArray) {
   LLMWATCH_REQUIRE_CLUSTER();
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
-  std::string config = write_config(c, "crash_loop_after = 2\non_absent = [\"alert\", \"restart\"]\n");
+  std::string config =
+      write_config(c, "crash_loop_after = 2\non_absent = [\"alert\", \"restart\"]\n");
   // Every task dies two seconds in, before printing a single step.
-  auto sub = c.slurm({"sbatch", "--parsable", "--job-name=itest-train", "--array=1-8%1", "--output=/dev/null",
-                      "--wrap", "echo starting; sleep 2; echo 'RuntimeError: CUDA error: unspecified launch failure'; exit 1"});
+  auto sub = c.slurm({"sbatch", "--parsable", "--job-name=itest-train", "--array=1-8%1",
+                      "--output=/dev/null", "--wrap",
+                      "echo starting; sleep 2; echo 'RuntimeError: CUDA error: unspecified launch "
+                      "failure'; exit 1"});
   ASSERT_TRUE(sub.ok()) << sub.err;
   std::string array = sub.out.substr(0, sub.out.find_first_of(";\n"));
-  ASSERT_TRUE(eventually([&] {
-    llmwatch(config, {"run", "--once"});
-    return llmwatch(config, {"events"}).out.find("hold done") != std::string::npos;
-  }, 90)) << llmwatch(config, {"events"}).out;
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(config, {"run", "--once"});
+        return llmwatch(config, {"events"}).out.find("hold done") != std::string::npos;
+      },
+      90))
+      << llmwatch(config, {"events"}).out;
   std::string events = llmwatch(config, {"events"}).out;
   EXPECT_NE(events.find("job:itest-train/crash-loop"), std::string::npos) << events;
   // The remaining tasks are held and stay pending.
-  ASSERT_TRUE(eventually([&] {
-    for (const auto& j : queued(c, "itest-train"))
-      if (j["job_state"] == "PENDING" && std::string(j["state_reason"]).rfind("JobHeld", 0) == 0) return true;
-    return false;
-  }, 30)) << c.jobs().dump().substr(0, 3000);
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (const auto& j : queued(c, "itest-train"))
+          if (j["job_state"] == "PENDING" &&
+              std::string(j["state_reason"]).rfind("JobHeld", 0) == 0)
+            return true;
+        return false;
+      },
+      30))
+      << c.jobs().dump().substr(0, 3000);
   // No restart was attempted while in the loop.
   EXPECT_EQ(events.find("restart done"), std::string::npos) << events;
   // A human releases it: `llmwatch release` is recorded like any action.

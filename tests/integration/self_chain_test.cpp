@@ -18,8 +18,10 @@ TEST(SelfChain, SubmitTwiceRunsOneChainThatQueuesItsSuccessorAndHealsWhenKilled)
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
   std::string config = c.dir / "llmwatch.toml";
-  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
-                         "\"\n[slurm]\ntimeout = \"10s\"\n[self]\ninterval = \"1h\"\ntime_limit = \"00:05:00\"\n");
+  write_file(
+      config,
+      "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+          "\"\n[slurm]\ntimeout = \"10s\"\n[self]\ninterval = \"1h\"\ntime_limit = \"00:05:00\"\n");
 
   auto first = llmwatch(config, {"submit"});
   ASSERT_TRUE(first.ok()) << first.describe("submit") << first.out << first.err;
@@ -31,19 +33,25 @@ TEST(SelfChain, SubmitTwiceRunsOneChainThatQueuesItsSuccessorAndHealsWhenKilled)
 
   // The first job runs, queues exactly one successor (begin in 1h) and records its cycle.
   std::vector<nlohmann::json> pending;
-  ASSERT_TRUE(eventually([&] {
-    pending = llmwatch_jobs(c, "PENDING");
-    return llmwatch_jobs(c, "RUNNING").empty() && pending.size() == 1 && pending[0]["job_id"] != first_id;
-  }, 90)) << "no single successor; queue: " << c.jobs().dump().substr(0, 2000);
+  ASSERT_TRUE(eventually(
+      [&] {
+        pending = llmwatch_jobs(c, "PENDING");
+        return llmwatch_jobs(c, "RUNNING").empty() && pending.size() == 1 &&
+               pending[0]["job_id"] != first_id;
+      },
+      90))
+      << "no single successor; queue: " << c.jobs().dump().substr(0, 2000);
   // Waiting for its begin time (or, while the first run completes, for the singleton).
-  EXPECT_TRUE(pending[0]["state_reason"] == "BeginTime" || pending[0]["state_reason"] == "Dependency")
+  EXPECT_TRUE(pending[0]["state_reason"] == "BeginTime" ||
+              pending[0]["state_reason"] == "Dependency")
       << pending[0]["state_reason"];
   auto successor = pending[0]["job_id"].get<long long>();
 
   auto status = llmwatch(config, {"status", "--json"});
   ASSERT_TRUE(status.ok()) << status.err;
   auto s = nlohmann::json::parse(status.out);
-  EXPECT_TRUE(s["llmwatch"].contains("last_cycle")) << "the self job recorded no cycle: " << status.out;
+  EXPECT_TRUE(s["llmwatch"].contains("last_cycle"))
+      << "the self job recorded no cycle: " << status.out;
   EXPECT_EQ(s["llmwatch"]["successor_job"], std::to_string(successor));
   EXPECT_EQ(s["llmwatch"]["chain"], "on");
 

@@ -14,20 +14,23 @@ TEST(SlurmClient, TextFormatFollowsAJobWithItsLogFromScontrol) {
   std::string work = c.dir / "work";
   std::filesystem::create_directories(work);
   std::string config = c.dir / "llmwatch.toml";
-  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") + "\"\n[slurm]\nformat = \"text\"\n" +
-                         "[[job]]\nname = \"itest-train\"\n");
+  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+                         "\"\n[slurm]\nformat = \"text\"\n" + "[[job]]\nname = \"itest-train\"\n");
   auto sub = c.slurm({"sbatch", "--job-name=itest-train", "--array=1-3%1", "--chdir=" + work,
                       "--output=" + work + "/train-%A_%a.out", "--export=ALL,FAKE_STEP_TIME=0.3",
                       source_dir() + "/examples/fake-trainer.sh"});
   ASSERT_TRUE(sub.ok()) << sub.err;
   nlohmann::json job;
-  ASSERT_TRUE(eventually([&] {
-    llmwatch(config, {"run", "--once"});
-    auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
-    if (!s.is_object()) return false;
-    job = s["jobs"][0];
-    return job.value("step", 0) >= 2;
-  }, 60)) << job.dump();
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(config, {"run", "--once"});
+        auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
+        if (!s.is_object()) return false;
+        job = s["jobs"][0];
+        return job.value("step", 0) >= 2;
+      },
+      60))
+      << job.dump();
   EXPECT_EQ(job["log"].get<std::string>().rfind(work + "/train-", 0), 0u) << job.dump();
   ASSERT_EQ(job["entries"].size(), 2u) << job.dump();
   bool throttled = false;
@@ -40,7 +43,8 @@ TEST(SlurmClient, OneSqueueAndOneSinfoPerCycleWhateverTheNumberOfJobs) {
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
   auto calls_for = [&](int jobs) {
-    std::string text = "[llmwatch]\nstate_dir = \"" + (c.dir / ("state-" + std::to_string(jobs))) + "\"\n";
+    std::string text =
+        "[llmwatch]\nstate_dir = \"" + (c.dir / ("state-" + std::to_string(jobs))) + "\"\n";
     for (int i = 0; i < jobs; ++i) text += "[[job]]\nname = \"run-" + std::to_string(i) + "\"\n";
     auto loaded = load_config_string(text, "budget.toml");
     EXPECT_TRUE(loaded.config);
@@ -67,7 +71,8 @@ TEST(Views, DrainedNodeShowsInNodesAndStatusWithoutColourWhenPiped) {
   ASSERT_TRUE(c.error.empty()) << c.error;
   std::string config = c.dir / "llmwatch.toml";
   write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") + "\"\n");
-  ASSERT_TRUE(c.slurm({"scontrol", "update", "nodename=node-2", "state=drain", "reason=bad HBM"}).ok());
+  ASSERT_TRUE(
+      c.slurm({"scontrol", "update", "nodename=node-2", "state=drain", "reason=bad HBM"}).ok());
   ASSERT_TRUE(llmwatch(config, {"run", "--once"}).ok());
   auto nodes = llmwatch(config, {"nodes"});
   EXPECT_NE(nodes.out.find("nodes needing attention: 1 of 4"), std::string::npos) << nodes.out;

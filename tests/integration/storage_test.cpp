@@ -25,7 +25,8 @@ struct StorageRun {
   std::string config;
   explicit StorageRun(const std::string& storage) : config(dir / "llmwatch.toml") {
     // Slurm is not needed here; an unreachable one is just "unknown".
-    write_file(config, "[llmwatch]\nstate_dir = \"" + (dir / "state") + "\"\n[slurm]\nbin_dir = \"/nonexistent\"\n" + storage);
+    write_file(config, "[llmwatch]\nstate_dir = \"" + (dir / "state") +
+                           "\"\n[slurm]\nbin_dir = \"/nonexistent\"\n" + storage);
   }
   std::vector<std::pair<std::string, std::string>> findings() {
     llmwatch(config, {"run", "--once"});
@@ -33,7 +34,8 @@ struct StorageRun {
     std::vector<std::pair<std::string, std::string>> out;
     if (s.is_object())
       for (const auto& f : s["findings"])
-        if (f["key"].get<std::string>().rfind("storage:", 0) == 0) out.emplace_back(f["key"], f["severity"]);
+        if (f["key"].get<std::string>().rfind("storage:", 0) == 0)
+          out.emplace_back(f["key"], f["severity"]);
     return out;
   }
 };
@@ -41,7 +43,8 @@ struct StorageRun {
 bool write_bytes(const std::string& path, size_t bytes) {
   std::ofstream out(path, std::ios::binary);
   std::string chunk(64 * 1024, 'x');
-  for (size_t done = 0; done < bytes; done += chunk.size()) out.write(chunk.data(), static_cast<long>(std::min(chunk.size(), bytes - done)));
+  for (size_t done = 0; done < bytes; done += chunk.size())
+    out.write(chunk.data(), static_cast<long>(std::min(chunk.size(), bytes - done)));
   out.flush();
   return static_cast<bool>(out);
 }
@@ -51,12 +54,14 @@ TEST(Storage, FillingBytesWarnsThenCriticalBeforeWritesFailAndClears) {
   TempDir base;
   Tmpfs fs(base / "fs", "size=4m,nr_inodes=1000");
   if (!fs.mounted) GTEST_SKIP() << "cannot mount tmpfs here";
-  StorageRun run("[[storage]]\npath = \"" + fs.dir + "\"\nwarn_used = \"80%\"\ncritical_used = \"95%\"\n");
+  StorageRun run("[[storage]]\npath = \"" + fs.dir +
+                 "\"\nwarn_used = \"80%\"\ncritical_used = \"95%\"\n");
   EXPECT_TRUE(run.findings().empty());
   ASSERT_TRUE(write_bytes(fs.dir + "/ckpt-1", 3400 * 1024));  // ~83%
   auto f = run.findings();
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0], std::make_pair(std::string("storage:" + fs.dir + "/space"), std::string("warning")));
+  EXPECT_EQ(f[0],
+            std::make_pair(std::string("storage:" + fs.dir + "/space"), std::string("warning")));
   ASSERT_TRUE(write_bytes(fs.dir + "/ckpt-2", 560 * 1024));  // ~97%, and the write still succeeded
   f = run.findings();
   ASSERT_EQ(f.size(), 1u);
@@ -86,13 +91,15 @@ TEST(Storage, FillingInodesIsAnInodesFinding) {
 
 TEST(Storage, HangingQuotaCommandIsUnknownNotFull) {
   TempDir base;
-  StorageRun run("[[storage]]\npath = \"" + base.path + "\"\nquota = \"lfs\"\nquota_command = [\"sleep\", \"30\"]\n"
+  StorageRun run("[[storage]]\npath = \"" + base.path +
+                 "\"\nquota = \"lfs\"\nquota_command = [\"sleep\", \"30\"]\n"
                  "quota_timeout = \"1s\"\n");
   auto started = std::chrono::steady_clock::now();
   auto f = run.findings();
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(20));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0], std::make_pair(std::string("storage:" + base.path + "/quota-unknown"), std::string("unknown")));
+  EXPECT_EQ(f[0], std::make_pair(std::string("storage:" + base.path + "/quota-unknown"),
+                                 std::string("unknown")));
 }
 
 }  // namespace

@@ -17,13 +17,15 @@ TEST(JobLogs, DefaultIsTheTasksStdout) {
 
 TEST(JobLogs, PatternsThenGlobsForPerRankLogs) {
   testing::TempDir dir;
-  for (const char* rank : {"rank-1.log", "rank-0.log"}) testing::write_file(dir / ("42-" + std::string(rank)), "");
+  for (const char* rank : {"rank-1.log", "rank-0.log"})
+    testing::write_file(dir / ("42-" + std::string(rank)), "");
   SlurmJob t;
   t.job_id = 42;
   JobSettings job;
   job.logs = {dir.path + "/%j-rank-*.log", dir.path + "/missing-%j.log", dir.path + "/none-*.log"};
   EXPECT_EQ(log_paths_for(job, t),
-            (std::vector<std::string>{dir / "42-rank-0.log", dir / "42-rank-1.log", dir / "missing-42.log"}));
+            (std::vector<std::string>{dir / "42-rank-0.log", dir / "42-rank-1.log",
+                                      dir / "missing-42.log"}));
 }
 
 }  // namespace

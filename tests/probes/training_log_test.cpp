@@ -13,7 +13,8 @@ namespace {
 std::vector<LogLine> parse_file(const std::string& name) {
   TrainingLogParser parser;
   std::vector<LogLine> out;
-  for (const auto& line : split(testing::read_file(testing::fixture(name)), '\n')) out.push_back(parser.parse(line));
+  for (const auto& line : split(testing::read_file(testing::fixture(name)), '\n'))
+    out.push_back(parser.parse(line));
   return out;
 }
 
@@ -57,8 +58,10 @@ TEST(TrainingLog, NcclWatchdogTimeoutIsACrashSignature) {
 TEST(TrainingLog, MegatronLine) {
   TrainingLogParser parser;
   auto l = parser.parse(
-      " iteration      100/  500000 | consumed samples:        51200 | elapsed time per iteration (ms): 1234.5 | "
-      "learning rate: 3.000E-04 | global batch size:   512 | lm loss: 7.012345E+00 | loss scale: 1.0 | grad norm: "
+      " iteration      100/  500000 | consumed samples:        51200 | elapsed time per iteration "
+      "(ms): 1234.5 | "
+      "learning rate: 3.000E-04 | global batch size:   512 | lm loss: 7.012345E+00 | loss scale: "
+      "1.0 | grad norm: "
       "1.234 | number of skipped iterations:   0 | number of nan iterations:   0 |");
   ASSERT_TRUE(l.step);
   EXPECT_EQ(*l.step, 100);
@@ -73,18 +76,27 @@ TEST(TrainingLog, MegatronLine) {
 
 TEST(TrainingLog, OtherSignaturesAndCheckpoints) {
   TrainingLogParser parser;
-  EXPECT_EQ(parser.parse("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate").crash, "cuda-oom");
-  EXPECT_EQ(parser.parse("RuntimeError: CUDA error: an illegal memory access was encountered").crash, "cuda-error");
+  EXPECT_EQ(parser.parse("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate").crash,
+            "cuda-oom");
+  EXPECT_EQ(
+      parser.parse("RuntimeError: CUDA error: an illegal memory access was encountered").crash,
+      "cuda-error");
   EXPECT_EQ(parser.parse("Traceback (most recent call last):").crash, "python-traceback");
-  EXPECT_EQ(parser.parse("NVRM: Xid (PCI:0000:10:1c): 79, pid=1896, GPU has fallen off the bus.").crash, "xid");
+  EXPECT_EQ(
+      parser.parse("NVRM: Xid (PCI:0000:10:1c): 79, pid=1896, GPU has fallen off the bus.").crash,
+      "xid");
   EXPECT_TRUE(parser.parse("saving checkpoint at iteration     500 to /ckpt").checkpoint_start);
-  EXPECT_TRUE(parser.parse("  successfully saved checkpoint at iteration     500 to /ckpt").checkpoint_end);
-  EXPECT_EQ(parser.parse("[rank0] heartbeat: still waiting in ALLREDUCE (step 7)").step, std::nullopt);
+  EXPECT_TRUE(
+      parser.parse("  successfully saved checkpoint at iteration     500 to /ckpt").checkpoint_end);
+  EXPECT_EQ(parser.parse("[rank0] heartbeat: still waiting in ALLREDUCE (step 7)").step,
+            std::nullopt);
 }
 
 TEST(TrainingLog, NanLossIsParsedAsNan) {
   TrainingLogParser parser;
-  auto l = parser.parse("Training epoch 0, iteration 3/9 | global_step: 3 | reduced_train_loss: nan | train_step_timing in s: 1.0");
+  auto l = parser.parse(
+      "Training epoch 0, iteration 3/9 | global_step: 3 | reduced_train_loss: nan | "
+      "train_step_timing in s: 1.0");
   ASSERT_TRUE(l.loss);
   EXPECT_TRUE(std::isnan(*l.loss));
 }

@@ -68,14 +68,16 @@ TEST(JobRules, NothingQueuedIsAbsent) {
 
 TEST(JobRules, PendingReasonsNormalVersusStuck) {
   JobObservation obs;
-  for (const char* normal : {"Priority", "Resources", "Dependency", "JobArrayTaskLimit", "BeginTime"}) {
+  for (const char* normal :
+       {"Priority", "Resources", "Dependency", "JobArrayTaskLimit", "BeginTime"}) {
     obs.entries = {job(1, "PENDING", normal)};
     EXPECT_TRUE(evaluate_job(settings(), obs, 1000).empty()) << normal;
   }
-  for (const char* stuck : {"DependencyNeverSatisfied", "JobHeldAdmin", "JobHeldUser", "launch failed requeued held",
-                            "BadConstraints"}) {
+  for (const char* stuck : {"DependencyNeverSatisfied", "JobHeldAdmin", "JobHeldUser",
+                            "launch failed requeued held", "BadConstraints"}) {
     obs.entries = {job(1, "PENDING", stuck)};
-    EXPECT_EQ(kinds(evaluate_job(settings(), obs, 1000)), std::vector<std::string>{"stuck"}) << stuck;
+    EXPECT_EQ(kinds(evaluate_job(settings(), obs, 1000)), std::vector<std::string>{"stuck"})
+        << stuck;
   }
 }
 
@@ -90,12 +92,15 @@ struct Running {
     obs.progress = &progress;
   }
   void step(std::int64_t n, double t) {
-    apply_lines(progress, {"Training epoch 0, iteration " + std::to_string(n) + "/99 | global_step: " + std::to_string(n) +
-                           " | reduced_train_loss: 2.0 | train_step_timing in s: 10"},
+    apply_lines(progress,
+                {"Training epoch 0, iteration " + std::to_string(n) + "/99 | global_step: " +
+                 std::to_string(n) + " | reduced_train_loss: 2.0 | train_step_timing in s: 10"},
                 parser, t);
   }
   void line(const std::string& text, double t) { apply_lines(progress, {text}, parser, t); }
-  std::vector<std::string> at(double now, const JobSettings& s = settings()) { return kinds(evaluate_job(s, obs, now)); }
+  std::vector<std::string> at(double now, const JobSettings& s = settings()) {
+    return kinds(evaluate_job(s, obs, now));
+  }
 };
 
 TEST(JobRules, StartupGetsItsOwnGrace) {
@@ -131,7 +136,8 @@ TEST(JobRules, AdaptiveThresholdFollowsTheLongestIntervalAfterWarmup) {
 TEST(JobRules, HeartbeatLinesAreNotProgress) {
   Running r;
   r.step(1, 100);
-  for (int t = 101; t < 2000; t += 10) r.line("[rank0] heartbeat: still waiting in ALLREDUCE (step 1)", t);
+  for (int t = 101; t < 2000; t += 10)
+    r.line("[rank0] heartbeat: still waiting in ALLREDUCE (step 1)", t);
   EXPECT_EQ(r.at(2000), std::vector<std::string>{"hung"});
   r.step(1, 2001);  // a repeated step is not progress either
   EXPECT_EQ(r.at(2002), std::vector<std::string>{"hung"});
@@ -141,7 +147,8 @@ TEST(JobRules, CheckpointSaveLongerThanAStepButWithinGraceIsNotAHang) {
   Running r;
   for (int i = 1; i <= 6; ++i) r.step(i, i * 10.0);  // 10 s steps → 60 s floor applies
   r.line("[NeMo I] saving checkpoint at step 6", 61);
-  EXPECT_TRUE(r.at(61 + 800).empty());  // 800 s save: longer than the 60 s allowance, within 900 s grace
+  EXPECT_TRUE(
+      r.at(61 + 800).empty());  // 800 s save: longer than the 60 s allowance, within 900 s grace
   EXPECT_EQ(r.at(61 + 901), std::vector<std::string>{"hung"});
   r.line("[NeMo I] Global Checkpoint Save : Rank: 0 : Iteration: 6 : Save duration: 850s", 911);
   EXPECT_TRUE(r.at(912).empty());  // the step clock restarts when the save ends
@@ -153,9 +160,11 @@ TEST(JobRules, CheckpointSaveLongerThanAStepButWithinGraceIsNotAHang) {
 TEST(JobRules, CrashSignatureIsAFindingWithEvidence) {
   Running r;
   r.step(1, 10);
-  r.line("[rank368]:[E808 04:21:41.160918398 ProcessGroupNCCL.cpp:655] [Rank 368] Watchdog caught collective "
-         "operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE)",
-         11);
+  r.line(
+      "[rank368]:[E808 04:21:41.160918398 ProcessGroupNCCL.cpp:655] [Rank 368] Watchdog caught "
+      "collective "
+      "operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE)",
+      11);
   auto fs = evaluate_job(settings(), r.obs, 12);
   ASSERT_EQ(kinds(fs), std::vector<std::string>{"crashed"});
   EXPECT_NE(fs[0].summary.find("nccl-timeout"), std::string::npos);

@@ -17,7 +17,8 @@ StorageObservation fs(double used_fraction, double inode_fraction = 0.1) {
   StorageObservation o;
   o.path = "/ckpt";
   o.total_bytes = 1000ULL << 30;
-  o.free_bytes = static_cast<std::uint64_t>((1 - used_fraction) * static_cast<double>(o.total_bytes));
+  o.free_bytes =
+      static_cast<std::uint64_t>((1 - used_fraction) * static_cast<double>(o.total_bytes));
   o.total_inodes = 1000000;
   o.free_inodes = static_cast<std::uint64_t>((1 - inode_fraction) * 1000000);
   return o;
@@ -50,7 +51,8 @@ TEST(StorageRules, SpaceThresholdsAgainstUsableCapacity) {
   EXPECT_EQ(judge(s, fs(0.86)), std::vector<std::string>{"space"});
   auto warn = evaluate_storage(s, fs(0.86), storage_figures(s, fs(0.86), {}));
   EXPECT_EQ(warn[0].severity, Severity::Warning);
-  EXPECT_EQ(evaluate_storage(s, fs(0.96), storage_figures(s, fs(0.96), {}))[0].severity, Severity::Critical);
+  EXPECT_EQ(evaluate_storage(s, fs(0.96), storage_figures(s, fs(0.96), {}))[0].severity,
+            Severity::Critical);
   // "80% is the new 100%": 70% raw is 87.5% of a usable 80%.
   s.usable_fraction = 0.8;
   EXPECT_EQ(judge(s, fs(0.7)), std::vector<std::string>{"space"});

@@ -43,7 +43,8 @@ TEST(TrainingRules, NoisyButHealthySeriesProducesNothing) {
   Series s;
   std::mt19937 rng(42);
   std::uniform_real_distribution<double> noise(-0.08, 0.08);
-  for (int i = 0; i < 200; ++i) s.add(12.4 * (1 + noise(rng)), 2.0 + 8.0 / (1 + i / 10.0) + noise(rng) * 0.5);
+  for (int i = 0; i < 200; ++i)
+    s.add(12.4 * (1 + noise(rng)), 2.0 + 8.0 / (1 + i / 10.0) + noise(rng) * 0.5);
   EXPECT_TRUE(s.found().empty());
 }
 
@@ -55,7 +56,8 @@ TEST(TrainingRules, StepTimeJumpIsASlowdownAfterNSteps) {
   s.add(15.5, 2.0);
   auto fs = evaluate_training(JobSettings{}, "tr", s.p);
   ASSERT_EQ(kinds(fs), std::vector<std::string>{"slowdown"});
-  EXPECT_NE(fs[0].summary.find("25% above this run's median 12.4 s"), std::string::npos) << fs[0].summary;
+  EXPECT_NE(fs[0].summary.find("25% above this run's median 12.4 s"), std::string::npos)
+      << fs[0].summary;
   s.add(12.4, 2.0);  // back to normal
   EXPECT_TRUE(s.found().empty());
 }
@@ -84,8 +86,10 @@ TEST(TrainingRules, LossSpikeNanAndCounters) {
   TrainingLogParser parser;
   auto megatron = [&](int it, int skipped, double t) {
     apply_lines(m,
-                {" iteration " + std::to_string(it) + "/ 1000 | consumed samples: " + std::to_string(it * 512) +
-                 " | elapsed time per iteration (ms): 1000.0 | lm loss: 2.0E+00 | number of skipped iterations: " +
+                {" iteration " + std::to_string(it) +
+                 "/ 1000 | consumed samples: " + std::to_string(it * 512) +
+                 " | elapsed time per iteration (ms): 1000.0 | lm loss: 2.0E+00 | number of "
+                 "skipped iterations: " +
                  std::to_string(skipped) + " | number of nan iterations: 0 |"},
                 parser, t);
   };
@@ -93,7 +97,8 @@ TEST(TrainingRules, LossSpikeNanAndCounters) {
   megatron(2, 0, 2);
   EXPECT_TRUE(kinds(evaluate_training(JobSettings{}, "m", m)).empty());
   megatron(3, 2, 3);
-  EXPECT_EQ(kinds(evaluate_training(JobSettings{}, "m", m)), std::vector<std::string>{"bad-iterations"});
+  EXPECT_EQ(kinds(evaluate_training(JobSettings{}, "m", m)),
+            std::vector<std::string>{"bad-iterations"});
   megatron(4, 2, 4);  // no longer rising
   EXPECT_TRUE(kinds(evaluate_training(JobSettings{}, "m", m)).empty());
 }

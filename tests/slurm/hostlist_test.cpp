@@ -25,13 +25,15 @@ TEST(Hostlist, ExpandsRangesListsAndPadding) {
 }
 
 TEST(Hostlist, SeveralBracketGroupsExpandAsAProduct) {
-  EXPECT_EQ(expand("rack[1-2]-n[01-02]"), (Hosts{"rack1-n01", "rack1-n02", "rack2-n01", "rack2-n02"}));
+  EXPECT_EQ(expand("rack[1-2]-n[01-02]"),
+            (Hosts{"rack1-n01", "rack1-n02", "rack2-n01", "rack2-n02"}));
   EXPECT_EQ(expand("x[1-2]y"), (Hosts{"x1y", "x2y"}));
 }
 
 TEST(Hostlist, MalformedInputIsRejectedWithAReason) {
-  for (const char* bad : {"node[1-", "node[3-1]", "node[]", "node[a-b]", "node1]", "node[1-2", "node[1-2]]", "[1-2]x[",
-                          "n[1-99999999999]", "n[1-1000][1-1000][1-1000]", "n[1--2]", "n[-2]", "n[1,]"}) {
+  for (const char* bad :
+       {"node[1-", "node[3-1]", "node[]", "node[a-b]", "node1]", "node[1-2", "node[1-2]]",
+        "[1-2]x[", "n[1-99999999999]", "n[1-1000][1-1000][1-1000]", "n[1--2]", "n[-2]", "n[1,]"}) {
     std::string error;
     EXPECT_FALSE(expand_hostlist(bad, &error)) << bad;
     EXPECT_FALSE(error.empty()) << bad;

@@ -8,7 +8,8 @@ namespace llmwatch {
 namespace {
 
 TEST(SqueueJson, ParsesTheRealSlurm2205Capture) {
-  auto parsed = parse_squeue_json(testing::read_file(testing::fixture("slurm-22.05.8/squeue.json")));
+  auto parsed =
+      parse_squeue_json(testing::read_file(testing::fixture("slurm-22.05.8/squeue.json")));
   ASSERT_TRUE(parsed.ok()) << parsed.error;
   ASSERT_EQ(parsed.jobs.size(), 4u);
   const SlurmJob& task = parsed.jobs[0];
@@ -42,9 +43,11 @@ TEST(SqueueJson, GarbageIsAnErrorNotAnEmptyQueue) {
 
 // Captured with slurmctld stopped: squeue exits 0 with no jobs and an error entry.
 TEST(SqueueJson, ControllerDownIsAnErrorNotAnEmptyQueue) {
-  auto parsed = parse_squeue_json(testing::read_file(testing::fixture("slurm-22.05.8/squeue-ctld-down.json")));
+  auto parsed = parse_squeue_json(
+      testing::read_file(testing::fixture("slurm-22.05.8/squeue-ctld-down.json")));
   EXPECT_FALSE(parsed.ok());
-  EXPECT_EQ(parsed.error, "Slurm reported an error: Failed while looking for jobs (slurm_load_jobs)");
+  EXPECT_EQ(parsed.error,
+            "Slurm reported an error: Failed while looking for jobs (slurm_load_jobs)");
 }
 
 TEST(SqueueJson, ToleratesNewerSlurmShapes) {
@@ -68,7 +71,8 @@ TEST(SlurmPattern, ExpandsEveryPlaceholder) {
   j.name = "tr11";
   j.user = "alice";
   j.batch_host = "gpu017";
-  EXPECT_EQ(expand_slurm_pattern("/l/%x-%A_%a.%j.%u.%N.log", j), "/l/tr11-40_2.42.alice.gpu017.log");
+  EXPECT_EQ(expand_slurm_pattern("/l/%x-%A_%a.%j.%u.%N.log", j),
+            "/l/tr11-40_2.42.alice.gpu017.log");
   EXPECT_EQ(expand_slurm_pattern("%4a-%%-%q", j), "0002-%-%q");
   EXPECT_EQ(expand_slurm_pattern("trailing%", j), "trailing%");
   SlurmJob single;
@@ -99,7 +103,8 @@ TEST(SinfoJson, ParsesTheRealCaptureWithDrainFlagsAndReasons) {
 }
 
 TEST(SinfoJson, NewerListStateAndErrorsAndGarbage) {
-  auto parsed = parse_sinfo_json(R"({"nodes": [{"name": "n1", "state": ["IDLE", "DRAIN"]}], "errors": []})");
+  auto parsed =
+      parse_sinfo_json(R"({"nodes": [{"name": "n1", "state": ["IDLE", "DRAIN"]}], "errors": []})");
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(parsed.nodes[0].state, "idle");
   EXPECT_TRUE(parsed.nodes[0].drained());
@@ -108,7 +113,8 @@ TEST(SinfoJson, NewerListStateAndErrorsAndGarbage) {
 }
 
 TEST(SlurmJobJson, RoundTripsForTheRestartAction) {
-  auto parsed = parse_squeue_json(testing::read_file(testing::fixture("slurm-22.05.8/squeue.json")));
+  auto parsed =
+      parse_squeue_json(testing::read_file(testing::fixture("slurm-22.05.8/squeue.json")));
   ASSERT_TRUE(parsed.ok());
   auto back = slurm_job_from_json(slurm_job_to_json(parsed.jobs[0]));
   ASSERT_TRUE(back);

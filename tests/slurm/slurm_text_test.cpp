@@ -8,7 +8,8 @@ namespace llmwatch {
 namespace {
 
 TEST(SqueueText, ParsesTheRealPipeCapture) {
-  auto parsed = parse_squeue_text(testing::read_file(testing::fixture("slurm-22.05.8/squeue-pipe.txt")));
+  auto parsed =
+      parse_squeue_text(testing::read_file(testing::fixture("slurm-22.05.8/squeue-pipe.txt")));
   ASSERT_TRUE(parsed.ok()) << parsed.error;
   ASSERT_EQ(parsed.jobs.size(), 4u);
   const auto& rest = parsed.jobs[0];
@@ -28,7 +29,8 @@ TEST(SqueueText, ParsesTheRealPipeCapture) {
 }
 
 TEST(SqueueText, NamesWithTheDelimiterAndGarbage) {
-  auto parsed = parse_squeue_text("7|7|N/A|RUNNING|a|b|alice|n1|None|0:01|UNLIMITED|2026-11-22T01:36:25\n");
+  auto parsed =
+      parse_squeue_text("7|7|N/A|RUNNING|a|b|alice|n1|None|0:01|UNLIMITED|2026-11-22T01:36:25\n");
   ASSERT_TRUE(parsed.ok()) << parsed.error;
   EXPECT_EQ(parsed.jobs[0].name, "a|b");
   EXPECT_EQ(parsed.jobs[0].user, "alice");
@@ -38,7 +40,8 @@ TEST(SqueueText, NamesWithTheDelimiterAndGarbage) {
 }
 
 TEST(SinfoText, ParsesTheGcmProductionSample) {
-  auto parsed = parse_sinfo_text(testing::read_file(testing::fixture("slurm-gcm/sinfo-pipe-sample.txt")));
+  auto parsed =
+      parse_sinfo_text(testing::read_file(testing::fixture("slurm-gcm/sinfo-pipe-sample.txt")));
   ASSERT_TRUE(parsed.ok()) << parsed.error;
   ASSERT_EQ(parsed.nodes.size(), 3u);  // node0201 appears twice (two reservations)
   EXPECT_EQ(parsed.nodes[0].name, "node0201");
@@ -51,7 +54,8 @@ TEST(SinfoText, ParsesTheGcmProductionSample) {
 }
 
 TEST(SinfoText, OwnFormatWithHostlistsAndBadHeader) {
-  auto parsed = parse_sinfo_text("NODELIST|STATE|REASON\nnode-[1-2]|idle|none\nnode-3|drained|Kill task failed\n");
+  auto parsed = parse_sinfo_text(
+      "NODELIST|STATE|REASON\nnode-[1-2]|idle|none\nnode-3|drained|Kill task failed\n");
   ASSERT_TRUE(parsed.ok());
   ASSERT_EQ(parsed.nodes.size(), 3u);
   EXPECT_TRUE(parsed.nodes[2].drained());
@@ -61,14 +65,16 @@ TEST(SinfoText, OwnFormatWithHostlistsAndBadHeader) {
 }
 
 TEST(ScontrolShow, JobAndNodeRecords) {
-  auto jobs = parse_scontrol_show(testing::read_file(testing::fixture("slurm-22.05.8/scontrol-show-job.txt")));
+  auto jobs = parse_scontrol_show(
+      testing::read_file(testing::fixture("slurm-22.05.8/scontrol-show-job.txt")));
   ASSERT_GE(jobs.size(), 3u);
   EXPECT_EQ(jobs[0]["JobId"], "3");
   EXPECT_EQ(jobs[0]["ArrayTaskId"], "2-10%1");
   EXPECT_EQ(jobs[1]["StdOut"], "/shared/project/my-training-3_1.out");
   EXPECT_EQ(jobs[1]["Command"], "/shared/project/train.slurm");
   EXPECT_EQ(jobs[1]["NodeList"], "node-[1-2]");
-  auto nodes = parse_scontrol_show(testing::read_file(testing::fixture("slurm-22.05.8/scontrol-show-node.txt")));
+  auto nodes = parse_scontrol_show(
+      testing::read_file(testing::fixture("slurm-22.05.8/scontrol-show-node.txt")));
   ASSERT_EQ(nodes.size(), 4u);
   EXPECT_EQ(nodes[0]["NodeName"], "node-1");
   EXPECT_EQ(nodes[0]["State"], "ALLOCATED");

@@ -31,7 +31,7 @@ TEST(Lease, ExpiredLeaseIsTakenOver) {
   EXPECT_EQ(Lease::read(dir.path)->host, "host-b");
   EXPECT_FALSE(a.renew(1062, 60));  // a lost it and knows
   EXPECT_FALSE(a.held());
-  a.release();                      // must not delete b's lease
+  a.release();  // must not delete b's lease
   EXPECT_EQ(Lease::read(dir.path)->host, "host-b");
 }
 

@@ -49,7 +49,9 @@ TEST(Subprocess, PassesEnvironmentAndStdin) {
   EXPECT_EQ(r.out, "v1:from-stdin");
 }
 
-bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+bool process_alive(pid_t pid) {
+  return ::kill(pid, 0) == 0;
+}
 
 TEST(Subprocess, TimeoutKillsTheWholeProcessGroup) {
   testing::TempDir dir;

@@ -30,8 +30,9 @@ TEST(JobView, FiguresFromTheLogAndTheModelFacts) {
   TrainingLogParser parser;
   double t = 0;
   for (int s = 1; s <= 10; ++s)
-    apply_lines(p, {"iteration " + std::to_string(s) + "/99 | global_batch_size: 128 | global_step: " + std::to_string(s) +
-                    " | reduced_train_loss: 2.5 | train_step_timing in s: 12.39"},
+    apply_lines(p,
+                {"iteration " + std::to_string(s) + "/99 | global_batch_size: 128 | global_step: " +
+                 std::to_string(s) + " | reduced_train_loss: 2.5 | train_step_timing in s: 12.39"},
                 parser, t += 12.39);
   auto f = job_figures(llama8b(), p, t);
   EXPECT_NEAR(f["tokens_per_s"].get<double>(), 84631, 1);
@@ -53,7 +54,8 @@ TEST(JobView, HistoryLostTimeEffectiveRatioAndAdvice) {
   // Steps every 10 s from t=1000 to 1500, a failure at 1510, training again from 1600.
   for (int t = 1000; t <= 1500; t += 10) store.add_progress("tr", t, (t - 1000) / 10, 10.0, 2.0);
   store.add_event(1510, "finding", "tr", "critical", "job:tr/hung: 3_1: no step progress for 10m");
-  for (int t = 1600; t <= 2000; t += 10) store.add_progress("tr", t, 50 + (t - 1600) / 10, 10.0, 2.0);
+  for (int t = 1600; t <= 2000; t += 10)
+    store.add_progress("tr", t, 50 + (t - 1600) / 10, 10.0, 2.0);
   JobProgress p;
   p.save_seconds = 40;
   p.checkpoint_interval = 3600;
@@ -61,7 +63,8 @@ TEST(JobView, HistoryLostTimeEffectiveRatioAndAdvice) {
   auto j = build_job(job, store, 2000);
   const auto& h = j["history"];
   ASSERT_EQ(h["failures"].size(), 1u);
-  EXPECT_DOUBLE_EQ(h["failures"][0]["lost_s"].get<double>(), 100);  // last step 1500 → first step 1600
+  EXPECT_DOUBLE_EQ(h["failures"][0]["lost_s"].get<double>(),
+                   100);  // last step 1500 → first step 1600
   EXPECT_DOUBLE_EQ(h["effective_training_ratio"].get<double>(), 0.9);  // 900 of 1000 s
   EXPECT_DOUBLE_EQ(h["mtbf_s"].get<double>(), 1000);
   EXPECT_NEAR(j["optimal_checkpoint_interval_s"].get<double>(), std::sqrt(2 * 40 * 1000.0), 1e-9);
