@@ -24,8 +24,9 @@ struct SelfJobSettings {
   std::string partition, account, qos;
   std::string time_limit = "00:15:00";
   Seconds interval{600};
-  std::string output;       // sbatch --output; default <state_dir>/logs/llmwatch-%j.out
-  std::string deadman_url;  // pinged (GET) after each cycle; secret
+  std::string output;               // sbatch --output; default <state_dir>/logs/llmwatch-%j.out
+  std::string deadman_url;          // pinged (GET) after each cycle; secret
+  Seconds log_max_age{14 * 86400};  // llmwatch's own job logs older than this are removed
 };
 
 struct Limits {
@@ -84,7 +85,12 @@ struct StorageSettings {
   std::uint64_t min_free = 0;
   double warn_inodes_used = 0.85;
   Seconds min_hours_left{12 * 3600};
-  std::string quota = "none";              // none | lfs | mmlsquota | beegfs | quota | custom
+  // Checkpoint awareness (optional): the directory a run saves into.
+  std::string checkpoint_dir;
+  std::string checkpoint_glob = "*";  // which entries are checkpoints
+  int keep_last = 0;            // cleanup: keep this many newest (never fewer than 2); 0 = off
+  bool cleanup_dry_run = true;  // cleanup only says what it would delete
+  std::string quota = "none";   // none | lfs | mmlsquota | beegfs | quota | custom
   std::vector<std::string> quota_command;  // argv; e.g. ["lfs", "quota", "-u", "bob", "/lustre"]
   std::string quota_regex;                 // custom: two groups, used and limit (with units)
   Seconds quota_timeout{30};

@@ -286,6 +286,9 @@ struct Loader {
       if (s.warn_used > s.critical_used) at(s.line, "[[storage]] warn_used is above critical_used");
       if (s.quota != "none" && s.quota_command.empty())
         at(s.line, "[[storage]] quota = \"" + s.quota + "\" needs quota_command");
+      if (s.keep_last == 1)
+        at(s.line,
+           "[[storage]] keep_last must be 0 (off) or at least 2: one checkpoint is no backup");
       if (s.quota == "custom" && s.quota_regex.empty())
         at(s.line, "[[storage]] quota = \"custom\" needs quota_regex");
     }

@@ -53,6 +53,7 @@ const std::vector<KeySpec<SelfJobSettings>>& self_keys() {
       {"interval", KeyKind::Duration, LW_SET(SelfJobSettings, interval, dur)},
       {"output", KeyKind::String, LW_SET(SelfJobSettings, output, s)},
       {"deadman_url", KeyKind::String, LW_SET(SelfJobSettings, deadman_url, s), true},
+      {"log_max_age", KeyKind::Duration, LW_SET(SelfJobSettings, log_max_age, dur)},
   };
   return keys;
 }
@@ -173,6 +174,12 @@ const std::vector<KeySpec<StorageSettings>>& storage_keys() {
       {"quota_command", KeyKind::StringList, LW_SET(StorageSettings, quota_command, list)},
       {"quota_regex", KeyKind::String, LW_SET(StorageSettings, quota_regex, s)},
       {"quota_timeout", KeyKind::Duration, LW_SET(StorageSettings, quota_timeout, dur)},
+      {"checkpoint_dir", KeyKind::String, LW_SET(StorageSettings, checkpoint_dir, s)},
+      {"checkpoint_glob", KeyKind::String, LW_SET(StorageSettings, checkpoint_glob, s)},
+      {"keep_last", KeyKind::Int,
+       [](StorageSettings& t, const ConfigValue& v) { t.keep_last = static_cast<int>(v.i); }, false,
+       0, 100000},
+      {"cleanup_dry_run", KeyKind::Bool, LW_SET(StorageSettings, cleanup_dry_run, b)},
   };
   return keys;
 }

@@ -13,6 +13,7 @@
 
 #include "alert/notifier.h"
 #include "cycle/executor.h"
+#include "cycle/housekeeping.h"
 #include "cycle/self_chain.h"
 #include "policy/policy.h"
 #include "probes/job_logs.h"
@@ -268,6 +269,13 @@ CycleResult Supervisor::run_cycle(double now) {
       store_.put("storage:" + settings.path, snap.dump(), now);
     }
     auto storage_findings = evaluate_storage(settings, o, f);
+    if (!settings.checkpoint_dir.empty() && o.ok()) {
+      auto scan = scan_checkpoints(settings.checkpoint_dir, settings.checkpoint_glob, now);
+      auto ckpt = evaluate_checkpoints(settings, o, f, scan);
+      storage_findings.insert(storage_findings.end(), ckpt.begin(), ckpt.end());
+      scopes.push_back("storage:" + settings.path + "/checkpoint");
+      clean_checkpoints(settings, scan, store_, now, settings.cleanup_dry_run || config_.dry_run);
+    }
     findings.insert(findings.end(), storage_findings.begin(), storage_findings.end());
   }
 
@@ -389,6 +397,7 @@ CycleResult Supervisor::run_cycle(double now) {
     probes.push_back({{"name", p.name}, {"ok", p.ok}, {"seconds", p.seconds}});
   heartbeat["probes"] = probes;
   store_.put("heartbeat", heartbeat.dump(), now);
+  remove_old_own_logs(config_.state_dir, config_.self.log_max_age, now);
   if (!config_.metrics_file.empty())
     write_metrics_file(config_.metrics_file, config_, store_, result.finished);
   if (!config_.self.deadman_url.empty()) {

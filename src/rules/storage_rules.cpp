@@ -106,4 +106,35 @@ std::vector<Finding> evaluate_storage(const StorageSettings& s, const StorageObs
   return out;
 }
 
+std::vector<Finding> evaluate_checkpoints(const StorageSettings& s, const StorageObservation& o,
+                                          const StorageFigures& f, const CheckpointScan& scan) {
+  std::vector<Finding> out;
+  if (s.checkpoint_dir.empty() || !o.ok() || !scan.ok()) return out;
+  const Checkpoint* last = nullptr;
+  int complete = 0;
+  for (const auto& c : scan.checkpoints)
+    if (c.complete) ++complete, last = &c;
+  std::string prefix = "storage:" + s.path;
+  if (last) {
+    double room = f.usable_bytes - f.used_bytes;
+    if (o.quota && o.quota->limit_bytes)
+      room = std::min(room, static_cast<double>(o.quota->limit_bytes) -
+                                static_cast<double>(o.quota->used_bytes));
+    if (static_cast<double>(last->bytes) > room) {
+      auto x = make_finding(
+          prefix, prefix, "checkpoint-wont-fit", Severity::Critical,
+          "the next checkpoint (~" + format_size(last->bytes) + ") will not fit in the " +
+              format_size(static_cast<std::uint64_t>(std::max(0.0, room))) + " left on " + s.path);
+      x.evidence.push_back("last complete checkpoint: " + last->path);
+      out.push_back(x);
+    }
+  }
+  if (!scan.checkpoints.empty() && complete < 2)
+    out.push_back(make_finding(prefix, prefix, "checkpoints-few", Severity::Warning,
+                               std::to_string(complete) + " complete checkpoint(s) in " +
+                                   s.checkpoint_dir +
+                                   ": a failed save would leave nothing to resume from"));
+  return out;
+}
+
 }  // namespace llmwatch

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "probes/checkpoints.h"
 #include "probes/storage_probe.h"
 #include "rules/finding.h"
 
@@ -22,5 +23,9 @@ StorageFigures storage_figures(const StorageSettings& s, const StorageObservatio
 
 std::vector<Finding> evaluate_storage(const StorageSettings& s, const StorageObservation& o,
                                       const StorageFigures& f);
+
+// Checkpoint findings: the next one will not fit; fewer than 2 complete ones.
+std::vector<Finding> evaluate_checkpoints(const StorageSettings& s, const StorageObservation& o,
+                                          const StorageFigures& f, const CheckpointScan& scan);
 
 }  // namespace llmwatch
