@@ -1,6 +1,7 @@
 // webhook and slack: a JSON POST. webhook sends the alert schema as is (Alertmanager-style
 // receivers, chat bridges); slack sends an incoming-webhook message with blocks.
-// Config: [[alert.webhook]] / [[alert.slack]] url (or url_file, or "${ENV}"), timeout.
+// Config: [[alert.webhook]] / [[alert.slack]] url (or url_file, or "${ENV}"), timeout,
+// token (or token_file: sent as "Authorization: Bearer ..."), headers = ["X-Team: ml"].
 // A 429 is retried once after its Retry-After (capped by the timeout).
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -36,6 +37,8 @@ Delivery deliver_http(const AlertChannel& channel, const AlertMessage& message) 
   Delivery d{channel.id, false, ""};
   std::string body = channel.type == "slack" ? slack_payload(message) : message.to_json();
   std::vector<std::string> headers = {"Content-Type: application/json"};
+  headers.insert(headers.end(), channel.headers.begin(), channel.headers.end());
+  if (!channel.token.empty()) headers.push_back("Authorization: Bearer " + channel.token);
   auto r = http_request("POST", channel.url, body, headers, channel.timeout);
   if (r.status == 429 && r.retry_after > 0 && r.retry_after < channel.timeout.count()) {
     std::this_thread::sleep_for(std::chrono::duration<double>(r.retry_after));

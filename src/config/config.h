@@ -110,7 +110,9 @@ struct AlertChannel {
   std::string url;                           // secret (slack, webhook)
   std::vector<std::string> command;          // exec
   std::string to, from, smtp_url, password;  // email; password is secret
-  std::string username;                      // email: SMTP auth user (with password)
+  std::string token;  // webhook/slack: sent as "Authorization: Bearer <token>"; secret
+  std::vector<std::string> headers;  // webhook: extra "Name: value" headers
+  std::string username;              // email: SMTP auth user (with password)
   bool starttls = true;  // email over smtp://: require STARTTLS (smtps:// is TLS anyway)
   std::vector<std::string> match{"*"};  // finding-key globs this channel receives
   std::string min_severity = "warning";

@@ -206,6 +206,8 @@ const std::vector<KeySpec<AlertChannel>>& alert_keys() {
       {"smtp_url", KeyKind::String, LW_SET(AlertChannel, smtp_url, s)},
       {"password", KeyKind::String, LW_SET(AlertChannel, password, s), true},
       {"username", KeyKind::String, LW_SET(AlertChannel, username, s)},
+      {"token", KeyKind::String, LW_SET(AlertChannel, token, s), true},
+      {"headers", KeyKind::StringList, LW_SET(AlertChannel, headers, list)},
       {"starttls", KeyKind::Bool, LW_SET(AlertChannel, starttls, b)},
       {"match", KeyKind::StringList, LW_SET(AlertChannel, match, list)},
       {"min_severity",

@@ -53,8 +53,10 @@ TEST(Alerting, OneMessagePerEpisodeThenResolvedAndSecretsNeverLeak) {
   ASSERT_TRUE(c.error.empty()) << c.error;
   Recorder hook;
   write_file(c.dir / "hook.url", hook.url(std::string("/hooks/") + kSecret) + "\n");
-  AlertSetup s(c,
-               "[[alert.webhook]]\nname = \"ops\"\nurl_file = \"" + (c.dir / "hook.url") + "\"\n");
+  write_file(c.dir / "hook.token", "T0SECRET-bearer\n");
+  AlertSetup s(c, "[[alert.webhook]]\nname = \"ops\"\nurl_file = \"" + (c.dir / "hook.url") +
+                      "\"\ntoken_file = \"" + (c.dir / "hook.token") +
+                      "\"\nheaders = [\"X-Team: ml\"]\n");
   std::string all_output;
   for (int i = 0; i < 3; ++i) all_output += s.cycle().err;
   auto reqs = hook.requests();
@@ -65,6 +67,8 @@ TEST(Alerting, OneMessagePerEpisodeThenResolvedAndSecretsNeverLeak) {
   EXPECT_EQ(body["state"], "firing");
   EXPECT_EQ(body["severity"], "critical");
   EXPECT_EQ(reqs[0]["path"], std::string("/hooks/") + kSecret);
+  EXPECT_EQ(reqs[0]["headers"]["Authorization"], "Bearer T0SECRET-bearer");
+  EXPECT_EQ(reqs[0]["headers"]["X-Team"], "ml");
 
   // The job appears: after the hysteresis (2 cycles), exactly one resolved notice.
   ASSERT_TRUE(
