@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "finding_kinds.h"
+
 namespace llmwatch {
 namespace {
 
@@ -27,11 +29,7 @@ JobSettings settings() {
   return s;
 }
 
-std::vector<std::string> kinds(const std::vector<Finding>& fs) {
-  std::vector<std::string> out;
-  for (const auto& f : fs) out.push_back(f.kind);
-  return out;
-}
+using testing::kinds;
 
 TEST(SelectJobs, ByNameUserAndNeverLlmwatchItself) {
   auto a = job(1, "RUNNING");

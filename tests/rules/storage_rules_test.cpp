@@ -2,16 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "finding_kinds.h"
 #include "rules/forecast.h"
 
 namespace llmwatch {
 namespace {
 
-std::vector<std::string> kinds(const std::vector<Finding>& fs) {
-  std::vector<std::string> out;
-  for (const auto& f : fs) out.push_back(f.kind);
-  return out;
-}
+using testing::kinds;
 
 StorageObservation fs(double used_fraction, double inode_fraction = 0.1) {
   StorageObservation o;

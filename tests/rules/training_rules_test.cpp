@@ -5,14 +5,12 @@
 #include <cmath>
 #include <random>
 
+#include "finding_kinds.h"
+
 namespace llmwatch {
 namespace {
 
-std::vector<std::string> kinds(const std::vector<Finding>& fs) {
-  std::vector<std::string> out;
-  for (const auto& f : fs) out.push_back(f.kind);
-  return out;
-}
+using testing::kinds;
 
 struct Series {
   JobProgress p;
