@@ -46,14 +46,11 @@ struct JobWork {
   std::optional<SlurmJob> last;  // the last run seen, for restarting a job that is gone
 };
 
-void fill_from_scontrol(SlurmJob& task, SlurmClient& slurm, const std::optional<std::string>& last,
-                        double) {
-  if (last)
-    if (auto known = slurm_job_from_json(*last);
-        known && known->display_id() == task.display_id()) {
-      task = *known;
-      return;
-    }
+void fill_from_scontrol(SlurmJob& task, SlurmClient& slurm, const std::optional<SlurmJob>& last) {
+  if (last && last->display_id() == task.display_id()) {
+    task = *last;  // scontrol was already asked when this task was first seen
+    return;
+  }
   auto show = slurm.show_job(task.display_id());
   if (show.empty()) return;
   task.std_out = show["StdOut"];
@@ -207,11 +204,11 @@ CycleResult Supervisor::run_cycle(double now) {
       w.obs.entries = select_jobs(queue.jobs, job, config_.self.job_name);
       for (const auto& e : w.obs.entries)
         if (e.running() && !w.obs.running) w.obs.running = e;
+      w.last = slurm_job_from_json(store_.get("lastjob:" + w.label).value_or(""));
       // squeue's text form lacks the batch script and log paths: ask scontrol once per task.
       if (w.obs.running && w.obs.running->command.empty())
-        fill_from_scontrol(*w.obs.running, slurm_, store_.get("lastjob:" + job_label(job)), now);
+        fill_from_scontrol(*w.obs.running, slurm_, w.last);
       w.progress = JobProgress::from_json(store_.get("progress:" + w.label).value_or("{}"));
-      w.last = slurm_job_from_json(store_.get("lastjob:" + w.label).value_or(""));
       work.push_back(std::move(w));
     }
     std::vector<std::future<void>> done;

@@ -33,50 +33,39 @@ bool json_unsupported(const ProcessResult& r) {
 
 }  // namespace
 
-SqueueParse SlurmClient::queue() {
+// JSON first; on a Slurm without --json (and format = "auto") the explicit text format from
+// then on. Either way a failure is an error naming the command, never an empty answer.
+template <class Parse>
+Parse SlurmClient::read(const std::string& tool, Parse (*parse_json)(std::string_view),
+                        std::vector<std::string> text_args, Parse (*parse_text)(std::string_view)) {
   if (!text_mode_) {
-    auto r = run("squeue", {"--json"});
+    auto r = run(tool, {"--json"});
     if (json_unsupported(r) && settings_.format == "auto") {
       text_mode_ = true;
-    } else if (!r.ok()) {
-      SqueueParse out;
-      out.error = r.describe("squeue --json");
-      return out;
     } else {
-      auto parsed = parse_squeue_json(r.out);
-      if (!parsed.ok()) parsed.error = "squeue --json: " + parsed.error;
-      return parsed;
+      Parse out;
+      if (!r.ok()) return out.error = r.describe(tool + " --json"), out;
+      out = parse_json(r.out);
+      if (!out.ok()) out.error = tool + " --json: " + out.error;
+      return out;
     }
   }
-  auto r = run("squeue", {"-h", "-a", "-o", kSqueueTextFormat});
-  SqueueParse out;
-  if (!r.ok()) return out.error = r.describe("squeue"), out;
-  out = parse_squeue_text(r.out);
-  if (!out.ok()) out.error = "squeue: " + out.error;
+  auto r = run(tool, std::move(text_args));
+  Parse out;
+  if (!r.ok()) return out.error = r.describe(tool), out;
+  out = parse_text(r.out);
+  if (!out.ok()) out.error = tool + ": " + out.error;
   return out;
 }
 
+SqueueParse SlurmClient::queue() {
+  return read<SqueueParse>("squeue", parse_squeue_json, {"-h", "-a", "-o", kSqueueTextFormat},
+                           parse_squeue_text);
+}
+
 SinfoParse SlurmClient::nodes() {
-  if (!text_mode_) {
-    auto r = run("sinfo", {"--json"});
-    if (json_unsupported(r) && settings_.format == "auto") {
-      text_mode_ = true;
-    } else if (!r.ok()) {
-      SinfoParse out;
-      out.error = r.describe("sinfo --json");
-      return out;
-    } else {
-      auto parsed = parse_sinfo_json(r.out);
-      if (!parsed.ok()) parsed.error = "sinfo --json: " + parsed.error;
-      return parsed;
-    }
-  }
-  auto r = run("sinfo", {"-N", "-o", kSinfoTextFormat});
-  SinfoParse out;
-  if (!r.ok()) return out.error = r.describe("sinfo"), out;
-  out = parse_sinfo_text(r.out);
-  if (!out.ok()) out.error = "sinfo: " + out.error;
-  return out;
+  return read<SinfoParse>("sinfo", parse_sinfo_json, {"-N", "-o", kSinfoTextFormat},
+                          parse_sinfo_text);
 }
 
 std::map<std::string, std::string> SlurmClient::show_job(const std::string& job_id) {

@@ -1,8 +1,10 @@
 #pragma once
 // Every call llmwatch makes to Slurm, each through run_process with a timeout. Nothing here
 // decides anything: callers get the parsed answer or a one-line error naming the command.
+#include <atomic>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.h"
@@ -40,13 +42,18 @@ class SlurmClient {
   int calls() const { return calls_; }  // for the command-budget benchmark
 
  protected:
+  template <class Parse>
+  Parse read(const std::string& tool, Parse (*parse_json)(std::string_view),
+             std::vector<std::string> text_args, Parse (*parse_text)(std::string_view));
   ProcessResult run(const std::string& tool, std::vector<std::string> args,
                     const std::map<std::string, std::string>& env = {});
 
  private:
   SlurmSettings settings_;
   int calls_ = 0;
-  bool text_mode_ = false;  // set once --json proved unsupported (or [slurm] format = "text")
+  // queue() and nodes() run concurrently in a cycle, so this flag is atomic.
+  std::atomic<bool> text_mode_{
+      false};  // set once --json proved unsupported (or [slurm] format = "text")
 };
 
 }  // namespace llmwatch
