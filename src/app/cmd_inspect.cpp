@@ -6,9 +6,13 @@
 #include <sstream>
 
 #include "app/commands.h"
+#include "probes/gpu/dcgmi.h"
+#include "probes/gpu/gpu_record.h"
+#include "probes/gpu/xid_line.h"
 #include "probes/training_log.h"
 #include "rules/job_progress.h"
 #include "rules/training_rules.h"
+#include "rules/xid_table.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_job.h"
 #include "slurm/slurm_text.h"
@@ -18,7 +22,8 @@
 namespace llmwatch {
 
 const char* const kInspectKinds =
-    "squeue-json, squeue-text, sinfo-json, sinfo-text, scontrol-show, hostlist, training-log";
+    "squeue-json, squeue-text, sinfo-json, sinfo-text, scontrol-show, hostlist, training-log, "
+    "kmsg, nvidia-smi-csv, nvidia-smi-q, nvidia-smi-xml, nvlink, dcgmi-diag, dcgmi-health";
 
 namespace {
 
@@ -85,6 +90,62 @@ nlohmann::json inspect_training_log(const std::string& text, const JobSettings& 
   return {{"steps", steps}, {"summary", summary}, {"findings", health}};
 }
 
+nlohmann::json gpus_json(const GpuParse& p) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& g : p.gpus) {
+    nlohmann::json fields = nlohmann::json::object();
+    for (const auto& [k, _] : g.fields) {
+      // What llmwatch makes of each value: a number, a flag, text, or null for "no value".
+      if (auto n = g.number(k); n && k != "pci.bus_id" && k != "uuid" && k != "name")
+        fields[k] = *n;
+      else if (auto f = g.flag(k))
+        fields[k] = *f;
+      else if (auto t = g.text(k))
+        fields[k] = *t;
+      else
+        fields[k] = nullptr;
+    }
+    out.push_back({{"index", g.index}, {"bus_id", g.bus_id()}, {"fields", fields}});
+  }
+  return out;
+}
+
+// Every Xid line in a kernel log (any form), with the verdict the built-in table gives it.
+nlohmann::json xids_json(const std::string& text) {
+  auto table = load_xid_table("");
+  nlohmann::json out = nlohmann::json::array();
+  int line_no = 0;
+  for (const auto& line : split(text, '\n')) {
+    ++line_no;
+    auto e = parse_xid_line(line);
+    if (!e) continue;
+    nlohmann::json j = {{"line", line_no}, {"xid", e->xid}, {"bus_id", e->bus_id},
+                        {"when", e->when}, {"pid", e->pid}, {"process", e->process},
+                        {"text", e->text}};
+    if (e->kmsg_seq) j["kmsg_seq"] = *e->kmsg_seq;
+    if (e->new_recovery_code) j["new_recovery_action"] = e->new_recovery_action;
+    if (table.table) {
+      const auto& rule = table.table->rule(e->xid);
+      j["action"] = rule.action;
+      j["meaning"] = rule.meaning;
+    }
+    out.push_back(j);
+  }
+  return out;
+}
+
+nlohmann::json dcgmi_json(const DcgmiDiag& d) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& r : d.results)
+    results.push_back({{"category", r.category},
+                       {"test", r.test},
+                       {"gpu", r.gpu},
+                       {"status", r.status},
+                       {"message", r.message},
+                       {"error_severity", r.severity}});
+  return {{"version", d.version}, {"ran", d.ran()}, {"not_run", d.not_run}, {"results", results}};
+}
+
 }  // namespace
 
 int cmd_inspect(const std::string& kind, const std::string& file, const JobSettings& facts) {
@@ -123,7 +184,27 @@ int cmd_inspect(const std::string& kind, const std::string& file, const JobSetti
     if (hosts) out = {{"hosts", *hosts}, {"compressed", compress_hostlist(*hosts)}};
   } else if (kind == "training-log")
     out = inspect_training_log(text, facts);
-  else {
+  else if (kind == "kmsg")
+    out = xids_json(text);
+  else if (kind == "nvidia-smi-csv")
+    take(parse_nvidia_smi_csv(text), gpus_json);
+  else if (kind == "nvidia-smi-q")
+    take(parse_nvidia_smi_q(text), gpus_json);
+  else if (kind == "nvidia-smi-xml")
+    take(parse_nvidia_smi_xml(text), gpus_json);
+  else if (kind == "nvlink") {
+    out = nlohmann::json::array();
+    for (const auto& l : parse_nvlink_status(text))
+      out.push_back({{"gpu", l.index},
+                     {"links", l.links},
+                     {"inactive", l.inactive},
+                     {"all_inactive", l.all_inactive}});
+  } else if (kind == "dcgmi-diag")
+    out = dcgmi_json(parse_dcgmi_diag(text));
+  else if (kind == "dcgmi-health") {
+    auto h = parse_dcgmi_health(text);
+    out = {{"overall", h ? nlohmann::json(*h) : nlohmann::json(nullptr)}};
+  } else {
     std::cerr << "llmwatch inspect: unknown kind '" << kind << "' (" << kInspectKinds << ")\n";
     return kExitUsage;
   }

@@ -104,11 +104,51 @@ int cmd_job_view(const Config& config, const std::string& label, bool json) {
   return kExitUsage;
 }
 
-int cmd_nodes(const Config& config, bool json) {
+namespace {
+std::string format_time(double ts) {
+  char buf[32];
+  std::time_t t = static_cast<std::time_t>(ts);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+}  // namespace
+
+int cmd_nodes(const Config& config, bool json, const std::string& node) {
   try {
     Store store(config.state_dir);
+    if (!node.empty()) {
+      // One node's health history: verdict changes, incidents, drains and undrains.
+      double now = unix_now();
+      auto events = store.events(now - 90 * 86400.0, node, 10000);
+      nlohmann::json out = {{"node", node},
+                            {"health", store.get("nodehealth:" + node).value_or("")},
+                            {"history", nlohmann::json::array()}};
+      for (const auto& e : events)
+        if (e.subject == node)
+          out["history"].push_back(
+              {{"ts", e.ts}, {"kind", e.kind}, {"severity", e.severity}, {"message", e.message}});
+      if (json) {
+        std::cout << out.dump(2) << "\n";
+        return kExitOk;
+      }
+      std::cout << node << ": "
+                << (out["health"].get<std::string>().empty() ? std::string("no node-check seen")
+                                                             : out["health"].get<std::string>())
+                << "\n";
+      for (const auto& h : out["history"])
+        std::cout << "  " << format_time(h["ts"].get<double>()) << "  "
+                  << h["kind"].get<std::string>() << "  " << h["message"].get<std::string>()
+                  << "\n";
+      return kExitOk;
+    }
     auto nodes = nlohmann::json::parse(store.get("nodes").value_or("{}"), nullptr, false);
     if (!nodes.is_object()) nodes = nlohmann::json::object();
+    nlohmann::json health = nlohmann::json::object();
+    auto st = store.db().prepare("SELECT key, value FROM kv WHERE key LIKE 'nodehealth:%'");
+    while (st.step()) health[st.text(0).substr(11)] = st.text(1);
+    nodes["health"] = health;
     if (json) {
       std::cout << nodes.dump(2) << "\n";
       return kExitOk;
@@ -120,6 +160,11 @@ int cmd_nodes(const Config& config, bool json) {
       std::cout << "  " << n.value("name", "") << "  " << n.value("state", "") << "  "
                 << n.value("reason", "")
                 << (n.value("by", "").empty() ? "" : "  (by " + n.value("by", "") + ")") << "\n";
+    if (!health.empty()) {
+      std::cout << "GPU health (last node-check):\n";
+      for (const auto& [name, verdict] : health.items())
+        std::cout << "  " << name << "  " << verdict.get<std::string>() << "\n";
+    }
     return kExitOk;
   } catch (const std::exception& e) {
     std::cerr << "llmwatch: " << e.what() << "\n";
@@ -148,13 +193,8 @@ int cmd_events(const Config& config, const std::string& since, const std::string
                   << "\n";
         continue;
       }
-      char buf[32];
-      std::time_t t = static_cast<std::time_t>(e.ts);
-      std::tm tm{};
-      localtime_r(&t, &tm);
-      std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-      std::cout << buf << "  " << e.severity << "  " << e.kind << "  " << e.subject << "  "
-                << e.message << "\n";
+      std::cout << format_time(e.ts) << "  " << e.severity << "  " << e.kind << "  " << e.subject
+                << "  " << e.message << "\n";
     }
     return kExitOk;
   } catch (const std::exception& e) {

@@ -21,7 +21,7 @@ std::string default_config_path();
 int cmd_run_once(const Config& config);
 int cmd_daemon(const std::string& config_path, Config config, const std::string& listen);
 int cmd_status(const Config& config, bool json, bool watch = false);
-int cmd_nodes(const Config& config, bool json);
+int cmd_nodes(const Config& config, bool json, const std::string& node = "");
 int cmd_job_view(const Config& config, const std::string& job, bool json);
 int cmd_config_check(const std::string& path);
 int cmd_events(const Config& config, const std::string& since, const std::string& job, bool json);
@@ -32,6 +32,19 @@ int cmd_demo(bool keep);
 int cmd_silence(const Config& config, const std::string& verb, const std::string& pattern,
                 const std::string& duration, const std::string& reason, std::int64_t id);
 int cmd_job_action(const Config& config, const std::string& verb, const std::string& job);
+
+struct NodeCheckOptions {
+  std::string node;   // default: $SLURMD_NODENAME, else the short hostname
+  bool json = false;  // one llmwatch.node-check/1 document
+  bool drain_self =
+      false;               // CRITICAL: scontrol update this node state=drain reason="llmwatch: ..."
+  std::string output_dir;  // also write <dir>/<node>.json (for the supervisor)
+  bool ack = false;        // acknowledge the Xids now in the kernel log (after a repair)
+  bool follow = false;     // check again every `every` seconds until SIGTERM
+  double every = 1;
+};
+// Exit code: Nagios (0 OK, 1 WARN, 2 CRITICAL, 3 UNKNOWN).
+int cmd_node_check(const Config& config, const NodeCheckOptions& options);
 
 void setup_logging(const std::string& format, bool verbose);
 

@@ -1,5 +1,7 @@
 // llmwatch: a watchdog and fault-tolerance supervisor for LLM training on Slurm.
 #include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "app/commands.h"
@@ -40,7 +42,9 @@ int main(int argc, char** argv) {
   auto* nodes = app.add_subcommand(
       "nodes", "nodes that are drained or down, with reasons (from the last cycle)");
   bool nodes_json = false;
+  std::string nodes_node;
   nodes->add_flag("--json", nodes_json, "machine-readable output");
+  nodes->add_option("node", nodes_node, "one node: its GPU health history");
 
   auto* job_view = app.add_subcommand(
       "job", "one run across its restarts: figures, failures, lost time, advice");
@@ -83,9 +87,11 @@ int main(int argc, char** argv) {
       "inspect", "run one of llmwatch's parsers on a captured output, print JSON");
   std::string kind, file;
   inspect
-      ->add_option("kind", kind,
-                   "squeue-json | squeue-text | sinfo-json | sinfo-text | scontrol-show | hostlist "
-                   "| training-log")
+      ->add_option(
+          "kind", kind,
+          "squeue-json | squeue-text | sinfo-json | sinfo-text | scontrol-show | hostlist "
+          "| training-log | kmsg | nvidia-smi-csv | nvidia-smi-q | nvidia-smi-xml | nvlink "
+          "| dcgmi-diag | dcgmi-health")
       ->required();
   inspect->add_option("file", file, "the captured output ('-' for stdin)")->required();
   JobSettings facts;
@@ -96,6 +102,24 @@ int main(int argc, char** argv) {
   inspect->add_option("--precision", facts.precision, "training-log: bf16 or fp8 (for MFU)");
   inspect->add_option("--model-flops", facts.model_flops_per_sample,
                       "training-log: model FLOPs per sample");
+
+  auto* node_check = app.add_subcommand(
+      "node-check",
+      "check this compute node's GPUs (Xid, ECC, row remap, NVLink, PCIe, dcgmi); exit 0 OK, "
+      "1 WARN, 2 CRITICAL, 3 UNKNOWN (Nagios) — usable as Slurm HealthCheckProgram or epilog");
+  NodeCheckOptions nc;
+  node_check->add_option("--node", nc.node, "node name (default: $SLURMD_NODENAME, hostname)");
+  node_check->add_flag("--json", nc.json, "one JSON document (schema llmwatch.node-check/1)");
+  node_check->add_flag("--drain-self", nc.drain_self,
+                       "on CRITICAL, drain this node with an 'llmwatch:' reason (never one "
+                       "drained by someone else)");
+  node_check->add_option("--output-dir", nc.output_dir,
+                         "also write DIR/<node>.json (default: [gpu] results_dir)");
+  node_check->add_flag("--ack", nc.ack,
+                       "acknowledge the Xids now in the kernel log (after the GPU was repaired)");
+  node_check->add_flag("--follow", nc.follow, "keep checking until SIGTERM; print changes");
+  node_check->add_option("--every", nc.every, "seconds between checks with --follow (default 1)")
+      ->check(CLI::Range(0.1, 3600.0));
 
   auto* demo = app.add_subcommand(
       "demo", "start a local Slurm cluster, hang a training job, watch llmwatch restart it");
@@ -129,13 +153,25 @@ int main(int argc, char** argv) {
   if (*inspect) return cmd_inspect(kind, file, facts);
   if (*demo) return cmd_demo(keep);
 
+  if (*node_check) {
+    // On a compute node there is often no config file: the defaults are a complete check.
+    bool explicit_config =
+        app.get_option("--config")->count() > 0 || std::getenv("LLMWATCH_CONFIG");
+    std::optional<Config> node_cfg = explicit_config || std::filesystem::exists(config_path)
+                                         ? load_or_report(config_path)
+                                         : std::optional<Config>(Config{});
+    if (!node_cfg) return 3;  // UNKNOWN: Nagios callers read 2 as "node broken"
+    if (nc.output_dir.empty()) nc.output_dir = node_cfg->gpu.results_dir;
+    return cmd_node_check(*node_cfg, nc);
+  }
+
   auto cfg = load_or_report(config_path);
   if (!cfg) return kExitUsage;
   if (app.get_option("--log-format")->count() == 0) setup_logging(cfg->log_format, verbose);
   if (*run) return cmd_run_once(*cfg);
   if (*daemon) return cmd_daemon(config_path, *cfg, listen);
   if (*status) return cmd_status(*cfg, status_json, status_watch);
-  if (*nodes) return cmd_nodes(*cfg, nodes_json);
+  if (*nodes) return cmd_nodes(*cfg, nodes_json, nodes_node);
   if (*job_view) return cmd_job_view(*cfg, view_job, job_json);
   if (*silence_add)
     return cmd_silence(*cfg, "add", silence_pattern, silence_for, silence_reason, 0);

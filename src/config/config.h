@@ -52,6 +52,10 @@ struct JobSettings {
   std::vector<std::string> on_absent{"alert"};
   std::vector<std::string> on_crash{"alert"};
   std::vector<std::string> on_crash_loop{"hold", "alert"};
+  // A node of the running task turned CRITICAL ([gpu]): it is drained, the task restarted
+  // elsewhere. A node that only needs a reset when idle (row remap pending): checkpoint now.
+  std::vector<std::string> on_node_fault{"cancel", "restart", "alert"};
+  std::vector<std::string> on_node_degraded{"save", "alert"};
   int crash_loop_after = 3;  // tasks in a row that die before their first step
   int max_restarts = 5;
   Seconds restart_window{6 * 3600};
@@ -98,10 +102,36 @@ struct StorageSettings {
 };
 
 struct GpuSettings {
-  bool enabled = false;
-  int expected_gpus = 0;
-  std::string xid_table;  // default: conf/xid.toml
+  bool enabled = false;  // supervisor: collect node verdicts and act on them
+  // --- node-check (runs on a compute node) ---
+  int expected_gpus = 0;                  // GPUs a node must show; 0: do not check
+  std::string xid_table;                  // "": the built-in copy of conf/xid.toml
+  std::string kernel_log = "kmsg";        // kmsg | journalctl | dmesg | file | none
+  std::string kernel_log_path;            // for "file"; "{node}" is replaced by the node name
+  std::string nvidia_smi = "nvidia-smi";  // program; "": do not run it
   Seconds nvidia_smi_timeout{20};
+  bool nvlink = true;            // nvidia-smi nvlink -s
+  std::string dcgmi_diag_level;  // "1" | "2" | "3"; "": do not run dcgmi diag
+  bool dcgmi_health = false;     // dcgmi health -c
+  std::string dcgmi = "dcgmi";
+  Seconds dcgmi_timeout{45};
+  std::string node_state_dir = "/var/lib/llmwatch/node";  // node-check's acknowledgements
+  // Thresholds.
+  double ecc_uncorrected_critical = 1;  // volatile uncorrected ECC errors
+  double retired_pages_critical = 50;   // double-bit retired pages (pre-Ampere)
+  bool pcie_width_check = true;         // link narrower than its maximum: WARN
+  double temperature_warn = 0;          // °C; 0: off (hw thermal slowdown is checked anyway)
+  // --- supervisor side ---
+  std::string collect = "results";  // results | srun | both
+  std::string results_dir;          // where node-checks write <node>.json (shared filesystem)
+  Seconds result_max_age{900};      // an older result is not evidence of anything
+  std::string manage_nodes;  // hostlist llmwatch may drain/undrain; "": nodes of watched jobs
+  double max_drained_fraction = 0.1;  // of a partition (of all nodes when unknown)
+  std::vector<std::string> on_critical{"drain", "alert"};
+  bool undrain = true;                    // undrain what llmwatch drained once checks pass
+  bool undrain_kill_task_failed = false;  // also "Kill task failed" with no GPU processes left
+  int lemon_failures = 3;                 // job failures + GPU faults in lemon_window
+  Seconds lemon_window{7 * 86400};
 };
 
 struct AlertChannel {

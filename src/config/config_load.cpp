@@ -71,7 +71,13 @@ struct Loader {
       case KeyKind::Float:
         if (!node.is_number()) return error(node, where + " must be a number"), false;
         v.d = *node.value<double>();
-        if (v.d <= 0) return error(node, where + " must be positive"), false;
+        // A range when the key has one (0 may mean "off"); otherwise it must be positive.
+        if (spec.max > 0 &&
+            (v.d < static_cast<double>(spec.min) || v.d > static_cast<double>(spec.max)))
+          return error(node, where + " must be between " + std::to_string(spec.min) + " and " +
+                                 std::to_string(spec.max)),
+                 false;
+        if (spec.max == 0 && v.d <= 0) return error(node, where + " must be positive"), false;
         return true;
       case KeyKind::Duration_or_auto:
         if (node.value<std::string>() == "auto") return v.is_auto = true;

@@ -151,6 +151,10 @@ const std::vector<KeySpec<JobSettings>>& job_keys() {
       {"on_loss_spike", KeyKind::StringList, LW_SET(JobSettings, on_loss_spike, list), false, 0, 0,
        kActions},
       {"on_nan", KeyKind::StringList, LW_SET(JobSettings, on_nan, list), false, 0, 0, kActions},
+      {"on_node_fault", KeyKind::StringList, LW_SET(JobSettings, on_node_fault, list), false, 0, 0,
+       kActions},
+      {"on_node_degraded", KeyKind::StringList, LW_SET(JobSettings, on_node_degraded, list), false,
+       0, 0, kActions},
   };
   return keys;
 }
@@ -185,13 +189,75 @@ const std::vector<KeySpec<StorageSettings>>& storage_keys() {
 }
 
 const std::vector<KeySpec<GpuSettings>>& gpu_keys() {
+  auto num = [](const char* name, double GpuSettings::*field) {
+    return KeySpec<GpuSettings>{name,
+                                KeyKind::Float,
+                                [field](GpuSettings& t, const ConfigValue& v) { t.*field = v.d; },
+                                false,
+                                0,
+                                100000};
+  };
+  auto int_key = [](const char* name, int GpuSettings::*field, int max) {
+    return KeySpec<GpuSettings>{
+        name,
+        KeyKind::Int,
+        [field](GpuSettings& t, const ConfigValue& v) { t.*field = static_cast<int>(v.i); },
+        false,
+        0,
+        max};
+  };
   static const std::vector<KeySpec<GpuSettings>> keys = {
       {"enabled", KeyKind::Bool, LW_SET(GpuSettings, enabled, b)},
-      {"expected_gpus", KeyKind::Int,
-       [](GpuSettings& t, const ConfigValue& v) { t.expected_gpus = static_cast<int>(v.i); }, false,
-       0, 1024},
+      int_key("expected_gpus", &GpuSettings::expected_gpus, 1024),
       {"xid_table", KeyKind::String, LW_SET(GpuSettings, xid_table, s)},
+      {"kernel_log",
+       KeyKind::String,
+       LW_SET(GpuSettings, kernel_log, s),
+       false,
+       0,
+       0,
+       {"kmsg", "journalctl", "dmesg", "file", "none"}},
+      {"kernel_log_path", KeyKind::String, LW_SET(GpuSettings, kernel_log_path, s)},
+      {"nvidia_smi", KeyKind::String, LW_SET(GpuSettings, nvidia_smi, s)},
       {"nvidia_smi_timeout", KeyKind::Duration, LW_SET(GpuSettings, nvidia_smi_timeout, dur)},
+      {"nvlink", KeyKind::Bool, LW_SET(GpuSettings, nvlink, b)},
+      {"dcgmi_diag_level",
+       KeyKind::String,
+       LW_SET(GpuSettings, dcgmi_diag_level, s),
+       false,
+       0,
+       0,
+       {"", "1", "2", "3"}},
+      {"dcgmi_health", KeyKind::Bool, LW_SET(GpuSettings, dcgmi_health, b)},
+      {"dcgmi", KeyKind::String, LW_SET(GpuSettings, dcgmi, s)},
+      {"dcgmi_timeout", KeyKind::Duration, LW_SET(GpuSettings, dcgmi_timeout, dur)},
+      {"node_state_dir", KeyKind::String, LW_SET(GpuSettings, node_state_dir, s)},
+      num("ecc_uncorrected_critical", &GpuSettings::ecc_uncorrected_critical),
+      num("retired_pages_critical", &GpuSettings::retired_pages_critical),
+      {"pcie_width_check", KeyKind::Bool, LW_SET(GpuSettings, pcie_width_check, b)},
+      num("temperature_warn", &GpuSettings::temperature_warn),
+      {"collect",
+       KeyKind::String,
+       LW_SET(GpuSettings, collect, s),
+       false,
+       0,
+       0,
+       {"results", "srun", "both"}},
+      {"results_dir", KeyKind::String, LW_SET(GpuSettings, results_dir, s)},
+      {"result_max_age", KeyKind::Duration, LW_SET(GpuSettings, result_max_age, dur)},
+      {"manage_nodes", KeyKind::String, LW_SET(GpuSettings, manage_nodes, s)},
+      {"max_drained_fraction", KeyKind::Percent, LW_SET(GpuSettings, max_drained_fraction, d)},
+      {"on_critical",
+       KeyKind::StringList,
+       LW_SET(GpuSettings, on_critical, list),
+       false,
+       0,
+       0,
+       {"drain", "alert"}},
+      {"undrain", KeyKind::Bool, LW_SET(GpuSettings, undrain, b)},
+      {"undrain_kill_task_failed", KeyKind::Bool, LW_SET(GpuSettings, undrain_kill_task_failed, b)},
+      int_key("lemon_failures", &GpuSettings::lemon_failures, 1000),
+      {"lemon_window", KeyKind::Duration, LW_SET(GpuSettings, lemon_window, dur)},
   };
   return keys;
 }

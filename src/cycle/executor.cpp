@@ -23,6 +23,10 @@ std::string Executor::over_budget(const std::string& action, const ActionRequest
                format_duration(r.settings->restart_window) + ") reached for " + r.job;
     }
   }
+  if (action == "drain" &&
+      store_.count_actions("drain", "", hour_ago) >= config_.limits.max_drains_per_hour)
+    return "max_drains_per_hour (" + std::to_string(config_.limits.max_drains_per_hour) +
+           ") reached";
   if (action == "cancel" &&
       store_.count_actions("cancel", "", hour_ago) >= config_.limits.max_cancels_per_hour)
     return "max_cancels_per_hour (" + std::to_string(config_.limits.max_cancels_per_hour) +

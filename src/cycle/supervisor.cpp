@@ -14,6 +14,7 @@
 #include "alert/notifier.h"
 #include "cycle/executor.h"
 #include "cycle/housekeeping.h"
+#include "cycle/node_health_step.h"
 #include "cycle/self_chain.h"
 #include "policy/policy.h"
 #include "probes/job_logs.h"
@@ -287,6 +288,21 @@ CycleResult Supervisor::run_cycle(double now) {
     result.log_bytes += w.bytes;
   }
 
+  // --- node health: GPU verdicts first, so a faulty node is drained before the job that ran
+  // on it is restarted. Without sinfo there are no reasons or limits to go by: no node step.
+  NodeStep node_step;
+  if (nodes.ok() && config_.gpu.enabled) {
+    std::vector<WatchedTask> running;
+    for (const auto& w : work)
+      if (w.obs.running) running.push_back({w.label, *w.obs.running});
+    node_step = node_health_step(config_, slurm_, store_, nodes, running, now);
+    findings.insert(findings.begin(), node_step.findings.begin(), node_step.findings.end());
+    scopes.insert(scopes.end(), node_step.scopes.begin(), node_step.scopes.end());
+    unusable.insert(unusable.end(), node_step.bad_nodes.begin(), node_step.bad_nodes.end());
+    result.unknown_probes += node_step.unknown;
+    result.probes.push_back({"node-health", node_step.unknown == 0, 0});
+  }
+
   // --- record findings, then decide and act ---
   std::set<std::string> seen;
   std::map<std::string, double> first_seen;
@@ -297,6 +313,15 @@ CycleResult Supervisor::run_cycle(double now) {
         ++result.new_findings;
         store_.add_event(now, "finding", f.subject, severity_name(f.severity),
                          f.key + ": " + f.summary);
+        // Lemon-node bookkeeping: each node a crashed task ran on gets an incident.
+        if (f.kind == "crashed")
+          for (const auto& w : work)
+            if (w.label == f.subject)
+              if (const auto& t = w.obs.running ? w.obs.running : w.last; t)
+                for (const auto& node :
+                     expand_hostlist(t->nodes).value_or(std::vector<std::string>{}))
+                  store_.add_event(now, "incident", node, "warning",
+                                   "task " + t->display_id() + " of " + w.label + " crashed");
       }
     }
     for (const auto& row : store_.firing()) first_seen[row.key] = row.first_seen;
@@ -312,7 +337,10 @@ CycleResult Supervisor::run_cycle(double now) {
     base.episode = first_seen[f.key];
     base.exclude = unusable;
     std::vector<std::string> plan;
-    if (w) {
+    if (auto explicit_plan = node_step.plans.find(f.key); explicit_plan != node_step.plans.end()) {
+      base.job = f.subject;  // the node
+      plan = explicit_plan->second;
+    } else if (w) {
       base.job = w->label;
       base.settings = w->settings;
       base.task = w->obs.running ? w->obs.running : w->last;  // a gone job: its last run

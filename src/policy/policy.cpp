@@ -20,6 +20,10 @@ std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
     out = job.on_loss_spike;
   else if (f.kind == "nan-loss" || f.kind == "bad-iterations")
     out = job.on_nan;
+  else if (f.kind == "node-fault")
+    out = job.on_node_fault;
+  else if (f.kind == "node-degraded")
+    out = job.on_node_degraded;
   else if (f.severity != Severity::Info)
     out = {"alert"};
   // Every action is announced: a plan that acts without alerting gets an alert.

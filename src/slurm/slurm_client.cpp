@@ -75,6 +75,31 @@ std::map<std::string, std::string> SlurmClient::show_job(const std::string& job_
   return records.empty() ? std::map<std::string, std::string>{} : records.front();
 }
 
+std::map<std::string, std::string> SlurmClient::show_node(const std::string& node) {
+  auto r = run("scontrol", {"show", "node", node});
+  if (!r.ok()) return {};
+  auto records = parse_scontrol_show(r.out);
+  return records.empty() ? std::map<std::string, std::string>{} : records.front();
+}
+
+std::string SlurmClient::update_node(const std::string& node, const std::string& state,
+                                     const std::string& reason) {
+  // One argv element per assignment: a reason with spaces or quotes needs no shell quoting.
+  std::vector<std::string> args = {"update", "nodename=" + node, "state=" + state};
+  if (!reason.empty()) args.push_back("reason=" + reason);
+  auto r = run("scontrol", args);
+  return r.ok() ? "" : r.describe("scontrol update nodename=" + node + " state=" + state);
+}
+
+ProcessResult SlurmClient::run_step(const std::vector<std::string>& args, Seconds timeout) {
+  ProcessSpec spec;
+  spec.argv.push_back(settings_.bin_dir.empty() ? "srun" : settings_.bin_dir + "/srun");
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+  ++calls_;
+  return run_process(spec);
+}
+
 std::string SlurmClient::cancel(const std::string& job_id, const std::string& signal) {
   std::vector<std::string> args;
   if (!signal.empty()) args.push_back("--signal=" + signal);

@@ -37,6 +37,13 @@ class SlurmClient {
 
   // `scontrol show job ID` as key/value pairs (text mode fills StdOut/Command/WorkDir from it).
   virtual std::map<std::string, std::string> show_job(const std::string& job_id);
+  // `scontrol show node NAME` as key/value pairs (Reason, State, ...); empty when unknown.
+  virtual std::map<std::string, std::string> show_node(const std::string& node);
+  // `scontrol update nodename=NAME state=STATE [reason=REASON]`; "" on success, else the error.
+  virtual std::string update_node(const std::string& node, const std::string& state,
+                                  const std::string& reason = "");
+  // `srun ARGS` (a step in an existing allocation); the raw result, for node-check collection.
+  virtual ProcessResult run_step(const std::vector<std::string>& args, Seconds timeout);
   bool text_mode() const { return text_mode_; }
 
   int calls() const { return calls_; }  // for the command-budget benchmark

@@ -54,6 +54,9 @@ SinfoParse parse_sinfo_json(std::string_view text) {
         if (f.is_string()) node.flags.push_back(f.get<std::string>());
     node.reason = json_string(n, "reason");
     node.reason_set_by = json_string(n, "reason_set_by_user");
+    if (auto it = n.find("partitions"); it != n.end() && it->is_array())
+      for (const auto& p : *it)
+        if (p.is_string()) node.partitions.push_back(p.get<std::string>());
     if (!node.name.empty()) out.nodes.push_back(std::move(node));
   }
   return out;

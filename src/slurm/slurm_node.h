@@ -12,6 +12,7 @@ struct SlurmNode {
   std::vector<std::string> flags;  // DRAIN, NOT_RESPONDING, ...
   std::string reason;
   std::string reason_set_by;
+  std::vector<std::string> partitions;
 
   bool drained() const;  // DRAIN flag (draining or drained)
   bool down() const;     // down, fail, or not responding

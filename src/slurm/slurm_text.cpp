@@ -79,12 +79,13 @@ SinfoParse parse_sinfo_text(std::string_view text) {
   auto lines = lines_of(text);
   if (lines.empty()) return out.error = "empty sinfo output", out;
   auto header = split(lines[0], '|');
-  int name_col = -1, state_col = -1, reason_col = -1;
+  int name_col = -1, state_col = -1, reason_col = -1, partition_col = -1;
   for (int i = 0; i < static_cast<int>(header.size()); ++i) {
     std::string h(trim(header[i]));
     if (name_col < 0 && (h == "NODELIST" || h == "HOSTNAMES")) name_col = i;
     if (state_col < 0 && h == "STATE") state_col = i;
     if (reason_col < 0 && h == "REASON") reason_col = i;
+    if (partition_col < 0 && h == "PARTITION") partition_col = i;
   }
   if (name_col < 0 || state_col < 0)
     return out.error = "sinfo header has no NODELIST/HOSTNAMES or STATE column", out;
@@ -118,11 +119,22 @@ SinfoParse parse_sinfo_text(std::string_view text) {
     if (reason == "none") reason.clear();
     auto hosts = expand_hostlist(trim(f[name_col]));
     if (!hosts) return out.error = "line " + std::to_string(n + 1) + ": bad node list", out;
+    std::string partition = partition_col >= 0 && partition_col < static_cast<int>(f.size())
+                                ? std::string(trim(f[partition_col]))
+                                : "";
+    if (!partition.empty() && partition.back() == '*') partition.pop_back();  // the default
     for (const auto& h : *hosts) {
-      // Wide formats print a node once per partition or reservation: keep the first.
-      bool seen = std::any_of(out.nodes.begin(), out.nodes.end(),
-                              [&h](const SlurmNode& x) { return x.name == h; });
-      if (!seen) out.nodes.push_back({h, state, flags, reason, ""});
+      // Wide formats print a node once per partition or reservation: keep the first, and
+      // collect its partitions.
+      auto seen = std::find_if(out.nodes.begin(), out.nodes.end(),
+                               [&h](const SlurmNode& x) { return x.name == h; });
+      if (seen == out.nodes.end()) {
+        out.nodes.push_back({h, state, flags, reason, "", {}});
+        seen = out.nodes.end() - 1;
+      }
+      if (!partition.empty() && std::find(seen->partitions.begin(), seen->partitions.end(),
+                                          partition) == seen->partitions.end())
+        seen->partitions.push_back(partition);
     }
   }
   return out;

@@ -17,7 +17,7 @@ SqueueParse parse_squeue_text(std::string_view text);
 
 // A '|'-separated sinfo with a header line (sinfo -N -o "%N|%T|%E", or wider site formats
 // such as gcm's): columns are found by name (NODELIST or HOSTNAMES, STATE, REASON).
-inline constexpr const char* kSinfoTextFormat = "%N|%T|%E";
+inline constexpr const char* kSinfoTextFormat = "%N|%T|%E|%R";
 SinfoParse parse_sinfo_text(std::string_view text);
 
 // `scontrol show job|node`: records separated by blank lines, Key=Value pairs; a value may

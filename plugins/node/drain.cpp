@@ -1,0 +1,74 @@
+// drain: take a node out of service with a reason a human understands
+// ("llmwatch: Xid 79 GPU 3: GPU has fallen off the bus"). Slurm's current reason is read
+// first: a node someone else drained keeps their reason and is left alone.
+#include "action.h"
+#include "policy/drain_policy.h"
+#include "store/store.h"
+#include "util/strings.h"
+
+namespace llmwatch {
+namespace {
+
+bool has_reason(const std::string& r) {
+  return !r.empty() && r != "(null)" && r != "none";
+}
+
+class DrainAction : public ActionPlugin {
+ public:
+  std::string name() const override { return "drain"; }
+  // Once per firing episode of the finding.
+  std::string idem_key(const ActionRequest& r) const override {
+    return "drain:" + r.job + ":" + r.finding.key + ":" +
+           std::to_string(static_cast<long long>(r.episode));
+  }
+  ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
+    auto show = ctx.slurm.show_node(r.job);
+    if (show.empty()) return {"failed", "scontrol show node " + r.job + " gave nothing"};
+    const std::string reason = show["Reason"];
+    if (has_reason(reason) && !starts_with(reason, kOwnReasonPrefix))
+      return {"skipped",
+              r.job + " already has a reason set by someone else: " + sanitize_line(reason, 120)};
+    if (starts_with(reason, kOwnReasonPrefix))
+      return {"done", r.job + " already drained by llmwatch"};
+    std::string why = std::string(kOwnReasonPrefix) + " " + r.finding.summary;
+    if (why.size() > 200) why.resize(200);
+    if (auto error = ctx.slurm.update_node(r.job, "drain", why); !error.empty())
+      return {"failed", error};
+    ctx.store.put("drained:" + r.job, std::to_string(ctx.now), ctx.now);
+    return {"done", "drained " + r.job + " (reason \"" + why + "\")"};
+  }
+};
+
+class UndrainAction : public ActionPlugin {
+ public:
+  std::string name() const override { return "undrain"; }
+  std::string idem_key(const ActionRequest& r) const override {
+    return "undrain:" + r.job + ":" + std::to_string(static_cast<long long>(r.episode));
+  }
+  ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
+    auto show = ctx.slurm.show_node(r.job);
+    if (show.empty()) return {"failed", "scontrol show node " + r.job + " gave nothing"};
+    const std::string reason = show["Reason"];
+    bool ours = starts_with(reason, kOwnReasonPrefix);
+    bool kill_task =
+        starts_with(reason, "Kill task failed") && ctx.config.gpu.undrain_kill_task_failed;
+    if (!ours && !kill_task)
+      return {"skipped", r.job + " is drained for a reason llmwatch did not set: " +
+                             sanitize_line(reason, 120)};
+    if (auto error = ctx.slurm.update_node(r.job, "resume"); !error.empty())
+      return {"failed", error};
+    ctx.store.put("drained:" + r.job, "", ctx.now);
+    return {"done", "returned " + r.job + " to service (was: " + sanitize_line(reason, 120) + ")"};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ActionPlugin> make_drain_action() {
+  return std::make_unique<DrainAction>();
+}
+std::unique_ptr<ActionPlugin> make_undrain_action() {
+  return std::make_unique<UndrainAction>();
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,156 @@
+// `llmwatch node-check`: runs on a compute node (Slurm HealthCheckProgram, epilog, srun, or
+// by hand); prints a verdict per GPU and for the node, exits with its Nagios code.
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "app/commands.h"
+#include "cycle/supervisor.h"
+#include "probes/gpu/kernel_log.h"
+#include "probes/gpu/node_sources.h"
+#include "rules/node_health.h"
+#include "slurm/slurm_client.h"
+#include "util/paths.h"
+#include "util/strings.h"
+
+namespace llmwatch {
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+void on_signal(int) {
+  g_stop = 1;
+}
+
+std::string node_name(const NodeCheckOptions& o) {
+  if (!o.node.empty()) return o.node;
+  if (const char* n = std::getenv("SLURMD_NODENAME"); n && *n) return n;
+  std::string h = hostname();
+  return h.substr(0, h.find('.'));
+}
+
+void print_text(const NodeReport& r) {
+  std::cout << "LLMWATCH " << verdict_name(r.verdict) << " - " << r.node << ": " << r.headline()
+            << "\n";
+  for (const auto& i : r.items) {
+    if (i.verdict == Verdict::Ok && i.evidence.empty()) continue;
+    std::cout << "  " << verdict_name(i.verdict) << "  " << i.summary
+              << (i.hint.empty() ? "" : "  [" + i.hint + "]") << "\n";
+    for (const auto& e : i.evidence) std::cout << "      " << e << "\n";
+  }
+  if (!r.gpus.empty()) {
+    std::cout << "  GPUs:";
+    for (const auto& [gpu, v] : r.gpus) std::cout << " " << gpu << "=" << verdict_name(v);
+    std::cout << "\n";
+  }
+  std::cout << "  sources: " << (r.sources.empty() ? "none" : "");
+  for (size_t i = 0; i < r.sources.size(); ++i) std::cout << (i ? ", " : "") << r.sources[i];
+  std::cout << "\n";
+}
+
+// Results go to DIR/<node>.json through a temporary file, so a reader never sees half of one.
+std::string write_result(const std::string& dir, const NodeReport& r) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::string path = dir + "/" + r.node + ".json";
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp);
+    out << r.to_json() << "\n";
+    if (!out) return tmp + ": cannot write";
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return path + ": cannot rename";
+  return "";
+}
+
+// --drain-self: only a node that is not drained already by someone else, with an
+// "llmwatch:" reason that says what was found.
+std::string drain_self(const Config& config, const NodeReport& r) {
+  SlurmClient slurm(config.slurm);
+  auto show = slurm.show_node(r.node);
+  if (show.empty()) return "scontrol show node " + r.node + " failed: not drained";
+  std::string reason = show["Reason"];
+  if (!reason.empty() && reason != "(null)" && !starts_with(reason, "llmwatch:"))
+    return "left alone: already has a reason set by someone else (" + sanitize_line(reason, 80) +
+           ")";
+  if (starts_with(reason, "llmwatch:")) return "already drained by llmwatch";
+  std::string error = slurm.update_node(r.node, "drain", "llmwatch: " + r.headline());
+  return error.empty() ? "drained" : error;
+}
+
+NodeReport check_once(const Config& config, const XidTable& table, const std::string& node,
+                      const NodeCheckOptions& o, NodeCheckState& state) {
+  NodeInputs in = gather_node_inputs(config.gpu, node);
+  if (in.xids) {
+    std::vector<XidEvent> live;
+    for (auto& e : *in.xids) {
+      std::string id = xid_identity(e);
+      if (o.ack) state.acked.insert(id);
+      if (state.acked.count(id)) continue;  // repaired and acknowledged
+      state.seen.insert(id);
+      live.push_back(std::move(e));
+    }
+    in.xids = std::move(live);
+  }
+  return evaluate_node(node, unix_now(), in, config.gpu, table);
+}
+
+}  // namespace
+
+int cmd_node_check(const Config& config, const NodeCheckOptions& o) {
+  auto table = load_xid_table(config.gpu.xid_table);
+  if (!table.table) {
+    std::cerr << "llmwatch node-check: " << table.error << "\n";
+    return 3;  // UNKNOWN: cannot judge without the table
+  }
+  std::string node = node_name(o);
+  std::string state_path = config.gpu.node_state_dir + "/" + node + ".json";
+  NodeCheckState state = NodeCheckState::load(state_path, current_boot_id());
+  std::string out_dir = o.output_dir;
+  if (o.follow) {
+    std::signal(SIGTERM, on_signal);
+    std::signal(SIGINT, on_signal);
+  }
+  std::string last;
+  auto every = std::chrono::milliseconds(static_cast<long long>(o.every * 1000));
+  for (;;) {
+    NodeReport r = check_once(config, *table.table, node, o, state);
+    if (auto err = state.save(state_path); !err.empty() && !o.follow)
+      std::cerr << "llmwatch node-check: state not saved: " << err << "\n";
+    if (!out_dir.empty())
+      if (auto err = write_result(out_dir, r); !err.empty()) {
+        std::cerr << "llmwatch node-check: " << err << "\n";
+        if (!o.follow) return 3;
+      }
+    if (o.drain_self && r.verdict == Verdict::Critical && r.wants_drain()) {
+      std::string what = drain_self(config, r);
+      if (!o.json) std::cout << "  drain-self: " << what << "\n";
+    }
+    if (!o.follow) {
+      if (o.json)
+        std::cout << r.to_json() << "\n";
+      else
+        print_text(r);
+      return nagios_code(r.verdict);
+    }
+    // Following: print only changes, so the output is a log of verdict transitions.
+    std::string now = std::string(verdict_name(r.verdict)) + r.headline();
+    if (now != last) {
+      if (o.json)
+        std::cout << r.to_json() << std::endl;
+      else
+        print_text(r), std::cout.flush();
+      last = now;
+    }
+    for (auto slept = std::chrono::milliseconds(0); slept < every && !g_stop;
+         slept += std::chrono::milliseconds(100))
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (g_stop) return 0;
+  }
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,126 @@
+#include "probes/gpu/dcgmi.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "util/strings.h"
+
+namespace llmwatch {
+namespace {
+
+using nlohmann::json;
+
+std::string str(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_number_integer()) return std::to_string(it->get<long long>());
+  return "";
+}
+
+// warnings: [{"warning": "...", "error_severity": 2}] (4.x), [{"warning": "..."}] or ["..."].
+void read_warnings(const json& r, DcgmiResult& out) {
+  auto it = r.find("warnings");
+  if (it == r.end() || !it->is_array()) return;
+  for (const auto& w : *it) {
+    std::string text =
+        w.is_string() ? w.get<std::string>() : (w.is_object() ? str(w, "warning") : "");
+    if (!text.empty()) out.message += (out.message.empty() ? "" : "; ") + sanitize_line(text);
+    if (w.is_object())
+      if (auto s = w.find("error_severity"); s != w.end() && s->is_number_integer())
+        out.severity = std::max(out.severity, s->get<int>());
+  }
+}
+
+bool mentions_busy(const std::string& text) {
+  std::string l = text;
+  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
+  return l.find("busy") != std::string::npos || l.find("in use") != std::string::npos ||
+         l.find("processes running") != std::string::npos;
+}
+
+}  // namespace
+
+DcgmiDiag parse_dcgmi_diag(const std::string& text) {
+  DcgmiDiag out;
+  json doc = json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    out.not_run = "dcgmi diag printed no JSON document" +
+                  (trim(text).empty() ? std::string() : ": " + sanitize_line(text, 200));
+    return out;
+  }
+  const json* body = nullptr;
+  if (auto it = doc.find("DCGM Diagnostic"); it != doc.end()) {
+    body = &*it;
+    if (auto m = doc.find("metadata"); m != doc.end() && m->is_object())
+      out.version = str(*m, "version");
+  } else if (auto it3 = doc.find("DCGM GPU Diagnostic"); it3 != doc.end()) {
+    body = &*it3;
+    out.version = "3.x";
+  }
+  if (!body || !body->is_object()) {
+    out.not_run = "no \"DCGM Diagnostic\" or \"DCGM GPU Diagnostic\" object";
+    return out;
+  }
+  for (const nlohmann::json* where : {static_cast<const nlohmann::json*>(&doc), body})
+    for (const char* key : {"runtime_error", "error", "Error"})
+      if (auto e = str(*where, key); !e.empty()) {
+        out.not_run =
+            (mentions_busy(e) ? "aborted, GPUs busy: " : "runtime error: ") + sanitize_line(e, 200);
+        return out;
+      }
+  auto cats = body->find("test_categories");
+  if (cats == body->end() || !cats->is_array()) {
+    out.not_run = "no test_categories: the diagnostic did not run";
+    return out;
+  }
+  int ran = 0;
+  for (const auto& cat : *cats) {
+    if (!cat.is_object() || !cat.contains("tests") || !cat["tests"].is_array()) continue;
+    for (const auto& test : cat["tests"]) {
+      if (!test.is_object()) continue;
+      auto results = test.find("results");
+      if (results == test.end() || !results->is_array()) continue;
+      for (const auto& r : *results) {
+        if (!r.is_object()) continue;
+        DcgmiResult d;
+        d.category = str(cat, "category");
+        d.test = str(test, "name");
+        d.status = str(r, "status");
+        for (const char* key : {"entity_id", "gpu_id", "gpu_ids"})
+          if (auto id = str(r, key); !id.empty() && id.find(',') == std::string::npos) {
+            try {
+              d.gpu = std::stoi(id);
+            } catch (const std::exception&) {
+            }
+            break;
+          }
+        if (str(r, "entity_group") != "" && str(r, "entity_group") != "GPU") d.gpu = -1;
+        read_warnings(r, d);
+        if (auto info = str(r, "info"); !info.empty() && d.message.empty())
+          d.message = sanitize_line(info);
+        if (mentions_busy(d.message) && d.status != "Pass") {
+          out.not_run = "aborted, GPUs busy: " + d.message;
+          return out;
+        }
+        if (d.status != "Skip" && d.status != "Not Run" && !d.status.empty()) ++ran;
+        out.results.push_back(std::move(d));
+      }
+    }
+  }
+  if (ran == 0) out.not_run = "no test ran (all skipped)";
+  return out;
+}
+
+std::optional<std::string> parse_dcgmi_health(const std::string& text) {
+  static const std::regex overall(R"(Overall Health\W+(Healthy|Warning|Failure))",
+                                  std::regex::icase);
+  std::smatch m;
+  if (!std::regex_search(text, m, overall)) return std::nullopt;
+  std::string v = m[1];
+  v[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(v[0])));
+  return v;
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,128 @@
+#include "probes/gpu/node_sources.h"
+
+#include <future>
+
+#include "probes/gpu/kernel_log.h"
+#include "util/strings.h"
+#include "util/subprocess.h"
+
+namespace llmwatch {
+
+const char* const kNvidiaSmiFields =
+    "index,pci.bus_id,uuid,name,ecc.errors.uncorrected.volatile.total,"
+    "ecc.errors.uncorrected.aggregate.total,retired_pages.double_bit.count,retired_pages.pending,"
+    "remapped_rows.uncorrectable,remapped_rows.pending,remapped_rows.failure,gpu_recovery_action,"
+    "pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,"
+    "clocks_event_reasons.hw_slowdown,clocks_event_reasons.hw_thermal_slowdown,temperature.gpu";
+const char* const kNvidiaSmiBaseFields =
+    "index,pci.bus_id,uuid,name,ecc.errors.uncorrected.volatile.total,"
+    "retired_pages.double_bit.count,retired_pages.pending,pcie.link.width.current,"
+    "pcie.link.width.max,temperature.gpu";
+
+namespace {
+
+ProcessResult run_tool(const std::string& program, std::vector<std::string> args, Seconds timeout) {
+  ProcessSpec spec;
+  spec.argv.push_back(program);
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+  spec.max_output = 8 << 20;
+  return run_process(spec);
+}
+
+std::string describe(const ProcessResult& r, const std::string& what) {
+  return r.describe(what);
+}
+
+}  // namespace
+
+NodeInputs gather_node_inputs(const GpuSettings& s, const std::string& node) {
+  NodeInputs in;
+  auto ms = [](Seconds t) { return std::chrono::duration_cast<std::chrono::milliseconds>(t); };
+  std::future<KernelLogRead> kernel;
+  if (s.kernel_log != "none")
+    kernel = std::async(std::launch::async,
+                        [&] { return read_kernel_log(s, node, ms(s.nvidia_smi_timeout)); });
+  std::future<ProcessResult> query, nvlink, apps, diag, health;
+  if (!s.nvidia_smi.empty()) {
+    query = std::async(std::launch::async, [&] {
+      auto r = run_tool(s.nvidia_smi,
+                        {std::string("--query-gpu=") + kNvidiaSmiFields, "--format=csv,nounits"},
+                        s.nvidia_smi_timeout);
+      if (!r.ok() && !r.timed_out && (r.out + r.err).find("not a valid field") != std::string::npos)
+        r = run_tool(s.nvidia_smi,
+                     {std::string("--query-gpu=") + kNvidiaSmiBaseFields, "--format=csv,nounits"},
+                     s.nvidia_smi_timeout);
+      return r;
+    });
+    apps = std::async(std::launch::async, [&] {
+      return run_tool(s.nvidia_smi, {"--query-compute-apps=pid", "--format=csv,noheader"},
+                      s.nvidia_smi_timeout);
+    });
+    if (s.nvlink)
+      nvlink = std::async(std::launch::async, [&] {
+        return run_tool(s.nvidia_smi, {"nvlink", "-s"}, s.nvidia_smi_timeout);
+      });
+  }
+  if (!s.dcgmi_diag_level.empty())
+    diag = std::async(std::launch::async, [&] {
+      return run_tool(s.dcgmi, {"diag", "-r", s.dcgmi_diag_level, "-j"}, s.dcgmi_timeout);
+    });
+  if (s.dcgmi_health)
+    health = std::async(std::launch::async, [&] {
+      return run_tool(s.dcgmi, {"health", "-c"}, s.dcgmi_timeout);
+    });
+
+  if (kernel.valid()) {
+    auto k = kernel.get();
+    if (k.error.empty())
+      in.xids = std::move(k.xids);
+    else
+      in.errors.emplace_back("kernel-log", k.error);
+  }
+  if (query.valid()) {
+    auto r = query.get();
+    if (r.ok())
+      in.gpus = parse_nvidia_smi_csv(r.out);
+    else
+      in.errors.emplace_back("nvidia-smi", describe(r, "nvidia-smi --query-gpu"));
+  }
+  if (apps.valid()) {
+    auto r = apps.get();
+    if (r.ok()) {
+      in.gpu_processes = 0;
+      for (const auto& line : split(r.out, '\n'))
+        if (!trim(line).empty() && trim(line).find("No running") == std::string_view::npos)
+          ++in.gpu_processes;
+    }
+  }
+  if (nvlink.valid()) {
+    auto r = nvlink.get();
+    // Without NVLink (PCIe GPUs) nvlink -s prints nothing: nothing to judge.
+    if (r.ok())
+      in.nvlink = parse_nvlink_status(r.out);
+    else
+      in.errors.emplace_back("nvlink", describe(r, "nvidia-smi nvlink -s"));
+  }
+  if (diag.valid()) {
+    auto r = diag.get();
+    // dcgmi exits non-zero (e.g. 205) when a test failed, with a valid document: use it.
+    if (r.started && !r.timed_out && !trim(r.out).empty()) {
+      in.diag = parse_dcgmi_diag(r.out);
+    } else {
+      in.errors.emplace_back("dcgmi-diag", describe(r, "dcgmi diag -r " + s.dcgmi_diag_level));
+    }
+  }
+  if (health.valid()) {
+    auto r = health.get();
+    auto overall = r.started && !r.timed_out ? parse_dcgmi_health(r.out) : std::nullopt;
+    if (overall)
+      in.health = overall;
+    else
+      in.errors.emplace_back("dcgmi-health", r.ok() ? "no \"Overall Health\" in the output"
+                                                    : describe(r, "dcgmi health -c"));
+  }
+  return in;
+}
+
+}  // namespace llmwatch

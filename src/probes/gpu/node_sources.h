@@ -1,0 +1,19 @@
+#pragma once
+// Runs every configured node-check source, concurrently and each with its own timeout:
+// the kernel log, nvidia-smi (query, nvlink -s, compute processes), dcgmi diag and health.
+// A source that fails or hangs is recorded as an error (UNKNOWN), never as a fault.
+#include <string>
+
+#include "config/config.h"
+#include "rules/node_health.h"
+
+namespace llmwatch {
+
+// The --query-gpu fields node-check asks for; older drivers that reject one of the newer
+// fields are asked again with kNvidiaSmiBaseFields.
+extern const char* const kNvidiaSmiFields;
+extern const char* const kNvidiaSmiBaseFields;
+
+NodeInputs gather_node_inputs(const GpuSettings& s, const std::string& node);
+
+}  // namespace llmwatch

@@ -1,0 +1,49 @@
+#pragma once
+// A node's health as `llmwatch node-check` concludes it: a verdict per GPU and for the node
+// (Nagios: OK 0, WARN 1, CRITICAL 2, UNKNOWN 3) and the items that led to it, each with the
+// lines that prove it. The same JSON travels from node-check (stdout, results directory) to
+// the supervisor.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llmwatch {
+
+enum class Verdict { Ok, Warn, Critical, Unknown };
+
+const char* verdict_name(Verdict v);  // OK, WARN, CRITICAL, UNKNOWN
+std::optional<Verdict> verdict_from_name(const std::string& name);
+int nagios_code(Verdict v);
+// CRITICAL beats UNKNOWN (a proven fault stands even if another source could not look),
+// UNKNOWN beats WARN (not being able to look matters more than a warning), WARN beats OK.
+Verdict worse(Verdict a, Verdict b);
+
+struct HealthItem {
+  std::string check;  // xid, ecc, remap, retired-pages, recovery-action, nvlink, pcie, ...
+  int gpu = -1;       // -1: the node as a whole
+  Verdict verdict = Verdict::Ok;
+  // What should happen: drain | reset | rma | save (checkpoint, keep running) | app | "".
+  std::string hint;
+  std::string summary;  // one line, e.g. "Xid 79 GPU 3: GPU has fallen off the bus"
+  std::vector<std::string> evidence;
+};
+
+struct NodeReport {
+  std::string node;
+  double ts = 0;
+  Verdict verdict = Verdict::Ok;
+  std::map<int, Verdict> gpus;
+  std::vector<HealthItem> items;
+  int gpu_processes = -1;            // compute processes on the GPUs; -1: not known
+  std::vector<std::string> sources;  // what was looked at
+
+  // The worst item's summary ("all checks passed" when none): drain reasons and alerts.
+  std::string headline() const;
+  bool wants_drain() const;  // a CRITICAL item whose hint is drain, reset or rma
+  std::string to_json() const;
+  // nullopt with *error set when the text is not a node report.
+  static std::optional<NodeReport> from_json(const std::string& text, std::string* error);
+};
+
+}  // namespace llmwatch

@@ -1,0 +1,100 @@
+#include "probes/gpu/gpu_record.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+using namespace llmwatch;
+
+TEST(NvidiaSmiCsv, RealH100CaptureByHeaderName) {
+  auto p = parse_nvidia_smi_csv(
+      llmwatch::testing::read_file(llmwatch::testing::fixture("gpu/nvidia-smi-query-h100.csv")));
+  ASSERT_TRUE(p.ok()) << p.error;
+  ASSERT_EQ(p.gpus.size(), 1u);
+  const auto& g = p.gpus[0];
+  EXPECT_EQ(g.index, 0);
+  EXPECT_EQ(g.bus_id(), "0000:00:09");
+  EXPECT_EQ(g.number("ecc.errors.uncorrected.volatile.total"), 0.0);
+  EXPECT_EQ(g.flag("remapped_rows.pending"), false);
+  EXPECT_EQ(g.flag("remapped_rows.failure"), false);
+  EXPECT_EQ(g.text("gpu_recovery_action"), "None");
+  EXPECT_EQ(g.number("pcie.link.width.current"), 16.0);
+  EXPECT_EQ(g.number("memory.total"), 81559.0);  // "81559 MiB", header "memory.total [MiB]"
+  EXPECT_EQ(g.flag("clocks_event_reasons.hw_slowdown"), false);
+  // [N/A] and "[Requested functionality has been deprecated]" are "no value", not zero.
+  EXPECT_FALSE(g.number("retired_pages.double_bit.count"));
+  EXPECT_FALSE(g.text("display_mode"));
+}
+
+TEST(NvidiaSmiCsv, RejectsHeaderlessAndRaggedOutput) {
+  EXPECT_FALSE(parse_nvidia_smi_csv("0, 00000000:00:09.0, 0\n").ok());
+  auto ragged = parse_nvidia_smi_csv("index, pci.bus_id\n0, 0000:01:00.0, extra\n");
+  EXPECT_FALSE(ragged.ok());
+  EXPECT_NE(ragged.error.find("line 2"), std::string::npos);
+  EXPECT_FALSE(parse_nvidia_smi_csv("").ok());
+}
+
+TEST(NvidiaSmiQ, V100PageRetirementGoodAndBad) {
+  auto bad = parse_nvidia_smi_q(llmwatch::testing::read_file(
+      llmwatch::testing::fixture("gpu/nvidia-smi-q-page-retirement-v100-bad.txt")));
+  ASSERT_TRUE(bad.ok()) << bad.error;
+  ASSERT_EQ(bad.gpus.size(), 8u);
+  EXPECT_EQ(bad.gpus[1].number("retired_pages.double_bit.count"), 61.0);
+  EXPECT_EQ(bad.gpus[1].flag("retired_pages.pending"), true);
+  EXPECT_EQ(bad.gpus[1].bus_id(), "0002:00:00");
+  auto good = parse_nvidia_smi_q(llmwatch::testing::read_file(
+      llmwatch::testing::fixture("gpu/nvidia-smi-q-page-retirement-v100-good.txt")));
+  ASSERT_EQ(good.gpus.size(), 8u);
+  for (const auto& g : good.gpus) EXPECT_EQ(g.flag("retired_pages.pending"), false);
+}
+
+TEST(NvidiaSmiQ, H100FullReport) {
+  auto p = parse_nvidia_smi_q(
+      llmwatch::testing::read_file(llmwatch::testing::fixture("gpu/nvidia-smi-q-h100.txt")));
+  ASSERT_TRUE(p.ok()) << p.error;
+  ASSERT_EQ(p.gpus.size(), 1u);
+  EXPECT_EQ(p.gpus[0].flag("remapped_rows.pending"), false);
+  EXPECT_EQ(p.gpus[0].text("gpu_recovery_action"), "None");
+  EXPECT_FALSE(p.gpus[0].number("retired_pages.double_bit.count"));  // N/A on Hopper
+}
+
+TEST(NvidiaSmiXml, RemapPendingNarrowLinkAndMigNotApplicable) {
+  auto p = parse_nvidia_smi_xml(llmwatch::testing::read_file(
+      llmwatch::testing::fixture("gpu/nvidia-smi-q-x-mig-sample.xml")));
+  ASSERT_TRUE(p.ok()) << p.error;
+  ASSERT_EQ(p.gpus.size(), 2u);
+  EXPECT_EQ(p.gpus[0].flag("remapped_rows.pending"), true);
+  EXPECT_EQ(p.gpus[0].number("pcie.link.width.current"), 8.0);
+  EXPECT_EQ(p.gpus[0].number("ecc.errors.uncorrected.volatile.dram"), 2.0);
+  EXPECT_EQ(p.gpus[1].index, 1);
+  EXPECT_EQ(p.gpus[1].bus_id(), "0000:2a:00");
+  EXPECT_FALSE(p.gpus[1].flag("remapped_rows.pending"));  // MIG: N/A, not "No"
+  EXPECT_FALSE(parse_nvidia_smi_xml("<nvidia_smi_log></nvidia_smi_log>").ok());
+  EXPECT_FALSE(parse_nvidia_smi_xml("<gpu id=\"x\"><a>1</b></gpu>").ok());
+}
+
+TEST(Nvlink, GoodBadAndH100) {
+  auto good = parse_nvlink_status(
+      llmwatch::testing::read_file(llmwatch::testing::fixture("gpu/nvlink-status-good.txt")));
+  ASSERT_EQ(good.size(), 1u);
+  EXPECT_EQ(good[0].index, 7);
+  EXPECT_EQ(good[0].links, 12);
+  EXPECT_EQ(good[0].inactive, 0);
+  auto bad = parse_nvlink_status(
+      llmwatch::testing::read_file(llmwatch::testing::fixture("gpu/nvlink-status-bad.txt")));
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_TRUE(bad[0].all_inactive);
+  auto h100 = parse_nvlink_status(
+      llmwatch::testing::read_file(llmwatch::testing::fixture("gpu/nvlink-status-h100.txt")));
+  ASSERT_EQ(h100.size(), 1u);
+  EXPECT_EQ(h100[0].links, 18);
+  auto one_down = parse_nvlink_status(
+      "GPU 2: NVIDIA H100 (UUID: x)\n\t Link 0: 26.562 GB/s\n\t Link 1: <inactive>\n");
+  EXPECT_EQ(one_down[0].inactive, 1);
+}
+
+TEST(BusId, NormalizesNvidiaSmiAndKernelForms) {
+  EXPECT_EQ(normalize_bus_id("00000000:9B:00.0"), "0000:9b:00");
+  EXPECT_EQ(normalize_bus_id("PCI:0000:9b:00"), "0000:9b:00");
+  EXPECT_EQ(normalize_bus_id("0000:9b:00"), "0000:9b:00");
+}

@@ -1,0 +1,104 @@
+// node-check's sources against stand-in nvidia-smi / dcgmi executables that print real
+// captures, fail, or hang.
+#include "probes/gpu/node_sources.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "test_util.h"
+
+using namespace llmwatch;
+
+namespace {
+
+struct StandIns {
+  llmwatch::testing::TempDir dir;
+  GpuSettings s;
+  StandIns() {
+    s.nvidia_smi = std::string(LLMWATCH_TEST_HELPERS) + "/fake-nvidia-smi";
+    s.dcgmi = std::string(LLMWATCH_TEST_HELPERS) + "/fake-dcgmi";
+    s.kernel_log = "file";
+    s.kernel_log_path = dir / "{node}.log";
+    s.nvidia_smi_timeout = Seconds(1);
+    s.dcgmi_timeout = Seconds(1);
+    setenv("FAKE_NVSMI_MODE", "ok", 1);
+    setenv("FAKE_DCGMI_MODE", "ok", 1);
+    setenv("FAKE_NVSMI_QUERY", llmwatch::testing::fixture("gpu/nvidia-smi-query-h100.csv").c_str(),
+           1);
+    setenv("FAKE_NVSMI_NVLINK", llmwatch::testing::fixture("gpu/nvlink-status-h100.txt").c_str(),
+           1);
+    setenv("FAKE_NVSMI_APPS", "/dev/null", 1);
+    llmwatch::testing::write_file(dir / "node-1.log", "[1.0] kernel: eth0 link up\n");
+  }
+  NodeReport check() {
+    auto in = gather_node_inputs(s, "node-1");
+    return evaluate_node("node-1", 1, in, s, *load_xid_table("").table);
+  }
+};
+
+}  // namespace
+
+TEST(NodeSources, HealthyCaptures) {
+  StandIns t;
+  auto r = t.check();
+  EXPECT_EQ(r.verdict, Verdict::Ok) << r.headline();
+  EXPECT_EQ(r.gpu_processes, 0);
+  EXPECT_EQ(r.sources, (std::vector<std::string>{"kernel-log", "nvidia-smi", "nvlink"}));
+}
+
+TEST(NodeSources, XidInTheKernelLogFile) {
+  StandIns t;
+  llmwatch::testing::write_file(
+      t.dir / "node-1.log",
+      "[5.0] NVRM: Xid (PCI:0000:00:09): 79, pid=1, name=python, GPU has fallen "
+      "off the bus.\n",
+      true);
+  auto r = t.check();
+  EXPECT_EQ(r.verdict, Verdict::Critical);
+  EXPECT_EQ(r.gpus.at(0), Verdict::Critical);  // bus 0000:00:09 is GPU 0 of the capture
+}
+
+TEST(NodeSources, NvidiaSmiFailingIsUnknown) {
+  StandIns t;
+  setenv("FAKE_NVSMI_MODE", "fail", 1);
+  auto r = t.check();
+  EXPECT_EQ(r.verdict, Verdict::Unknown);
+  EXPECT_NE(r.headline().find("exit 9"), std::string::npos) << r.headline();
+}
+
+TEST(NodeSources, NvidiaSmiHangingIsUnknownWithinItsTimeout) {
+  StandIns t;
+  setenv("FAKE_NVSMI_MODE", "hang", 1);
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = t.check();
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.verdict, Verdict::Unknown);
+  EXPECT_FALSE(r.wants_drain());
+  EXPECT_NE(r.headline().find("timed out"), std::string::npos) << r.headline();
+  // The three nvidia-smi calls run side by side: about one timeout, not three.
+  EXPECT_LT(took, 2.9);
+}
+
+TEST(NodeSources, DcgmiExit205WithDocumentAndHanging) {
+  StandIns t;
+  t.s.dcgmi_diag_level = "2";
+  setenv("FAKE_DCGMI_DIAG",
+         llmwatch::testing::fixture("gpu/dcgmi-diag-r2-4x-shape-fail.json").c_str(), 1);
+  setenv("FAKE_DCGMI_EXIT", "205", 1);
+  auto r = t.check();
+  EXPECT_EQ(r.verdict, Verdict::Critical) << r.headline();
+  EXPECT_EQ(r.gpus.at(1), Verdict::Critical);
+  setenv("FAKE_DCGMI_MODE", "hang", 1);
+  auto hung = t.check();
+  EXPECT_EQ(hung.verdict, Verdict::Unknown) << hung.headline();
+  unsetenv("FAKE_DCGMI_EXIT");
+}
+
+TEST(NodeSources, UnreadableKernelLogIsUnknown) {
+  StandIns t;
+  t.s.kernel_log_path = t.dir / "missing-{node}.log";
+  auto r = t.check();
+  EXPECT_EQ(r.verdict, Verdict::Unknown);
+  EXPECT_NE(r.headline().find("missing-node-1.log"), std::string::npos);
+}

@@ -1,0 +1,210 @@
+#include "rules/node_health.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+#include "util/strings.h"
+
+using namespace llmwatch;
+
+namespace {
+
+XidTable table() {
+  return *load_xid_table("").table;
+}
+
+std::vector<XidEvent> xids_of(const std::string& text) {
+  std::vector<XidEvent> out;
+  for (const auto& line : split(text, '\n'))
+    if (auto e = parse_xid_line(line)) out.push_back(*e);
+  return out;
+}
+
+// An H100-like node of 8 GPUs whose GPU 4 sits at the bus id of the Xid 119 capture.
+GpuParse eight_gpus() {
+  std::string csv =
+      "index, pci.bus_id, ecc.errors.uncorrected.volatile.total, remapped_rows.pending, "
+      "remapped_rows.failure, gpu_recovery_action\n";
+  const char* buses[] = {"18", "2a", "3a", "5d", "9b", "ab", "ba", "db"};
+  for (int i = 0; i < 8; ++i)
+    csv += std::to_string(i) + ", 00000000:" + buses[i] + ":00.0, 0, No, No, None\n";
+  return parse_nvidia_smi_csv(csv);
+}
+
+}  // namespace
+
+TEST(NodeHealth, RealH100CaptureIsHealthy) {
+  NodeInputs in;
+  in.gpus = parse_nvidia_smi_csv(
+      llmwatch::testing::read_file(llmwatch::testing::fixture("gpu/nvidia-smi-query-h100.csv")));
+  in.nvlink = parse_nvlink_status(
+      llmwatch::testing::read_file(llmwatch::testing::fixture("gpu/nvlink-status-h100.txt")));
+  in.xids = std::vector<XidEvent>{};
+  GpuSettings s;
+  s.expected_gpus = 1;
+  auto r = evaluate_node("node-1", 100, in, s, table());
+  EXPECT_EQ(r.verdict, Verdict::Ok) << r.headline();
+  EXPECT_EQ(nagios_code(r.verdict), 0);
+  EXPECT_EQ(r.gpus.at(0), Verdict::Ok);
+  EXPECT_EQ(r.headline(), "all checks passed");
+}
+
+TEST(NodeHealth, Xid119IsCriticalWithTheGpuIndex) {
+  NodeInputs in;
+  in.xids = xids_of(
+      llmwatch::testing::read_file(llmwatch::testing::fixture("gpu/dmesg-with-xid-119.log")));
+  in.gpus = eight_gpus();
+  auto r = evaluate_node("node-2", 100, in, GpuSettings{}, table());
+  EXPECT_EQ(r.verdict, Verdict::Critical);
+  EXPECT_EQ(nagios_code(r.verdict), 2);
+  EXPECT_EQ(r.gpus.at(4), Verdict::Critical);
+  EXPECT_EQ(r.gpus.at(3), Verdict::Ok);
+  EXPECT_TRUE(r.wants_drain());
+  EXPECT_EQ(r.headline(), "Xid 119 GPU 4: GSP RPC timeout (5 times)");
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].hint, "reset");
+  EXPECT_EQ(r.items[0].evidence.size(), 3u);
+}
+
+TEST(NodeHealth, XidWithoutNvidiaSmiNamesTheBus) {
+  NodeInputs in;
+  in.xids = xids_of(
+      "[1.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.");
+  auto r = evaluate_node("n", 1, in, GpuSettings{}, table());
+  EXPECT_EQ(r.verdict, Verdict::Critical);
+  EXPECT_EQ(r.headline(),
+            "Xid 79 PCI 0000:3b:00: GPU has fallen off the bus; reboot, RMA if it recurs");
+}
+
+TEST(NodeHealth, AppLevelIgnoredRepeatAndRecoveryChange) {
+  GpuSettings s;
+  NodeInputs app;
+  app.xids = xids_of(
+      "NVRM: Xid (PCI:0000:18:00): 31, pid=7, name=python, MMU Fault\nNVRM: Xid (PCI:0000:18:00): "
+      "43, pid=7, name=python, x");
+  app.gpus = eight_gpus();
+  auto r = evaluate_node("n", 1, app, s, table());
+  EXPECT_EQ(r.verdict, Verdict::Warn);  // 31 is the application's; 43 is ignored
+  EXPECT_FALSE(r.wants_drain());
+
+  NodeInputs repeat;
+  std::string lines;
+  for (int i = 0; i < 3; ++i)
+    lines += "NVRM: Xid (PCI:0000:18:00): 32, pid=7, name=python, PBDMA\n";
+  repeat.xids = xids_of(lines);
+  EXPECT_EQ(evaluate_node("n", 1, repeat, s, table()).verdict, Verdict::Critical);  // repeat = 3
+
+  NodeInputs changed;
+  changed.xids = xids_of(
+      "4,10,5,-;NVRM: Xid (PCI:0000:18:00): 154, GPU recovery action changed from 0x0 (None) to "
+      "0x2 (Node Reboot Required)");
+  EXPECT_EQ(evaluate_node("n", 1, changed, s, table()).verdict, Verdict::Critical);
+  NodeInputs none;
+  none.xids = xids_of(
+      "4,11,5,-;NVRM: Xid (PCI:0000:18:00): 154, GPU recovery action changed from 0x1 (GPU Reset "
+      "Required) to 0x0 (None)");
+  EXPECT_EQ(evaluate_node("n", 1, none, s, table()).verdict, Verdict::Ok);
+}
+
+TEST(NodeHealth, V100PageRetirementBadIsCriticalGoodIsOk) {
+  GpuSettings s;
+  NodeInputs bad;
+  bad.gpus = parse_nvidia_smi_q(llmwatch::testing::read_file(
+      llmwatch::testing::fixture("gpu/nvidia-smi-q-page-retirement-v100-bad.txt")));
+  auto r = evaluate_node("n", 1, bad, s, table());
+  EXPECT_EQ(r.verdict, Verdict::Critical);
+  EXPECT_EQ(r.gpus.at(1), Verdict::Critical);  // DBE 61
+  EXPECT_EQ(r.gpus.at(3), Verdict::Warn);      // pending, DBE 0
+  EXPECT_EQ(r.gpus.at(2), Verdict::Ok);
+  NodeInputs good;
+  good.gpus = parse_nvidia_smi_q(llmwatch::testing::read_file(
+      llmwatch::testing::fixture("gpu/nvidia-smi-q-page-retirement-v100-good.txt")));
+  EXPECT_EQ(evaluate_node("n", 1, good, s, table()).verdict, Verdict::Ok);
+}
+
+TEST(NodeHealth, NvlinkAllInactiveIsCritical) {
+  NodeInputs in;
+  in.nvlink = parse_nvlink_status(
+      llmwatch::testing::read_file(llmwatch::testing::fixture("gpu/nvlink-status-bad.txt")));
+  auto r = evaluate_node("n", 1, in, GpuSettings{}, table());
+  EXPECT_EQ(r.verdict, Verdict::Critical);
+  EXPECT_EQ(r.gpus.at(6), Verdict::Critical);
+  EXPECT_EQ(r.headline(), "GPU 6: all NVLinks inactive");
+}
+
+TEST(NodeHealth, DcgmiShapesAndHealth) {
+  NodeInputs v3;
+  v3.diag = parse_dcgmi_diag(
+      llmwatch::testing::read_file(llmwatch::testing::fixture("gpu/dcgmi-diag-r1-3x-fail.json")));
+  EXPECT_EQ(evaluate_node("n", 1, v3, GpuSettings{}, table()).verdict, Verdict::Critical);
+  NodeInputs v4;
+  v4.diag = parse_dcgmi_diag(llmwatch::testing::read_file(
+      llmwatch::testing::fixture("gpu/dcgmi-diag-r2-4x-shape-fail.json")));
+  auto r = evaluate_node("n", 1, v4, GpuSettings{}, table());
+  EXPECT_EQ(r.verdict, Verdict::Critical);
+  EXPECT_EQ(r.gpus.at(1), Verdict::Critical);
+  NodeInputs busy;
+  busy.diag = parse_dcgmi_diag(R"({"DCGM GPU Diagnostic": {"runtime_error": "GPUs are busy"}})");
+  EXPECT_EQ(evaluate_node("n", 1, busy, GpuSettings{}, table()).verdict, Verdict::Unknown);
+  NodeInputs health;
+  health.health = "Warning";
+  EXPECT_EQ(evaluate_node("n", 1, health, GpuSettings{}, table()).verdict, Verdict::Warn);
+}
+
+TEST(NodeHealth, CountersRemapRecoveryPcieAndGpuCount) {
+  auto csv = [](const std::string& row) {
+    return parse_nvidia_smi_csv(
+        "index, pci.bus_id, remapped_rows.pending, remapped_rows.failure, gpu_recovery_action, "
+        "pcie.link.width.current, pcie.link.width.max, ecc.errors.uncorrected.volatile.total\n" +
+        row);
+  };
+  GpuSettings s;
+  auto verdict = [&](const std::string& row) {
+    NodeInputs in;
+    in.gpus = csv(row);
+    return evaluate_node("n", 1, in, s, table());
+  };
+  EXPECT_EQ(verdict("0, 0000:18:00.0, Yes, No, None, 16, 16, 0\n").verdict, Verdict::Warn);
+  EXPECT_EQ(verdict("0, 0000:18:00.0, Yes, No, None, 16, 16, 0\n").items[0].hint, "save");
+  EXPECT_EQ(verdict("0, 0000:18:00.0, No, Yes, None, 16, 16, 0\n").verdict, Verdict::Critical);
+  EXPECT_EQ(verdict("0, 0000:18:00.0, No, No, GPU Reset, 16, 16, 0\n").verdict, Verdict::Critical);
+  EXPECT_EQ(verdict("0, 0000:18:00.0, No, No, None, 8, 16, 0\n").verdict, Verdict::Warn);
+  EXPECT_EQ(verdict("0, 0000:18:00.0, No, No, None, 16, 16, 3\n").verdict, Verdict::Critical);
+  // MIG and older drivers: N/A everywhere is not a fault.
+  EXPECT_EQ(verdict("0, 0000:18:00.0, N/A, N/A, [N/A], [N/A], [N/A], [N/A]\n").verdict,
+            Verdict::Ok);
+  s.expected_gpus = 8;
+  EXPECT_EQ(verdict("0, 0000:18:00.0, No, No, None, 16, 16, 0\n").headline(),
+            "1 of 8 GPUs visible");
+}
+
+TEST(NodeHealth, FailingSourceIsUnknownNeverCritical) {
+  NodeInputs in;
+  in.errors.emplace_back("nvidia-smi", "timed out after 20s");
+  auto r = evaluate_node("n", 1, in, GpuSettings{}, table());
+  EXPECT_EQ(r.verdict, Verdict::Unknown);
+  EXPECT_EQ(nagios_code(r.verdict), 3);
+  EXPECT_FALSE(r.wants_drain());
+  // A proven fault still stands beside a source that could not look.
+  in.xids = xids_of("NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the bus.");
+  EXPECT_EQ(evaluate_node("n", 1, in, GpuSettings{}, table()).verdict, Verdict::Critical);
+}
+
+TEST(NodeReport, JsonRoundTrip) {
+  NodeInputs in;
+  in.xids = xids_of(
+      llmwatch::testing::read_file(llmwatch::testing::fixture("gpu/dmesg-with-xid-119.log")));
+  in.gpus = eight_gpus();
+  in.gpu_processes = 0;
+  auto r = evaluate_node("node-2", 123.5, in, GpuSettings{}, table());
+  std::string error;
+  auto back = NodeReport::from_json(r.to_json(), &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->node, "node-2");
+  EXPECT_EQ(back->verdict, Verdict::Critical);
+  EXPECT_EQ(back->gpus.at(4), Verdict::Critical);
+  EXPECT_EQ(back->headline(), r.headline());
+  EXPECT_EQ(back->gpu_processes, 0);
+  EXPECT_FALSE(NodeReport::from_json("{\"schema\": \"other\"}", &error));
+  EXPECT_FALSE(NodeReport::from_json("{\"schema\": \"llmwatch.node-check/1\"}", &error));
+}
