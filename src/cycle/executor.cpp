@@ -54,11 +54,12 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
     req.done = done;
     std::string key = plugin->idem_key(req);
     std::string reason = base.finding.key + ": " + base.finding.summary;
+    // The budget is read before this action is journaled, so it does not count itself.
+    std::string budget = over_budget(name, req);
     auto id = store_.begin_action(key, name, req.job, reason, now_);
     if (!id) continue;  // journaled before: idempotent, never twice
     ++count;
     ActionOutcome outcome;
-    std::string budget = over_budget(name, req);
     if (!budget.empty()) {
       outcome = {"skipped", "not done: " + budget + "; needs a human"};
     } else if (config_.dry_run && name != "alert") {

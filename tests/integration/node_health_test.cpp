@@ -1,0 +1,207 @@
+// GPU node health end to end on a real local cluster: node-check per node (kernel-log file
+// source per node, stand-in nvidia-smi printing the real H100 capture) writes its verdicts to
+// a results directory; the supervisor drains a node with an Xid 79, restarts the watched job
+// off it, undrains it once repaired, leaves an admin's drain alone, and honours its limits.
+#include "local_cluster.h"
+#include "slurm/slurm_text.h"
+#include "util/strings.h"
+
+namespace llmwatch::testing {
+namespace {
+
+const char* kXid79 =
+    "[171167.620236] NVRM: Xid (PCI:0000:00:09): 79, pid='<unknown>', name=<unknown>, GPU has "
+    "fallen off the bus.\n";
+
+struct GpuCluster {
+  LocalCluster& c;
+  std::string work, config, kmsg, results;
+
+  GpuCluster(LocalCluster& cluster, const std::string& extra_gpu = "",
+             const std::string& limits = "")
+      : c(cluster),
+        work(c.dir / "work"),
+        config(c.dir / "llmwatch.toml"),
+        kmsg(c.dir / "kmsg"),
+        results(c.dir / "results") {
+    std::filesystem::create_directories(work);
+    std::filesystem::create_directories(kmsg);
+    for (int i = 1; i <= 4; ++i)
+      write_file(kmsg + "/node-" + std::to_string(i) + ".log", "[1.0] Linux version 6.1\n");
+    setenv("FAKE_NVSMI_MODE", "ok", 1);
+    setenv("FAKE_NVSMI_QUERY", fixture("gpu/nvidia-smi-query-h100.csv").c_str(), 1);
+    setenv("FAKE_NVSMI_NVLINK", fixture("gpu/nvlink-status-h100.txt").c_str(), 1);
+    setenv("FAKE_NVSMI_APPS", "/dev/null", 1);
+    write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+                           "\"\ninterval = \"1s\"\n[slurm]\ntimeout = \"5s\"\n" + limits +
+                           "[gpu]\nenabled = true\nkernel_log = \"file\"\nkernel_log_path = \"" +
+                           kmsg + "/{node}.log\"\nnvidia_smi = \"" + source_dir() +
+                           "/tests/helpers/fake-nvidia-smi\"\nnvidia_smi_timeout = \"2s\"\n"
+                           "results_dir = \"" +
+                           results + "\"\nnode_state_dir = \"" + (c.dir / "nodestate") +
+                           "\"\nmanage_nodes = \"node-[1-4]\"\nmax_drained_fraction = \"50%\"\n" +
+                           extra_gpu +
+                           "[[job]]\nname = \"itest-gpu\"\nstale_floor = \"1m\"\n"
+                           "startup_grace = \"1m\"\n");
+  }
+
+  int node_check(const std::string& node, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"node-check", "--node", node};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = llmwatch(config, args, 30);
+    return r.exit_code;
+  }
+  void check_all() {
+    for (int i = 1; i <= 4; ++i) node_check("node-" + std::to_string(i));
+  }
+  void cycle() {
+    auto r = llmwatch(config, {"run", "--once"});
+    EXPECT_TRUE(r.ok()) << r.describe("run --once") << r.err;
+  }
+  std::map<std::string, std::string> node(const std::string& name) {
+    auto r = c.slurm({"scontrol", "show", "node", name});
+    auto records = parse_scontrol_show(r.out);
+    return records.empty() ? std::map<std::string, std::string>{} : records.front();
+  }
+  bool drained(const std::string& name) {
+    return node(name)["State"].find("DRAIN") != std::string::npos;
+  }
+  std::string events() { return llmwatch(config, {"events", "--json"}).out; }
+  std::string submit(int nodes) {
+    auto r =
+        c.slurm({"sbatch", "--parsable", "--job-name=itest-gpu", "--nodes=" + std::to_string(nodes),
+                 "--chdir=" + work, "--output=" + work + "/train-%j.out",
+                 "--export=ALL,FAKE_TRAINER_DIR=" + work + ",FAKE_STEP_TIME=0.5",
+                 source_dir() + "/examples/fake-trainer.sh"});
+    EXPECT_TRUE(r.ok()) << r.describe("sbatch") << r.err;
+    return std::string(trim(r.out.substr(0, r.out.find_first_of(";\n"))));
+  }
+  // The RUNNING job's id and node list, or empty.
+  std::pair<std::string, std::string> running() {
+    for (const auto& j : c.jobs())
+      if (j.value("job_state", "") == "RUNNING" && j.value("name", "") == "itest-gpu")
+        return {std::to_string(j.value("job_id", 0)), j.value("nodes", "")};
+    return {};
+  }
+};
+
+TEST(NodeHealth, Xid79DrainsRestartsElsewhereUndrainsAfterRepairLeavesAdminDrain) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  GpuCluster g(c);
+  ASSERT_TRUE(c.slurm({"scontrol", "update", "nodename=node-4", "state=drain",
+                       "reason=bad DIMM, ticket 42"})
+                  .ok());
+  g.submit(2);
+  std::pair<std::string, std::string> job;
+  ASSERT_TRUE(eventually([&] { return !(job = g.running()).first.empty(); }, 60));
+  ASSERT_EQ(job.second, "node-[1-2]");
+
+  // Healthy everywhere: no finding, nothing drained.
+  for (int i = 1; i <= 4; ++i) EXPECT_EQ(g.node_check("node-" + std::to_string(i)), 0);
+  g.cycle();
+  EXPECT_FALSE(g.drained("node-2"));
+
+  // Xid 79 on node-2: node-check says CRITICAL (2); one cycle drains node-2 with an
+  // llmwatch: reason, cancels the task and resubmits the run with node-2 excluded.
+  write_file(g.kmsg + "/node-2.log", kXid79, true);
+  EXPECT_EQ(g.node_check("node-2"), 2);
+  g.cycle();
+  auto n2 = g.node("node-2");
+  EXPECT_NE(n2["State"].find("DRAIN"), std::string::npos) << n2["State"];
+  EXPECT_EQ(n2["Reason"].rfind("llmwatch: Xid 79 GPU 0: GPU has fallen off the bus", 0), 0u)
+      << n2["Reason"];
+  std::string events = g.events();
+  EXPECT_NE(events.find("cancel done: scancel " + job.first), std::string::npos) << events;
+  EXPECT_NE(events.find("excluding node-[2,4]"), std::string::npos) << events;
+  std::pair<std::string, std::string> again;
+  ASSERT_TRUE(eventually(
+      [&] {
+        again = g.running();
+        return !again.first.empty() && again.first != job.first;
+      },
+      60));
+  EXPECT_EQ(again.second.find("node-2"), std::string::npos) << again.second;
+  EXPECT_EQ(again.second, "node-[1,3]");
+
+  // Not yet repaired: another cycle changes nothing (idempotent: one drain, one cancel).
+  g.cycle();
+  events = g.events();
+  size_t drains = 0;
+  for (size_t p = 0; (p = events.find("drain done", p)) != std::string::npos; ++p) ++drains;
+  EXPECT_EQ(drains, 1u) << events;
+
+  // Repaired: the kernel log is clean (a reboot empties the ring) and the check passes.
+  write_file(g.kmsg + "/node-2.log", "[1.0] Linux version 6.1\n");
+  EXPECT_EQ(g.node_check("node-2"), 0);
+  EXPECT_EQ(g.node_check("node-4"), 0);
+  g.cycle();
+  EXPECT_FALSE(g.drained("node-2")) << g.node("node-2")["State"];
+  EXPECT_NE(g.events().find("undrain done: returned node-2 to service"), std::string::npos);
+  // The admin's drain stays, with the admin's reason, although node-4 checks clean.
+  auto n4 = g.node("node-4");
+  EXPECT_NE(n4["State"].find("DRAIN"), std::string::npos);
+  EXPECT_EQ(n4["Reason"].rfind("bad DIMM, ticket 42", 0), 0u) << n4["Reason"];
+
+  // The node's history tells the story.
+  auto history = llmwatch(g.config, {"nodes", "node-2"}).out;
+  EXPECT_NE(history.find("CRITICAL Xid 79"), std::string::npos) << history;
+  EXPECT_NE(history.find("OK all checks passed"), std::string::npos) << history;
+}
+
+TEST(NodeHealth, DrainLimitsHoldAndAHangingNvidiaSmiDrainsNothing) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  GpuCluster g(c, "", "[limits]\nmax_drains_per_hour = 1\n");
+  // nvidia-smi hangs on node-1: UNKNOWN (exit 3) within its timeout, never a drain.
+  setenv("FAKE_NVSMI_MODE", "hang", 1);
+  EXPECT_EQ(g.node_check("node-1"), 3);
+  setenv("FAKE_NVSMI_MODE", "ok", 1);
+  g.cycle();
+  EXPECT_FALSE(g.drained("node-1"));
+
+  // Two nodes with Xid 79: the hourly budget (1) drains one; the other is only reported.
+  write_file(g.kmsg + "/node-1.log", kXid79, true);
+  write_file(g.kmsg + "/node-3.log", kXid79, true);
+  g.check_all();
+  g.cycle();
+  int drained = g.drained("node-1") + g.drained("node-3");
+  EXPECT_EQ(drained, 1) << g.events();
+  std::string events = g.events();
+  EXPECT_NE(events.find("max_drains_per_hour (1) reached"), std::string::npos) << events;
+}
+
+TEST(NodeHealth, DrainedFractionAndDrainSelf) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  GpuCluster g(c, "", "");
+  ASSERT_TRUE(c.slurm({"scontrol", "update", "nodename=node-4", "state=drain",
+                       "reason=admin: rack maintenance"})
+                  .ok());
+  // --drain-self drains its own node with an llmwatch: reason...
+  write_file(g.kmsg + "/node-1.log", kXid79, true);
+  EXPECT_EQ(g.node_check("node-1", {"--drain-self"}), 2);
+  EXPECT_TRUE(g.drained("node-1"));
+  EXPECT_EQ(g.node("node-1")["Reason"].rfind("llmwatch: Xid 79", 0), 0u);
+  // ...but never replaces someone else's reason.
+  write_file(g.kmsg + "/node-4.log", kXid79, true);
+  EXPECT_EQ(g.node_check("node-4", {"--drain-self"}), 2);
+  EXPECT_EQ(g.node("node-4")["Reason"].rfind("admin: rack maintenance", 0), 0u);
+
+  // 2 of 4 nodes are out (50%): a third CRITICAL node is reported, not drained.
+  write_file(g.kmsg + "/node-3.log", kXid79, true);
+  g.check_all();
+  g.cycle();
+  EXPECT_FALSE(g.drained("node-3"));
+  auto evidence =
+      llmwatch_sql(c.dir / "state", "SELECT evidence FROM findings WHERE key='node:node-3/gpu'");
+  EXPECT_NE(evidence.find("not drained: max_drained_fraction (50%) of partition debug"),
+            std::string::npos)
+      << evidence << g.events();
+}
+
+}  // namespace
+}  // namespace llmwatch::testing
