@@ -43,7 +43,11 @@ FlushResult flush_deliveries(const Config& config, Store& store, double now) {
   AlertJournal journal(store);
   std::map<std::string, std::vector<DeliveryRow>> by_channel;
   for (auto& row : journal.due(now)) by_channel[row.channel].push_back(std::move(row));
-  for (auto& [channel_id, rows] : by_channel) {
+  for (auto& entry : by_channel) {
+    // Plain references, not structured bindings: lambdas below capture them (C++20 allows
+    // capturing bindings, clang 14 does not).
+    const std::string& channel_id = entry.first;
+    std::vector<DeliveryRow>& rows = entry.second;
     const AlertChannel* channel = nullptr;
     for (const auto& c : config.alerts)
       if (c.id == channel_id) channel = &c;

@@ -163,6 +163,7 @@ struct Config {
   Seconds alert_repeat_every{6 * 3600};  // a still-firing alert is repeated this often
   int resolve_after_cycles = 2;          // hysteresis: absent this many cycles before "resolved"
   Seconds alert_retry_backoff{30};       // first retry of a failed delivery; doubles up to 1h
+  Seconds keep_history{30 * 86400};      // events, progress, cycles older than this are dropped
   SlurmSettings slurm;
   SelfJobSettings self;
   Limits limits;

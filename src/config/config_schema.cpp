@@ -16,6 +16,7 @@ const std::vector<KeySpec<Config>>& general_keys() {
       {"probe_timeout", KeyKind::Duration, LW_SET(Config, probe_timeout, dur)},
       {"alert_repeat_every", KeyKind::Duration, LW_SET(Config, alert_repeat_every, dur)},
       {"alert_retry_backoff", KeyKind::Duration, LW_SET(Config, alert_retry_backoff, dur)},
+      {"keep_history", KeyKind::Duration, LW_SET(Config, keep_history, dur)},
       {"resolve_after_cycles", KeyKind::Int,
        [](Config& t, const ConfigValue& v) { t.resolve_after_cycles = static_cast<int>(v.i); },
        false, 1, 100},

@@ -118,7 +118,17 @@ CycleResult Supervisor::run_cycle(double now) {
   std::vector<Finding> findings;
   std::vector<std::string> scopes;  // finding-key prefixes that were fully evaluated
 
-  // --- probes: Slurm queue (one squeue per cycle, whatever the number of jobs) ---
+  // --- probes: Slurm queue (one squeue per cycle, whatever the number of jobs); only the
+  // watched jobs and llmwatch's own are kept from it ---
+  JobFilter filter;
+  filter.names.insert(config_.self.job_name);
+  for (const auto& job : config_.jobs) {
+    if (job.id)
+      filter.ids.insert(*job.id);
+    else
+      filter.names.insert(job.name);
+  }
+  slurm_.set_filter(std::move(filter));
   boost::asio::thread_pool pool(4);
   std::promise<SqueueParse> queue_promise;
   std::promise<SinfoParse> nodes_promise;
@@ -200,9 +210,10 @@ CycleResult Supervisor::run_cycle(double now) {
   // --- probes: training logs, concurrently ---
   std::vector<JobWork> work;
   if (queue.ok()) {
+    const QueueIndex index(queue.jobs);
     for (const auto& job : config_.jobs) {
       JobWork w{&job, job_label(job), {}, {}, {}, 0, std::nullopt};
-      w.obs.entries = select_jobs(queue.jobs, job, config_.self.job_name);
+      w.obs.entries = select_jobs(index, job, config_.self.job_name);
       for (const auto& e : w.obs.entries)
         if (e.running() && !w.obs.running) w.obs.running = e;
       w.last = slurm_job_from_json(store_.get("lastjob:" + w.label).value_or(""));
@@ -376,7 +387,11 @@ CycleResult Supervisor::run_cycle(double now) {
       for (const auto& [step, ts] : w.advances)
         store_.add_progress(w.label, ts, step, w.progress.step_time, w.progress.loss);
       store_.put("progress:" + w.label, w.progress.to_json(), now);
-      if (w.obs.running) store_.put("lastjob:" + w.label, slurm_job_to_json(*w.obs.running), now);
+      // The last run is rewritten only when it changed (a new task, state or nodes).
+      if (w.obs.running &&
+          !(w.last && w.last->display_id() == w.obs.running->display_id() &&
+            w.last->state == w.obs.running->state && w.last->nodes == w.obs.running->nodes))
+        store_.put("lastjob:" + w.label, slurm_job_to_json(*w.obs.running), now);
       // The training loop removes the save switch once it saved: say so, once.
       if (!w.obs.save_switch_age && store_.get("save.requested:" + w.label).value_or("") == "1") {
         store_.put("save.requested:" + w.label, "0", now);
@@ -423,6 +438,12 @@ CycleResult Supervisor::run_cycle(double now) {
   heartbeat["probes"] = probes;
   store_.put("heartbeat", heartbeat.dump(), now);
   remove_old_own_logs(config_.state_dir, config_.self.log_max_age, now);
+  // Bounded state: once an hour, drop history older than keep_history.
+  double compacted = std::stod(store_.get("compacted_at").value_or("0"));
+  if (now - compacted >= 3600) {
+    store_.compact(now - static_cast<double>(config_.keep_history.count()));
+    store_.put("compacted_at", std::to_string(now), now);
+  }
   if (!config_.metrics_file.empty())
     write_metrics_file(config_.metrics_file, config_, store_, result.finished);
   if (!config_.self.deadman_url.empty()) {

@@ -10,23 +10,43 @@ std::string job_label(const JobSettings& job) {
   return job.name.empty() ? "id:" + std::to_string(job.id.value_or(0)) : job.name;
 }
 
-std::vector<SlurmJob> select_jobs(const std::vector<SlurmJob>& queue, const JobSettings& job,
+QueueIndex::QueueIndex(const std::vector<SlurmJob>& queue) {
+  for (const auto& q : queue) {
+    names_[q.name].push_back(&q);
+    ids_[q.job_id].push_back(&q);
+    if (q.array_job_id && q.array_job_id != q.job_id) ids_[q.array_job_id].push_back(&q);
+  }
+}
+
+const std::vector<const SlurmJob*>& QueueIndex::by_name(const std::string& name) const {
+  static const std::vector<const SlurmJob*> none;
+  auto it = names_.find(name);
+  return it == names_.end() ? none : it->second;
+}
+
+const std::vector<const SlurmJob*>& QueueIndex::by_id(std::int64_t id) const {
+  static const std::vector<const SlurmJob*> none;
+  auto it = ids_.find(id);
+  return it == ids_.end() ? none : it->second;
+}
+
+std::vector<SlurmJob> select_jobs(const QueueIndex& queue, const JobSettings& job,
                                   const std::string& self_job_name) {
   std::vector<SlurmJob> out;
-  for (const auto& q : queue) {
-    if (q.name == self_job_name) continue;  // llmwatch never watches itself
-    if (job.id) {
-      if (q.job_id != *job.id && q.array_job_id != *job.id) continue;
-    } else if (q.name != job.name) {
-      continue;
-    }
-    if (!job.user.empty() && q.user != job.user) continue;
-    if (!job.account.empty() && q.account != job.account) continue;
-    if (!job.partition.empty() && q.partition != job.partition) continue;
-    if (!q.running() && !q.pending()) continue;  // COMPLETED, CANCELLED, FAILED linger a while
-    out.push_back(q);
+  for (const SlurmJob* q : job.id ? queue.by_id(*job.id) : queue.by_name(job.name)) {
+    if (q->name == self_job_name) continue;  // llmwatch never watches itself
+    if (!job.user.empty() && q->user != job.user) continue;
+    if (!job.account.empty() && q->account != job.account) continue;
+    if (!job.partition.empty() && q->partition != job.partition) continue;
+    if (!q->running() && !q->pending()) continue;  // COMPLETED, CANCELLED, FAILED linger a while
+    out.push_back(*q);
   }
   return out;
+}
+
+std::vector<SlurmJob> select_jobs(const std::vector<SlurmJob>& queue, const JobSettings& job,
+                                  const std::string& self_job_name) {
+  return select_jobs(QueueIndex(queue), job, self_job_name);
 }
 
 static std::string fmt(double seconds) {

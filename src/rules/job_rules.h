@@ -3,6 +3,7 @@
 // hung, crashed, log unreadable. Pure: the same inputs always give the same findings.
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "config/config.h"
@@ -12,7 +13,22 @@
 
 namespace llmwatch {
 
+// The queue indexed by job name and by job/array id, built once per cycle: with 100,000
+// queued jobs and 1,000 watched ones, scanning the queue per watched job dominated a cycle.
+class QueueIndex {
+ public:
+  explicit QueueIndex(const std::vector<SlurmJob>& queue);
+  const std::vector<const SlurmJob*>& by_name(const std::string& name) const;
+  const std::vector<const SlurmJob*>& by_id(std::int64_t id) const;  // job or array job id
+
+ private:
+  std::unordered_map<std::string, std::vector<const SlurmJob*>> names_;
+  std::unordered_map<std::int64_t, std::vector<const SlurmJob*>> ids_;
+};
+
 // The queue entries that belong to a watched job (never llmwatch's own job).
+std::vector<SlurmJob> select_jobs(const QueueIndex& queue, const JobSettings& job,
+                                  const std::string& self_job_name);
 std::vector<SlurmJob> select_jobs(const std::vector<SlurmJob>& queue, const JobSettings& job,
                                   const std::string& self_job_name);
 

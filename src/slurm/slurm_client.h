@@ -2,6 +2,7 @@
 // Every call llmwatch makes to Slurm, each through run_process with a timeout. Nothing here
 // decides anything: callers get the parsed answer or a one-line error naming the command.
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,9 @@ class SlurmClient {
 
   // One `squeue --json` for every job: 22.05 ignores filters anyway, so we filter here.
   virtual SqueueParse queue();
+  // From now on queue() keeps only what the filter wants (the supervisor's watched jobs).
+  void set_filter(JobFilter filter) { filter_ = std::move(filter); }
+  const JobFilter* filter() const { return filter_ ? &*filter_ : nullptr; }
   // One `sinfo --json` per cycle: every node, its state flags and reason.
   virtual SinfoParse nodes();
   // `scancel [--signal=SIG] ID`; returns "" on success, else the error.
@@ -50,14 +54,17 @@ class SlurmClient {
 
  protected:
   template <class Parse>
-  Parse read(const std::string& tool, Parse (*parse_json)(std::string_view),
-             std::vector<std::string> text_args, Parse (*parse_text)(std::string_view));
+  Parse read(const std::string& tool, const std::function<Parse(std::string_view)>& parse_json,
+             std::vector<std::string> text_args,
+             const std::function<Parse(std::string_view)>& parse_text);
+  static constexpr std::size_t kJsonTooBig = 64u << 20;
   ProcessResult run(const std::string& tool, std::vector<std::string> args,
                     const std::map<std::string, std::string>& env = {});
 
  private:
   SlurmSettings settings_;
   int calls_ = 0;
+  std::optional<JobFilter> filter_;
   // queue() and nodes() run concurrently in a cycle, so this flag is atomic.
   std::atomic<bool> text_mode_{
       false};  // set once --json proved unsupported (or [slurm] format = "text")

@@ -18,7 +18,7 @@ std::string SlurmJob::display_id() const {
   return std::to_string(array_job_id) + "_[" + array_task_string + "]";
 }
 
-SqueueParse parse_squeue_json(std::string_view text) {
+SqueueParse parse_squeue_json(std::string_view text, const JobFilter* filter) {
   SqueueParse out;
   nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
   if (auto error = slurm_json_error(doc, "jobs"); !error.empty()) return out.error = error, out;
@@ -29,6 +29,7 @@ SqueueParse parse_squeue_json(std::string_view text) {
     if (!id) continue;
     job.job_id = *id;
     job.array_job_id = json_number(j, "array_job_id").value_or(0);
+    if (filter && !filter->wants(json_string(j, "name"), job.job_id, job.array_job_id)) continue;
     job.array_task_id = json_number(j, "array_task_id");
     job.array_task_string = json_string(j, "array_task_string");
     job.array_max_tasks = static_cast<int>(json_number(j, "array_max_tasks").value_or(0));

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace llmwatch {
@@ -42,8 +43,21 @@ struct SqueueParse {
   bool ok() const { return error.empty(); }
 };
 
+// Which queue entries a cycle needs: the watched jobs (by name, or job/array id) and
+// llmwatch's own. Parsing drops the rest early: with 100,000 queued jobs a cycle looks at its
+// own few, and building 100,000 SlurmJobs dominated it.
+struct JobFilter {
+  std::unordered_set<std::string> names;
+  std::unordered_set<std::int64_t> ids;
+  bool wants(std::string_view name, std::int64_t job_id, std::int64_t array_job_id) const {
+    return names.count(std::string(name)) || ids.count(job_id) ||
+           (array_job_id && ids.count(array_job_id));
+  }
+};
+
 // `squeue --json` (Slurm 21.08–22.05 shape; tolerant of newer list-valued state fields).
-SqueueParse parse_squeue_json(std::string_view text);
+// With a filter, only the entries it wants are kept.
+SqueueParse parse_squeue_json(std::string_view text, const JobFilter* filter = nullptr);
 
 // For remembering the last run of a watched job across cycles (the restart action needs it
 // after the job has left the queue).

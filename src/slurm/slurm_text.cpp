@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <unordered_map>
 
 #include "slurm/hostlist.h"
 #include "util/strings.h"
@@ -26,39 +28,81 @@ bool is_number(const std::string& s) {
 
 }  // namespace
 
-SqueueParse parse_squeue_text(std::string_view text) {
+SqueueParse parse_squeue_text(std::string_view text, const JobFilter* filter) {
   SqueueParse out;
   int line_no = 0;
-  for (const auto& line : lines_of(text)) {
+  std::vector<std::string_view> f;
+  size_t start = 0;
+  // Views into the text, no copy per line: 100,000 lines are parsed every cycle.
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
     ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (trim(line).empty()) continue;
-    auto f = split(line, '|');
+    if (filter) {
+      // Cheap look at the name (between the 4th '|' and the 6th from the end) and the ids
+      // first: most lines of a big queue are not ours.
+      size_t a = std::string_view::npos, b = line.size();
+      int bars = 0;
+      for (size_t i = 0; i < line.size() && bars < 4; ++i)
+        if (line[i] == '|' && ++bars == 4) a = i + 1;
+      for (int k = 0; k < 6 && b != std::string_view::npos && b > 0; ++k)
+        b = line.rfind('|', b - 1);
+      if (a != std::string_view::npos && b != std::string_view::npos && b >= a) {
+        std::string_view name = line.substr(a, b - a);
+        std::string_view id = line.substr(line.find('|') + 1);
+        id = id.substr(0, id.find('|'));
+        std::string_view display = line.substr(0, line.find('|'));
+        std::int64_t job_id = 0, array_id = 0;
+        auto parsed = std::from_chars(id.data(), id.data() + id.size(), job_id);
+        bool well_formed = parsed.ec == std::errc() && parsed.ptr == id.data() + id.size();
+        if (auto u = display.find('_'); u != std::string_view::npos)
+          std::from_chars(display.data(), display.data() + u, array_id);
+        // A malformed line is never skipped here: the full parse below reports it.
+        if (well_formed && !filter->wants(name, job_id, array_id)) continue;
+      }
+    }
+    f.clear();
+    for (size_t at = 0;;) {
+      size_t bar = line.find('|', at);
+      f.push_back(
+          line.substr(at, bar == std::string_view::npos ? std::string_view::npos : bar - at));
+      if (bar == std::string_view::npos) break;
+      at = bar + 1;
+    }
     if (f.size() < 11) {
       out.error = "line " + std::to_string(line_no) + ": expected 11 '|'-separated fields, got " +
                   std::to_string(f.size());
       return out;
     }
     // A job name may itself hold '|': everything between user-visible fields 4 and the last 6.
-    std::string name = f[4];
-    for (size_t i = 5; i + 6 < f.size(); ++i) name += "|" + f[i];
+    std::string name(f[4]);
+    for (size_t i = 5; i + 6 < f.size(); ++i) name += "|" + std::string(f[i]);
     size_t t = f.size() - 6;  // index of %u
     SlurmJob j;
-    if (!is_number(f[1])) {
+    std::string id_text(f[1]);
+    if (!is_number(id_text)) {
       out.error = "line " + std::to_string(line_no) + ": job id '" + sanitize_line(f[1], 40) +
                   "' is not a number";
       return out;
     }
-    j.job_id = std::stoll(f[1]);
-    std::string display = f[0];
+    j.job_id = std::stoll(id_text);
+    std::string display(f[0]);
     size_t underscore = display.find('_');
-    if (underscore != std::string::npos && is_number(display.substr(0, underscore))) {
+    if (underscore != std::string::npos && is_number(display.substr(0, underscore)))
       j.array_job_id = std::stoll(display.substr(0, underscore));
-      if (is_number(f[2]))
-        j.array_task_id = std::stoll(f[2]);
+    if (filter && !filter->wants(name, j.job_id, j.array_job_id)) continue;
+    if (j.array_job_id) {
+      std::string task(f[2]);
+      if (is_number(task))
+        j.array_task_id = std::stoll(task);
       else
-        j.array_task_string = f[2];
-      size_t pct = f[2].find('%');
-      if (pct != std::string::npos) j.array_max_tasks = std::atoi(f[2].c_str() + pct + 1);
+        j.array_task_string = task;
+      size_t pct = task.find('%');
+      if (pct != std::string::npos) j.array_max_tasks = std::atoi(task.c_str() + pct + 1);
     }
     j.state = f[3];
     j.name = name;
@@ -80,6 +124,7 @@ SinfoParse parse_sinfo_text(std::string_view text) {
   if (lines.empty()) return out.error = "empty sinfo output", out;
   auto header = split(lines[0], '|');
   int name_col = -1, state_col = -1, reason_col = -1, partition_col = -1;
+  std::unordered_map<std::string, size_t> position;  // node → index in out.nodes
   for (int i = 0; i < static_cast<int>(header.size()); ++i) {
     std::string h(trim(header[i]));
     if (name_col < 0 && (h == "NODELIST" || h == "HOSTNAMES")) name_col = i;
@@ -126,12 +171,9 @@ SinfoParse parse_sinfo_text(std::string_view text) {
     for (const auto& h : *hosts) {
       // Wide formats print a node once per partition or reservation: keep the first, and
       // collect its partitions.
-      auto seen = std::find_if(out.nodes.begin(), out.nodes.end(),
-                               [&h](const SlurmNode& x) { return x.name == h; });
-      if (seen == out.nodes.end()) {
-        out.nodes.push_back({h, state, flags, reason, "", {}});
-        seen = out.nodes.end() - 1;
-      }
+      auto [at, added] = position.emplace(h, out.nodes.size());
+      if (added) out.nodes.push_back({h, state, flags, reason, "", {}});
+      auto seen = out.nodes.begin() + static_cast<std::ptrdiff_t>(at->second);
       if (!partition.empty() && std::find(seen->partitions.begin(), seen->partitions.end(),
                                           partition) == seen->partitions.end())
         seen->partitions.push_back(partition);

@@ -13,7 +13,7 @@ namespace llmwatch {
 
 // The format llmwatch asks for: squeue -h -o "%i|%A|%K|%T|%j|%u|%N|%r|%M|%l|%S".
 inline constexpr const char* kSqueueTextFormat = "%i|%A|%K|%T|%j|%u|%N|%r|%M|%l|%S";
-SqueueParse parse_squeue_text(std::string_view text);
+SqueueParse parse_squeue_text(std::string_view text, const JobFilter* filter = nullptr);
 
 // A '|'-separated sinfo with a header line (sinfo -N -o "%N|%T|%E", or wider site formats
 // such as gcm's): columns are found by name (NODELIST or HOSTNAMES, STATE, REASON).

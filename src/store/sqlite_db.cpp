@@ -7,8 +7,31 @@ Statement::Statement(sqlite3* db, const std::string& sql) : db_(db) {
     throw DbError(std::string("sqlite prepare: ") + sqlite3_errmsg(db) + " in: " + sql);
 }
 
+Statement::Statement(sqlite3* db, sqlite3_stmt* cached, bool* in_use)
+    : db_(db), stmt_(cached), in_use_(in_use) {
+  *in_use_ = true;
+}
+
 Statement::~Statement() {
-  sqlite3_finalize(stmt_);
+  if (in_use_) {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    *in_use_ = false;
+  } else {
+    sqlite3_finalize(stmt_);
+  }
+}
+
+Statement Db::prepare(const std::string& sql) {
+  auto it = cache_.find(sql);
+  if (it == cache_.end()) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK)
+      throw DbError(std::string("sqlite prepare: ") + sqlite3_errmsg(db_) + " in: " + sql);
+    it = cache_.emplace(sql, Cached{stmt, false}).first;
+  }
+  if (it->second.in_use) return Statement(db_, sql);
+  return Statement(db_, it->second.stmt, &it->second.in_use);
 }
 
 Statement& Statement::bind(int index, const std::string& value) {
@@ -67,6 +90,7 @@ Db::Db(const std::string& path) {
 }
 
 Db::~Db() {
+  for (auto& [_, cached] : cache_) sqlite3_finalize(cached.stmt);
   sqlite3_close(db_);
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 namespace llmwatch {
 
@@ -16,6 +17,8 @@ struct DbError : std::runtime_error {
 class Statement {
  public:
   Statement(sqlite3* db, const std::string& sql);
+  // Borrows a cached statement; on destruction it is reset and handed back to `in_use`.
+  Statement(sqlite3* db, sqlite3_stmt* cached, bool* in_use);
   ~Statement();
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
@@ -35,6 +38,7 @@ class Statement {
  private:
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
+  bool* in_use_ = nullptr;  // set: borrowed from Db's cache
 };
 
 class Db {
@@ -45,7 +49,10 @@ class Db {
   Db& operator=(const Db&) = delete;
 
   void exec(const std::string& sql);
-  Statement prepare(const std::string& sql) { return Statement(db_, sql); }
+  // Prepared statements are cached by their SQL: re-parsing the same few statements for
+  // every watched job was a fifth of a cycle at 1,000 jobs. A statement still in use (a
+  // nested query with the same SQL) gets a fresh one.
+  Statement prepare(const std::string& sql);
   std::int64_t last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
   int changes() const { return sqlite3_changes(db_); }
   sqlite3* raw() { return db_; }
@@ -65,6 +72,11 @@ class Db {
 
  private:
   sqlite3* db_ = nullptr;
+  struct Cached {
+    sqlite3_stmt* stmt = nullptr;
+    bool in_use = false;
+  };
+  std::unordered_map<std::string, Cached> cache_;
 };
 
 }  // namespace llmwatch

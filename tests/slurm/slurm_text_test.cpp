@@ -39,6 +39,29 @@ TEST(SqueueText, NamesWithTheDelimiterAndGarbage) {
   EXPECT_TRUE(parse_squeue_text("").ok());
 }
 
+// A cycle keeps only its watched jobs (by name or id) and its own; the rest of a big queue is
+// dropped before it is parsed, but a malformed line is still an error, never skipped.
+TEST(SqueueText, FilterKeepsWatchedJobsAndStillRejectsGarbage) {
+  auto text = testing::read_file(testing::fixture("slurm-22.05.8/squeue-pipe.txt"));
+  JobFilter by_name;
+  by_name.names = {"my-training"};
+  auto parsed = parse_squeue_text(text, &by_name);
+  ASSERT_TRUE(parsed.ok()) << parsed.error;
+  EXPECT_EQ(parsed.jobs.size(), 2u);  // the running task and the pending remainder
+  for (const auto& j : parsed.jobs) EXPECT_EQ(j.name, "my-training");
+  JobFilter by_array_id;
+  by_array_id.ids = {3};
+  EXPECT_EQ(parse_squeue_text(text, &by_array_id).jobs.size(), 2u);
+  JobFilter none;
+  EXPECT_TRUE(parse_squeue_text(text, &none).jobs.empty());
+  EXPECT_FALSE(parse_squeue_text(text + "x|notanumber|N/A|RUNNING|a|b|c|d|e|f|g\n", &none).ok());
+  EXPECT_FALSE(parse_squeue_text("garbage without fields\n", &none).ok());
+  auto json = parse_squeue_json(testing::read_file(testing::fixture("slurm-22.05.8/squeue.json")),
+                                &by_name);
+  ASSERT_TRUE(json.ok());
+  for (const auto& j : json.jobs) EXPECT_EQ(j.name, "my-training");
+}
+
 TEST(SinfoText, ParsesTheGcmProductionSample) {
   auto parsed =
       parse_sinfo_text(testing::read_file(testing::fixture("slurm-gcm/sinfo-pipe-sample.txt")));
@@ -62,6 +85,15 @@ TEST(SinfoText, OwnFormatWithHostlistsAndBadHeader) {
   EXPECT_EQ(parsed.nodes[2].reason, "Kill task failed");
   EXPECT_FALSE(parse_sinfo_text("PARTITION AVAIL TIMELIMIT\n").ok());
   EXPECT_FALSE(parse_sinfo_text("NODELIST|STATE\nnode-[1-|idle\n").ok());
+}
+
+TEST(SinfoText, PartitionsOfANodeListedOncePerPartition) {
+  auto parsed = parse_sinfo_text(
+      "NODELIST|STATE|REASON|PARTITION\nnode-[1-2]|idle|none|gpu*\nnode-2|idle|none|debug\n");
+  ASSERT_TRUE(parsed.ok()) << parsed.error;
+  ASSERT_EQ(parsed.nodes.size(), 2u);
+  EXPECT_EQ(parsed.nodes[0].partitions, (std::vector<std::string>{"gpu"}));
+  EXPECT_EQ(parsed.nodes[1].partitions, (std::vector<std::string>{"gpu", "debug"}));
 }
 
 TEST(ScontrolShow, JobAndNodeRecords) {

@@ -110,6 +110,28 @@ TEST(Store, EventsFilterBySubjectAndTimeAndCompact) {
   EXPECT_EQ(store.events(0, "", 10).size(), 2u);
 }
 
+// Cached statements: the same SQL nested inside its own iteration gets a fresh statement,
+// and a reused one starts clean (no rows or bindings left over).
+TEST(Store, CachedStatementsNestAndReset) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  store.put("a", "1", 1);
+  store.put("b", "2", 1);
+  int outer = 0;
+  auto st = store.db().prepare("SELECT key FROM kv ORDER BY key");
+  while (st.step()) {
+    ++outer;
+    EXPECT_EQ(store.get(st.text(0)).value_or(""), st.text(0) == "a" ? "1" : "2");
+    auto inner = store.db().prepare("SELECT key FROM kv ORDER BY key");  // in use: a fresh one
+    ASSERT_TRUE(inner.step());
+    EXPECT_EQ(inner.text(0), "a");
+  }
+  EXPECT_EQ(outer, 2);
+  EXPECT_EQ(store.get("a"), "1");
+  EXPECT_FALSE(store.get("missing"));
+  EXPECT_EQ(store.get("b"), "2");
+}
+
 TEST(Store, UnwritableStateDirIsAClearError) {
   try {
     Store store("/proc/llmwatch-cannot-create");

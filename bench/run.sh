@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# make bench: every benchmark that needs no cluster, as tables (bench/hang_latency.py and
+# bench/node_health.py start a local Slurm cluster and need root; run them by hand).
+set -euo pipefail
+bench=$1 llmwatch=$2
+here=$(dirname "$0")
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r)"
+"$bench" --format text
+echo
+"$bench" --format json --log-mib 256
+echo
+/usr/bin/python3 "$here/status_latency.py" "$llmwatch"

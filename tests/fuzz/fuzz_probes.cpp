@@ -1,0 +1,43 @@
+// libFuzzer targets for the log, GPU, quota and config parsers (see fuzz_slurm.cpp).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "config/config.h"
+#include "probes/gpu/dcgmi.h"
+#include "probes/gpu/gpu_record.h"
+#include "probes/gpu/xid_line.h"
+#include "probes/quota.h"
+#include "probes/training_log.h"
+#include "rules/node_report.h"
+#include "rules/xid_table.h"
+#include "util/strings.h"
+
+using namespace llmwatch;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::string text(reinterpret_cast<const char*>(data), size);
+#if LLMWATCH_FUZZ_TARGET == 7
+  static const TrainingLogParser parser;
+  for (const auto& line : split(text, '\n')) (void)parser.parse(line);
+#elif LLMWATCH_FUZZ_TARGET == 8
+  for (const auto& line : split(text, '\n')) (void)parse_xid_line(line);
+#elif LLMWATCH_FUZZ_TARGET == 9
+  for (const auto& g : parse_nvidia_smi_csv(text).gpus)
+    for (const auto& [k, _] : g.fields) (void)g.number(k), (void)g.flag(k);
+  (void)parse_nvidia_smi_q(text);
+  (void)parse_nvlink_status(text);
+#elif LLMWATCH_FUZZ_TARGET == 10
+  if (size < 64 * 1024) (void)parse_nvidia_smi_xml(text);  // std::regex recursion bound
+#elif LLMWATCH_FUZZ_TARGET == 11
+  (void)parse_dcgmi_diag(text);
+  (void)parse_dcgmi_health(text);
+  (void)NodeReport::from_json(text, nullptr);
+#elif LLMWATCH_FUZZ_TARGET == 12
+  for (const char* kind : {"lfs", "mmlsquota", "beegfs", "quota"}) (void)parse_quota(kind, text);
+#elif LLMWATCH_FUZZ_TARGET == 13
+  (void)load_config_string(text, "fuzz.toml");
+  (void)parse_xid_table(text, "fuzz-xid.toml");
+#endif
+  return 0;
+}

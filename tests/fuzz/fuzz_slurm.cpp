@@ -1,0 +1,35 @@
+// libFuzzer targets for the Slurm parsers. LLMWATCH_FUZZ_TARGET selects which one this
+// object is built as (one executable per target, see tests/fuzz/CMakeLists.txt).
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "slurm/hostlist.h"
+#include "slurm/slurm_job.h"
+#include "slurm/slurm_node.h"
+#include "slurm/slurm_text.h"
+
+using namespace llmwatch;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+#if LLMWATCH_FUZZ_TARGET == 1
+  auto p = parse_squeue_json(text);
+  for (const auto& j : p.jobs) (void)slurm_job_from_json(slurm_job_to_json(j));
+#elif LLMWATCH_FUZZ_TARGET == 2
+  (void)parse_sinfo_json(text);
+#elif LLMWATCH_FUZZ_TARGET == 3
+  (void)parse_squeue_text(text);
+#elif LLMWATCH_FUZZ_TARGET == 4
+  (void)parse_sinfo_text(text);
+#elif LLMWATCH_FUZZ_TARGET == 5
+  (void)parse_scontrol_show(text);
+#elif LLMWATCH_FUZZ_TARGET == 6
+  // Round trip: what expands must compress to something that expands to the same hosts.
+  if (auto hosts = expand_hostlist(text); hosts && hosts->size() < 100000) {
+    auto again = expand_hostlist(compress_hostlist(*hosts));
+    if (!again || *again != *hosts) __builtin_trap();
+  }
+#endif
+  return 0;
+}
