@@ -24,7 +24,9 @@ bool number(const std::string& t, std::uint64_t& value, bool* over = nullptr) {
   }
   if (s == "-" || s == "none" || s == "unlimited") return value = 0, true;
   if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return false;
-  value = std::stoull(s);
+  auto v = to_int64(s);  // digits only: nullopt means it overflowed
+  if (!v) return false;
+  value = static_cast<std::uint64_t>(*v);
   return true;
 }
 

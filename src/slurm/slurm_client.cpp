@@ -138,8 +138,8 @@ SubmitResult SlurmClient::submit(const std::vector<std::string>& sbatch_args,
   // --parsable prints "ID" or "ID;cluster".
   std::smatch m;
   std::string text(trim(r.out));
-  if (std::regex_search(text, m, std::regex(R"(^(\d+))")))
-    out.job_id = std::stoll(m[1]);
+  if (std::regex_search(text, m, std::regex(R"(^(\d+))")) && to_int64(m[1].str()))
+    out.job_id = to_int64(m[1].str());
   else
     out.error = "sbatch: unexpected output '" + sanitize_line(text, 100) + "'";
   return out;

@@ -20,12 +20,6 @@ std::vector<std::string> lines_of(std::string_view text) {
   return out;
 }
 
-bool is_number(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c));
-  });
-}
-
 }  // namespace
 
 SqueueParse parse_squeue_text(std::string_view text, const JobFilter* filter) {
@@ -83,22 +77,22 @@ SqueueParse parse_squeue_text(std::string_view text, const JobFilter* filter) {
     for (size_t i = 5; i + 6 < f.size(); ++i) name += "|" + std::string(f[i]);
     size_t t = f.size() - 6;  // index of %u
     SlurmJob j;
-    std::string id_text(f[1]);
-    if (!is_number(id_text)) {
+    auto job_id = to_int64(f[1]);
+    if (!job_id || *job_id < 0) {
       out.error = "line " + std::to_string(line_no) + ": job id '" + sanitize_line(f[1], 40) +
                   "' is not a number";
       return out;
     }
-    j.job_id = std::stoll(id_text);
+    j.job_id = *job_id;
     std::string display(f[0]);
     size_t underscore = display.find('_');
-    if (underscore != std::string::npos && is_number(display.substr(0, underscore)))
-      j.array_job_id = std::stoll(display.substr(0, underscore));
+    if (underscore != std::string::npos)
+      j.array_job_id = to_int64(std::string_view(display).substr(0, underscore)).value_or(0);
     if (filter && !filter->wants(name, j.job_id, j.array_job_id)) continue;
     if (j.array_job_id) {
       std::string task(f[2]);
-      if (is_number(task))
-        j.array_task_id = std::stoll(task);
+      if (auto n = to_int64(task))
+        j.array_task_id = *n;
       else
         j.array_task_string = task;
       size_t pct = task.find('%');

@@ -2,9 +2,17 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 
 namespace llmwatch {
+
+std::optional<std::int64_t> to_int64(std::string_view s, int base) {
+  std::int64_t v = 0;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);

@@ -1,5 +1,7 @@
 #pragma once
 // Small string helpers shared by parsers and views.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +11,10 @@ namespace llmwatch {
 std::string_view trim(std::string_view s);
 std::vector<std::string> split(std::string_view s, char sep);
 bool starts_with(std::string_view s, std::string_view prefix);
+// A whole decimal (or, base 16, hex) integer that fits; nullopt for anything else, including
+// overflow: parsers of external output must never throw on a 30-digit "job id".
+std::optional<std::int64_t> to_int64(std::string_view s, int base = 10);
+
 // Edit distance, for "did you mean" suggestions.
 size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word`, or "" when none is close enough to be a likely typo.

@@ -23,7 +23,11 @@ bool read_number(std::string_view text, size_t& pos, double& value) {
   if (pos == start) return false;
   std::string digits(text.substr(start, pos - start));
   if (digits.find('.') != digits.rfind('.') || digits == ".") return false;
-  value = std::stod(digits);
+  try {
+    value = std::stod(digits);
+  } catch (const std::out_of_range&) {
+    return false;  // 400 digits: not a quantity anyone meant
+  }
   return true;
 }
 

@@ -241,7 +241,7 @@ std::vector<NvlinkGpu> parse_nvlink_status(const std::string& text) {
     std::smatch m;
     if (std::regex_search(line, m, gpu_line)) {
       out.push_back({});
-      out.back().index = std::stoi(m[1]);
+      out.back().index = static_cast<int>(to_int64(m[1].str()).value_or(-1));
       continue;
     }
     if (out.empty()) continue;

@@ -44,7 +44,8 @@ std::optional<XidEvent> parse_xid_line(std::string_view view) {
   if (e.xid == 154) {
     static const std::regex changed(R"(to 0x([0-9a-fA-F]+) \(([^)]*)\))");
     if (std::regex_search(text, p, changed)) {
-      e.new_recovery_code = std::stoi(p[1].str(), nullptr, 16);
+      if (auto code = to_int64(p[1].str(), 16); code && *code < 1000)
+        e.new_recovery_code = static_cast<int>(*code);
       e.new_recovery_action = p[2];
     }
   }
@@ -54,7 +55,7 @@ std::optional<XidEvent> parse_xid_line(std::string_view view) {
   static const std::regex bracket(R"(^\[([^\]]+)\]\s*$)");
   static const std::regex syslog(R"(^(\w{3} +\d+ [\d:]+) \S+ kernel: (?:\[[^\]]*\] )?$)");
   if (std::regex_match(prefix, p, kmsg)) {
-    e.kmsg_seq = std::stoll(p[1]);
+    e.kmsg_seq = to_int64(p[1].str());
     e.when = p[2].str() + "us";  // microseconds since boot
   } else if (std::regex_match(prefix, p, bracket) || std::regex_match(prefix, p, syslog)) {
     e.when = std::string(trim(p[1].str()));

@@ -1,0 +1,53 @@
+// Every input a fuzzer ever crashed on, replayed in the ordinary unit-test build too
+// (tests/fuzz/regressions/<target>/*): the parsers must answer with an error, not throw.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "probes/quota.h"
+#include "slurm/hostlist.h"
+#include "slurm/slurm_text.h"
+#include "test_util.h"
+#include "util/units.h"
+
+namespace llmwatch {
+namespace {
+
+std::vector<std::string> inputs(const std::string& target) {
+  std::vector<std::string> out;
+  std::string dir = std::string(LLMWATCH_TEST_FIXTURES) + "/../fuzz/regressions/" + target;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    out.push_back(testing::read_file(e.path().string()));
+  return out;
+}
+
+TEST(FuzzRegressions, SqueueTextHugeIdsAreAnErrorNotAnException) {
+  auto all = inputs("squeue_text");
+  ASSERT_FALSE(all.empty());
+  for (const auto& text : all) EXPECT_NO_THROW(parse_squeue_text(text));
+  auto r = parse_squeue_text("1|99999999999999999999999|N/A|RUNNING|a|b|c|d|e|f|g\n");
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.error.find("is not a number"), std::string::npos);
+}
+
+TEST(FuzzRegressions, QuotaHugeNumbersAreNotUnderstood) {
+  for (const auto& text : inputs("quota"))
+    for (const char* kind : {"lfs", "mmlsquota", "beegfs", "quota"})
+      EXPECT_NO_THROW(parse_quota(kind, text));
+  EXPECT_FALSE(parse_size("9" + std::string(400, '9') + "GiB"));
+}
+
+TEST(FuzzRegressions, HostlistDuplicatesRoundTripAsASet) {
+  for (const auto& text : inputs("hostlist")) {
+    auto hosts = expand_hostlist(text);
+    ASSERT_TRUE(hosts);
+    auto again = expand_hostlist(compress_hostlist(*hosts));
+    ASSERT_TRUE(again);
+    EXPECT_EQ(std::set<std::string>(hosts->begin(), hosts->end()),
+              std::set<std::string>(again->begin(), again->end()));
+  }
+}
+
+}  // namespace
+}  // namespace llmwatch
