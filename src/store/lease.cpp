@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -62,25 +64,41 @@ bool Lease::create(double now, double ttl) {
 bool Lease::acquire(double now, double ttl) {
   if (held_ && renew(now, ttl)) return true;  // else: lost or expired; compete like anyone
   if (create(now, ttl)) return true;
+  // A writer needs microseconds: a lease or takeover lock this old that cannot be read, or
+  // whose writer is gone, was left by a process killed while writing it (found by SIGKILL
+  // fault injection: such a file used to lock every later instance out).
+  constexpr double kStaleWrite = 5;
   auto current = parse_lease(path_);
-  // An unreadable lease is a racer halfway through writing it: treat it as held.
-  if (!current || current->expires > now) return false;
+  if (!current) {
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) != 0) return create(now, ttl);            // just vanished
+    if (static_cast<double>(st.st_mtime) > now - kStaleWrite) return false;  // being written
+  } else if (current->expires > now) {
+    return false;
+  }
   // Expired. Taking it over needs a short-lived takeover lock, so that of several racers
   // only one removes the stale lease; a racer arriving meanwhile can only O_EXCL-create.
   std::string lock = path_ + ".takeover";
   int fd = ::open(lock.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
   if (fd < 0) {
     struct stat st {};
-    // A takeover lock is held for microseconds; one older than a minute is a crashed racer's.
-    if (::stat(lock.c_str(), &st) == 0 && static_cast<double>(st.st_mtime) < now - 60)
+    auto holder = parse_lease(lock);
+    bool dead = holder && holder->host == host_ && ::kill(holder->pid, 0) != 0 && errno == ESRCH;
+    if (dead ||
+        (::stat(lock.c_str(), &st) == 0 && static_cast<double>(st.st_mtime) < now - kStaleWrite))
       ::unlink(lock.c_str());
     return false;
+  }
+  std::string me = content(now);
+  if (::write(fd, me.data(), me.size()) < 0) { /* the lock works without its content */
   }
   ::close(fd);
   bool won = false;
   auto again = parse_lease(path_);
-  if (again && again->host == current->host && again->pid == current->pid &&
-      again->expires == current->expires) {
+  bool unchanged =
+      (!current && !again) || (current && again && again->host == current->host &&
+                               again->pid == current->pid && again->expires == current->expires);
+  if (unchanged) {
     ::unlink(path_.c_str());
     won = create(now, ttl);  // fails if a racer created a fresh one in between: theirs stands
   }

@@ -4,6 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ctime>
+
 #include "test_util.h"
 
 namespace llmwatch {
@@ -33,6 +35,29 @@ TEST(Lease, ExpiredLeaseIsTakenOver) {
   EXPECT_FALSE(a.held());
   a.release();  // must not delete b's lease
   EXPECT_EQ(Lease::read(dir.path)->host, "host-b");
+}
+
+// Left by a process SIGKILLed while writing: an empty lease, or a takeover lock whose writer
+// is gone. Neither may lock later instances out (a fault-injection test found the first).
+TEST(Lease, HalfWrittenLeaseAndDeadTakeoverLockAreStale) {
+  testing::TempDir dir;
+  double now = static_cast<double>(std::time(nullptr));
+  testing::write_file(dir / "lease", "");
+  Lease a(dir.path, "host-a", 1);
+  EXPECT_FALSE(a.acquire(now, 60));      // fresh: someone may be writing it right now
+  EXPECT_TRUE(a.acquire(now + 10, 60));  // 10 s later it is a dead writer's
+  a.release();
+
+  Lease b(dir.path, "host-b", 2);
+  EXPECT_TRUE(b.acquire(now, 1));
+  // A takeover lock held by a pid that does not exist on this host.
+  pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  waitpid(gone, nullptr, 0);
+  testing::write_file(dir / "lease.takeover", "host-c " + std::to_string(gone) + " 0\n");
+  Lease c(dir.path, "host-c", 3);
+  EXPECT_FALSE(c.acquire(now + 2, 60));  // finds the dead racer's lock and removes it
+  EXPECT_TRUE(c.acquire(now + 2, 60));
 }
 
 TEST(Lease, RenewExtends) {
