@@ -55,9 +55,10 @@ void parse_megatron(std::string_view line, LogLine& out) {
   while (pos < line.size() && line[pos] == ' ') ++pos;
   std::int64_t step = 0;
   size_t digits = 0;
-  while (pos < line.size() && std::isdigit(static_cast<unsigned char>(line[pos])))
+  while (pos < line.size() && std::isdigit(static_cast<unsigned char>(line[pos])) && digits < 16)
     step = step * 10 + (line[pos++] - '0'), ++digits;
-  if (!digits) return;
+  // 16 digits or more is not a step count (and would overflow: found by fuzzing).
+  if (!digits || digits > 15) return;
   out.step = step;
   if (pos < line.size() && line[pos] == '/')
     out.max_steps = as_step(number_after(line.substr(pos + 1), ""));
@@ -65,10 +66,8 @@ void parse_megatron(std::string_view line, LogLine& out) {
   out.loss = number_after(line, "lm loss");
   out.consumed_samples = number_after(line, "consumed samples");
   out.global_batch_size = number_after(line, "global batch size");
-  if (auto v = number_after(line, "number of skipped iterations"))
-    out.skipped_iterations = static_cast<std::int64_t>(*v);
-  if (auto v = number_after(line, "number of nan iterations"))
-    out.nan_iterations = static_cast<std::int64_t>(*v);
+  out.skipped_iterations = as_step(number_after(line, "number of skipped iterations"));
+  out.nan_iterations = as_step(number_after(line, "number of nan iterations"));
 }
 
 }  // namespace

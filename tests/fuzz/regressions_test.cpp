@@ -6,9 +6,11 @@
 #include <set>
 
 #include "probes/quota.h"
+#include "probes/training_log.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_text.h"
 #include "test_util.h"
+#include "util/strings.h"
 #include "util/units.h"
 
 namespace llmwatch {
@@ -36,6 +38,17 @@ TEST(FuzzRegressions, QuotaHugeNumbersAreNotUnderstood) {
     for (const char* kind : {"lfs", "mmlsquota", "beegfs", "quota"})
       EXPECT_NO_THROW(parse_quota(kind, text));
   EXPECT_FALSE(parse_size("9" + std::string(400, '9') + "GiB"));
+}
+
+TEST(FuzzRegressions, TrainingLogStepThatWouldOverflowIsNoStep) {
+  TrainingLogParser parser;
+  for (const auto& text : inputs("training_log"))
+    for (const auto& line : split(text, '\n')) EXPECT_NO_THROW(parser.parse(line));
+  auto l = parser.parse(
+      " iteration 333333333333333333333333348/  500000 | consumed samples: 1 | elapsed time per "
+      "iteration (ms): 1.0 | number of skipped iterations: 1e300 |");
+  EXPECT_FALSE(l.step);
+  EXPECT_FALSE(l.skipped_iterations);
 }
 
 TEST(FuzzRegressions, HostlistDuplicatesRoundTripAsASet) {
