@@ -3,7 +3,10 @@
 # configures once, rebuilds what changed.
 #
 #   ./setup.sh demo    install, build, and run `llmwatch demo`
-#   ./setup.sh test    install, build, and run every test (unit + integration)
+#   ./setup.sh test    install, build, and run every test: unit, integration and install tests
+#                      on the release build, then the same suite under AddressSanitizer +
+#                      UndefinedBehaviorSanitizer (clang, build-asan) plus every libFuzzer
+#                      target for LLMWATCH_FUZZ_SECONDS (default 15) each
 #   ./setup.sh build   install and build only
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -11,7 +14,7 @@ mode=${1:-build}
 build_dir=${LLMWATCH_BUILD_DIR:-build}
 
 packages=(
-  cmake make g++ pkg-config clang-format
+  cmake make g++ pkg-config clang-format clang libclang-rt-14-dev
   libboost-dev libboost-filesystem-dev libspdlog-dev libfmt-dev libtomlplusplus-dev
   libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
   libsqlite3-dev sqlite3
@@ -44,10 +47,20 @@ case "$mode" in
   demo) exec "$build_dir/llmwatch" demo ;;
   test)
     # Integration tests start Slurm daemons, which need root.
-    if [ "$(id -u)" -ne 0 ]; then
-      exec sudo ctest --test-dir "$build_dir" --output-on-failure --timeout 600
-    fi
-    exec ctest --test-dir "$build_dir" --output-on-failure --timeout 600
+    as_root=()
+    [ "$(id -u)" -ne 0 ] && as_root=(sudo)
+    status=0
+    "${as_root[@]}" ctest --test-dir "$build_dir" --output-on-failure --timeout 600 || status=1
+    # The proof build: the whole suite under ASan + UBSan, and the fuzz targets.
+    asan_dir=${LLMWATCH_ASAN_BUILD_DIR:-build-asan}
+    [ -f "$asan_dir/CMakeCache.txt" ] ||
+      CXX=clang++ cmake -S . -B "$asan_dir" -DCMAKE_BUILD_TYPE=Debug -DLLMWATCH_FUZZ=ON \
+        -DLLMWATCH_FUZZ_SECONDS="${LLMWATCH_FUZZ_SECONDS:-15}"
+    cmake --build "$asan_dir" -j "$(nproc)"
+    "${as_root[@]}" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest --test-dir "$asan_dir" -LE install --output-on-failure --timeout 600 || status=1
+    exit $status
     ;;
   *) echo "usage: $0 [build|demo|test]" >&2; exit 2 ;;
 esac

@@ -83,8 +83,18 @@ ProcessResult run_process(const ProcessSpec& spec) {
     }
   }
   std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
+  // Extra variables go through env(1) (`env K=V /abs/prog args`, still argv only): Boost
+  // 1.74's environment lookup reads past the end of shorter entries (AddressSanitizer
+  // heap-buffer-overflow in basic_environment_impl::find).
+  if (!spec.env.empty() && exe.string().find('=') == std::string::npos) {
+    std::vector<std::string> wrapped;
+    for (const auto& [k, v] : spec.env) wrapped.push_back(k + "=" + v);
+    wrapped.push_back(exe.string());
+    wrapped.insert(wrapped.end(), args.begin(), args.end());
+    args = std::move(wrapped);
+    exe = "/usr/bin/env";
+  }
   bp::environment env = boost::this_process::environment();
-  for (const auto& [k, v] : spec.env) env[k] = v;
 
   asio::io_context io;
   bp::async_pipe out_pipe(io), err_pipe(io), in_pipe(io);
