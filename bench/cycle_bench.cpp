@@ -6,6 +6,7 @@
 //
 //   llmwatch_bench [--jobs N] [--nodes N] [--watched N] [--format json|text] [--log-mib N]
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -264,16 +265,35 @@ int main(int argc, char** argv) {
     for (int m = 0; m < s.log_mib; ++m) out << block;
   }
   double big_mib = std::filesystem::file_size(big) / 1048576.0;
+  // Read only, then read + parse (what a cycle does), each from the top in bounded chunks.
+  auto scan = [&](bool parse, std::uint64_t& bytes, std::uint64_t& lines) {
+    LogCursor c;
+    TrainingLogParser parser;
+    auto start = Clock::now();
+    for (;;) {
+      LogChunk chunk = read_appended(big, c, LogTailLimits{64ull << 20, 1 << 20});
+      if (chunk.skipped) {  // a huge file's first look reads its tail only: start from 0
+        c.offset = 0;
+        continue;
+      }
+      bytes += chunk.bytes_read;
+      if (parse)
+        for (const auto& l : chunk.lines) lines += parser.parse(l).step ? 1 : 0;
+      if (chunk.bytes_read == 0) break;
+    }
+    return since(start);
+  };
+  std::uint64_t read_bytes = 0, parsed_bytes = 0, lines = 0, unused = 0;
+  double read_s = scan(false, read_bytes, unused);
+  double scan_s = scan(true, parsed_bytes, lines);
   LogCursor cursor;
-  TrainingLogParser parser;
-  std::uint64_t lines = 0;
-  t0 = Clock::now();
-  for (;;) {
-    LogChunk chunk = read_appended(big, cursor, LogTailLimits{256ull << 20, 1 << 20});
-    for (const auto& l : chunk.lines) lines += parser.parse(l).step ? 1 : 0;
-    if (chunk.bytes_read == 0) break;
+  cursor.offset = std::filesystem::file_size(big);
+  {
+    struct stat st {};
+    ::stat(big.c_str(), &st);
+    cursor.dev = st.st_dev;
+    cursor.inode = st.st_ino;
   }
-  double scan_s = since(t0);
   append_steps(big, 1, 1000);
   t0 = Clock::now();
   auto inc = read_appended(big, cursor);
@@ -316,9 +336,14 @@ int main(int argc, char** argv) {
       "| scontrol calls per cycle (text mode asks once per new task) | %d over %d cycles | |\n",
       slurm.show_calls, cycles + 1);
   std::printf(
-      "| log scan, first read of %.0f MiB (read + parse) | %.0f MiB/s (%llu step lines) | >= 50%% "
-      "of cat |\n",
-      big_mib, big_mib / scan_s, static_cast<unsigned long long>(lines));
+      "| log scan of %.0f MiB, read only (split into lines, no parse) | %.0f MiB/s | >= 50%% of "
+      "cat |\n",
+      read_bytes / 1048576.0, read_bytes / 1048576.0 / read_s);
+  std::printf(
+      "| log scan of %.0f MiB, read + parse every line (as a cycle) | %.0f MiB/s (%llu step lines) "
+      "| |\n",
+      parsed_bytes / 1048576.0, parsed_bytes / 1048576.0 / scan_s,
+      static_cast<unsigned long long>(lines));
   std::printf("| `cat FILE > /dev/null`, same file, same run | %.0f MiB/s | |\n", big_mib / cat_s);
   std::printf("| incremental read of 1,000 appended lines | %.1f ms (%llu bytes) | |\n",
               inc_s * 1000, static_cast<unsigned long long>(inc.bytes_read));
