@@ -11,11 +11,17 @@ namespace llmwatch {
 
 LogChunk read_appended(const std::string& path, LogCursor& cursor, const LogTailLimits& limits) {
   LogChunk chunk;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return chunk.error = path + ": " + std::strerror(errno), chunk;
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     chunk.error = path + ": " + std::strerror(errno);
+    ::close(fd);
+    return chunk;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    chunk.error = path + ": not a regular file (a FIFO, device or directory cannot be followed)";
     ::close(fd);
     return chunk;
   }

@@ -1,8 +1,11 @@
 #include "probes/log_tail.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include "test_util.h"
 
@@ -89,6 +92,32 @@ TEST(LogTail, MissingFileIsAnErrorWithThePath) {
   LogCursor cursor;
   auto chunk = read_appended("/nonexistent/llmwatch.log", cursor);
   EXPECT_NE(chunk.error.find("/nonexistent/llmwatch.log"), std::string::npos);
+}
+
+// A FIFO as a log must not block the probe (opening it for reading waits for a writer).
+TEST(LogTail, FifoIsAnErrorNotAHang) {
+  testing::TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "log").c_str(), 0644), 0);
+  LogCursor cursor;
+  auto chunk = read_appended(dir / "log", cursor);
+  EXPECT_NE(chunk.error.find("not a regular file"), std::string::npos) << chunk.error;
+}
+
+// A 2 GB log that is one single line: bounded memory (one read of max_bytes_per_read), the
+// fragment of the giant line dropped, and the lines that follow are read.
+TEST(LogTail, TwoGigabyteSingleLineIsReadInBoundedPieces) {
+  testing::TempDir dir;
+  { std::ofstream out(dir / "log"); }
+  std::filesystem::resize_file(dir / "log", 2ull << 30);  // sparse: no disk used
+  LogCursor cursor;
+  auto chunk = read_appended(dir / "log", cursor);
+  EXPECT_TRUE(chunk.skipped);
+  EXPECT_LE(chunk.bytes_read, LogTailLimits{}.max_bytes_per_read);
+  EXPECT_TRUE(chunk.lines.empty());  // mid-line: the fragment is dropped
+  EXPECT_EQ(cursor.offset, 2ull << 30);
+  testing::write_file(dir / "log", "\nglobal_step: 7\n", true);
+  chunk = read_appended(dir / "log", cursor);
+  EXPECT_EQ(chunk.lines, (std::vector<std::string>{"", "global_step: 7"}));
 }
 
 }  // namespace
