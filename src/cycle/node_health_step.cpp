@@ -43,6 +43,22 @@ std::vector<NodeReport> collect_by_srun(const Config& config, SlurmClient& slurm
   return out;
 }
 
+// on_critical for a node, without "drain" when that would take too much of its partition out
+// (the finding then says so), and always announced.
+std::vector<std::string> critical_plan(const GpuSettings& g, const std::string& node,
+                                       const std::vector<SlurmNode>& nodes, Finding& f) {
+  std::vector<std::string> plan = g.on_critical;
+  if (std::find(plan.begin(), plan.end(), "drain") != plan.end()) {
+    std::string blocked = drain_blocked(node, nodes, g.max_drained_fraction);
+    if (!blocked.empty()) {
+      plan.erase(std::remove(plan.begin(), plan.end(), "drain"), plan.end());
+      f.evidence.push_back("not drained: " + blocked);
+    }
+  }
+  if (std::find(plan.begin(), plan.end(), "alert") == plan.end()) plan.push_back("alert");
+  return plan;
+}
+
 std::string evidence_of(const NodeReport& r, std::vector<std::string>& lines) {
   for (const auto& i : r.items) {
     if (i.verdict == Verdict::Ok) continue;
@@ -130,16 +146,7 @@ NodeStep node_health_step(const Config& config, SlurmClient& slurm, Store& store
       f.key = key;
       f.summary = evidence_of(r, f.evidence);
       step.bad_nodes.push_back(node);
-      std::vector<std::string> plan = g.on_critical;
-      if (std::find(plan.begin(), plan.end(), "drain") != plan.end()) {
-        std::string blocked = drain_blocked(node, nodes.nodes, g.max_drained_fraction);
-        if (!blocked.empty()) {
-          plan.erase(std::remove(plan.begin(), plan.end(), "drain"), plan.end());
-          f.evidence.push_back("not drained: " + blocked);
-        }
-      }
-      if (std::find(plan.begin(), plan.end(), "alert") == plan.end()) plan.push_back("alert");
-      step.plans[key] = plan;
+      step.plans[key] = critical_plan(g, node, nodes.nodes, f);
       step.findings.push_back(f);
     } else if (r.verdict == Verdict::Warn) {
       Finding f = make_finding("node:" + node, node, "gpu-warn", Severity::Warning, "");
@@ -190,14 +197,7 @@ NodeStep node_health_step(const Config& config, SlurmClient& slurm, Store& store
                                "suspect node: " + std::to_string(incidents) +
                                    " incidents (job failures, GPU warnings) in " +
                                    format_duration(g.lemon_window));
-      std::vector<std::string> plan = g.on_critical;
-      std::string blocked = drain_blocked(node, nodes.nodes, g.max_drained_fraction);
-      if (!blocked.empty()) {
-        plan.erase(std::remove(plan.begin(), plan.end(), "drain"), plan.end());
-        f.evidence.push_back("not drained: " + blocked);
-      }
-      if (std::find(plan.begin(), plan.end(), "alert") == plan.end()) plan.push_back("alert");
-      step.plans[f.key] = plan;
+      step.plans[f.key] = critical_plan(g, node, nodes.nodes, f);
       step.findings.push_back(f);
     }
   }
