@@ -179,6 +179,26 @@ std::string render_metrics(const Config& config, Store& store, double now) {
     for (const auto& n : nodes.value("attention", nlohmann::json::array()))
       sample(m, "llmwatch_node_unusable",
              {{"node", n.value("name", "")}, {"state", n.value("state", "")}}, 1);
+
+  // GPU health ([gpu]): each node's last node-check verdict, and what llmwatch drained.
+  Family(m, "llmwatch_node_gpu_health", "gauge",
+         "Last node-check verdict as a Nagios code: 0 OK, 1 WARN, 2 CRITICAL, 3 UNKNOWN.");
+  int drained_by_llmwatch = 0;
+  auto kv = store.db().prepare(
+      "SELECT key, value FROM kv WHERE key LIKE 'nodehealth:%' OR key LIKE 'drained:%'");
+  while (kv.step()) {
+    std::string key = kv.text(0), value = kv.text(1);
+    if (key.rfind("drained:", 0) == 0) {
+      drained_by_llmwatch += !value.empty();
+      continue;
+    }
+    std::string verdict = value.substr(0, value.find(' '));
+    double code = verdict == "OK" ? 0 : verdict == "WARN" ? 1 : verdict == "CRITICAL" ? 2 : 3;
+    sample(m, "llmwatch_node_gpu_health", {{"node", key.substr(11)}}, code);
+  }
+  Family(m, "llmwatch_nodes_drained_by_llmwatch", "gauge",
+         "Nodes llmwatch drained and has not yet returned to service.");
+  sample(m, "llmwatch_nodes_drained_by_llmwatch", {}, drained_by_llmwatch);
   return m.str();
 }
 
