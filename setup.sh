@@ -57,9 +57,13 @@ case "$mode" in
       CXX=clang++ cmake -S . -B "$asan_dir" -DCMAKE_BUILD_TYPE=Debug -DLLMWATCH_FUZZ=ON \
         -DLLMWATCH_FUZZ_SECONDS="${LLMWATCH_FUZZ_SECONDS:-15}"
     cmake --build "$asan_dir" -j "$(nproc)"
-    "${as_root[@]}" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      ctest --test-dir "$asan_dir" -LE install --output-on-failure --timeout 600 || status=1
+    sanitizers=(env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
+    "${as_root[@]}" "${sanitizers[@]}" \
+      ctest --test-dir "$asan_dir" -LE "install|fuzz" --output-on-failure --timeout 600 || status=1
+    # Fuzz targets are independent: two at a time.
+    "${as_root[@]}" "${sanitizers[@]}" \
+      ctest --test-dir "$asan_dir" -L fuzz -j 2 --output-on-failure --timeout 600 || status=1
     exit $status
     ;;
   *) echo "usage: $0 [build|demo|test]" >&2; exit 2 ;;
