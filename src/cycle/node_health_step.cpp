@@ -21,7 +21,8 @@ std::vector<std::string> hosts_of(const std::string& list) {
 
 // `srun --overlap` one node-check per node of a watched job's allocation.
 std::vector<NodeReport> collect_by_srun(const Config& config, SlurmClient& slurm,
-                                        const std::vector<WatchedTask>& running) {
+                                        const std::vector<WatchedTask>& running,
+                                        std::vector<std::string>& errors) {
   std::vector<NodeReport> out;
   std::set<std::int64_t> asked;
   std::error_code ec;
@@ -31,14 +32,20 @@ std::vector<NodeReport> collect_by_srun(const Config& config, SlurmClient& slurm
     std::vector<std::string> args = {"--overlap", "--jobid=" + std::to_string(w.task.job_id),
                                      "--ntasks-per-node=1"};
     if (w.task.node_count > 0) args.push_back("--nodes=" + std::to_string(w.task.node_count));
-    args.insert(args.end(), {self, "node-check", "--json"});
-    if (config.path != "<embedded>") args.insert(args.end(), {"--config", config.path});
+    args.push_back(self);
+    if (!config.path.empty() && config.path != "<embedded>")
+      args.insert(args.end(), {"--config", config.path});  // a global option: before the verb
+    args.insert(args.end(), {"node-check", "--json"});
     auto r = slurm.run_step(args,
                             config.gpu.nvidia_smi_timeout + config.gpu.dcgmi_timeout + Seconds(30));
     // node-check exits 1-3 for WARN/CRITICAL/UNKNOWN: the documents matter, not the status.
+    size_t before = out.size();
     for (const auto& line : split(r.out, '\n'))
       if (auto report = NodeReport::from_json(std::string(trim(line)), nullptr))
         out.push_back(std::move(*report));
+    if (out.size() == before)
+      errors.push_back("srun node-check in job " + std::to_string(w.task.job_id) + ": " +
+                       r.describe("srun") + " " + sanitize_line(r.err, 200));
   }
   return out;
 }
@@ -106,9 +113,15 @@ NodeStep node_health_step(const Config& config, SlurmClient& slurm, Store& store
   if (g.collect != "srun" && !g.results_dir.empty())
     for (const auto& node : managed)
       if (auto r = read_node_result(g.results_dir, node, nullptr)) reports[node] = std::move(*r);
-  if (g.collect != "results")
-    for (auto& r : collect_by_srun(config, slurm, running))
+  if (g.collect != "results") {
+    std::vector<std::string> errors;
+    for (auto& r : collect_by_srun(config, slurm, running, errors))
       if (managed.count(r.node)) reports[r.node] = std::move(r);
+    for (const auto& e : errors) {
+      ++step.unknown;
+      store.add_event(now, "node-check", "llmwatch", "warning", e);
+    }
+  }
 
   std::map<std::string, const SlurmNode*> by_name;
   for (const auto& n : nodes.nodes) by_name[n.name] = &n;

@@ -203,5 +203,23 @@ TEST(NodeHealth, DrainedFractionAndDrainSelf) {
       << evidence << g.events();
 }
 
+// collect = "srun": node-check runs as a step inside the watched job's own allocation
+// (srun --overlap), one task per node; each task finds its node name in SLURMD_NODENAME.
+TEST(NodeHealth, SrunCollectionIntoTheWatchedJobsAllocation) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  GpuCluster g(c, "collect = \"srun\"\n");
+  g.submit(2);
+  std::pair<std::string, std::string> job;
+  ASSERT_TRUE(eventually([&] { return !(job = g.running()).first.empty(); }, 60));
+  write_file(g.kmsg + "/node-2.log", kXid79, true);
+  g.cycle();
+  EXPECT_TRUE(g.drained("node-2")) << g.events();
+  EXPECT_FALSE(g.drained("node-1"));
+  auto health = llmwatch(g.config, {"nodes", "--json"}).out;
+  EXPECT_NE(health.find("\"node-1\": \"OK all checks passed\""), std::string::npos) << health;
+}
+
 }  // namespace
 }  // namespace llmwatch::testing
