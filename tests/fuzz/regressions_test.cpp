@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "probes/gpu/gpu_record.h"
 #include "probes/quota.h"
 #include "probes/training_log.h"
 #include "slurm/hostlist.h"
@@ -49,6 +50,14 @@ TEST(FuzzRegressions, TrainingLogStepThatWouldOverflowIsNoStep) {
       "iteration (ms): 1.0 | number of skipped iterations: 1e300 |");
   EXPECT_FALSE(l.step);
   EXPECT_FALSE(l.skipped_iterations);
+}
+
+TEST(FuzzRegressions, NvidiaSmiIndexOutOfRangeIsNotCast) {
+  for (const auto& text : inputs("nvidia_smi_text")) EXPECT_NO_THROW(parse_nvidia_smi_csv(text));
+  auto p = parse_nvidia_smi_csv("index, pci.bus_id\ninf, 0000:01:00.0\n1e300, 0000:02:00.0\n");
+  ASSERT_TRUE(p.ok()) << p.error;
+  EXPECT_EQ(p.gpus[0].index, 0);  // position in the output instead
+  EXPECT_EQ(p.gpus[1].index, 1);
 }
 
 TEST(FuzzRegressions, HostlistDuplicatesRoundTripAsASet) {

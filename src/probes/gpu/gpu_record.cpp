@@ -47,6 +47,12 @@ std::optional<double> GpuRecord::number(const std::string& field) const {
   return d;
 }
 
+std::optional<int> GpuRecord::gpu_index(const std::string& field) const {
+  auto n = number(field);
+  if (!n || !(*n >= 0 && *n <= 65535)) return std::nullopt;  // also NaN and inf
+  return static_cast<int>(*n);
+}
+
 std::optional<bool> GpuRecord::flag(const std::string& field) const {
   auto v = text(field);
   if (!v) return std::nullopt;
@@ -97,7 +103,7 @@ GpuParse parse_nvidia_smi_csv(const std::string& text) {
     }
     GpuRecord g;
     for (size_t i = 0; i < cells.size(); ++i) g.fields[header[i]] = std::string(trim(cells[i]));
-    g.index = static_cast<int>(g.number("index").value_or(out.gpus.size()));
+    g.index = g.gpu_index("index").value_or(static_cast<int>(out.gpus.size()));
     out.gpus.push_back(std::move(g));
   }
   if (header.empty()) out.error = "empty output";
@@ -152,7 +158,7 @@ GpuParse parse_nvidia_smi_q(const std::string& text) {
   }
   // Minor numbers are the device index when the report gives them.
   for (auto& g : out.gpus)
-    if (auto n = g.number("index")) g.index = static_cast<int>(*n);
+    if (auto n = g.gpu_index("index")) g.index = *n;
   if (out.gpus.empty()) out.error = "no \"GPU <bus id>\" section found";
   return out;
 }
@@ -227,7 +233,7 @@ GpuParse parse_nvidia_smi_xml(const std::string& text) {
     path.pop_back();
   }
   for (auto& g : out.gpus)
-    if (auto n = g.number("index")) g.index = static_cast<int>(*n);
+    if (auto n = g.gpu_index("index")) g.index = *n;
   if (out.gpus.empty()) out.error = "no <gpu> element found";
   return out;
 }
@@ -241,7 +247,8 @@ std::vector<NvlinkGpu> parse_nvlink_status(const std::string& text) {
     std::smatch m;
     if (std::regex_search(line, m, gpu_line)) {
       out.push_back({});
-      out.back().index = static_cast<int>(to_int64(m[1].str()).value_or(-1));
+      auto index = to_int64(m[1].str());
+      out.back().index = index && *index <= 65535 ? static_cast<int>(*index) : -1;
       continue;
     }
     if (out.empty()) continue;

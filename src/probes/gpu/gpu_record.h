@@ -18,6 +18,8 @@ struct GpuRecord {
   std::optional<std::string> text(const std::string& field) const;
   // The leading number ("0 us", "69.85 W", "0x1F" as hex), or nullopt.
   std::optional<double> number(const std::string& field) const;
+  // A GPU index from this field: a whole number 0..65535, else nullopt (never a cast of inf).
+  std::optional<int> gpu_index(const std::string& field) const;
   // Yes / Active / Enabled → true; No / Not Active / Disabled → false; else nullopt.
   std::optional<bool> flag(const std::string& field) const;
   std::string bus_id() const;  // normalized, see normalize_bus_id
