@@ -5,7 +5,6 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -15,6 +14,7 @@
 #include "probes/gpu/node_sources.h"
 #include "rules/node_health.h"
 #include "slurm/slurm_client.h"
+#include "util/files.h"
 #include "util/paths.h"
 #include "util/strings.h"
 
@@ -56,15 +56,7 @@ void print_text(const NodeReport& r) {
 std::string write_result(const std::string& dir, const NodeReport& r) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  std::string path = dir + "/" + r.node + ".json";
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp);
-    out << r.to_json() << "\n";
-    if (!out) return tmp + ": cannot write";
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return path + ": cannot rename";
-  return "";
+  return write_file_atomic(dir + "/" + r.node + ".json", r.to_json() + "\n");
 }
 
 // --drain-self: only a node that is not drained already by someone else, with an

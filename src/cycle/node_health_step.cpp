@@ -1,14 +1,13 @@
 #include "cycle/node_health_step.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "policy/drain_policy.h"
 #include "slurm/hostlist.h"
 #include "store/store.h"
+#include "util/files.h"
+#include "util/paths.h"
 #include "util/strings.h"
 
 namespace llmwatch {
@@ -25,8 +24,7 @@ std::vector<NodeReport> collect_by_srun(const Config& config, SlurmClient& slurm
                                         std::vector<std::string>& errors) {
   std::vector<NodeReport> out;
   std::set<std::int64_t> asked;
-  std::error_code ec;
-  std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  const std::string self = self_exe();
   for (const auto& w : running) {
     if (!asked.insert(w.task.job_id).second) continue;
     std::vector<std::string> args = {"--overlap", "--jobid=" + std::to_string(w.task.job_id),
@@ -80,14 +78,12 @@ std::string evidence_of(const NodeReport& r, std::vector<std::string>& lines) {
 
 std::optional<NodeReport> read_node_result(const std::string& dir, const std::string& node,
                                            std::string* error) {
-  std::ifstream in(dir + "/" + node + ".json");
-  if (!in) {
+  auto text = read_text_file(dir + "/" + node + ".json");
+  if (!text) {
     if (error) *error = "no result in " + dir;
     return std::nullopt;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return NodeReport::from_json(ss.str(), error);
+  return NodeReport::from_json(*text, error);
 }
 
 NodeStep node_health_step(const Config& config, SlurmClient& slurm, Store& store,
@@ -198,12 +194,15 @@ NodeStep node_health_step(const Config& config, SlurmClient& slurm, Store& store
 
   // Lemon nodes: many incidents (job crashes on it, GPU warnings) in the window.
   if (g.lemon_failures > 0) {
-    double since = now - static_cast<double>(g.lemon_window.count());
-    for (const auto& node : managed) {
+    // One query for all nodes, not one per managed node (thousands of them) every cycle.
+    std::map<std::string, int> incidents_of;
+    auto st = store.db().prepare(
+        "SELECT subject, COUNT(*) FROM events WHERE kind='incident' AND ts>=? GROUP BY subject");
+    st.bind(1, now - static_cast<double>(g.lemon_window.count()));
+    while (st.step()) incidents_of[st.text(0)] = static_cast<int>(st.integer(1));
+    for (const auto& [node, incidents] : incidents_of) {
+      if (!managed.count(node)) continue;
       if (fresh.count(node) && fresh[node] == Verdict::Critical) continue;
-      int incidents = 0;
-      for (const auto& e : store.events(since, node, 1000))
-        if (e.kind == "incident" && e.subject == node) ++incidents;
       if (incidents < g.lemon_failures) continue;
       step.scopes.push_back("node:" + node + "/lemon");
       Finding f = make_finding("node:" + node, node, "lemon", Severity::Critical,

@@ -2,10 +2,9 @@
 
 #include <toml++/toml.h>
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "util/files.h"
 #include "xid_table_default.h"  // generated from conf/xid.toml by CMake
 
 namespace llmwatch {
@@ -82,11 +81,9 @@ XidTableResult parse_xid_table(const std::string& text, const std::string& sourc
 
 XidTableResult load_xid_table(const std::string& path) {
   if (path.empty()) return parse_xid_table(kDefaultXidToml, "<built-in conf/xid.toml>");
-  std::ifstream in(path);
-  if (!in) return {std::nullopt, path + ": cannot read the Xid table"};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_xid_table(ss.str(), path);
+  auto text = read_text_file(path);
+  if (!text) return {std::nullopt, path + ": cannot read the Xid table"};
+  return parse_xid_table(*text, path);
 }
 
 }  // namespace llmwatch

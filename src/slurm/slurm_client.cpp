@@ -70,12 +70,7 @@ Parse SlurmClient::read(const std::string& tool,
 }
 
 SqueueParse SlurmClient::queue() {
-  if (!filter_)
-    return read<SqueueParse>(
-        "squeue", [](std::string_view t) { return parse_squeue_json(t); },
-        {"-h", "-a", "-o", kSqueueTextFormat},
-        [](std::string_view t) { return parse_squeue_text(t); });
-  const JobFilter* f = &*filter_;
+  const JobFilter* f = filter();  // nullptr: keep every job
   return read<SqueueParse>(
       "squeue", [f](std::string_view t) { return parse_squeue_json(t, f); },
       {"-h", "-a", "-o", kSqueueTextFormat},

@@ -88,7 +88,6 @@ SqueueParse parse_squeue_text(std::string_view text, const JobFilter* filter) {
     size_t underscore = display.find('_');
     if (underscore != std::string::npos)
       j.array_job_id = to_int64(std::string_view(display).substr(0, underscore)).value_or(0);
-    if (filter && !filter->wants(name, j.job_id, j.array_job_id)) continue;
     if (j.array_job_id) {
       std::string task(f[2]);
       if (auto n = to_int64(task))

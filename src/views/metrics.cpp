@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -12,6 +11,7 @@
 #include "rules/job_rules.h"
 #include "store/alert_journal.h"
 #include "store/store.h"
+#include "util/files.h"
 #include "views/job_view.h"
 
 namespace llmwatch {
@@ -203,13 +203,7 @@ std::string render_metrics(const Config& config, Store& store, double now) {
 }
 
 bool write_metrics_file(const std::string& path, const Config& config, Store& store, double now) {
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << render_metrics(config, store, now);
-    if (!out.flush()) return false;
-  }
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
+  return write_file_atomic(path, render_metrics(config, store, now)).empty();
 }
 
 }  // namespace llmwatch

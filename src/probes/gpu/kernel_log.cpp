@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "util/files.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 
@@ -106,11 +107,9 @@ std::string current_boot_id() {
 NodeCheckState NodeCheckState::load(const std::string& path, const std::string& boot_id) {
   NodeCheckState st;
   st.boot_id = boot_id;
-  std::ifstream in(path);
-  if (!in) return st;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  auto text = read_text_file(path);
+  if (!text) return st;
+  auto j = nlohmann::json::parse(*text, nullptr, false);
   if (!j.is_object() || j.value("boot_id", "") != boot_id) return st;  // a new boot
   st.acked = j.value("acked", std::set<std::string>{});
   st.seen = j.value("seen", std::set<std::string>{});
@@ -120,14 +119,8 @@ NodeCheckState NodeCheckState::load(const std::string& path, const std::string& 
 std::string NodeCheckState::save(const std::string& path) const {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp);
-    out << nlohmann::json{{"boot_id", boot_id}, {"acked", acked}, {"seen", seen}}.dump();
-    if (!out) return tmp + ": cannot write";
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return path + ": " + std::strerror(errno);
-  return "";
+  return write_file_atomic(
+      path, nlohmann::json{{"boot_id", boot_id}, {"acked", acked}, {"seen", seen}}.dump());
 }
 
 }  // namespace llmwatch

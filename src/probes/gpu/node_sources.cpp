@@ -30,10 +30,6 @@ ProcessResult run_tool(const std::string& program, std::vector<std::string> args
   return run_process(spec);
 }
 
-std::string describe(const ProcessResult& r, const std::string& what) {
-  return r.describe(what);
-}
-
 }  // namespace
 
 NodeInputs gather_node_inputs(const GpuSettings& s, const std::string& node) {
@@ -85,7 +81,7 @@ NodeInputs gather_node_inputs(const GpuSettings& s, const std::string& node) {
     if (r.ok())
       in.gpus = parse_nvidia_smi_csv(r.out);
     else
-      in.errors.emplace_back("nvidia-smi", describe(r, "nvidia-smi --query-gpu"));
+      in.errors.emplace_back("nvidia-smi", r.describe("nvidia-smi --query-gpu"));
   }
   if (apps.valid()) {
     auto r = apps.get();
@@ -102,7 +98,7 @@ NodeInputs gather_node_inputs(const GpuSettings& s, const std::string& node) {
     if (r.ok())
       in.nvlink = parse_nvlink_status(r.out);
     else
-      in.errors.emplace_back("nvlink", describe(r, "nvidia-smi nvlink -s"));
+      in.errors.emplace_back("nvlink", r.describe("nvidia-smi nvlink -s"));
   }
   if (diag.valid()) {
     auto r = diag.get();
@@ -110,7 +106,7 @@ NodeInputs gather_node_inputs(const GpuSettings& s, const std::string& node) {
     if (r.started && !r.timed_out && !trim(r.out).empty()) {
       in.diag = parse_dcgmi_diag(r.out);
     } else {
-      in.errors.emplace_back("dcgmi-diag", describe(r, "dcgmi diag -r " + s.dcgmi_diag_level));
+      in.errors.emplace_back("dcgmi-diag", r.describe("dcgmi diag -r " + s.dcgmi_diag_level));
     }
   }
   if (health.valid()) {
@@ -120,7 +116,7 @@ NodeInputs gather_node_inputs(const GpuSettings& s, const std::string& node) {
       in.health = overall;
     else
       in.errors.emplace_back("dcgmi-health", r.ok() ? "no \"Overall Health\" in the output"
-                                                    : describe(r, "dcgmi health -c"));
+                                                    : r.describe("dcgmi health -c"));
   }
   return in;
 }

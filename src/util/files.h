@@ -1,0 +1,16 @@
+#pragma once
+// Whole-file reads and crash-safe writes, for the small files llmwatch keeps (node-check
+// results and state, the metrics textfile, tables).
+#include <optional>
+#include <string>
+
+namespace llmwatch {
+
+// The file's bytes, or nullopt when it cannot be read.
+std::optional<std::string> read_text_file(const std::string& path);
+
+// Writes through a temporary file in the same directory and renames it over `path`, so a
+// reader never sees half of it (a killed writer leaves only its temporary). "" or the error.
+std::string write_file_atomic(const std::string& path, const std::string& text);
+
+}  // namespace llmwatch
