@@ -5,7 +5,9 @@
 #    "evidence":["log lines",...],"actions":["cancel: done — scancel 3_1",...],
 #    "ts":1795311385.2,"host":"mgmt-1"}
 # and LLMWATCH_KEY, LLMWATCH_STATE, LLMWATCH_SEVERITY, LLMWATCH_SUBJECT, LLMWATCH_SUMMARY set.
-# A non-zero exit or a timeout counts as a failed delivery. This one appends to a file.
+# llmwatch's own environment is not passed on (it may hold secrets): configuration comes as
+# arguments. A non-zero exit or a timeout counts as a failed delivery. This one appends to
+# the file named by its first argument.
 set -eu
-out=${LLMWATCH_ALERT_LOG:-/tmp/llmwatch-alerts.jsonl}
+out=${1:-/tmp/llmwatch-alerts.jsonl}
 { cat; echo; } >>"$out"

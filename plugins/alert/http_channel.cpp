@@ -8,6 +8,7 @@
 
 #include "alert/alert_message.h"
 #include "util/http.h"
+#include "util/text.h"
 
 namespace llmwatch {
 
@@ -30,7 +31,7 @@ static std::string slack_payload(const AlertMessage& m) {
   if (!actions.empty())
     blocks.push_back({{"type", "section"},
                       {"text", {{"type", "mrkdwn"}, {"text", "*What llmwatch did*\n" + actions}}}});
-  return nlohmann::json{{"text", m.title()}, {"blocks", blocks}}.dump();
+  return json_dump(nlohmann::json{{"text", m.title()}, {"blocks", blocks}});
 }
 
 Delivery deliver_http(const AlertChannel& channel, const AlertMessage& message) {

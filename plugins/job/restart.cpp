@@ -5,8 +5,10 @@
 //   account, node count, time limit and output pattern, plus --exclude of nodes that are
 //   drained or down, or that a crash implicated (a `scontrol requeue`d job would instead
 //   wait ~2 minutes before Slurm lets it start again).
+// - It runs as the job's owner (sbatch --uid when llmwatch is root) with --export=NONE.
 #include "action.h"
 #include "slurm/hostlist.h"
+#include "util/identity.h"
 
 namespace llmwatch {
 namespace {
@@ -28,7 +30,19 @@ class RestartAction : public ActionPlugin {
     const SlurmJob& t = *r.task;
     if (t.command.empty())
       return {"failed", "squeue did not report the batch script of " + t.display_id()};
-    std::vector<std::string> args = {"--job-name=" + t.name};
+    // Identity: the run is resubmitted as its owner, never as llmwatch's user (root under
+    // the systemd unit), and with none of llmwatch's environment (its secrets).
+    std::vector<std::string> args = {"--job-name=" + t.name, "--export=NONE"};
+    if (running_as_root()) {
+      if (t.user.empty())
+        return {"failed", "the owner of " + t.display_id() +
+                              " is unknown: llmwatch runs as root and never submits as root "
+                              "on someone's behalf"};
+      if (t.user != "root") args.push_back("--uid=" + t.user);
+    } else if (!t.user.empty() && t.user != current_user_name()) {
+      return {"failed", t.display_id() + " belongs to " + t.user +
+                            ": only its owner (or root) can resubmit it"};
+    }
     // An array task is continued as the next task id, so SLURM_ARRAY_TASK_ID and %a keep
     // counting and the training script's resume logic sees what it expects.
     if (t.array_task_id) args.push_back("--array=" + std::to_string(*t.array_task_id + 1));

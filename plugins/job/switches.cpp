@@ -3,14 +3,17 @@
 // and the training loop removes the file when done.
 // Config per [[job]]: kill_switch, save_switch (paths).
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "action.h"
 #include "store/store.h"
+#include "util/identity.h"
 
 namespace llmwatch {
 namespace {
@@ -24,10 +27,34 @@ class SwitchAction : public ActionPlugin {
     if (!r.settings || (r.settings->*path_).empty())
       return {"skipped", "no " + name_ + "_switch configured for " + r.job};
     const std::string& path = r.settings->*path_;
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT, 0644);
+    // As root, llmwatch acts for the job's owner: it creates no directories for them, and
+    // the switch it creates belongs to them.
+    std::optional<UserIds> owner;
+    if (running_as_root()) {
+      owner = r.task ? lookup_user(r.task->user) : std::nullopt;
+      if (!owner)
+        return {"failed", "the owner of " + r.job +
+                              " is unknown: llmwatch runs as root and creates no file for no one"};
+    } else {
+      std::error_code ec;
+      std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    }
+    // O_NOFOLLOW | O_EXCL: a symlink planted at the path is never followed, so root cannot be
+    // made to create or truncate whatever file the link points at.
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST) {
+      struct stat st {};
+      if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+        return {"done", path + " already present"};
+      return {"failed", path + ": exists and is not a regular file (a symlink?): not touched"};
+    }
     if (fd < 0) return {"failed", path + ": " + std::strerror(errno)};
+    if (owner && ::fchown(fd, owner->uid, owner->gid) != 0) {
+      std::string why = std::strerror(errno);
+      ::close(fd);
+      ::unlink(path.c_str());
+      return {"failed", path + ": cannot give it to " + r.task->user + ": " + why};
+    }
     ::close(fd);
     // The cycle reports when the training loop removes a save switch (checkpoint taken).
     if (name_ == "save") ctx.store.put("save.requested:" + r.job, "1", ctx.now);

@@ -3,6 +3,8 @@
 #include <iostream>
 
 #include "app/commands.h"
+#include "config/job_owner.h"
+#include "util/identity.h"
 
 namespace llmwatch {
 
@@ -13,6 +15,7 @@ std::string default_config_path() {
 
 std::optional<Config> load_or_report(const std::string& path) {
   auto result = load_config_file(path);
+  apply_job_owners(result, running_as_root(), current_user_name());
   for (const auto& e : result.errors) std::cerr << e.str() << "\n";
   return result.config;
 }

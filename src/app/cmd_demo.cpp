@@ -19,6 +19,7 @@
 #include "rules/job_progress.h"
 #include "store/lease.h"
 #include "store/store.h"
+#include "util/identity.h"
 #include "util/paths.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
@@ -44,6 +45,7 @@ timeout = "10s"
 
 [[job]]
 name = "demo-train"
+user = "@USER@"
 stale_after = "auto"       # adaptive: 5 x the longest step interval, within [floor, ceiling]
 stale_factor = 5
 stale_floor = "8s"
@@ -59,7 +61,7 @@ save_switch = "@DIR@/work/save-switch"
 # Alerts go to a program: examples/alert-exec.sh appends each one to @DIR@/alerts.jsonl.
 [[alert.exec]]
 name = "demo-log"
-command = ["@DATA@/examples/alert-exec.sh"]
+command = ["@DATA@/examples/alert-exec.sh", "@DIR@/alerts.jsonl"]
 min_severity = "warning"
 )toml";
 
@@ -126,9 +128,10 @@ int cmd_demo(bool keep) {
     std::string config_text = kDemoConfig;
     for (size_t pos; (pos = config_text.find("@DIR@")) != std::string::npos;)
       config_text.replace(pos, 5, dir);
+    for (size_t pos; (pos = config_text.find("@USER@")) != std::string::npos;)
+      config_text.replace(pos, 6, current_user_name());
     for (size_t pos; (pos = config_text.find("@DATA@")) != std::string::npos;)
       config_text.replace(pos, 6, data_dir());
-    setenv("LLMWATCH_ALERT_LOG", (dir + "/alerts.jsonl").c_str(), 1);
     std::ofstream(dir + "/llmwatch.toml") << config_text;
     auto loaded = load_config_string(config_text, dir + "/llmwatch.toml");
     if (!loaded.config) {

@@ -17,6 +17,7 @@
 #include "slurm/slurm_job.h"
 #include "slurm/slurm_text.h"
 #include "util/strings.h"
+#include "util/text.h"
 #include "views/job_view.h"
 
 namespace llmwatch {
@@ -212,7 +213,7 @@ int cmd_inspect(const std::string& kind, const std::string& file, const JobSetti
     std::cerr << "llmwatch inspect " << kind << ": " << file << ": " << error << "\n";
     return kExitUsage;
   }
-  std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  std::cout << json_dump(out, 2) << "\n";
   return kExitOk;
 }
 

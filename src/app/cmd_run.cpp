@@ -8,9 +8,11 @@
 
 #include "app/commands.h"
 #include "app/http_listener.h"
+#include "config/job_owner.h"
 #include "cycle/supervisor.h"
 #include "store/lease.h"
 #include "store/store.h"
+#include "util/identity.h"
 #include "util/paths.h"
 #include "views/metrics.h"
 
@@ -98,6 +100,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
       reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
         if (ec) return;
         auto result = load_config_file(config_path);
+        apply_job_owners(result, running_as_root(), current_user_name());
         if (result.config) {
           config = *result.config;
           spdlog::info("reloaded {}", config_path);

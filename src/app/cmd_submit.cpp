@@ -41,7 +41,7 @@ int cmd_submit(const Config& config, const std::string& interval_text) {
                 << chain.mine.front().state << "); not submitting another\n";
       return kExitOk;
     }
-    auto submitted = slurm.submit(self_job_args(config, config_path, 0));
+    auto submitted = slurm.submit(self_job_args(config, config_path, 0), {}, true);
     if (!submitted.job_id) {
       std::cerr << "llmwatch submit: " << submitted.error << "\n";
       return kExitFailure;

@@ -14,6 +14,7 @@
 #include "rules/job_rules.h"
 #include "store/store.h"
 #include "util/strings.h"
+#include "util/text.h"
 #include "views/job_view.h"
 #include "views/status_view.h"
 
@@ -74,7 +75,7 @@ int cmd_status(const Config& config, bool json, bool watch) {
     }
     auto s = build_status(config, store, unix_now());
     if (json)
-      std::cout << s.dump(2) << "\n";
+      std::cout << json_dump(s, 2) << "\n";
     else
       std::cout << fit_width(render_status(s, use_color()), terminal_width());
     return kExitOk;
@@ -91,7 +92,7 @@ int cmd_job_view(const Config& config, const std::string& label, bool json) {
       Store store(config.state_dir);
       auto j = build_job(job, store, unix_now());
       if (json)
-        std::cout << j.dump(2) << "\n";
+        std::cout << json_dump(j, 2) << "\n";
       else
         std::cout << render_job(j, use_color());
       return kExitOk;
@@ -130,7 +131,7 @@ int cmd_nodes(const Config& config, bool json, const std::string& node) {
           out["history"].push_back(
               {{"ts", e.ts}, {"kind", e.kind}, {"severity", e.severity}, {"message", e.message}});
       if (json) {
-        std::cout << out.dump(2) << "\n";
+        std::cout << json_dump(out, 2) << "\n";
         return kExitOk;
       }
       std::cout << node << ": "
@@ -150,7 +151,7 @@ int cmd_nodes(const Config& config, bool json, const std::string& node) {
     while (st.step()) health[st.text(0).substr(11)] = st.text(1);
     nodes["health"] = health;
     if (json) {
-      std::cout << nodes.dump(2) << "\n";
+      std::cout << json_dump(nodes, 2) << "\n";
       return kExitOk;
     }
     auto attention = nodes.value("attention", nlohmann::json::array());
@@ -184,12 +185,11 @@ int cmd_events(const Config& config, const std::string& since, const std::string
     double now = unix_now();
     for (const auto& e : store.events(now - static_cast<double>(window->count()), job, 100000)) {
       if (json) {
-        std::cout << nlohmann::json{{"ts", e.ts},
-                                    {"kind", e.kind},
-                                    {"subject", e.subject},
-                                    {"severity", e.severity},
-                                    {"message", e.message}}
-                         .dump()
+        std::cout << json_dump(nlohmann::json{{"ts", e.ts},
+                                              {"kind", e.kind},
+                                              {"subject", e.subject},
+                                              {"severity", e.severity},
+                                              {"message", e.message}})
                   << "\n";
         continue;
       }

@@ -83,13 +83,20 @@ struct Loader {
         if (node.value<std::string>() == "auto") return v.is_auto = true;
         [[fallthrough]];
       case KeyKind::Duration: {
-        if (node.is_integer())
-          return v.dur = Seconds(*node.value<std::int64_t>()), v.dur.count() >= 0;
-        auto s = string_of(node, where);
-        if (!s) return false;
-        auto d = parse_duration(*s, &why);
-        if (!d) return error(node, where + ": " + why), false;
-        v.dur = *d;
+        if (node.is_integer()) {
+          v.dur = Seconds(*node.value<std::int64_t>());
+        } else {
+          auto s = string_of(node, where);
+          if (!s) return false;
+          auto d = parse_duration(*s, &why);
+          if (!d) return error(node, where + ": " + why), false;
+          v.dur = *d;
+        }
+        if (v.dur.count() < 0) return error(node, where + " must not be negative"), false;
+        // A zero timeout means "no limit" to curl and "never" to a timer: never what was meant.
+        if (v.dur.count() == 0 &&
+            (ends_with(spec.name, "timeout") || ends_with(spec.name, "interval")))
+          return error(node, where + " must be at least 1s (0 is not \"unlimited\")"), false;
         return true;
       }
       case KeyKind::Size: {
@@ -263,6 +270,18 @@ struct Loader {
                          suggestion(type, kTypes));
         continue;
       }
+      // Each channel type has its own keys: an smtp_url under [[alert.slack]] is a mistake.
+      if (const auto* entries = value.as_array())
+        for (const auto& entry : *entries)
+          if (const auto* t = entry.as_table())
+            for (const auto& [k, v] : *t) {
+              const auto& allowed = alert_type_keys(type);
+              std::string name(k.str());
+              if (std::find(allowed.begin(), allowed.end(), name) == allowed.end() &&
+                  is_alert_key(name))
+                error(v, "alert." + type + "." + name + " belongs to another channel type (" +
+                             type + " takes: " + join(allowed) + ")");
+            }
       AlertChannel defaults;
       defaults.type = type;
       size_t first = config.alerts.size();

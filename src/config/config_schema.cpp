@@ -1,5 +1,7 @@
 #include "config/config_schema.h"
 
+#include <map>
+
 namespace llmwatch {
 
 // KEY(Struct, "name", Kind, field): assigns the value's matching member to the field.
@@ -290,6 +292,39 @@ const std::vector<KeySpec<AlertChannel>>& alert_keys() {
 }
 
 #undef LW_SET
+
+// The keys each channel type takes; the rest of alert_keys() belong to other types. A secret
+// key's "<key>_file" form goes with it.
+const std::vector<std::string>& alert_type_keys(const std::string& type) {
+  static const std::vector<std::string> kCommon = {"name", "match", "min_severity", "timeout"};
+  static const std::map<std::string, std::vector<std::string>> kByType = {
+      {"slack", {"url", "token", "headers"}},
+      {"webhook", {"url", "token", "headers"}},
+      {"email", {"to", "from", "smtp_url", "username", "password", "starttls"}},
+      {"exec", {"command"}},
+  };
+  static const std::map<std::string, std::vector<std::string>> kAll = [] {
+    std::map<std::string, std::vector<std::string>> all;
+    for (const auto& [t, own] : kByType) {
+      auto& keys = all[t];
+      keys = kCommon;
+      keys.insert(keys.end(), own.begin(), own.end());
+      for (const auto& k : own)
+        for (const auto& spec : alert_keys())
+          if (spec.name == k && spec.secret) keys.push_back(k + "_file");
+    }
+    return all;
+  }();
+  static const std::vector<std::string> kNone;
+  auto it = kAll.find(type);
+  return it == kAll.end() ? kNone : it->second;
+}
+
+bool is_alert_key(const std::string& name) {
+  for (const auto& spec : alert_keys())
+    if (spec.name == name || (spec.secret && spec.name + "_file" == name)) return true;
+  return false;
+}
 
 std::vector<std::string> all_config_keys() {
   std::vector<std::string> out;

@@ -63,6 +63,9 @@ const std::vector<KeySpec<JobSettings>>& job_keys();          // [[job]]
 const std::vector<KeySpec<StorageSettings>>& storage_keys();  // [[storage]]
 const std::vector<KeySpec<GpuSettings>>& gpu_keys();          // [gpu]
 const std::vector<KeySpec<AlertChannel>>& alert_keys();       // [[alert.TYPE]]
+// The keys of alert_keys() that one channel type takes (empty for an unknown type).
+const std::vector<std::string>& alert_type_keys(const std::string& type);
+bool is_alert_key(const std::string& name);
 
 // "table.key" for every key above, for the documentation check.
 std::vector<std::string> all_config_keys();

@@ -51,13 +51,16 @@ std::vector<NodeReport> collect_by_srun(const Config& config, SlurmClient& slurm
 // on_critical for a node, without "drain" when that would take too much of its partition out
 // (the finding then says so), and always announced.
 std::vector<std::string> critical_plan(const GpuSettings& g, const std::string& node,
-                                       const std::vector<SlurmNode>& nodes, Finding& f) {
+                                       const std::vector<SlurmNode>& nodes,
+                                       std::set<std::string>& draining_now, Finding& f) {
   std::vector<std::string> plan = g.on_critical;
   if (std::find(plan.begin(), plan.end(), "drain") != plan.end()) {
-    std::string blocked = drain_blocked(node, nodes, g.max_drained_fraction);
+    std::string blocked = drain_blocked(node, nodes, g.max_drained_fraction, draining_now);
     if (!blocked.empty()) {
       plan.erase(std::remove(plan.begin(), plan.end(), "drain"), plan.end());
       f.evidence.push_back("not drained: " + blocked);
+    } else {
+      draining_now.insert(node);
     }
   }
   if (std::find(plan.begin(), plan.end(), "alert") == plan.end()) plan.push_back("alert");
@@ -92,6 +95,7 @@ NodeStep node_health_step(const Config& config, SlurmClient& slurm, Store& store
   NodeStep step;
   const GpuSettings& g = config.gpu;
   if (!g.enabled) return step;
+  std::set<std::string> draining_now;  // planned this cycle: they count against the fraction
 
   // The nodes llmwatch may act on: the configured list, else the nodes of watched jobs
   // (and nodes it drained itself, so it can return them to service).
@@ -155,7 +159,7 @@ NodeStep node_health_step(const Config& config, SlurmClient& slurm, Store& store
       f.key = key;
       f.summary = evidence_of(r, f.evidence);
       step.bad_nodes.push_back(node);
-      step.plans[key] = critical_plan(g, node, nodes.nodes, f);
+      step.plans[key] = critical_plan(g, node, nodes.nodes, draining_now, f);
       step.findings.push_back(f);
     } else if (r.verdict == Verdict::Warn) {
       Finding f = make_finding("node:" + node, node, "gpu-warn", Severity::Warning, "");
@@ -209,7 +213,7 @@ NodeStep node_health_step(const Config& config, SlurmClient& slurm, Store& store
                                "suspect node: " + std::to_string(incidents) +
                                    " incidents (job failures, GPU warnings) in " +
                                    format_duration(g.lemon_window));
-      step.plans[f.key] = critical_plan(g, node, nodes.nodes, f);
+      step.plans[f.key] = critical_plan(g, node, nodes.nodes, draining_now, f);
       step.findings.push_back(f);
     }
   }

@@ -74,8 +74,9 @@ std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, cons
   }
   std::string config_path = store.get("self.config").value_or(config.path);
   auto args = self_job_args(config, config_path, delay);
-  auto submitted = slurm.submit(args);
-  if (!submitted.job_id) submitted = slurm.submit(args);  // once more: a busy controller times out
+  auto submitted = slurm.submit(args, {}, true);
+  if (!submitted.job_id)
+    submitted = slurm.submit(args, {}, true);  // once more: a busy controller times out
   if (!submitted.job_id) {
     f.severity = Severity::Critical;
     f.summary = "could not queue the next llmwatch job; the watchdog chain will stop";

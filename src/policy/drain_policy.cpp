@@ -8,7 +8,7 @@
 namespace llmwatch {
 
 std::string drain_blocked(const std::string& node, const std::vector<SlurmNode>& nodes,
-                          double max_fraction) {
+                          double max_fraction, const std::set<std::string>& draining_now) {
   auto self =
       std::find_if(nodes.begin(), nodes.end(), [&](const SlurmNode& n) { return n.name == node; });
   std::vector<std::string> partitions;
@@ -21,7 +21,7 @@ std::string drain_blocked(const std::string& node, const std::vector<SlurmNode>&
           p.empty() || std::find(n.partitions.begin(), n.partitions.end(), p) != n.partitions.end();
       if (!member) continue;
       ++total;
-      if (n.unusable() || n.name == node) ++out_of_service;
+      if (n.unusable() || n.name == node || draining_now.count(n.name)) ++out_of_service;
     }
     if (total == 0) continue;
     // At least one node may always be drained, however small the partition.

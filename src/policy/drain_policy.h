@@ -1,5 +1,6 @@
 #pragma once
 // Which nodes llmwatch may drain or undrain, and when draining must stop. Pure.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -10,9 +11,12 @@ namespace llmwatch {
 inline constexpr const char* kOwnReasonPrefix = "llmwatch:";
 
 // Why draining `node` now would exceed max_fraction of one of its partitions (of all nodes
-// when sinfo gave no partitions), or "" when it may be drained.
+// when sinfo gave no partitions), or "" when it may be drained. `draining_now` are the nodes
+// already planned for draining since the snapshot `nodes` was taken (earlier in the same
+// cycle): they count as out of service, or several drains in one cycle would each see only
+// the snapshot and together exceed the fraction.
 std::string drain_blocked(const std::string& node, const std::vector<SlurmNode>& nodes,
-                          double max_fraction);
+                          double max_fraction, const std::set<std::string>& draining_now = {});
 
 // A drained node llmwatch may put back into service: its reason is llmwatch's own, or
 // (when allowed) Slurm's "Kill task failed".

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 namespace llmwatch {
 namespace fs = std::filesystem;
@@ -14,10 +15,11 @@ namespace {
 
 constexpr std::size_t kMaxFilesPerScan = 200000;  // a checkpoint tree can be huge: bound the walk
 
-double mtime_of(const fs::path& p) {
+// nullopt when it cannot be read: a failed read must never pass for "very old".
+std::optional<double> mtime_of(const fs::path& p) {
   std::error_code ec;
   auto t = fs::last_write_time(p, ec);
-  if (ec) return 0;
+  if (ec) return std::nullopt;
   auto sys = std::chrono::file_clock::to_sys(t);
   return std::chrono::duration<double>(sys.time_since_epoch()).count();
 }
@@ -45,7 +47,9 @@ CheckpointScan scan_checkpoints(const std::string& dir, const std::string& glob,
     if (fnmatch(glob.c_str(), name.c_str(), 0) != 0) continue;
     Checkpoint c;
     c.path = it->path().string();
-    c.mtime = mtime_of(it->path());
+    auto top = mtime_of(it->path());
+    c.mtime = top.value_or(0);
+    c.mtime_known = top.has_value();
     if (it->is_directory(ec)) {
       for (fs::recursive_directory_iterator
                f(it->path(), fs::directory_options::skip_permission_denied, ec),
@@ -55,13 +59,15 @@ CheckpointScan scan_checkpoints(const std::string& dir, const std::string& glob,
         ++visited;
         if (f->is_regular_file(ec)) {
           c.bytes += f->file_size(ec);
-          c.mtime = std::max(c.mtime, mtime_of(f->path()));
+          auto m = mtime_of(f->path());
+          c.mtime = std::max(c.mtime, m.value_or(0));
+          c.mtime_known &= m.has_value();
         }
       }
     } else if (it->is_regular_file(ec)) {
       c.bytes = it->file_size(ec);
     }
-    c.complete = !being_written(name) && now - c.mtime > settle;
+    c.complete = c.mtime_known && !being_written(name) && now - c.mtime > settle;
     scan.checkpoints.push_back(c);
   }
   std::sort(scan.checkpoints.begin(), scan.checkpoints.end(),
@@ -72,6 +78,9 @@ CheckpointScan scan_checkpoints(const std::string& dir, const std::string& glob,
 std::vector<Checkpoint> cleanup_candidates(const CheckpointScan& scan, int keep_last) {
   if (keep_last <= 0) return {};
   int keep = std::max(2, keep_last);
+  // One unreadable modification time and "oldest" is a guess: the newest could be deleted.
+  for (const auto& c : scan.checkpoints)
+    if (!c.mtime_known) return {};
   std::vector<Checkpoint> complete;
   for (const auto& c : scan.checkpoints)
     if (c.complete) complete.push_back(c);

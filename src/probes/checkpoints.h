@@ -13,6 +13,7 @@ struct Checkpoint {
   std::string path;
   std::uint64_t bytes = 0;
   double mtime = 0;
+  bool mtime_known = true;  // false: a stat failed; nothing is deleted while any is unknown
   bool complete = false;
 };
 

@@ -6,6 +6,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
+
+#include "util/text.h"
 
 namespace llmwatch {
 
@@ -53,24 +56,28 @@ LogChunk read_appended(const std::string& path, LogCursor& cursor, const LogTail
 
   size_t start = 0;
   if (chunk.skipped) {  // we landed mid-line: drop the fragment
-    size_t nl = data.find('\n');
+    size_t nl = data.find_first_of("\r\n");
     start = nl == std::string::npos ? data.size() : nl + 1;
   }
   size_t consumed = start;
+  // A line ends at '\n', '\r\n' or a lone '\r': tqdm and Lightning progress bars redraw
+  // with '\r' only, and each redraw carries the current step.
+  auto add_line = [&](size_t from, size_t len) {
+    chunk.lines.push_back(valid_utf8(std::string_view(data).substr(from, len)));
+  };
   while (start < data.size()) {
-    size_t nl = data.find('\n', start);
-    if (nl == std::string::npos) {
-      // A partial line waits for its newline, unless it is already absurdly long.
+    size_t end = data.find_first_of("\r\n", start);
+    if (end == std::string::npos) {
+      // A partial line waits for its end, unless it is already absurdly long.
       if (data.size() - start >= limits.max_line) {
-        chunk.lines.emplace_back(data, start, limits.max_line);
+        add_line(start, limits.max_line);
         consumed = data.size();
       }
       break;
     }
-    size_t len = std::min(nl - start, limits.max_line);
-    if (len > 0 && data[start + len - 1] == '\r') --len;
-    chunk.lines.emplace_back(data, start, len);
-    start = nl + 1;
+    add_line(start, std::min(end - start, limits.max_line));
+    start = end + 1;
+    if (data[end] == '\r' && start < data.size() && data[start] == '\n') ++start;
     consumed = start;
   }
   cursor.offset += consumed;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/strings.h"
+#include "util/text.h"
 
 namespace llmwatch {
 
@@ -39,6 +40,7 @@ nlohmann::json cursors_json(const std::map<std::string, LogCursor>& cursors) {
 
 std::string JobProgress::to_json() const {
   nlohmann::json j = {{"task", task},
+                      {"task_start", task_start},
                       {"log_path", log_path},
                       {"cursors", cursors_json(cursors)},
                       {"task_seen", task_seen},
@@ -70,7 +72,7 @@ std::string JobProgress::to_json() const {
   if (max_steps) j["max_steps"] = *max_steps;
   if (step_time) j["step_time"] = *step_time;
   if (loss && std::isfinite(*loss)) j["loss"] = *loss;
-  return j.dump();
+  return json_dump(j);
 }
 
 JobProgress JobProgress::from_json(const std::string& text) {
@@ -78,6 +80,7 @@ JobProgress JobProgress::from_json(const std::string& text) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object()) return p;
   p.task = j.value("task", "");
+  p.task_start = j.value("task_start", std::int64_t{0});
   p.log_path = j.value("log_path", "");
   if (j.contains("cursors") && j["cursors"].is_object())
     for (const auto& [path, c] : j["cursors"].items())
@@ -120,10 +123,21 @@ JobProgress JobProgress::from_json(const std::string& text) {
   return p;
 }
 
+bool is_new_task(const JobProgress& p, const std::string& task, std::int64_t task_start) {
+  if (p.task != task) return true;
+  return task_start > 0 && p.task_start > 0 && task_start != p.task_start;
+}
+
+void shift_times(JobProgress& p, double seconds) {
+  for (double* t : {&p.task_seen, &p.last_progress, &p.checkpoint_since, &p.checkpoint_done})
+    if (*t > 0) *t += seconds;
+}
+
 void start_task(JobProgress& p, const std::string& task, const std::string& log_path,
-                double started) {
+                double started, std::int64_t task_start) {
   JobProgress fresh;
   fresh.task = task;
+  fresh.task_start = task_start;
   fresh.log_path = log_path;
   fresh.task_seen = started;
   fresh.best_step = p.best_step;
@@ -171,7 +185,18 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
     if (!line.step) continue;
     if (line.step_time) p.step_time = line.step_time;
     if (line.loss) p.loss = line.loss;
-    if (p.step && *line.step <= *p.step) continue;  // a repeated or older step is not progress
+    if (p.step && *line.step == *p.step) continue;  // a repeated step is not progress
+    if (p.step && *line.step < *p.step) {
+      // A newly printed lower step is a run that resumed from an earlier checkpoint (an
+      // in-job restart, or a requeue seen as the same task): it is progress, but no interval
+      // sample for the step-time baseline.
+      p.step = line.step;
+      p.last_progress = now;
+      p.checkpoint_since = 0;
+      p.quick_deaths = 0;
+      advances.emplace_back(*line.step, now);
+      continue;
+    }
     // Training health. A step right after a save includes the save: keep it out of the
     // step-time baseline.
     if (line.step_time && !p.after_checkpoint) push_bounded(p.step_times, *line.step_time);

@@ -17,8 +17,11 @@
 namespace llmwatch {
 
 struct JobProgress {
-  std::string task;      // the Slurm job id (e.g. "3_1") this progress belongs to
-  std::string log_path;  // the log(s) followed, for status and evidence
+  std::string task;  // the Slurm job id (e.g. "3_1") this progress belongs to
+  // The task's start time: a requeued job keeps its id (scontrol requeue, preemption), so
+  // the id alone cannot tell a new run from the old one.
+  std::int64_t task_start = 0;
+  std::string log_path;                      // the log(s) followed, for status and evidence
   std::map<std::string, LogCursor> cursors;  // one per file (per-rank logs: several)
   double task_seen = 0;              // when this task was first seen running (or its start_time)
   std::optional<std::int64_t> step;  // the highest step seen in this task
@@ -64,7 +67,13 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
 // Starts tracking a new task (a new array task or a resubmitted job): keeps best_step, and
 // the cursors only if the log files are the same (an array appending to one shared log).
 void start_task(JobProgress& p, const std::string& task, const std::string& log_path,
-                double started);
+                double started, std::int64_t task_start = 0);
+// Whether a running Slurm task is another run than the one this progress follows: another
+// id, or the same id started again (a requeue).
+bool is_new_task(const JobProgress& p, const std::string& task, std::int64_t task_start);
+// Shifts every remembered time by `seconds`: the wall clock jumped, or llmwatch was not
+// watching, and that time must not count as the job's idle time.
+void shift_times(JobProgress& p, double seconds);
 
 struct StaleVerdict {
   bool hung = false;

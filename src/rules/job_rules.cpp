@@ -38,7 +38,7 @@ std::vector<SlurmJob> select_jobs(const QueueIndex& queue, const JobSettings& jo
     if (!job.user.empty() && q->user != job.user) continue;
     if (!job.account.empty() && q->account != job.account) continue;
     if (!job.partition.empty() && q->partition != job.partition) continue;
-    if (!q->running() && !q->pending()) continue;  // COMPLETED, CANCELLED, FAILED linger a while
+    if (!q->present()) continue;  // COMPLETED, CANCELLED, FAILED linger a while
     out.push_back(*q);
   }
   return out;
@@ -123,7 +123,13 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
   auto health = evaluate_training(job, label, p);
   out.insert(out.end(), health.begin(), health.end());
   StaleVerdict v = evaluate_stale(p, job, now);
-  if (v.hung) {
+  if (v.hung && !obs.clock_untrusted.empty()) {
+    // A hang measured across a clock jump or a gap may be the clock's: unknown, not acted on.
+    auto f = make("hang-unknown", Severity::Unknown,
+                  obs.running->display_id() + ": the hang rule cannot be applied this cycle");
+    f.evidence.push_back(obs.clock_untrusted);
+    out.push_back(f);
+  } else if (v.hung) {
     std::string what = v.phase == "startup" ? "no first step " + fmt(v.idle) + " after start"
                                             : "no step progress for " + fmt(v.idle);
     if (p.step) what += " (last step " + std::to_string(*p.step) + ")";

@@ -41,6 +41,8 @@ struct JobObservation {
   const JobProgress* progress = nullptr;
   std::string log_error;                                   // the log could not be read this cycle
   std::optional<double> kill_switch_age, save_switch_age;  // seconds; nullopt: no such file
+  // Why idle time cannot be measured this cycle (a clock jump, a gap); "" when it can.
+  std::string clock_untrusted;
 };
 
 std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& obs, double now);

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/text.h"
+
 namespace llmwatch {
 
 const char* verdict_name(Verdict v) {
@@ -90,7 +92,7 @@ std::string NodeReport::to_json() const {
                           {"hint", i.hint},
                           {"summary", i.summary},
                           {"evidence", i.evidence}});
-  return j.dump();
+  return json_dump(j);
 }
 
 std::optional<NodeReport> NodeReport::from_json(const std::string& text, std::string* error) {

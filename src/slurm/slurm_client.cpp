@@ -14,8 +14,11 @@ SlurmClient::SlurmClient(SlurmSettings settings) : settings_(std::move(settings)
 }
 
 ProcessResult SlurmClient::run(const std::string& tool, std::vector<std::string> args,
-                               const std::map<std::string, std::string>& env) {
+                               const std::map<std::string, std::string>& env,
+                               std::size_t max_output, bool inherit_environment) {
   ProcessSpec spec;
+  spec.max_output = max_output;
+  spec.inherit_environment = inherit_environment;
   spec.argv.push_back(settings_.bin_dir.empty() ? tool : settings_.bin_dir + "/" + tool);
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(settings_.timeout);
@@ -43,27 +46,36 @@ Parse SlurmClient::read(const std::string& tool,
                         std::vector<std::string> text_args,
                         const std::function<Parse(std::string_view)>& parse_text) {
   if (!text_mode_) {
-    auto r = run(tool, {"--json"});
+    // Captured one byte past the switch point, so that "too big for JSON" is seen as such.
+    auto r = run(tool, {"--json"}, {}, kJsonTooBig + 1);
     if (json_unsupported(r) && settings_.format == "auto") {
+      text_mode_ = true;
+    } else if (r.out_truncated && r.ok() && settings_.format == "auto") {
+      // A JSON document this big costs seconds of CPU every cycle (100,000 jobs are ~300 MB
+      // in 22.05's shape); the text format carries what llmwatch needs in 3% of the bytes.
+      spdlog::warn("{} --json printed more than {} MiB: using the text format from now on", tool,
+                   kJsonTooBig >> 20);
       text_mode_ = true;
     } else {
       Parse out;
       if (!r.ok()) return out.error = r.describe(tool + " --json"), out;
+      // Half a queue is not a queue: a job missing from it would look gone.
+      if (r.out_truncated)
+        return out.error = tool + " --json: output over " + std::to_string(kJsonTooBig >> 20) +
+                           " MiB was cut; not trusted",
+               out;
       out = parse_json(r.out);
       if (!out.ok()) out.error = tool + " --json: " + out.error;
-      // A JSON document this big costs seconds of CPU every cycle (100,000 jobs are ~300 MB in
-      // 22.05's shape); the text format carries what llmwatch needs in 3% of the bytes.
-      if (out.ok() && r.out.size() > kJsonTooBig && settings_.format == "auto") {
-        spdlog::warn("{} --json printed {} MiB: using the text format from now on", tool,
-                     r.out.size() >> 20);
-        text_mode_ = true;
-      }
       return out;
     }
   }
-  auto r = run(tool, std::move(text_args));
+  auto r = run(tool, std::move(text_args), {}, kTextCap);
   Parse out;
   if (!r.ok()) return out.error = r.describe(tool), out;
+  if (r.out_truncated)
+    return out.error = tool + ": output over " + std::to_string(kTextCap >> 20) +
+                       " MiB was cut; not trusted",
+           out;
   out = parse_text(r.out);
   if (!out.ok()) out.error = tool + ": " + out.error;
   return out;
@@ -124,10 +136,10 @@ std::string SlurmClient::cancel(const std::string& job_id, const std::string& si
 }
 
 SubmitResult SlurmClient::submit(const std::vector<std::string>& sbatch_args,
-                                 const std::map<std::string, std::string>& env) {
+                                 const std::map<std::string, std::string>& env, bool own_job) {
   std::vector<std::string> args = {"--parsable"};
   args.insert(args.end(), sbatch_args.begin(), sbatch_args.end());
-  auto r = run("sbatch", args, env);
+  auto r = run("sbatch", args, env, 16u << 20, own_job);
   SubmitResult out;
   if (!r.ok()) return out.error = r.describe("sbatch"), out;
   // --parsable prints "ID" or "ID;cluster".

@@ -34,8 +34,11 @@ class SlurmClient {
   virtual SinfoParse nodes();
   // `scancel [--signal=SIG] ID`; returns "" on success, else the error.
   virtual std::string cancel(const std::string& job_id, const std::string& signal = "");
+  // own_job: llmwatch's own successor, the one submission that inherits llmwatch's
+  // environment (its config's ${VARS}); every other sbatch gets a scrubbed one.
   virtual SubmitResult submit(const std::vector<std::string>& sbatch_args,
-                              const std::map<std::string, std::string>& env = {});
+                              const std::map<std::string, std::string>& env = {},
+                              bool own_job = false);
   // `scontrol hold|release|requeue ID`.
   virtual std::string control(const std::string& verb, const std::string& job_id);
 
@@ -49,6 +52,10 @@ class SlurmClient {
   // `srun ARGS` (a step in an existing allocation); the raw result, for node-check collection.
   virtual ProcessResult run_step(const std::vector<std::string>& args, Seconds timeout);
   bool text_mode() const { return text_mode_; }
+  // The format chosen in an earlier cycle (kept in the store): an "auto" client starts there.
+  void use_text_mode() {
+    if (settings_.format == "auto") text_mode_ = true;
+  }
 
   int calls() const { return calls_; }  // for the command-budget benchmark
 
@@ -57,13 +64,17 @@ class SlurmClient {
   Parse read(const std::string& tool, const std::function<Parse(std::string_view)>& parse_json,
              std::vector<std::string> text_args,
              const std::function<Parse(std::string_view)>& parse_text);
+  // Above this, JSON costs too much CPU per cycle and the text format is used instead.
   static constexpr std::size_t kJsonTooBig = 64u << 20;
+  // The text format of 100,000 jobs is ~15 MiB: this leaves room for 1.5 million.
+  static constexpr std::size_t kTextCap = 256u << 20;
   ProcessResult run(const std::string& tool, std::vector<std::string> args,
-                    const std::map<std::string, std::string>& env = {});
+                    const std::map<std::string, std::string>& env = {},
+                    std::size_t max_output = 16u << 20, bool inherit_environment = false);
 
  private:
   SlurmSettings settings_;
-  int calls_ = 0;
+  std::atomic<int> calls_{0};  // probes call from several threads
   std::optional<JobFilter> filter_;
   // queue() and nodes() run concurrently in a cycle, so this flag is atomic.
   std::atomic<bool> text_mode_{

@@ -1,8 +1,10 @@
 #include "slurm/slurm_job.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "slurm/slurm_json.h"
+#include "util/text.h"
 
 namespace llmwatch {
 
@@ -76,7 +78,7 @@ std::string slurm_job_to_json(const SlurmJob& j) {
                         {"node_count", j.node_count},
                         {"time_limit", j.time_limit_minutes}};
   if (j.array_task_id) out["array_task_id"] = *j.array_task_id;
-  return nlohmann::json{{"jobs", {out}}}.dump();
+  return json_dump(nlohmann::json{{"jobs", {out}}});
 }
 
 std::optional<SlurmJob> slurm_job_from_json(const std::string& text) {
@@ -93,9 +95,12 @@ std::string expand_slurm_pattern(const std::string& pattern, const SlurmJob& job
       continue;
     }
     size_t j = i + 1;
+    // Slurm pads to at most 10 digits; a user's "%3000000000j" must neither overflow nor
+    // allocate gigabytes of zeros.
+    constexpr int kMaxWidth = 10;
     int width = 0;
     while (j < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[j])))
-      width = width * 10 + (pattern[j++] - '0');
+      width = std::min(kMaxWidth, width * 10 + (pattern[j++] - '0'));
     if (j == pattern.size()) {
       out += pattern.substr(i);
       break;

@@ -35,6 +35,14 @@ struct SlurmJob {
     return state == "RUNNING" || state == "COMPLETING" || state == "CONFIGURING";
   }
   bool pending() const { return state == "PENDING" || state == "REQUEUED"; }
+  // Still the run's, though neither running nor pending: suspended, stopped, held after a
+  // requeue, being resized or signalled. Such a job is not "absent" and is never restarted.
+  bool paused() const {
+    return state == "SUSPENDED" || state == "STOPPED" || state == "REQUEUE_HOLD" ||
+           state == "REQUEUE_FED" || state == "RESIZING" || state == "SIGNALING" ||
+           state == "STAGE_OUT" || state == "SPECIAL_EXIT";
+  }
+  bool present() const { return running() || pending() || paused(); }
 };
 
 struct SqueueParse {

@@ -217,6 +217,29 @@ void Store::add_progress(const std::string& job, double ts, std::int64_t step,
   st.run();
 }
 
+void Store::add_storage_sample(const std::string& path, double ts, const StorageSample& sample) {
+  db_.prepare(
+         "INSERT INTO storage_series(path, ts, used_bytes, usable_bytes, used_inodes, "
+         "total_inodes) VALUES(?,?,?,?,?,?)")
+      .bind(1, path)
+      .bind(2, ts)
+      .bind(3, sample.used_bytes)
+      .bind(4, sample.usable_bytes)
+      .bind(5, sample.used_inodes)
+      .bind(6, sample.total_inodes)
+      .run();
+}
+
+std::vector<std::pair<double, double>> Store::storage_used_series(const std::string& path,
+                                                                  double since) {
+  std::vector<std::pair<double, double>> out;
+  auto st =
+      db_.prepare("SELECT ts, used_bytes FROM storage_series WHERE path=? AND ts>=? ORDER BY ts");
+  st.bind(1, path).bind(2, since);
+  while (st.step()) out.emplace_back(st.real(0), st.real(1));
+  return out;
+}
+
 void Store::record_cycle(double started, double finished, const std::string& host, int pid,
                          int findings, int actions, int unknown_probes) {
   db_.prepare(

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rules/finding.h"
@@ -70,6 +71,14 @@ class Store {
 
   void add_progress(const std::string& job, double ts, std::int64_t step,
                     std::optional<double> step_time, std::optional<double> loss);
+
+  // The storage series: one sample per [[storage]] path per cycle, for the growth forecast.
+  struct StorageSample {
+    double used_bytes = 0, usable_bytes = 0, used_inodes = 0, total_inodes = 0;
+  };
+  void add_storage_sample(const std::string& path, double ts, const StorageSample& sample);
+  // (ts, used_bytes) since `since`, oldest first.
+  std::vector<std::pair<double, double>> storage_used_series(const std::string& path, double since);
 
   void record_cycle(double started, double finished, const std::string& host, int pid, int findings,
                     int actions, int unknown_probes);

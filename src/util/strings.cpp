@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "util/text.h"
+
 namespace llmwatch {
 
 std::optional<std::int64_t> to_int64(std::string_view s, int base) {
@@ -34,6 +36,10 @@ std::vector<std::string> split(std::string_view s, char sep) {
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
 size_t edit_distance(std::string_view a, std::string_view b) {
@@ -83,17 +89,22 @@ std::string expand_env(std::string_view text, std::vector<std::string>* missing)
 }
 
 std::string sanitize_line(std::string_view s, size_t max_len) {
+  // Valid UTF-8 first, then cut on a character boundary: cutting bytes could split a
+  // multi-byte character (a tqdm bar's █) and make every later JSON dump of it fail.
+  std::string valid = valid_utf8(s);
   std::string out;
-  out.reserve(std::min(s.size(), max_len));
-  for (char c : s) {
-    if (out.size() >= max_len) {
-      out += "…";
-      break;
+  out.reserve(std::min(valid.size(), max_len));
+  for (size_t i = 0; i < valid.size(); ++i) {
+    auto u = static_cast<unsigned char>(valid[i]);
+    if (u == 0xC2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) < 0xA0) {
+      out += '?';  // a C1 control (U+0080..U+009F): CSI and friends
+      ++i;
+      continue;
     }
-    unsigned char u = static_cast<unsigned char>(c);
-    out += (u < 0x20 && c != '\t') || u == 0x7f ? '?' : c;
+    out += (u < 0x20 && u != '\t') || u == 0x7f ? '?' : valid[i];
   }
-  return out;
+  if (out.size() <= max_len) return out;
+  return truncate_utf8(out, max_len) + "…";
 }
 
 }  // namespace llmwatch

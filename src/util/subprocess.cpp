@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "util/strings.h"
+#include "util/text.h"
 
 namespace bp = boost::process;
 namespace asio = boost::asio;
@@ -44,6 +45,24 @@ struct PipeReader {
                          });
   }
 };
+
+// Every child gets a scrubbed environment: only what programs need to run and to find
+// Slurm, never llmwatch's own secrets (a Slack URL, an SMTP password, a token).
+bp::environment child_environment() {
+  static const char* const kKept[] = {"PATH",   "HOME", "LANG",    "LANGUAGE", "TZ",
+                                      "TMPDIR", "USER", "LOGNAME", "SHELL",    "TERM"};
+  // FAKE_*: read by the test suite's stand-in nvidia-smi and dcgmi; no secret has that name.
+  static const char* const kKeptPrefixes[] = {"LC_", "SLURM_CONF", "FAKE_"};
+  bp::environment out;
+  for (const auto& entry : boost::this_process::environment()) {
+    std::string name = entry.get_name();
+    bool keep = false;
+    for (const char* k : kKept) keep |= name == k;
+    for (const char* p : kKeptPrefixes) keep |= name.rfind(p, 0) == 0;
+    if (keep) out[name] = entry.to_string();
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -94,7 +113,8 @@ ProcessResult run_process(const ProcessSpec& spec) {
     args = std::move(wrapped);
     exe = "/usr/bin/env";
   }
-  bp::environment env = boost::this_process::environment();
+  bp::environment env =
+      spec.inherit_environment ? boost::this_process::environment() : child_environment();
 
   asio::io_context io;
   bp::async_pipe out_pipe(io), err_pipe(io), in_pipe(io);
@@ -114,6 +134,11 @@ ProcessResult run_process(const ProcessSpec& spec) {
     result.timed_out = true;
     std::error_code kill_ec;
     group.terminate(kill_ec);  // SIGKILL to the whole group: grandchildren holding pipes too
+    // A grandchild that left the group (setsid, a daemonizing alert hook) may still hold
+    // the pipes open: stop reading at the deadline all the same.
+    boost::system::error_code close_ec;
+    out_pipe.close(close_ec);
+    err_pipe.close(close_ec);
   };
   asio::steady_timer timer(io, deadline);
   int open_streams = 2;
@@ -141,6 +166,9 @@ ProcessResult run_process(const ProcessSpec& spec) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   child.wait(ec);
+  // The text boundary: whatever the program printed, what llmwatch keeps is valid UTF-8.
+  result.out = valid_utf8(result.out);
+  result.err = valid_utf8(result.err);
   int status = child.native_exit_code();
   if (WIFSIGNALED(status))
     result.signal = WTERMSIG(status);

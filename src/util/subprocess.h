@@ -12,7 +12,10 @@ namespace llmwatch {
 
 struct ProcessSpec {
   std::vector<std::string> argv;           // argv[0] is looked up on PATH unless it has a '/'
-  std::map<std::string, std::string> env;  // added to (or replacing) the inherited environment
+  std::map<std::string, std::string> env;  // added to (or replacing) the environment
+  // Children get a scrubbed environment (no secrets). Only llmwatch's own successor job, which
+  // must expand the same ${VARS} in its config, inherits everything.
+  bool inherit_environment = false;
   std::chrono::milliseconds timeout{30'000};
   std::size_t max_output = 16 * 1024 * 1024;  // per stream; the rest is read and dropped
   std::string stdin_data;                     // written to the child's stdin, then closed

@@ -36,7 +36,7 @@ struct AlertSetup {
   LocalCluster& c;
   std::string config;
   AlertSetup(LocalCluster& cluster, const std::string& alerts,
-             const std::string& jobs = "[[job]]\nname = \"ghost\"\n",
+             const std::string& jobs = "[[job]]\n" + job_owner() + "name = \"ghost\"\n",
              const std::string& general = "")
       : c(cluster), config(cluster.dir / "llmwatch.toml") {
     write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
@@ -150,7 +150,7 @@ TEST(Alerting, OneCycleOneMessagePerChannelAndSilencesMute) {
   Recorder hook;
   std::string jobs;
   for (const char* n : {"ghost-1", "ghost-2", "ghost-3", "quiet"})
-    jobs += "[[job]]\nname = \"" + std::string(n) + "\"\n";
+    jobs += "[[job]]\n" + job_owner() + "name = \"" + std::string(n) + "\"\n";
   AlertSetup s(c, "[[alert.webhook]]\nurl = \"" + hook.url("/alert") + "\"\n", jobs);
   auto silence = llmwatch(
       s.config, {"silence", "add", "job:quiet/*", "--for", "1h", "--reason", "maintenance"});
@@ -176,7 +176,7 @@ TEST(Alerting, StillFiringIsRepeatedAfterRepeatEvery) {
   ASSERT_TRUE(c.error.empty()) << c.error;
   Recorder hook;
   AlertSetup s(c, "[[alert.webhook]]\nurl = \"" + hook.url("/alert") + "\"\n",
-               "[[job]]\nname = \"ghost\"\n", "alert_repeat_every = \"2s\"\n");
+               "[[job]]\n" + job_owner() + "name = \"ghost\"\n", "alert_repeat_every = \"2s\"\n");
   s.cycle();
   s.cycle();
   EXPECT_EQ(hook.requests().size(), 1u);

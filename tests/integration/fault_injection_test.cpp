@@ -27,7 +27,8 @@ struct Faulty {
                        sent + "\"]\n";
     // Each watched job is absent: a critical finding and an alert per job, many writes a cycle.
     for (int i = 0; i < jobs; ++i)
-      text += "[[job]]\nname = \"fi-" + std::to_string(i) + "\"\non_absent = [\"alert\"]\n";
+      text += "[[job]]\n" + job_owner() + "name = \"fi-" + std::to_string(i) +
+              "\"\non_absent = [\"alert\"]\n";
     write_file(config, text);
   }
   // The lease file ("host pid expires") is gone or past its expiry.

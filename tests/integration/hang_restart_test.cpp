@@ -15,13 +15,14 @@ struct TrainingRun {
                        const std::string& extra = "")
       : cluster(c), work(c.dir / "work"), config(c.dir / "llmwatch.toml") {
     std::filesystem::create_directories(work);
-    write_file(config,
-               "[llmwatch]\nstate_dir = \"" + (c.dir / "state") + "\"\ninterval = \"1s\"\n" +
-                   extra +
-                   "[slurm]\ntimeout = \"5s\"\n"
-                   "[[job]]\nname = \"itest-train\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
-                   "startup_grace = \"1m\"\nkill_switch = \"" +
-                   work + "/kill-switch\"\n" + extra_job_keys);
+    write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+                           "\"\ninterval = \"1s\"\n" + extra +
+                           "[slurm]\ntimeout = \"5s\"\n"
+                           "[[job]]\n" +
+                           job_owner() +
+                           "name = \"itest-train\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
+                           "startup_grace = \"1m\"\nkill_switch = \"" +
+                           work + "/kill-switch\"\n" + extra_job_keys);
   }
 
   std::string submit(const std::string& array = "1-4%1", const std::string& env = "") {

@@ -17,9 +17,16 @@
 #include <thread>
 
 #include "test_util.h"
+#include "util/identity.h"
 #include "util/subprocess.h"
 
 namespace llmwatch::testing {
+
+// A [[job]] selected by name needs its owner when llmwatch runs as root (config/job_owner.h);
+// the test jobs belong to whoever runs the tests.
+inline std::string job_owner() {
+  return "user = \"" + current_user_name() + "\"\n";
+}
 
 inline std::string source_dir() {
   return LLMWATCH_SOURCE_DIR;

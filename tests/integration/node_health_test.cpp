@@ -40,8 +40,8 @@ struct GpuCluster {
                            "results_dir = \"" +
                            results + "\"\nnode_state_dir = \"" + (c.dir / "nodestate") +
                            "\"\nmanage_nodes = \"node-[1-4]\"\nmax_drained_fraction = \"50%\"\n" +
-                           extra_gpu +
-                           "[[job]]\nname = \"itest-gpu\"\nstale_floor = \"1m\"\n"
+                           extra_gpu + "[[job]]\n" + job_owner() +
+                           "name = \"itest-gpu\"\nstale_floor = \"1m\"\n"
                            "startup_grace = \"1m\"\n");
   }
 

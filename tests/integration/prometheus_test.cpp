@@ -25,10 +25,10 @@ TEST(Prometheus, MetricsAreValidScrapedAndUsedByTheShippedRulesAndDashboard) {
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
   std::string config = c.dir / "llmwatch.toml";
-  write_file(config,
-             "[llmwatch]\nstate_dir = \"" + (c.dir / "state") + "\"\ninterval = \"1s\"\n" +
-                 "[[job]]\nname = \"itest-train\"\nseq_length = 8192\ngpus = 1\ngpu = \"H100\"\n" +
-                 "model_flops_per_sample = 4.74e14\n");
+  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") + "\"\ninterval = \"1s\"\n" +
+                         "[[job]]\n" + job_owner() +
+                         "name = \"itest-train\"\nseq_length = 8192\ngpus = 1\ngpu = \"H100\"\n" +
+                         "model_flops_per_sample = 4.74e14\n");
   std::string work = c.dir / "work";
   std::filesystem::create_directories(work);
   ASSERT_TRUE(c.slurm({"sbatch", "--job-name=itest-train", "--chdir=" + work,

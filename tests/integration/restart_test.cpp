@@ -6,10 +6,10 @@ namespace {
 
 std::string write_config(LocalCluster& c, const std::string& job_keys) {
   std::string config = c.dir / "llmwatch.toml";
-  write_file(config,
-             "[llmwatch]\nstate_dir = \"" + (c.dir / "state") + "\"\n[slurm]\ntimeout = \"10s\"\n" +
-                 "[[job]]\nname = \"itest-train\"\nstartup_grace = \"1m\"\nstale_floor = \"1m\"\n" +
-                 job_keys);
+  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+                         "\"\n[slurm]\ntimeout = \"10s\"\n" + "[[job]]\n" + job_owner() +
+                         "name = \"itest-train\"\nstartup_grace = \"1m\"\nstale_floor = \"1m\"\n" +
+                         job_keys);
   return config;
 }
 

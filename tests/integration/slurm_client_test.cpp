@@ -15,7 +15,8 @@ TEST(SlurmClient, TextFormatFollowsAJobWithItsLogFromScontrol) {
   std::filesystem::create_directories(work);
   std::string config = c.dir / "llmwatch.toml";
   write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
-                         "\"\n[slurm]\nformat = \"text\"\n" + "[[job]]\nname = \"itest-train\"\n");
+                         "\"\n[slurm]\nformat = \"text\"\n" + "[[job]]\n" + job_owner() +
+                         "name = \"itest-train\"\n");
   auto sub = c.slurm({"sbatch", "--job-name=itest-train", "--array=1-3%1", "--chdir=" + work,
                       "--output=" + work + "/train-%A_%a.out", "--export=ALL,FAKE_STEP_TIME=0.3",
                       source_dir() + "/examples/fake-trainer.sh"});
@@ -45,7 +46,8 @@ TEST(SlurmClient, OneSqueueAndOneSinfoPerCycleWhateverTheNumberOfJobs) {
   auto calls_for = [&](int jobs) {
     std::string text =
         "[llmwatch]\nstate_dir = \"" + (c.dir / ("state-" + std::to_string(jobs))) + "\"\n";
-    for (int i = 0; i < jobs; ++i) text += "[[job]]\nname = \"run-" + std::to_string(i) + "\"\n";
+    for (int i = 0; i < jobs; ++i)
+      text += "[[job]]\n" + job_owner() + "name = \"run-" + std::to_string(i) + "\"\n";
     auto loaded = load_config_string(text, "budget.toml");
     EXPECT_TRUE(loaded.config);
     Store store(loaded.config->state_dir);

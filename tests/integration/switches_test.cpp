@@ -12,12 +12,11 @@ struct SwitchRun {
   explicit SwitchRun(LocalCluster& cluster)
       : c(cluster), work(cluster.dir / "work"), config(cluster.dir / "llmwatch.toml") {
     std::filesystem::create_directories(work);
-    write_file(config,
-               "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
-                   "\"\n[slurm]\ntimeout = \"10s\"\n" +
-                   "[[job]]\nname = \"itest-train\"\nstale_floor = \"1m\"\nkill_switch = \"" +
-                   work + "/kill-switch\"\nsave_switch = \"" + work +
-                   "/save-switch\"\nkill_grace = \"1s\"\n" + "checkpoint_grace = \"1m\"\n");
+    write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+                           "\"\n[slurm]\ntimeout = \"10s\"\n" + "[[job]]\n" + job_owner() +
+                           "name = \"itest-train\"\nstale_floor = \"1m\"\nkill_switch = \"" + work +
+                           "/kill-switch\"\nsave_switch = \"" + work +
+                           "/save-switch\"\nkill_grace = \"1s\"\n" + "checkpoint_grace = \"1m\"\n");
   }
   void submit(const std::string& array) {
     auto r = c.slurm(

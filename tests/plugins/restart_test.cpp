@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "registry.h"
 #include "store/store.h"
 #include "test_util.h"
+#include "util/identity.h"
 
 namespace llmwatch {
 namespace {
@@ -14,6 +17,7 @@ SlurmJob task(int array, int id, const std::string& state) {
   j.array_task_id = id;
   j.state = state;
   j.name = "tr";
+  j.user = current_user_name();
   return j;
 }
 
@@ -40,6 +44,69 @@ TEST(RestartAction, ArrayWithPendingTasksRestartsByItself) {
   out = find_action("restart")->execute(r, ctx);
   EXPECT_EQ(out.state, "failed");
   EXPECT_EQ(slurm.calls(), 1);
+}
+
+// Records what would be submitted instead of submitting it.
+class RecordingSlurm : public SlurmClient {
+ public:
+  RecordingSlurm() : SlurmClient(SlurmSettings{}) {}
+  SubmitResult submit(const std::vector<std::string>& args,
+                      const std::map<std::string, std::string>& env, bool own_job) override {
+    submitted.push_back(args);
+    envs.push_back(env);
+    inherited.push_back(own_job);
+    return {42, ""};
+  }
+  std::vector<std::vector<std::string>> submitted;
+  std::vector<std::map<std::string, std::string>> envs;
+  std::vector<bool> inherited;
+};
+
+bool has(const std::vector<std::string>& args, const std::string& arg) {
+  return std::find(args.begin(), args.end(), arg) != args.end();
+}
+
+// The defect: a restart resubmitted another user's batch script as llmwatch's user (root under
+// the systemd unit), with llmwatch's environment (its Slack URL and SMTP password) exported.
+TEST(RestartAction, ResubmitsAsTheOwnerWithNoneOfLlmwatchsEnvironment) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  Config config;
+  RecordingSlurm slurm;
+  ActionContext ctx{config, slurm, store, 0};
+  ActionRequest r;
+  r.job = "tr";
+  r.task = task(3, 1, "RUNNING");
+  r.task->command = "/home/alice/train.sh";
+  r.task->user = running_as_root() ? "alice" : current_user_name();
+  auto out = find_action("restart")->execute(r, ctx);
+  ASSERT_EQ(out.state, "done") << out.detail;
+  ASSERT_EQ(slurm.submitted.size(), 1u);
+  const auto& args = slurm.submitted[0];
+  EXPECT_TRUE(has(args, "--export=NONE"));
+  EXPECT_FALSE(slurm.inherited[0]);  // a scrubbed environment for sbatch itself
+  EXPECT_TRUE(slurm.envs[0].empty());
+  if (running_as_root()) {
+    EXPECT_TRUE(has(args, "--uid=alice"));
+  }
+  for (const auto& a : args) EXPECT_EQ(a.rfind("--export=ALL", 0), std::string::npos) << a;
+}
+
+TEST(RestartAction, NeverSubmitsForAnUnknownOrForeignOwner) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  Config config;
+  RecordingSlurm slurm;
+  ActionContext ctx{config, slurm, store, 0};
+  ActionRequest r;
+  r.job = "tr";
+  r.task = task(3, 1, "RUNNING");
+  r.task->command = "/train.sh";
+  // As root an unknown owner is refused; as a user, someone else's job is.
+  r.task->user = running_as_root() ? "" : "someone-else";
+  auto out = find_action("restart")->execute(r, ctx);
+  EXPECT_EQ(out.state, "failed");
+  EXPECT_TRUE(slurm.submitted.empty());
 }
 
 }  // namespace

@@ -74,6 +74,20 @@ TEST(Checkpoints, CleanupKeepsAtLeastTwoAndNeverTheOneBeingWritten) {
   EXPECT_EQ(deleted_events, 2);
 }
 
+// The defect: a failed mtime read became 0, "oldest of all", so the newest checkpoint could
+// be the one deleted. An unknown age makes the ordering unknown: nothing is deleted.
+TEST(Checkpoints, AnUnreadableModificationTimeDeletesNothing) {
+  CheckpointDir c;
+  ASSERT_EQ(cleanup_candidates(scan_checkpoints(c.dir.path, "step-*", c.now), 2).size(), 2u);
+  // An entry whose modification time cannot be read (a dangling link: stat fails).
+  fs::create_symlink(c.dir / "gone", c.dir / "step-900");
+  auto scan = scan_checkpoints(c.dir.path, "step-*", c.now);
+  bool unknown_seen = false;
+  for (const auto& k : scan.checkpoints) unknown_seen |= !k.mtime_known && !k.complete;
+  EXPECT_TRUE(unknown_seen);
+  EXPECT_TRUE(cleanup_candidates(scan, 2).empty());
+}
+
 TEST(Checkpoints, NextCheckpointThatWillNotFitAndTooFewComplete) {
   CheckpointDir c;
   auto scan = scan_checkpoints(c.dir.path, "step-*", c.now);

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "test_util.h"
+#include "util/text.h"
 
 namespace llmwatch {
 namespace {
@@ -118,6 +119,46 @@ TEST(LogTail, TwoGigabyteSingleLineIsReadInBoundedPieces) {
   testing::write_file(dir / "log", "\nglobal_step: 7\n", true);
   chunk = read_appended(dir / "log", cursor);
   EXPECT_EQ(chunk.lines, (std::vector<std::string>{"", "global_step: 7"}));
+}
+
+// tqdm and Lightning redraw their bar with '\r' only: each redraw is a line, or a run whose
+// step advances looks hung (the defect: such a log yielded no line at all).
+TEST(LogTail, CarriageReturnEndsALineLikeTqdmWritesIt) {
+  TempDir dir;
+  std::string path = dir / "log";
+  std::string bars =
+      testing::read_file(testing::fixture("training-logs/nemo1-progress-bar-cr.log"));
+  ASSERT_EQ(bars.find('\n'), std::string::npos);  // the fixture is the real form: no newline
+  write_file(path, bars);
+  LogCursor cursor;
+  auto chunk = read_appended(path, cursor);
+  std::vector<std::string> complete;
+  for (const auto& l : chunk.lines)
+    if (!l.empty()) complete.push_back(l);
+  ASSERT_EQ(complete.size(), 2u);  // the third redraw is still being drawn
+  EXPECT_NE(complete[0].find("global_step=97"), std::string::npos);
+  EXPECT_NE(complete[1].find("global_step=98"), std::string::npos);
+  write_file(path, "\r", true);
+  chunk = read_appended(path, cursor);
+  ASSERT_EQ(chunk.lines.size(), 1u);
+  EXPECT_NE(chunk.lines[0].find("global_step=99"), std::string::npos);
+}
+
+TEST(LogTail, CrLfIsOneLineEnd) {
+  TempDir dir;
+  write_file(dir / "log", "a\r\nb\r\n");
+  LogCursor cursor;
+  EXPECT_EQ(read_appended(dir / "log", cursor).lines, (std::vector<std::string>{"a", "b"}));
+}
+
+// Every line leaves the probe as valid UTF-8, whatever the bytes in the file.
+TEST(LogTail, LinesAreValidUtf8) {
+  TempDir dir;
+  write_file(dir / "log", "ok \xE2\x96\n\xFF\xFEstep 3\n");
+  LogCursor cursor;
+  auto chunk = read_appended(dir / "log", cursor);
+  ASSERT_EQ(chunk.lines.size(), 2u);
+  for (const auto& l : chunk.lines) EXPECT_TRUE(is_valid_utf8(l)) << l;
 }
 
 }  // namespace

@@ -64,6 +64,20 @@ TEST(JobRules, NothingQueuedIsAbsent) {
   EXPECT_EQ(fs[0].severity, Severity::Critical);
 }
 
+// The defect: a SUSPENDED, STOPPED or REQUEUE_HOLD job was dropped by select_jobs, so the
+// run looked absent and on_absent = restart would have started a second copy.
+TEST(JobRules, SuspendedStoppedOrHeldIsNotAbsent) {
+  for (const char* state : {"SUSPENDED", "STOPPED", "REQUEUE_HOLD", "SIGNALING"}) {
+    std::vector<SlurmJob> queue = {job(5, state)};
+    JobObservation obs;
+    obs.entries = select_jobs(queue, settings(), "llmwatch");
+    ASSERT_EQ(obs.entries.size(), 1u) << state;
+    EXPECT_TRUE(evaluate_job(settings(), obs, 1000).empty()) << state;
+  }
+  std::vector<SlurmJob> done = {job(6, "COMPLETED")};
+  EXPECT_TRUE(select_jobs(done, settings(), "llmwatch").empty());
+}
+
 TEST(JobRules, PendingReasonsNormalVersusStuck) {
   JobObservation obs;
   for (const char* normal :
@@ -247,6 +261,62 @@ TEST(JobProgress, StepIntervalIsPerStepNotPerCycle) {
     apply_lines(p, batch, parser, t);
   }
   EXPECT_DOUBLE_EQ(p.longest_interval, 0.5);
+}
+
+// Requeue keeps the job id (scontrol requeue, preemption, llmwatch's own requeue): the start
+// time tells the runs apart, so the requeued run gets a fresh startup grace and step clock.
+TEST(JobProgress, ARequeueUnderTheSameIdIsANewTask) {
+  JobProgress p;
+  start_task(p, "7", "/log", 100, 100);
+  EXPECT_FALSE(is_new_task(p, "7", 100));
+  EXPECT_TRUE(is_new_task(p, "7", 900));  // same id, started again
+  EXPECT_TRUE(is_new_task(p, "8", 100));
+  EXPECT_FALSE(is_new_task(p, "7", 0));  // text output without a start time: cannot tell
+  auto back = JobProgress::from_json(p.to_json());
+  EXPECT_EQ(back.task_start, 100);
+}
+
+// A run that resumed from an earlier checkpoint prints lower steps: they are progress (the
+// defect: anything at or below the highest step was ignored, and the run was cancelled as hung).
+TEST(JobRules, ALowerStepAfterAResumeIsProgress) {
+  Running r;
+  JobSettings s = settings();
+  s.stale_after = Seconds(300);
+  r.step(500, 100);
+  r.step(400, 350);  // resumed from the checkpoint at step 400
+  EXPECT_EQ(r.progress.last_progress, 350);
+  EXPECT_EQ(*r.progress.step, 400);
+  EXPECT_EQ(r.progress.best_step, 500);
+  EXPECT_TRUE(r.at(600, s).empty());  // 250 s since step 400: not hung
+  r.step(400, 610);                   // the same step again is not progress
+  EXPECT_EQ(r.progress.last_progress, 350);
+  EXPECT_EQ(r.at(700, s), std::vector<std::string>{"hung"});
+}
+
+TEST(JobProgress, ShiftTimesMovesEveryRememberedClockReading) {
+  JobProgress p;
+  start_task(p, "1", "/log", 100);
+  p.last_progress = 200;
+  p.checkpoint_done = 150;
+  shift_times(p, 600);
+  EXPECT_EQ(p.task_seen, 700);
+  EXPECT_EQ(p.last_progress, 800);
+  EXPECT_EQ(p.checkpoint_done, 750);
+  EXPECT_EQ(p.checkpoint_since, 0);  // none in progress: stays none
+}
+
+// Across a clock jump or a gap the hang rule says "unknown", which never acts.
+TEST(JobRules, AnUntrustedClockMakesTheHangRuleUnknown) {
+  Running r;
+  JobSettings s = settings();
+  s.stale_after = Seconds(60);
+  r.step(10, 100);
+  r.obs.clock_untrusted = "the host clock jumped +10m";
+  auto fs = evaluate_job(s, r.obs, 1000);
+  ASSERT_EQ(kinds(fs), std::vector<std::string>{"hang-unknown"});
+  EXPECT_EQ(fs[0].severity, Severity::Unknown);
+  r.obs.clock_untrusted.clear();
+  EXPECT_EQ(r.at(1000, s), std::vector<std::string>{"hung"});
 }
 
 }  // namespace

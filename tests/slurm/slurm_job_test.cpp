@@ -81,6 +81,15 @@ TEST(SlurmPattern, ExpandsEveryPlaceholder) {
   EXPECT_EQ(job_stdout_path(single), "/w/slurm-9.out");
 }
 
+// The defect: "%3000000000j" overflowed the width (undefined behaviour) and asked for gigabytes
+// of padding. Slurm pads to at most 10 digits; so do we.
+TEST(SlurmPattern, AHugeWidthIsCappedLikeSlurmDoes) {
+  SlurmJob j;
+  j.job_id = 42;
+  EXPECT_EQ(expand_slurm_pattern("%3000000000j", j), "0000000042");
+  EXPECT_EQ(expand_slurm_pattern("%99999999999999999999999j.out", j), "0000000042.out");
+}
+
 }  // namespace
 }  // namespace llmwatch
 

@@ -87,5 +87,38 @@ TEST(Subprocess, ReportsTheKillingSignal) {
   EXPECT_FALSE(r.ok());
 }
 
+// The defect: every child inherited llmwatch's environment, so an alert hook, sbatch and the
+// job it submitted saw the Slack URL and the SMTP password.
+TEST(Subprocess, ChildrenGetAScrubbedEnvironment) {
+  setenv("LLMWATCH_TEST_SECRET", "hunter2", 1);
+  auto r = run_process(spec({"env"}));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.out.find("hunter2"), std::string::npos);
+  EXPECT_NE(r.out.find("PATH="), std::string::npos);
+  auto extra = spec({"env"});
+  extra.env["ONLY_THIS"] = "1";
+  EXPECT_NE(run_process(extra).out.find("ONLY_THIS=1"), std::string::npos);
+  auto own = spec({"env"});
+  own.inherit_environment = true;  // llmwatch's own successor job only
+  EXPECT_NE(run_process(own).out.find("hunter2"), std::string::npos);
+  unsetenv("LLMWATCH_TEST_SECRET");
+}
+
+// The defect: a hook that left a detached grandchild holding the pipe blocked the cycle past
+// every timeout. Reading now stops at the deadline.
+TEST(Subprocess, ADetachedGrandchildHoldingThePipeCannotOutliveTheDeadline) {
+  auto s = spec({"sh", "-c", "setsid sleep 5 & echo started"});
+  s.timeout = std::chrono::milliseconds(500);
+  auto r = run_process(s);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_NE(r.out.find("started"), std::string::npos);
+}
+
+TEST(Subprocess, OutputIsValidUtf8) {
+  auto r = run_process(spec({"printf", "ok \\342\\226 cut"}));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.out, "ok \xEF\xBF\xBD\xEF\xBF\xBD cut");
+}
+
 }  // namespace
 }  // namespace llmwatch

@@ -14,6 +14,7 @@
 #include "util/files.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
+#include "util/text.h"
 
 namespace llmwatch {
 namespace {
@@ -27,7 +28,7 @@ void collect(std::string_view text, std::vector<XidEvent>& out) {
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(start, end - start);
     if (line.find("Xid") != std::string_view::npos)
-      if (auto e = parse_xid_line(line)) out.push_back(std::move(*e));
+      if (auto e = parse_xid_line(line); e && e->from_kernel) out.push_back(std::move(*e));
     start = end + 1;
   }
 }
@@ -81,7 +82,7 @@ KernelLogRead read_kernel_log(const GpuSettings& s, const std::string& node,
   if (s.kernel_log == "kmsg") return read_kmsg();
   if (s.kernel_log == "journalctl")
     return read_command({"journalctl", "-k", "-b", "-o", "short", "--no-pager", "-q"}, timeout);
-  if (s.kernel_log == "dmesg") return read_command({"dmesg"}, timeout);
+  if (s.kernel_log == "dmesg") return read_command({"dmesg", "--kernel"}, timeout);
   if (s.kernel_log == "file") {
     std::string path = s.kernel_log_path;
     for (size_t at; (at = path.find("{node}")) != std::string::npos;) path.replace(at, 6, node);
@@ -120,7 +121,7 @@ std::string NodeCheckState::save(const std::string& path) const {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   return write_file_atomic(
-      path, nlohmann::json{{"boot_id", boot_id}, {"acked", acked}, {"seen", seen}}.dump());
+      path, json_dump(nlohmann::json{{"boot_id", boot_id}, {"acked", acked}, {"seen", seen}}));
 }
 
 }  // namespace llmwatch

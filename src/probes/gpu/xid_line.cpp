@@ -51,13 +51,21 @@ std::optional<XidEvent> parse_xid_line(std::string_view view) {
   }
   // The prefix, by form: /dev/kmsg record, bracketed dmesg time, or syslog header.
   std::string prefix(view.substr(0, at));
-  static const std::regex kmsg(R"(^\d+,(\d+),(\d+),[^;]*;$)");
+  static const std::regex kmsg(R"(^(\d+),(\d+),(\d+),[^;]*;$)");
   static const std::regex bracket(R"(^\[([^\]]+)\]\s*$)");
-  static const std::regex syslog(R"(^(\w{3} +\d+ [\d:]+) \S+ kernel: (?:\[[^\]]*\] )?$)");
+  // Classic (Aug 17 06:18:01) or ISO 8601 (rsyslog's high-precision) timestamps.
+  static const std::regex syslog(
+      R"(^(\w{3} +\d+ [\d:]+|\d{4}-\d\d-\d\dT\S+) \S+ (\S+?)(?:\[\d+\])?: (?:\[[^\]]*\] )?$)");
   if (std::regex_match(prefix, p, kmsg)) {
-    e.kmsg_seq = to_int64(p[1].str());
-    e.when = p[2].str() + "us";  // microseconds since boot
-  } else if (std::regex_match(prefix, p, bracket) || std::regex_match(prefix, p, syslog)) {
+    // The first field is facility × 8 + level: the kernel's facility is 0.
+    e.from_kernel = to_int64(p[1].str()).value_or(8) < 8;
+    e.kmsg_seq = to_int64(p[2].str());
+    e.when = p[3].str() + "us";  // microseconds since boot
+  } else if (std::regex_match(prefix, p, bracket)) {
+    e.from_kernel = true;  // dmesg --kernel
+    e.when = std::string(trim(p[1].str()));
+  } else if (std::regex_match(prefix, p, syslog)) {
+    e.from_kernel = p[2].str() == "kernel";
     e.when = std::string(trim(p[1].str()));
   } else {
     e.when = std::string(trim(prefix));

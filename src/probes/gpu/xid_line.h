@@ -20,6 +20,10 @@ struct XidEvent {
   std::string pid, process;              // "" when <unknown>
   std::string text;                      // the message after "NN, "
   std::string line;                      // the whole line, sanitized (evidence)
+  // Only the kernel may report an Xid: a /dev/kmsg record of the kernel facility, a dmesg
+  // line, or a syslog line tagged "kernel:". Anyone can `logger "NVRM: Xid ..."` into syslog
+  // or write a user-facility record into /dev/kmsg; such lines never drain a node.
+  bool from_kernel = false;
   // Xid 154: the recovery action it changed to ("GPU Reset Required"), and its code.
   std::optional<int> new_recovery_code;
   std::string new_recovery_action;

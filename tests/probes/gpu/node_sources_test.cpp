@@ -47,6 +47,28 @@ TEST(NodeSources, HealthyCaptures) {
   EXPECT_EQ(r.sources, (std::vector<std::string>{"kernel-log", "nvidia-smi", "nvlink"}));
 }
 
+// The defect: `logger "NVRM: Xid ... 79 ..."` (any user, any process) made node-check report
+// CRITICAL, and --drain-self drained the node. Only the kernel reports Xids.
+TEST(NodeSources, AnXidLineThatIsNotFromTheKernelIsIgnored) {
+  StandIns t;
+  llmwatch::testing::write_file(
+      t.dir / "node-1.log",
+      "Aug 17 06:18:01 node-1 mallory: NVRM: Xid (PCI:0000:00:09): 79, pid=1, GPU has fallen "
+      "off the bus.\n"
+      "2024-08-17T06:18:02.000+00:00 node-1 logger[77]: NVRM: Xid (PCI:0000:00:09): 79, x\n"
+      "14,99,5,-;NVRM: Xid (PCI:0000:00:09): 79, pid=1, name=x, written to /dev/kmsg by a user\n"
+      "NVRM: Xid (PCI:0000:00:09): 79, pid=1, name=python, no prefix at all\n",
+      true);
+  EXPECT_EQ(t.check().verdict, Verdict::Ok);
+  // The same Xid logged by the kernel (syslog's kernel tag, ISO timestamp) counts.
+  llmwatch::testing::write_file(
+      t.dir / "node-1.log",
+      "2024-08-17T06:18:03.000+00:00 node-1 kernel: NVRM: Xid (PCI:0000:00:09): 79, pid=1, "
+      "name=python, GPU has fallen off the bus.\n",
+      true);
+  EXPECT_EQ(t.check().verdict, Verdict::Critical);
+}
+
 TEST(NodeSources, XidInTheKernelLogFile) {
   StandIns t;
   llmwatch::testing::write_file(

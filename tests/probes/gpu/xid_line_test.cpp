@@ -70,6 +70,21 @@ TEST(XidLine, KmsgRecordNvlink5AndRecoveryActionChange) {
   EXPECT_EQ(changed->new_recovery_action, "GPU Reset Required");
 }
 
+TEST(XidLine, OnlyTheKernelIsTrusted) {
+  auto by = [](const std::string& line) {
+    auto e = parse_xid_line(line);
+    return e && e->from_kernel;
+  };
+  const std::string body = "NVRM: Xid (PCI:0000:9b:00): 79, pid=1, name=x, GPU has fallen off";
+  EXPECT_TRUE(by("Aug 17 06:18:01 gpu-12 kernel: " + body));
+  EXPECT_TRUE(by("3,1234,5678901,-;" + body));  // kern.err
+  EXPECT_TRUE(by("[171167.620236] " + body));
+  EXPECT_FALSE(by("Aug 17 06:18:01 gpu-12 root: " + body));  // logger
+  EXPECT_FALSE(by("Aug 17 06:18:01 gpu-12 kernel-helper[12]: " + body));
+  EXPECT_FALSE(by("14,1234,5678901,-;" + body));  // user.info written to /dev/kmsg
+  EXPECT_FALSE(by(body));
+}
+
 TEST(XidLine, NotAnXidLine) {
   EXPECT_FALSE(parse_xid_line("[Sun Feb 23 16:24:18 2025] NVRM: GPU at PCI:0000:9b:00: GPU-5096"));
   EXPECT_FALSE(parse_xid_line("NVRM: Xid (PCI:0000:9b:00): notanumber, pid=1"));

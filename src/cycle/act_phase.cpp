@@ -1,0 +1,107 @@
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "cycle/executor.h"
+#include "cycle/failure_domain.h"
+#include "cycle/housekeeping.h"
+#include "cycle/phases.h"
+#include "policy/policy.h"
+#include "slurm/hostlist.h"
+#include "store/store.h"
+#include "util/units.h"
+
+namespace llmwatch {
+namespace {
+
+const JobWork* work_for(const CycleState& s, const std::string& subject) {
+  for (const auto& w : s.work)
+    if (w.label == subject) return &w;
+  return nullptr;
+}
+
+// Lemon-node bookkeeping: each node a crashed task ran on gets an incident.
+void record_crash_incidents(CycleState& s, const Finding& f) {
+  const JobWork* w = work_for(s, f.subject);
+  if (!w) return;
+  const auto& t = w->obs.running ? w->obs.running : w->last;
+  if (!t) return;
+  for (const auto& node : expand_hostlist(t->nodes).value_or(std::vector<std::string>{}))
+    s.store.add_event(s.now, "incident", node, "warning",
+                      "task " + t->display_id() + " of " + w->label + " crashed");
+}
+
+void record_findings(CycleState& s, std::map<std::string, double>& first_seen) {
+  s.store.db().transaction([&] {
+    for (const auto& f : s.findings) {
+      if (s.store.observe(f, s.now) != FindingChange::New) continue;
+      ++s.result.new_findings;
+      s.store.add_event(s.now, "finding", f.subject, severity_name(f.severity),
+                        f.key + ": " + f.summary);
+      if (f.kind == "crashed") record_crash_incidents(s, f);
+    }
+    for (const auto& row : s.store.firing()) first_seen[row.key] = row.first_seen;
+  });
+}
+
+// What to do about one finding, and with what request.
+std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionRequest& base) {
+  if (f.severity == Severity::Unknown) return {};  // unknown never acts by itself
+  if (auto node_plan = s.node_step.plans.find(f.key); node_plan != s.node_step.plans.end()) {
+    base.job = f.subject;  // the node
+    return node_plan->second;
+  }
+  const JobWork* w = work_for(s, f.subject);
+  if (!w) {
+    base.job = f.subject;
+    return actions_for(f, JobSettings{});
+  }
+  base.job = w->label;
+  base.settings = w->settings;
+  base.task = w->obs.running ? w->obs.running : w->last;  // a gone job: its last run
+  base.queue = w->obs.entries;
+  // A crash may be the node's fault: keep the restarted run off the nodes it ran on.
+  if (f.kind == "crashed" && base.task)
+    if (auto implicated = expand_hostlist(base.task->nodes))
+      base.exclude.insert(base.exclude.end(), implicated->begin(), implicated->end());
+  auto plan = actions_for(f, *w->settings);
+  std::vector<Finding> same_job;
+  for (const auto& g : s.findings)
+    if (g.subject == w->label) same_job.push_back(g);
+  suppress_restarts_in_crash_loop(same_job, plan);
+  return plan;
+}
+
+}  // namespace
+
+void act_phase(CycleState& s) {
+  std::map<std::string, double> first_seen;
+  record_findings(s, first_seen);
+  // Node plans first: a faulty node is drained before the job that ran on it is restarted.
+  std::vector<const Finding*> order;
+  for (const auto& f : s.findings) order.push_back(&f);
+  std::stable_partition(order.begin(), order.end(),
+                        [&](const Finding* f) { return s.node_step.plans.count(f->key) > 0; });
+  Executor executor(s.config, s.store, s.slurm, s.now);
+  for (const Finding* f : order) {
+    std::string error = run_guarded("acting on " + f->key, [&] {
+      ActionRequest base;
+      base.finding = *f;
+      base.episode = first_seen[f->key];
+      base.exclude = s.unusable;
+      auto plan = plan_for(s, *f, base);
+      s.result.actions += executor.run_plan(base, plan);
+    });
+    if (!error.empty()) s.errors.push_back(error);
+  }
+  // Old checkpoints go only after the findings that need them were acted on.
+  for (const auto& c : s.cleanups) {
+    std::string error = run_guarded("checkpoint cleanup of " + c.settings->path, [&] {
+      clean_checkpoints(*c.settings, c.scan, s.store, s.now,
+                        c.settings->cleanup_dry_run || s.config.dry_run);
+    });
+    if (!error.empty()) s.errors.push_back(error);
+  }
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,170 @@
+// Watched jobs: which queue entries are theirs, what their logs printed since the last look
+// (step, loss, crash signatures), and the job rules (absent, stuck, hung, crashed, training
+// health). Each job is its own failure domain: one job's bad log or a bug its input triggers
+// makes that job `unknown`, and every other job is still watched.
+#include <sys/stat.h>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+
+#include "cycle/check.h"
+#include "cycle/failure_domain.h"
+#include "probes/job_logs.h"
+#include "probes/log_tail.h"
+#include "store/store.h"
+
+namespace llmwatch {
+namespace {
+
+// scontrol fills what squeue's text form lacks (batch script, log paths), once per task.
+void fill_from_scontrol(SlurmJob& task, SlurmClient& slurm, const std::optional<SlurmJob>& last) {
+  if (last && last->display_id() == task.display_id() && last->start_time == task.start_time &&
+      !last->command.empty()) {
+    // Asked when this task was first seen. Only what scontrol told is taken over: state,
+    // nodes and start time stay as squeue reports them now.
+    task.std_out = last->std_out;
+    task.std_err = last->std_err;
+    task.command = last->command;
+    task.workdir = last->workdir;
+    task.account = last->account;
+    task.partition = last->partition;
+    return;
+  }
+  auto show = slurm.show_job(task.display_id());
+  if (show.empty()) return;
+  task.std_out = show["StdOut"];
+  task.std_err = show["StdErr"];
+  task.command = show["Command"];
+  task.workdir = show["WorkDir"];
+  if (show["Account"] != "(null)") task.account = show["Account"];
+  task.partition = show["Partition"];
+}
+
+std::optional<double> file_age(const std::string& path, double now) {
+  struct stat st {};
+  if (path.empty() || ::lstat(path.c_str(), &st) != 0) return std::nullopt;
+  return now - static_cast<double>(st.st_mtime);
+}
+
+void probe_job_log(JobWork& w, SlurmClient& slurm, double now) {
+  w.obs.kill_switch_age = file_age(w.settings->kill_switch, now);
+  w.obs.save_switch_age = file_age(w.settings->save_switch, now);
+  if (!w.obs.running) {
+    // The task we followed is gone and nothing runs: it ended (a quick death if no step).
+    bool still_queued = false;
+    for (const auto& e : w.obs.entries) still_queued |= e.display_id() == w.progress.task;
+    if (!still_queued) task_ended(w.progress);
+    return;
+  }
+  // squeue's text form lacks the batch script and log paths.
+  if (w.obs.running->command.empty()) fill_from_scontrol(*w.obs.running, slurm, w.last);
+  const SlurmJob& task = *w.obs.running;
+  auto paths = log_paths_for(*w.settings, task);
+  std::string label;
+  for (const auto& p : paths) label += (label.empty() ? "" : " ") + p;
+  if (is_new_task(w.progress, task.display_id(), task.start_time)) {
+    task_ended(w.progress);
+    double started = task.start_time > 0 ? static_cast<double>(task.start_time) : now;
+    start_task(w.progress, task.display_id(), label, std::min(started, now), task.start_time);
+  }
+  w.progress.log_path = label;
+  TrainingLogParser parser(w.settings->progress_regex);
+  std::string errors;
+  size_t readable = 0;
+  for (const auto& path : paths) {
+    LogChunk chunk = read_appended(path, w.progress.cursors[path]);
+    if (!chunk.error.empty()) {
+      errors += (errors.empty() ? "" : "; ") + chunk.error;
+      w.progress.cursors.erase(path);
+      continue;
+    }
+    ++readable;
+    w.bytes += chunk.bytes_read;
+    w.progress.bytes_read += chunk.bytes_read;
+    auto advances = apply_lines(w.progress, chunk.lines, parser, now);
+    w.advances.insert(w.advances.end(), advances.begin(), advances.end());
+  }
+  // No output yet is normal while a job starts up; after that it is "cannot tell".
+  if ((readable == 0) &&
+      now - w.progress.task_seen > static_cast<double>(w.settings->startup_grace.count()))
+    w.obs.log_error = errors.empty() ? "no log file matches " + label : errors;
+}
+
+class JobLogCheck : public Check {
+ public:
+  std::string name() const override { return "job-logs"; }
+  int stage() const override { return 1; }
+  bool enabled(const CycleState& s) const override { return s.queue_ok(); }
+
+  void prepare(CycleState& s) override {
+    const QueueIndex index(s.queue->jobs);
+    for (const auto& job : s.config.jobs) {
+      JobWork w;
+      w.settings = &job;
+      w.label = job_label(job);
+      w.obs.entries = select_jobs(index, job, s.config.self.job_name);
+      for (const auto& e : w.obs.entries)
+        if (e.running() && !w.obs.running) w.obs.running = e;
+      w.last = slurm_job_from_json(s.store.get("lastjob:" + w.label).value_or(""));
+      w.progress = JobProgress::from_json(s.store.get("progress:" + w.label).value_or("{}"));
+      // Time the clock jumped by, or llmwatch did not watch, is not the job's idle time.
+      if (s.clock.shift != 0) shift_times(w.progress, s.clock.shift);
+      if (!s.clock.trusted) w.obs.clock_untrusted = s.clock.why;
+      s.work.push_back(std::move(w));
+    }
+    errors_.assign(s.work.size(), "");
+    seconds_.assign(s.work.size(), 0);
+  }
+
+  void observe(CycleState& s) override {
+    boost::asio::thread_pool pool(4);
+    for (size_t i = 0; i < s.work.size(); ++i)
+      boost::asio::post(pool, [this, &s, i] {
+        auto t0 = std::chrono::steady_clock::now();
+        JobWork& w = s.work[i];
+        errors_[i] = run_guarded("log of " + w.label, [&] { probe_job_log(w, s.slurm, s.now); });
+        seconds_[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      });
+    pool.join();
+  }
+
+  CheckReport judge(CycleState& s) override {
+    CheckReport r;
+    for (size_t i = 0; i < s.work.size(); ++i) {
+      JobWork& w = s.work[i];
+      w.obs.progress = &w.progress;
+      std::vector<Finding> findings;
+      std::string error = errors_[i];
+      if (error.empty())
+        error = run_guarded("rules for " + w.label,
+                            [&] { findings = evaluate_job(*w.settings, w.obs, s.now); });
+      if (!error.empty()) {
+        // This job is unknown this cycle: none of its findings resolves, nothing acts on it.
+        Finding f = make_finding("check:job-logs/" + w.label, w.label, "failed", Severity::Unknown,
+                                 "cannot evaluate " + w.label + " this cycle");
+        f.evidence.push_back(error);
+        r.findings.push_back(std::move(f));
+        ++r.unknown;
+        r.probes.push_back({"log:" + w.label, false, seconds_[i]});
+        continue;
+      }
+      if (w.obs.running)
+        r.probes.push_back({"log:" + w.label, w.obs.log_error.empty(), seconds_[i]});
+      if (!w.obs.log_error.empty()) ++r.unknown;
+      r.findings.insert(r.findings.end(), findings.begin(), findings.end());
+      r.scopes.push_back("job:" + w.label + "/");
+      s.result.log_bytes += w.bytes;
+    }
+    return r;
+  }
+
+ private:
+  std::vector<std::string> errors_;
+  std::vector<double> seconds_;
+};
+
+LLMWATCH_REGISTER_CHECK(JobLogCheck);
+
+}  // namespace
+}  // namespace llmwatch

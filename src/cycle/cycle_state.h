@@ -1,0 +1,70 @@
+#pragma once
+// Everything one cycle knows, passed from phase to phase: the checks fill the observations
+// and findings, the act phase reads them, the record and notify phases write them down.
+// Nothing here outlives the cycle; what must survive goes to the store in the record phase.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/config.h"
+#include "cycle/node_health_step.h"
+#include "cycle/supervisor.h"
+#include "probes/checkpoints.h"
+#include "rules/clock_rule.h"
+#include "rules/finding.h"
+#include "rules/job_rules.h"
+#include "slurm/slurm_client.h"
+
+namespace llmwatch {
+
+class Store;
+
+// One watched job this cycle, filled by the job-log check.
+struct JobWork {
+  const JobSettings* settings = nullptr;
+  std::string label;
+  JobObservation obs;
+  JobProgress progress;
+  std::vector<std::pair<std::int64_t, double>> advances;
+  std::uint64_t bytes = 0;
+  std::optional<SlurmJob> last;  // the last run seen, for restarting a job that is gone
+};
+
+struct CycleState {
+  CycleState(const Config& c, Store& st, SlurmClient& sl, double n)
+      : config(c), store(st), slurm(sl), now(n) {}
+  const Config& config;
+  Store& store;
+  SlurmClient& slurm;
+  const double now;
+
+  CycleResult result;
+  std::vector<Finding> findings;
+  std::vector<std::string> scopes;  // finding-key prefixes that were fully evaluated
+
+  // Observations, each written by one check.
+  std::optional<SqueueParse> queue;  // nullopt: not asked (the check failed)
+  std::optional<SinfoParse> nodes;
+  std::vector<std::string> unusable;  // nodes a restarted run must avoid
+  int slurm_failures = 0;             // cycles in a row without an answer from squeue
+  ClockVerdict clock;                 // can idle time be measured this cycle?
+  ClockReading clock_reading;         // this cycle's, kept for the next
+  std::vector<JobWork> work;
+  NodeStep node_step;
+  std::vector<std::pair<std::string, std::string>> snapshots;  // store key → JSON, for views
+  // Checkpoint directories whose old checkpoints the act phase may delete.
+  struct Cleanup {
+    const StorageSettings* settings;
+    CheckpointScan scan;
+  };
+  std::vector<Cleanup> cleanups;
+  // What failed inside a phase's failure domains this cycle (logged, kept as events).
+  std::vector<std::string> errors;
+
+  bool queue_ok() const { return queue && queue->ok(); }
+  bool nodes_ok() const { return nodes && nodes->ok(); }
+};
+
+}  // namespace llmwatch

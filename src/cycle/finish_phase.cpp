@@ -1,0 +1,70 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "cycle/failure_domain.h"
+#include "cycle/housekeeping.h"
+#include "cycle/phases.h"
+#include "store/store.h"
+#include "util/http.h"
+#include "util/paths.h"
+#include "util/text.h"
+#include "views/metrics.h"
+
+namespace llmwatch {
+
+void finish_phase(CycleState& s) {
+  CycleResult& result = s.result;
+  result.findings = s.findings;
+  result.finished = std::max(unix_now(), s.now);
+  // Each step below is independent: a full disk that fails the heartbeat must not stop
+  // the metrics file or the dead-man ping.
+  auto step = [&](const char* what, auto&& fn) {
+    std::string error = run_guarded(what, fn);
+    if (!error.empty()) s.errors.push_back(error);
+  };
+  step("cycle record", [&] {
+    s.store.record_cycle(s.now, result.finished, hostname(), static_cast<int>(getpid()),
+                         static_cast<int>(s.findings.size()), result.actions,
+                         result.unknown_probes);
+  });
+  step("heartbeat", [&] {
+    nlohmann::json probes = nlohmann::json::array();
+    for (const auto& p : result.probes)
+      probes.push_back({{"name", p.name}, {"ok", p.ok}, {"seconds", p.seconds}});
+    nlohmann::json heartbeat = {{"ts", s.now},
+                                {"duration", result.finished - s.now},
+                                {"host", hostname()},
+                                {"pid", getpid()},
+                                {"findings", s.findings.size()},
+                                {"unknown_probes", result.unknown_probes},
+                                {"probes", probes}};
+    if (!s.errors.empty()) heartbeat["errors"] = s.errors;
+    s.store.put("heartbeat", json_dump(heartbeat), s.now);
+    for (const auto& e : s.errors) s.store.add_event(s.now, "error", "llmwatch", "warning", e);
+  });
+  step("own logs",
+       [&] { remove_old_own_logs(s.config.state_dir, s.config.self.log_max_age, s.now); });
+  // Bounded state: once an hour, drop history older than keep_history.
+  step("compaction", [&] {
+    double compacted = std::strtod(s.store.get("compacted_at").value_or("0").c_str(), nullptr);
+    if (s.now - compacted >= 3600) {
+      s.store.compact(s.now - static_cast<double>(s.config.keep_history.count()));
+      s.store.put("compacted_at", std::to_string(s.now), s.now);
+    }
+  });
+  if (!s.config.metrics_file.empty())
+    step("metrics file",
+         [&] { write_metrics_file(s.config.metrics_file, s.config, s.store, result.finished); });
+  if (!s.config.self.deadman_url.empty())
+    step("dead-man ping", [&] {
+      auto r = http_request("GET", s.config.self.deadman_url, "", {}, Seconds(10));
+      if (!r.ok())
+        s.store.add_event(s.now, "deadman", "llmwatch", "warning",
+                          "dead-man ping failed: " + r.error);
+    });
+}
+
+}  // namespace llmwatch

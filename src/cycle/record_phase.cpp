@@ -1,0 +1,65 @@
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cycle/executor.h"
+#include "cycle/phases.h"
+#include "store/store.h"
+#include "util/text.h"
+#include "util/units.h"
+
+namespace llmwatch {
+namespace {
+
+void resolve_cleared(CycleState& s, Executor& executor) {
+  std::set<std::string> seen;
+  for (const auto& f : s.findings) seen.insert(f.key);
+  for (const auto& row :
+       s.store.resolve_absent(s.scopes, seen, s.now, s.config.resolve_after_cycles)) {
+    ++s.result.resolved;
+    s.store.add_event(s.now, "resolved", row.key.substr(0, row.key.find('/')), "info",
+                      row.key + " resolved after " +
+                          format_duration(Seconds(static_cast<long long>(s.now - row.first_seen))));
+    executor.notify_resolved(row);
+  }
+}
+
+void remember_job(CycleState& s, JobWork& w) {
+  for (const auto& [step, ts] : w.advances)
+    s.store.add_progress(w.label, ts, step, w.progress.step_time, w.progress.loss);
+  s.store.put("progress:" + w.label, w.progress.to_json(), s.now);
+  // The last run is rewritten only when it changed (a new task, state, nodes or start).
+  const auto& run = w.obs.running;
+  if (run && !(w.last && w.last->display_id() == run->display_id() && w.last->state == run->state &&
+               w.last->nodes == run->nodes && w.last->start_time == run->start_time &&
+               w.last->command == run->command))
+    s.store.put("lastjob:" + w.label, slurm_job_to_json(*run), s.now);
+  // The training loop removes the save switch once it saved: say so, once.
+  if (!w.obs.save_switch_age && s.store.get("save.requested:" + w.label).value_or("") == "1") {
+    s.store.put("save.requested:" + w.label, "0", s.now);
+    s.store.add_event(s.now, "save", w.label, "info",
+                      "save switch removed by the training loop: checkpoint taken (step " +
+                          (w.progress.step ? std::to_string(*w.progress.step) : std::string("?")) +
+                          ")");
+  }
+  nlohmann::json view = {{"entries", nlohmann::json::array()}};
+  for (const auto& e : w.obs.entries)
+    view["entries"].push_back(
+        {{"id", e.display_id()}, {"state", e.state}, {"reason", e.reason}, {"nodes", e.nodes}});
+  s.store.put("jobview:" + w.label, json_dump(view), s.now);
+}
+
+}  // namespace
+
+void record_phase(CycleState& s) {
+  Executor executor(s.config, s.store, s.slurm, s.now);
+  s.store.db().transaction([&] {
+    resolve_cleared(s, executor);
+    for (auto& w : s.work) remember_job(s, w);
+    for (const auto& [key, json] : s.snapshots) s.store.put(key, json, s.now);
+    s.store.put("slurm.failures", std::to_string(s.slurm_failures), s.now);
+    s.store.put("slurm.format", s.slurm.text_mode() ? "text" : "json", s.now);
+    s.store.put("clock", s.clock_reading.to_json(), s.now);
+  });
+}
+
+}  // namespace llmwatch

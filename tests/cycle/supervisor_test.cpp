@@ -1,0 +1,224 @@
+// Whole cycles through the real Supervisor, against a FakeSlurm and real log files: what the
+// trust issue found, each proven on the cycle as a whole.
+#include "cycle/supervisor.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cycle/check.h"
+#include "fake_slurm.h"
+#include "store/store.h"
+#include "test_util.h"
+#include "util/identity.h"
+
+namespace llmwatch {
+namespace {
+
+using testing::FakeSlurm;
+using testing::TempDir;
+using testing::write_file;
+
+struct World {
+  TempDir dir;
+  FakeSlurm slurm;
+  Config config;
+  std::unique_ptr<Store> store;
+  explicit World(const std::string& extra = "") {
+    std::string text = "[llmwatch]\nstate_dir = \"" + dir / "state" +
+                       "\"\ninterval = \"5s\"\nresolve_after_cycles = 1\n"
+                       "[[alert.exec]]\nmin_severity = \"info\"\ncommand = [\"/bin/sh\", \"-c\", "
+                       "\"cat >> " +
+                       dir / "alerts.jsonl" + "; echo >> " + dir / "alerts.jsonl" + "\"]\n" + extra;
+    auto loaded = load_config_string(text, "test.toml");
+    if (!loaded.config) {
+      for (const auto& e : loaded.errors) ADD_FAILURE() << e.str();
+      throw std::runtime_error("bad test config");
+    }
+    config = *loaded.config;
+    store = std::make_unique<Store>(config.state_dir);
+  }
+  SlurmJob& run(const std::string& name, std::int64_t id, std::int64_t start,
+                const std::string& log) {
+    SlurmJob j;
+    j.job_id = id;
+    j.name = name;
+    j.user = current_user_name();
+    j.state = "RUNNING";
+    j.nodes = "node-1";
+    j.start_time = start;
+    j.std_out = log;
+    j.command = "/train.sh";
+    slurm.jobs.push_back(j);
+    return slurm.jobs.back();
+  }
+  CycleResult cycle(double now) { return Supervisor(config, *store, slurm).run_cycle(now); }
+  // Tests that step time forward by hand: forget the clock reading, or the step would look
+  // like a jump of the host clock (which is tested on its own below).
+  CycleResult cycle_after(double now) {
+    store->put("clock", "", now);
+    return cycle(now);
+  }
+  bool firing(const std::string& key) {
+    for (const auto& r : store->firing())
+      if (r.key == key) return true;
+    return false;
+  }
+  std::string alerts() { return testing::read_file(dir / "alerts.jsonl"); }
+};
+
+std::string job(const std::string& name, const std::string& extra = "") {
+  return "[[job]]\nname = \"" + name + "\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n" +
+         "on_hang = [\"alert\", \"cancel\"]\n" + extra;
+}
+
+bool has_kind(const CycleResult& r, const std::string& kind) {
+  for (const auto& f : r.findings)
+    if (f.kind == kind) return true;
+  return false;
+}
+
+// The defect: a tqdm line with █ cut at byte 300 failed every end-of-cycle transaction
+// ("invalid UTF-8 byte at index 300: 0xE2"): no cycle recorded, no alert delivered (other
+// jobs' too), and status showed the running job as absent.
+TEST(Supervisor, AMultiByteCharacterAtTheCutNeverStopsACycle) {
+  World w(job("tr") + job("ghost", "on_absent = [\"alert\"]\n"));
+  std::string log = w.dir / "tr.log";
+  write_file(log, std::string(299, 'x') + "██████ 98%|global_step: 7\n" + "\xE2\x96 cut\n");
+  w.run("tr", 7, 1'700'000'000, log);
+  double now = unix_now();
+  auto r = w.cycle(now);
+  for (const auto& f : r.findings) EXPECT_NE(f.key, "job:tr/absent");
+  auto heartbeat = nlohmann::json::parse(w.store->get("heartbeat").value_or("{}"));
+  EXPECT_EQ(heartbeat.value("ts", 0.0), now);
+  EXPECT_FALSE(heartbeat.contains("errors")) << heartbeat.dump();
+  auto progress = JobProgress::from_json(w.store->get("progress:tr").value_or(""));
+  ASSERT_TRUE(progress.step);
+  EXPECT_EQ(*progress.step, 7);
+  EXPECT_TRUE(w.firing("job:ghost/absent"));
+  EXPECT_NE(w.alerts().find("job:ghost/absent"), std::string::npos);  // delivered
+  // And the next cycle too.
+  auto again = w.cycle(now + 1);
+  EXPECT_FALSE(w.store->get("heartbeat").value_or("").empty());
+  EXPECT_EQ(again.started, now + 1);
+}
+
+// One job's evaluation throws (here: scontrol, asked because squeue gave no batch script):
+// that job is unknown, nothing acts on it, and every other job and the cycle carry on.
+TEST(Supervisor, AnExceptionInOneJobStaysInThatJob) {
+  World w(job("boom") + job("fine"));
+  std::string log = w.dir / "fine.log";
+  write_file(log, "global_step: 3\n");
+  w.run("fine", 2, 1'700'000'000, log);
+  w.run("boom", 3, 1'700'000'000, w.dir / "boom.log").command.clear();
+  w.slurm.on_show_job = [](const std::string& id) {
+    if (id == "3") throw std::runtime_error("scontrol printed something absurd");
+  };
+  auto r = w.cycle(unix_now());
+  EXPECT_TRUE(w.firing("check:job-logs/boom/failed"));
+  EXPECT_EQ(*JobProgress::from_json(w.store->get("progress:fine").value_or("")).step, 3);
+  EXPECT_TRUE(w.slurm.cancelled.empty());
+  EXPECT_GE(r.unknown_probes, 1);
+  EXPECT_FALSE(w.store->get("heartbeat").value_or("").empty());
+}
+
+// The defect: a wall-clock jump of +10 min produced "no step progress for 10m2s", then a
+// cancel and a resubmit. Idle time now follows the monotonic clock.
+TEST(Supervisor, AWallClockJumpIsNotIdleTime) {
+  World w(job("tr"));
+  std::string log = w.dir / "tr.log";
+  write_file(log, "global_step: 1\n");
+  w.run("tr", 7, 1'700'000'000, log);
+  double t0 = unix_now();
+  w.cycle(t0);
+  auto jumped = w.cycle(t0 + 600);  // the host clock stepped forward 10 minutes
+  EXPECT_FALSE(has_kind(jumped, "hung"));
+  EXPECT_TRUE(has_kind(jumped, "untrusted"));  // the jump is reported
+  EXPECT_TRUE(w.slurm.cancelled.empty());
+  write_file(log, "global_step: 2\n", true);
+  auto after = w.cycle(t0 + 601);
+  EXPECT_FALSE(has_kind(after, "hung"));
+  EXPECT_FALSE(has_kind(after, "hang-unknown"));
+  EXPECT_TRUE(w.slurm.cancelled.empty());
+}
+
+// The same rule still catches a real hang once the clock is steady again.
+TEST(Supervisor, AHangIsStillFoundWhenTheClockIsSteady) {
+  World w(job("tr"));
+  std::string log = w.dir / "tr.log";
+  write_file(log, "global_step: 1\n");
+  w.run("tr", 7, 1'700'000'000, log);
+  double t0 = unix_now();
+  w.cycle(t0);
+  auto later = w.cycle_after(t0 + 120);
+  EXPECT_TRUE(has_kind(later, "hung"));
+  EXPECT_EQ(w.slurm.cancelled, std::vector<std::string>{"7"});
+}
+
+// The defect: requeue keeps the job id (scontrol requeue, preemption); the run that resumed
+// from an earlier checkpoint prints lower steps, and was declared hung while it progressed.
+TEST(Supervisor, ARequeuedRunResumingAtALowerStepIsNotHung) {
+  World w(job("tr"));
+  std::string log = w.dir / "tr.log";
+  write_file(log, "global_step: 498\nglobal_step: 499\nglobal_step: 500\n");
+  SlurmJob& task = w.run("tr", 7, 1'700'000'000, log);
+  double t0 = unix_now();
+  w.cycle(t0);
+  task.start_time = 1'700'000'900;  // requeued: same id, started again
+  write_file(log, "resuming from step 400\nglobal_step: 401\n", true);
+  auto r = w.cycle_after(t0 + 90);
+  EXPECT_FALSE(has_kind(r, "hung")) << r.findings.front().summary;
+  EXPECT_TRUE(w.slurm.cancelled.empty());
+  auto p = JobProgress::from_json(w.store->get("progress:tr").value_or(""));
+  EXPECT_EQ(p.task_start, 1'700'000'900);
+  EXPECT_EQ(*p.step, 401);
+}
+
+// The defect: tqdm/Lightning bars written with '\r' only were never split into lines, so a
+// run whose step advanced was reported hung and cancelled.
+TEST(Supervisor, AProgressBarWrittenWithCarriageReturnsIsProgress) {
+  World w(job("tr"));
+  std::string log = w.dir / "tr.log";
+  write_file(log, testing::read_file(testing::fixture("training-logs/nemo1-progress-bar-cr.log")));
+  w.run("tr", 7, 1'700'000'000, log);
+  double t0 = unix_now();
+  w.cycle(t0);
+  ASSERT_EQ(*JobProgress::from_json(w.store->get("progress:tr").value_or("")).step, 98);
+  // 50 s later the bar redrew once more (no newline, as always).
+  write_file(log, "\rEpoch 0: 100%|█| 100/100 [07:56<00:00, global_step=100.00]", true);
+  w.cycle_after(t0 + 50);
+  auto r = w.cycle_after(t0 + 100);  // 50 s after that redraw: within stale_after (60 s)
+  EXPECT_FALSE(has_kind(r, "hung"));
+  EXPECT_TRUE(w.slurm.cancelled.empty());
+}
+
+// An unknown Slurm never makes a job absent.
+TEST(Supervisor, ASlurmThatDoesNotAnswerIsNeverAbsence) {
+  World w(job("tr", "on_absent = [\"restart\"]\n"));
+  w.slurm.queue_error = "squeue --json: output over 64 MiB was cut; not trusted";
+  auto r = w.cycle(unix_now());
+  EXPECT_FALSE(has_kind(r, "absent"));
+  EXPECT_TRUE(w.slurm.submitted.empty());
+}
+
+// The defect: the switch to the text format was forgotten by the next cycle (a new
+// SlurmClient), so every cycle paid for a JSON document too big to use.
+TEST(Supervisor, TheSlurmFormatChoiceIsKept) {
+  World w(job("tr"));
+  w.slurm.use_text_mode();  // as a too-big JSON queue makes it choose
+  w.cycle(unix_now());
+  FakeSlurm fresh;
+  EXPECT_FALSE(fresh.text_mode());
+  Supervisor(w.config, *w.store, fresh).run_cycle(unix_now());
+  EXPECT_TRUE(fresh.text_mode());
+}
+
+TEST(Checks, EveryCheckRegistersItselfOnce) {
+  auto names = check_names();
+  for (const char* expected :
+       {"clock", "job-logs", "node-health", "self-chain", "slurm", "storage"})
+    EXPECT_EQ(std::count(names.begin(), names.end(), expected), 1) << expected;
+}
+
+}  // namespace
+}  // namespace llmwatch

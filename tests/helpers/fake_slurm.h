@@ -1,0 +1,57 @@
+#pragma once
+// A SlurmClient that answers from memory, for phase and cycle tests that need no cluster:
+// the queue and nodes the test sets, and a record of every command llmwatch would have run.
+// A hook can make any call throw, to prove failure domains.
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "slurm/slurm_client.h"
+
+namespace llmwatch::testing {
+
+class FakeSlurm : public SlurmClient {
+ public:
+  FakeSlurm() : SlurmClient(SlurmSettings{}) {}
+
+  std::vector<SlurmJob> jobs;
+  std::vector<SlurmNode> node_list;
+  std::string queue_error;                              // non-empty: squeue "fails"
+  std::function<void(const std::string&)> on_show_job;  // may throw
+  std::vector<std::string> cancelled, controls;
+  std::vector<std::vector<std::string>> submitted;
+
+  SqueueParse queue() override {
+    SqueueParse p;
+    p.error = queue_error;
+    if (p.ok()) p.jobs = jobs;
+    return p;
+  }
+  SinfoParse nodes() override { return {node_list, ""}; }
+  std::string cancel(const std::string& id, const std::string&) override {
+    cancelled.push_back(id);
+    return "";
+  }
+  SubmitResult submit(const std::vector<std::string>& args,
+                      const std::map<std::string, std::string>&, bool) override {
+    submitted.push_back(args);
+    return {1000 + static_cast<std::int64_t>(submitted.size()), ""};
+  }
+  std::string control(const std::string& verb, const std::string& id) override {
+    controls.push_back(verb + " " + id);
+    return "";
+  }
+  std::map<std::string, std::string> show_job(const std::string& id) override {
+    if (on_show_job) on_show_job(id);
+    return {};
+  }
+  std::map<std::string, std::string> show_node(const std::string&) override { return {}; }
+  std::string update_node(const std::string& node, const std::string& state,
+                          const std::string&) override {
+    controls.push_back("update " + node + " " + state);
+    return "";
+  }
+};
+
+}  // namespace llmwatch::testing
