@@ -12,26 +12,33 @@
 
 namespace llmwatch {
 
+// Everything from outside (job names, log lines) is escaped for Slack's markup, so a job
+// named "<!channel>" is text, not a page to everyone; cuts fall on character boundaries.
 static std::string slack_payload(const AlertMessage& m) {
   std::string evidence;
   for (const auto& line : m.evidence) evidence += line + "\n";
   std::string actions;
   for (const auto& a : m.actions) actions += "• " + a + "\n";
   nlohmann::json blocks = nlohmann::json::array();
+  blocks.push_back({{"type", "header"},
+                    {"text", {{"type", "plain_text"}, {"text", truncate_utf8(m.title(), 150)}}}});
   blocks.push_back(
-      {{"type", "header"}, {"text", {{"type", "plain_text"}, {"text", m.title().substr(0, 150)}}}});
-  blocks.push_back({{"type", "section"},
-                    {"fields",
-                     {{{"type", "mrkdwn"}, {"text", "*Severity*\n" + m.severity}},
-                      {{"type", "mrkdwn"}, {"text", "*Subject*\n" + m.subject}}}}});
+      {{"type", "section"},
+       {"fields",
+        {{{"type", "mrkdwn"}, {"text", "*Severity*\n" + slack_escape(m.severity)}},
+         {{"type", "mrkdwn"}, {"text", "*Subject*\n" + slack_escape(m.subject)}}}}});
   if (!evidence.empty())
+    blocks.push_back({{"type", "section"},
+                      {"text",
+                       {{"type", "mrkdwn"},
+                        {"text", "```" + truncate_utf8(slack_escape(evidence), 2800) + "```"}}}});
+  if (!actions.empty())
     blocks.push_back(
         {{"type", "section"},
-         {"text", {{"type", "mrkdwn"}, {"text", "```" + evidence.substr(0, 2800) + "```"}}}});
-  if (!actions.empty())
-    blocks.push_back({{"type", "section"},
-                      {"text", {{"type", "mrkdwn"}, {"text", "*What llmwatch did*\n" + actions}}}});
-  return json_dump(nlohmann::json{{"text", m.title()}, {"blocks", blocks}});
+         {"text",
+          {{"type", "mrkdwn"},
+           {"text", "*What llmwatch did*\n" + truncate_utf8(slack_escape(actions), 2800)}}}});
+  return json_dump(nlohmann::json{{"text", slack_escape(m.title())}, {"blocks", blocks}});
 }
 
 Delivery deliver_http(const AlertChannel& channel, const AlertMessage& message) {

@@ -3,17 +3,20 @@
 #include <unistd.h>
 
 #include <boost/asio.hpp>
+#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
 #include "app/http_listener.h"
 #include "config/job_owner.h"
+#include "cycle/self_chain.h"
 #include "cycle/supervisor.h"
 #include "store/lease.h"
 #include "store/store.h"
 #include "util/identity.h"
 #include "util/paths.h"
+#include "util/text.h"
 #include "views/metrics.h"
 
 namespace llmwatch {
@@ -38,13 +41,37 @@ bool cycle_under_lease(const Config& config, Store& store, Lease& lease) {
       r.finished - r.started, r.findings.size(), r.new_findings, r.resolved, r.actions,
       r.unknown_probes);
   for (const auto& f : r.findings)
-    spdlog::info("  {} {}: {}", severity_name(f.severity), f.key, f.summary);
+    spdlog::info("  {} {}: {}", severity_name(f.severity), terminal_safe(f.key),
+                 terminal_safe(f.summary));
   return true;
+}
+
+// A run of the self-perpetuating job queues its successor before anything else.
+void queue_successor_if_self_job(const Config& config) {
+  if (!std::getenv("LLMWATCH_SELF_JOB")) return;
+  long delay = config.self.interval.count();
+  std::string path = config.path;
+  try {  // `submit --interval` and the config path it used, when the store can tell
+    Store store(config.state_dir);
+    if (store.get("self.chain").value_or("on") != "on") return;
+    delay = std::strtol(store.get("self.interval").value_or(std::to_string(delay)).c_str(),
+                        nullptr, 10);
+    path = store.get("self.config").value_or(path);
+  } catch (const std::exception& e) {
+    spdlog::warn("state unreadable ({}); queuing the successor from the config", e.what());
+  }
+  SlurmClient slurm(config.slurm);
+  auto submitted = queue_successor_first(config, path, delay, slurm);
+  if (submitted.job_id)
+    spdlog::info("queued the next llmwatch job {} first", *submitted.job_id);
+  else
+    spdlog::error("could not queue the next llmwatch job: {}", submitted.error);
 }
 
 }  // namespace
 
 int cmd_run_once(const Config& config) {
+  queue_successor_if_self_job(config);
   try {
     Store store(config.state_dir);
     Lease lease(config.state_dir, hostname(), static_cast<int>(getpid()));

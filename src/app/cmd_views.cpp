@@ -67,7 +67,8 @@ int cmd_status(const Config& config, bool json, bool watch) {
         auto s = build_status(config, store, unix_now());
         // Redraw in place: home the cursor, draw, clear what the last frame left below.
         std::cout << (isatty(STDOUT_FILENO) ? "\033[H\033[2J" : "")
-                  << fit_width(render_status(s, use_color()), terminal_width()) << std::flush;
+                  << fit_width(render_status(terminal_safe_json(s), use_color()), terminal_width())
+                  << std::flush;
         for (int i = 0; i < 20 && !stop_watch; ++i)
           std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
@@ -77,7 +78,7 @@ int cmd_status(const Config& config, bool json, bool watch) {
     if (json)
       std::cout << json_dump(s, 2) << "\n";
     else
-      std::cout << fit_width(render_status(s, use_color()), terminal_width());
+      std::cout << fit_width(render_status(terminal_safe_json(s), use_color()), terminal_width());
     return kExitOk;
   } catch (const std::exception& e) {
     std::cerr << "llmwatch: " << e.what() << "\n";
@@ -94,7 +95,7 @@ int cmd_job_view(const Config& config, const std::string& label, bool json) {
       if (json)
         std::cout << json_dump(j, 2) << "\n";
       else
-        std::cout << render_job(j, use_color());
+        std::cout << render_job(terminal_safe_json(j), use_color());
       return kExitOk;
     } catch (const std::exception& e) {
       std::cerr << "llmwatch: " << e.what() << "\n";
@@ -134,7 +135,8 @@ int cmd_nodes(const Config& config, bool json, const std::string& node) {
         std::cout << json_dump(out, 2) << "\n";
         return kExitOk;
       }
-      std::cout << node << ": "
+      out = terminal_safe_json(out);
+      std::cout << terminal_safe(node) << ": "
                 << (out["health"].get<std::string>().empty() ? std::string("no node-check seen")
                                                              : out["health"].get<std::string>())
                 << "\n";
@@ -154,6 +156,7 @@ int cmd_nodes(const Config& config, bool json, const std::string& node) {
       std::cout << json_dump(nodes, 2) << "\n";
       return kExitOk;
     }
+    nodes = terminal_safe_json(nodes);
     auto attention = nodes.value("attention", nlohmann::json::array());
     std::cout << "nodes needing attention: " << attention.size() << " of "
               << nodes.value("total", 0) << "\n";
@@ -193,8 +196,9 @@ int cmd_events(const Config& config, const std::string& since, const std::string
                   << "\n";
         continue;
       }
-      std::cout << format_time(e.ts) << "  " << e.severity << "  " << e.kind << "  " << e.subject
-                << "  " << e.message << "\n";
+      std::cout << format_time(e.ts) << "  " << terminal_safe(e.severity) << "  "
+                << terminal_safe(e.kind) << "  " << terminal_safe(e.subject) << "  "
+                << terminal_safe(e.message) << "\n";
     }
     return kExitOk;
   } catch (const std::exception& e) {

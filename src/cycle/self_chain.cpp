@@ -55,6 +55,22 @@ std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, cons
   const char* own = std::getenv("SLURM_JOB_ID");
   std::string own_id = own && std::getenv("LLMWATCH_SELF_JOB") ? own : "";
   auto chain = check_chain(queue, config, own_id, current_user());
+  // Two chains (a hand-run `submit` beside a running one, a successor queued first by a run
+  // that then found another): keep the newest successor, cancel the others.
+  std::vector<const SlurmJob*> pending;
+  for (const auto& q : chain.mine)
+    if (q.pending()) pending.push_back(&q);
+  if (pending.size() > 1 && !dry_run) {
+    const SlurmJob* keep = pending.front();
+    for (const SlurmJob* q : pending)
+      if (q->job_id > keep->job_id) keep = q;
+    for (const SlurmJob* q : pending)
+      if (q != keep && slurm.cancel(std::to_string(q->job_id)).empty())
+        store.add_event(now, "self", "llmwatch", "info",
+                        "cancelled duplicate llmwatch job " + std::to_string(q->job_id) +
+                            "; the chain goes on with " + std::to_string(keep->job_id));
+    chain.successor = *keep;
+  }
   if (chain.successor) {
     store.put("self.successor", std::to_string(chain.successor->job_id), now);
     return std::nullopt;
@@ -97,6 +113,14 @@ std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, cons
     return f;
   }
   return std::nullopt;
+}
+
+SubmitResult queue_successor_first(const Config& config, const std::string& config_path,
+                                   long delay_seconds, SlurmClient& slurm) {
+  auto args = self_job_args(config, config_path, delay_seconds);
+  auto submitted = slurm.submit(args, {}, true);
+  if (!submitted.job_id) submitted = slurm.submit(args, {}, true);  // a busy controller
+  return submitted;
 }
 
 }  // namespace llmwatch

@@ -32,6 +32,12 @@ ChainCheck check_chain(const std::vector<SlurmJob>& queue, const Config& config,
 std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, const Config& config,
                                         SlurmClient& slurm, Store& store, double now, bool dry_run);
 
+// In a self-job run, the first thing done: queue the successor, before the lease, squeue or
+// any probe, which can fail or hang and would otherwise end the chain for good. A duplicate
+// this may create is cancelled by ensure_successor.
+SubmitResult queue_successor_first(const Config& config, const std::string& config_path,
+                                   long delay_seconds, SlurmClient& slurm);
+
 std::string current_user();
 
 }  // namespace llmwatch

@@ -208,6 +208,18 @@ std::vector<ActionRow> Store::recent_actions(int limit) {
   return out;
 }
 
+std::vector<ActionRow> Store::unfinished_actions(double before) {
+  auto st = db_.prepare(
+      "SELECT id, idem_key, kind, subject, reason, state, detail, started, COALESCE(finished,0) "
+      "FROM actions WHERE state='intent' AND started < ? ORDER BY id");
+  st.bind(1, before);
+  std::vector<ActionRow> out;
+  while (st.step())
+    out.push_back({st.integer(0), st.text(1), st.text(2), st.text(3), st.text(4), st.text(5),
+                   st.text(6), st.real(7), st.real(8)});
+  return out;
+}
+
 void Store::add_progress(const std::string& job, double ts, std::int64_t step,
                          std::optional<double> step_time, std::optional<double> loss) {
   auto st = db_.prepare("INSERT INTO progress(job, ts, step, step_time, loss) VALUES(?,?,?,?,?)");

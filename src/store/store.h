@@ -68,6 +68,9 @@ class Store {
                      double now);
   int count_actions(const std::string& kind, const std::string& subject, double since);
   std::vector<ActionRow> recent_actions(int limit);
+  // Actions journaled as intent before `before` and never finished: llmwatch stopped (a
+  // crash, a full disk) between deciding and recording the outcome.
+  std::vector<ActionRow> unfinished_actions(double before);
 
   void add_progress(const std::string& job, double ts, std::int64_t step,
                     std::optional<double> step_time, std::optional<double> loss);

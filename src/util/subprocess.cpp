@@ -80,7 +80,9 @@ std::string ProcessResult::describe(const std::string& what) const {
   return what + ": exit " + std::to_string(exit_code) + (first_err.empty() ? "" : ": " + first_err);
 }
 
-ProcessResult run_process(const ProcessSpec& spec) {
+namespace {
+
+ProcessResult run_process_unguarded(const ProcessSpec& spec) {
   // A child that exits before reading its stdin must not kill llmwatch with SIGPIPE.
   static const bool sigpipe_ignored = [] { return ::signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
   (void)sigpipe_ignored;
@@ -176,6 +178,21 @@ ProcessResult run_process(const ProcessSpec& spec) {
     result.exit_code = WEXITSTATUS(status);
   result.seconds = elapsed();
   return result;
+}
+
+}  // namespace
+
+// Boost.Process throws where the system says no (no file descriptors left for the pipes,
+// no memory to fork): that is a program that could not run, never an exception that ends
+// the thread (and, in a pool thread, llmwatch).
+ProcessResult run_process(const ProcessSpec& spec) {
+  try {
+    return run_process_unguarded(spec);
+  } catch (const std::exception& e) {
+    ProcessResult r;
+    r.error = e.what();
+    return r;
+  }
 }
 
 }  // namespace llmwatch

@@ -97,6 +97,21 @@ std::string terminal_safe(std::string_view text) {
   return out;
 }
 
+nlohmann::json terminal_safe_json(const nlohmann::json& j) {
+  if (j.is_string()) return terminal_safe(j.get_ref<const std::string&>());
+  if (j.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& v : j) out.push_back(terminal_safe_json(v));
+    return out;
+  }
+  if (j.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [k, v] : j.items()) out[terminal_safe(k)] = terminal_safe_json(v);
+    return out;
+  }
+  return j;
+}
+
 std::string slack_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());

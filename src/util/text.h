@@ -20,6 +20,9 @@ bool is_valid_utf8(std::string_view bytes);
 // At most max_bytes of valid UTF-8, cut before a character that does not fit whole.
 std::string truncate_utf8(std::string_view text, size_t max_bytes);
 std::string terminal_safe(std::string_view text);
+// A copy of a document with terminal_safe applied to every string (keys too): views render
+// from it, so their own colour codes are the only escape sequences they print.
+nlohmann::json terminal_safe_json(const nlohmann::json& j);
 std::string slack_escape(std::string_view text);
 // Serializes JSON without ever throwing on content: invalid UTF-8 in a string is replaced.
 std::string json_dump(const nlohmann::json& j, int indent = -1);

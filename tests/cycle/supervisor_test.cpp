@@ -213,6 +213,32 @@ TEST(Supervisor, TheSlurmFormatChoiceIsKept) {
   EXPECT_TRUE(fresh.text_mode());
 }
 
+// The defect: an action whose outcome was never recorded (killed, disk full) stayed
+// `intent` forever and nobody was told. Now it is reconciled and raised, never rerun.
+TEST(Supervisor, AnActionLeftAsIntentIsReconciledAndRaised) {
+  World w(job("tr"));
+  std::string log = w.dir / "tr.log";
+  write_file(log, "global_step: 1\n");
+  w.run("tr", 7, 1'700'000'000, log);
+  double now = unix_now();
+  auto id = w.store->begin_action("cancel:7", "cancel", "tr", "job:tr/hung: test", now - 60);
+  ASSERT_TRUE(id);
+  auto r = w.cycle(now);
+  bool raised = false;
+  for (const auto& f : r.findings)
+    if (f.key == "journal:" + std::to_string(*id) + "/unconfirmed") {
+      raised = true;
+      EXPECT_NE(f.summary.find("cancel of tr may or may not have run"), std::string::npos);
+      EXPECT_EQ(f.evidence.back(), "Slurm shows 7 RUNNING now");
+    }
+  EXPECT_TRUE(raised);
+  for (const auto& a : w.store->recent_actions(10)) {
+    if (a.id == *id) EXPECT_EQ(a.state, "unknown");
+  }
+  EXPECT_TRUE(w.store->unfinished_actions(now + 1).empty());
+  EXPECT_TRUE(w.slurm.cancelled.empty());
+}
+
 TEST(Checks, EveryCheckRegistersItselfOnce) {
   auto names = check_names();
   for (const char* expected :

@@ -88,6 +88,15 @@ TEST(Text, TerminalEscapesAreShownNotInterpreted) {
   EXPECT_EQ(terminal_safe("tab\tok"), "tab\tok");
 }
 
+TEST(Text, DocumentsForTerminalsHaveNoEscapesLeft) {
+  nlohmann::json j = {{"jobs", {{{"name", "evil\x1b]0;pwned\x07"}, {"n", 3}}}},
+                      {"k\x1b[31m", "v"}};
+  std::string dumped = terminal_safe_json(j).dump();
+  EXPECT_EQ(dumped.find("\\u001b"), std::string::npos) << dumped;
+  EXPECT_NE(dumped.find("evil\\\\x1b]0;pwned\\\\x07"), std::string::npos) << dumped;
+  EXPECT_EQ(terminal_safe_json(j)["jobs"][0]["n"], 3);
+}
+
 TEST(Text, SlackMarkupInNamesIsText) {
   EXPECT_EQ(slack_escape("<!channel> a&b <http://x|y>"),
             "&lt;!channel&gt; a&amp;b &lt;http://x|y&gt;");
