@@ -49,6 +49,9 @@ case "$mode" in
     # Integration tests start Slurm daemons, which need root.
     as_root=()
     [ "$(id -u)" -ne 0 ] && as_root=(sudo)
+    # Identity tests submit jobs as an ordinary user, as on a real cluster.
+    id llmwatch-itest >/dev/null 2>&1 ||
+      sudo_if_needed useradd --system --no-create-home --shell /usr/sbin/nologin llmwatch-itest
     status=0
     "${as_root[@]}" ctest --test-dir "$build_dir" --output-on-failure --timeout 600 || status=1
     # The proof build: the whole suite under ASan + UBSan, and the fuzz targets.

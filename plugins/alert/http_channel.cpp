@@ -22,11 +22,10 @@ static std::string slack_payload(const AlertMessage& m) {
   nlohmann::json blocks = nlohmann::json::array();
   blocks.push_back({{"type", "header"},
                     {"text", {{"type", "plain_text"}, {"text", truncate_utf8(m.title(), 150)}}}});
-  blocks.push_back(
-      {{"type", "section"},
-       {"fields",
-        {{{"type", "mrkdwn"}, {"text", "*Severity*\n" + slack_escape(m.severity)}},
-         {{"type", "mrkdwn"}, {"text", "*Subject*\n" + slack_escape(m.subject)}}}}});
+  blocks.push_back({{"type", "section"},
+                    {"fields",
+                     {{{"type", "mrkdwn"}, {"text", "*Severity*\n" + slack_escape(m.severity)}},
+                      {{"type", "mrkdwn"}, {"text", "*Subject*\n" + slack_escape(m.subject)}}}}});
   if (!evidence.empty())
     blocks.push_back({{"type", "section"},
                       {"text",

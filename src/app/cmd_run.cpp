@@ -54,8 +54,8 @@ void queue_successor_if_self_job(const Config& config) {
   try {  // `submit --interval` and the config path it used, when the store can tell
     Store store(config.state_dir);
     if (store.get("self.chain").value_or("on") != "on") return;
-    delay = std::strtol(store.get("self.interval").value_or(std::to_string(delay)).c_str(),
-                        nullptr, 10);
+    delay = std::strtol(store.get("self.interval").value_or(std::to_string(delay)).c_str(), nullptr,
+                        10);
     path = store.get("self.config").value_or(path);
   } catch (const std::exception& e) {
     spdlog::warn("state unreadable ({}); queuing the successor from the config", e.what());

@@ -233,7 +233,9 @@ TEST(Supervisor, AnActionLeftAsIntentIsReconciledAndRaised) {
     }
   EXPECT_TRUE(raised);
   for (const auto& a : w.store->recent_actions(10)) {
-    if (a.id == *id) EXPECT_EQ(a.state, "unknown");
+    if (a.id == *id) {
+      EXPECT_EQ(a.state, "unknown");
+    }
   }
   EXPECT_TRUE(w.store->unfinished_actions(now + 1).empty());
   EXPECT_TRUE(w.slurm.cancelled.empty());

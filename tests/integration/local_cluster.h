@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -91,8 +92,10 @@ class LocalCluster {
 
 // Runs the llmwatch binary with a config file.
 inline ProcessResult llmwatch(const std::string& config, std::vector<std::string> args,
-                              int timeout_s = 120) {
+                              int timeout_s = 120,
+                              const std::map<std::string, std::string>& env = {}) {
   ProcessSpec spec;
+  spec.env = env;  // beside the scrubbed environment every child gets
   spec.argv = {llmwatch_bin(), "--config", config};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.timeout = std::chrono::seconds(timeout_s);

@@ -32,10 +32,11 @@ class JournalCheck : public Check {
       std::string view = queue_view(s, a);
       Finding f = make_finding("journal:" + std::to_string(a.id), a.subject, "unconfirmed",
                                Severity::Warning,
-                               a.kind + " of " + a.subject + " may or may not have run: llmwatch "
-                                                             "stopped before recording it");
-      f.evidence.push_back("journal #" + std::to_string(a.id) + " " + a.idem_key + " (" +
-                           a.reason + ")");
+                               a.kind + " of " + a.subject +
+                                   " may or may not have run: llmwatch "
+                                   "stopped before recording it");
+      f.evidence.push_back("journal #" + std::to_string(a.id) + " " + a.idem_key + " (" + a.reason +
+                           ")");
       if (!view.empty()) f.evidence.push_back(view);
       r.findings.push_back(std::move(f));
       s.store.finish_action(a.id, "unknown",
