@@ -1,43 +1,79 @@
 #include "app/http_listener.h"
 
+#include <chrono>
 #include <stdexcept>
+
+#include "util/strings.h"
 
 namespace llmwatch {
 namespace {
 
 using boost::asio::ip::tcp;
 
+// A client gets kMaxRequest bytes and kReadDeadline to send its request line and headers,
+// and at most kMaxConnections are open at once: a slow or idle client (or a flood of them)
+// can neither hold memory nor starve the daemon of file descriptors.
+constexpr std::size_t kMaxRequest = 8192;
+constexpr auto kReadDeadline = std::chrono::seconds(5);
+constexpr int kMaxConnections = 32;
+
 struct Connection : std::enable_shared_from_this<Connection> {
   tcp::socket socket;
-  boost::asio::streambuf request;
+  boost::asio::streambuf request{kMaxRequest};
+  boost::asio::steady_timer deadline;
   std::string response;
   HttpListener::Handler& handler;
-  Connection(tcp::socket s, HttpListener::Handler& h) : socket(std::move(s)), handler(h) {}
+  int& open_connections;
+  Connection(tcp::socket s, HttpListener::Handler& h, int& open)
+      : socket(std::move(s)), deadline(socket.get_executor()), handler(h), open_connections(open) {
+    ++open_connections;
+  }
+  ~Connection() { --open_connections; }
+
+  void reply(HttpReply reply) {
+    auto self = shared_from_this();
+    const char* reason = reply.status == 200   ? "OK"
+                         : reply.status == 404 ? "Not Found"
+                         : reply.status == 405 ? "Method Not Allowed"
+                         : reply.status == 431 ? "Request Header Fields Too Large"
+                         : reply.status == 503 ? "Service Unavailable"
+                                               : "Error";
+    response = "HTTP/1.1 " + std::to_string(reply.status) + " " + reason +
+               "\r\nContent-Type: " + reply.content_type +
+               "\r\nContent-Length: " + std::to_string(reply.body.size()) +
+               "\r\nConnection: close\r\n\r\n" + reply.body;
+    boost::asio::async_write(socket, boost::asio::buffer(response),
+                             [self](const boost::system::error_code&, std::size_t) {
+                               boost::system::error_code ignored;
+                               self->deadline.cancel();
+                               self->socket.shutdown(tcp::socket::shutdown_both, ignored);
+                               self->socket.close(ignored);
+                             });
+  }
 
   void start() {
     auto self = shared_from_this();
-    request.prepare(8192);
+    deadline.expires_after(kReadDeadline);
+    deadline.async_wait([self](const boost::system::error_code& ec) {
+      if (ec) return;  // cancelled: the request was answered
+      boost::system::error_code ignored;
+      self->socket.close(ignored);  // too slow: the pending read ends with an error
+    });
     boost::asio::async_read_until(
         socket, request, "\r\n\r\n", [self](const boost::system::error_code& ec, std::size_t) {
+          if (ec == boost::asio::error::not_found)  // the request outgrew kMaxRequest
+            return self->reply({431, "text/plain", "request too large\n"});
           if (ec) return;
+          self->deadline.cancel();
           std::istream in(&self->request);
           std::string method, path;
           in >> method >> path;
-          HttpReply reply =
-              method == "GET" ? self->handler(path) : HttpReply{405, "text/plain", "GET only\n"};
-          const char* reason = reply.status == 200   ? "OK"
-                               : reply.status == 404 ? "Not Found"
-                               : reply.status == 503 ? "Service Unavailable"
-                                                     : "Error";
-          self->response = "HTTP/1.1 " + std::to_string(reply.status) + " " + reason +
-                           "\r\nContent-Type: " + reply.content_type +
-                           "\r\nContent-Length: " + std::to_string(reply.body.size()) +
-                           "\r\nConnection: close\r\n\r\n" + reply.body;
-          boost::asio::async_write(self->socket, boost::asio::buffer(self->response),
-                                   [self](const boost::system::error_code&, std::size_t) {
-                                     boost::system::error_code ignored;
-                                     self->socket.shutdown(tcp::socket::shutdown_both, ignored);
-                                   });
+          if (method != "GET") return self->reply({405, "text/plain", "GET only\n"});
+          try {
+            self->reply(self->handler(path));
+          } catch (const std::exception& e) {
+            self->reply({500, "text/plain", std::string("error: ") + e.what() + "\n"});
+          }
         });
   }
 };
@@ -47,18 +83,19 @@ tcp::endpoint parse_listen(const std::string& listen) {
   if (colon == std::string::npos)
     throw std::runtime_error("--listen " + listen + ": expected ADDR:PORT");
   std::string host = listen.substr(0, colon);
-  int port = std::atoi(listen.c_str() + colon + 1);
-  if (port <= 0 || port > 65535) throw std::runtime_error("--listen " + listen + ": bad port");
+  auto port = to_int64(listen.substr(colon + 1));  // 0: any free port
+  if (!port || *port < 0 || *port > 65535)
+    throw std::runtime_error("--listen " + listen + ": bad port");
   boost::system::error_code ec;
   auto addr = boost::asio::ip::make_address(host.empty() ? "0.0.0.0" : host, ec);
   if (ec) throw std::runtime_error("--listen " + listen + ": bad address");
-  return {addr, static_cast<unsigned short>(port)};
+  return {addr, static_cast<unsigned short>(*port)};
 }
 
 }  // namespace
 
 HttpListener::HttpListener(boost::asio::io_context& io, const std::string& listen, Handler handler)
-    : acceptor_(io), handler_(std::move(handler)) {
+    : acceptor_(io), retry_(io), handler_(std::move(handler)) {
   auto endpoint = parse_listen(listen);
   boost::system::error_code ec;
   acceptor_.open(endpoint.protocol(), ec);
@@ -71,8 +108,21 @@ HttpListener::HttpListener(boost::asio::io_context& io, const std::string& liste
 
 void HttpListener::accept() {
   acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
-    if (ec) return;  // the acceptor was closed: the daemon is stopping
-    std::make_shared<Connection>(std::move(socket), handler_)->start();
+    if (ec == boost::asio::error::operation_aborted || !acceptor_.is_open()) return;  // stopping
+    if (ec) {
+      // Out of file descriptors (EMFILE) and the like: try again shortly, never give up.
+      retry_.expires_after(std::chrono::milliseconds(200));
+      retry_.async_wait([this](const boost::system::error_code& e) {
+        if (!e) accept();
+      });
+      return;
+    }
+    if (open_connections_ >= kMaxConnections) {
+      boost::system::error_code ignored;
+      socket.close(ignored);  // over the cap: refused at once
+    } else {
+      std::make_shared<Connection>(std::move(socket), handler_, open_connections_)->start();
+    }
     accept();
   });
 }

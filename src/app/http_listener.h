@@ -2,7 +2,8 @@
 // The daemon's small HTTP endpoint (`daemon --listen ADDR:PORT`): GET /metrics (Prometheus
 // text format, rendered from the state store) and GET /healthz (200 while cycles are
 // recent, 503 when the last one is older than three intervals). Runs on the daemon's
-// io_context, between cycles; one short request per connection.
+// io_context, between cycles; one short request per connection, with a read deadline, a
+// request-size limit and a connection cap.
 #include <boost/asio.hpp>
 #include <functional>
 #include <memory>
@@ -26,7 +27,9 @@ class HttpListener {
  private:
   void accept();
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer retry_;  // accept again after a transient failure (EMFILE)
   Handler handler_;
+  int open_connections_ = 0;  // the io_context is single-threaded
 };
 
 }  // namespace llmwatch

@@ -1,0 +1,88 @@
+// The /metrics listener against hostile clients (#13): it must outlive them all.
+#include "app/http_listener.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
+#include <vector>
+
+namespace llmwatch {
+namespace {
+
+struct Served {
+  boost::asio::io_context io;
+  std::unique_ptr<HttpListener> listener;
+  std::thread thread;
+  int requests = 0;
+  Served() {
+    listener = std::make_unique<HttpListener>(io, "127.0.0.1:0", [this](const std::string& p) {
+      ++requests;
+      return HttpReply{200, "text/plain", "path " + p + "\n"};
+    });
+    thread = std::thread([this] {
+      auto guard = boost::asio::make_work_guard(io);
+      io.run();
+    });
+  }
+  ~Served() {
+    io.stop();
+    thread.join();
+  }
+  int connect() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    timeval tv{10, 0};  // a bound on every read below: a broken server fails, never hangs
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(listener->port());
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    return fd;
+  }
+  static std::string exchange(int fd, const std::string& request) {
+    if (!request.empty()) (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+      out.append(buf, static_cast<size_t>(n));
+    ::close(fd);
+    return out;
+  }
+};
+
+TEST(HttpListener, AnswersAGet) {
+  Served s;
+  auto out = Served::exchange(s.connect(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(out.rfind("HTTP/1.1 200 OK", 0), 0u) << out;
+  EXPECT_NE(out.find("path /metrics"), std::string::npos);
+}
+
+// The defect: no request-size limit; a client could make the daemon buffer without end.
+TEST(HttpListener, AnOversizedRequestIsRefused) {
+  Served s;
+  std::string huge = "GET / HTTP/1.1\r\nX-Junk: " + std::string(20000, 'a') + "\r\n\r\n";
+  auto out = Served::exchange(s.connect(), huge);
+  EXPECT_EQ(out.rfind("HTTP/1.1 431", 0), 0u) << out.substr(0, 80);
+  EXPECT_EQ(s.requests, 0);
+}
+
+// The defects: no read deadline and no connection cap. Idle clients are dropped at the
+// deadline; past the cap a new client is closed without an answer; and the listener serves
+// again once they are gone.
+TEST(HttpListener, IdleClientsAreCappedAndDroppedAndServiceResumes) {
+  Served s;
+  std::vector<int> idle;
+  for (int i = 0; i < 32; ++i) idle.push_back(s.connect());
+  auto refused = Served::exchange(s.connect(), "GET /metrics HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(refused.find("HTTP/1.1"), std::string::npos) << refused;
+  for (int fd : idle) EXPECT_EQ(Served::exchange(fd, ""), "");  // closed by the deadline
+  auto out = Served::exchange(s.connect(), "GET /healthz HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(out.rfind("HTTP/1.1 200 OK", 0), 0u) << out;
+}
+
+}  // namespace
+}  // namespace llmwatch
