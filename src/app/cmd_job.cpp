@@ -9,6 +9,7 @@
 #include "cycle/supervisor.h"
 #include "rules/job_rules.h"
 #include "store/store.h"
+#include "util/identity.h"
 
 namespace llmwatch {
 
@@ -40,10 +41,10 @@ int cmd_job_action(const Config& config, const std::string& verb, const std::str
     base.finding.kind = "manual";
     base.finding.subject = label;
     base.finding.severity = Severity::Info;
-    base.finding.summary = verb + " requested by " + current_user();
+    base.finding.summary = verb + " requested by " + current_user_name();
     base.episode = now;
     store.add_event(now, "manual", label, "info",
-                    current_user() + " asked to " + verb + " " + label);
+                    current_user_name() + " asked to " + verb + " " + label);
     std::vector<std::string> plan = {verb};
     if (verb == "restart") plan = {"cancel", "restart"};
     Executor executor(config, store, slurm, now);

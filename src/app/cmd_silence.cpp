@@ -6,6 +6,7 @@
 #include "cycle/self_chain.h"
 #include "cycle/supervisor.h"
 #include "store/alert_journal.h"
+#include "util/identity.h"
 
 namespace llmwatch {
 
@@ -24,10 +25,10 @@ int cmd_silence(const Config& config, const std::string& verb, const std::string
         return kExitUsage;
       }
       auto new_id = journal.add_silence(pattern, now + static_cast<double>(d->count()), reason,
-                                        current_user(), now);
-      store.add_event(
-          now, "silence", pattern, "info",
-          current_user() + " silenced " + pattern + " for " + format_duration(*d) + ": " + reason);
+                                        current_user_name(), now);
+      store.add_event(now, "silence", pattern, "info",
+                      current_user_name() + " silenced " + pattern + " for " + format_duration(*d) +
+                          ": " + reason);
       std::cout << "silence #" << new_id << ": " << pattern << " for " << format_duration(*d)
                 << "\n";
       return kExitOk;
@@ -38,7 +39,7 @@ int cmd_silence(const Config& config, const std::string& verb, const std::string
         return kExitUsage;
       }
       store.add_event(now, "silence", "#" + std::to_string(id), "info",
-                      current_user() + " removed silence #" + std::to_string(id));
+                      current_user_name() + " removed silence #" + std::to_string(id));
       std::cout << "removed silence #" << id << "\n";
       return kExitOk;
     }

@@ -6,6 +6,7 @@
 #include "cycle/self_chain.h"
 #include "cycle/supervisor.h"
 #include "store/store.h"
+#include "util/identity.h"
 
 namespace llmwatch {
 
@@ -35,7 +36,7 @@ int cmd_submit(const Config& config, const std::string& interval_text) {
     store.put("self.interval", std::to_string(interval.count()), now);
     store.put("self.config", config_path, now);
     store.put("self.chain", "on", now);
-    auto chain = check_chain(queue.jobs, config, "", current_user());
+    auto chain = check_chain(queue.jobs, config, "", current_user_name());
     if (!chain.mine.empty()) {
       std::cout << "llmwatch chain already active: job " << chain.mine.front().display_id() << " ("
                 << chain.mine.front().state << "); not submitting another\n";

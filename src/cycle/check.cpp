@@ -16,10 +16,6 @@ std::vector<CheckFactory>& factories() {
   return all;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 struct Running {
   std::unique_ptr<Check> check;
   std::string error;
@@ -49,6 +45,10 @@ void merge(CycleState& state, Running& r, CheckReport report) {
 }
 
 }  // namespace
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 bool register_check(CheckFactory factory) {
   factories().push_back(std::move(factory));

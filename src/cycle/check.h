@@ -10,6 +10,7 @@
 //   unknown probe, and the check's scopes are dropped, so none of its findings resolves
 //   falsely on a cycle that did not look;
 // - scopes: a finding resolves only when a check that covers its key ran and did not see it.
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -41,6 +42,9 @@ class Check {
   // Sequential: turns what was observed into findings.
   virtual CheckReport judge(CycleState& state) = 0;
 };
+
+// Seconds since t0 on the monotonic clock: how checks time themselves and their targets.
+double seconds_since(std::chrono::steady_clock::time_point t0);
 
 using CheckFactory = std::function<std::unique_ptr<Check>()>;
 // Called by LLMWATCH_REGISTER_CHECK at static initialization.

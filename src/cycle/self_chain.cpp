@@ -1,19 +1,14 @@
 #include "cycle/self_chain.h"
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cstdlib>
 
 #include "store/store.h"
+#include "util/identity.h"
 #include "util/paths.h"
 
 namespace llmwatch {
-
-std::string current_user() {
-  if (struct passwd* pw = getpwuid(getuid())) return pw->pw_name;
-  return std::to_string(getuid());
-}
 
 std::vector<std::string> self_job_args(const Config& config, const std::string& config_path,
                                        long delay_seconds) {
@@ -54,7 +49,7 @@ std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, cons
   if (store.get("self.chain").value_or("") != "on") return std::nullopt;
   const char* own = std::getenv("SLURM_JOB_ID");
   std::string own_id = own && std::getenv("LLMWATCH_SELF_JOB") ? own : "";
-  auto chain = check_chain(queue, config, own_id, current_user());
+  auto chain = check_chain(queue, config, own_id, current_user_name());
   // Two chains (a hand-run `submit` beside a running one, a successor queued first by a run
   // that then found another): keep the newest successor, cancel the others.
   std::vector<const SlurmJob*> pending;

@@ -38,6 +38,4 @@ std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, cons
 SubmitResult queue_successor_first(const Config& config, const std::string& config_path,
                                    long delay_seconds, SlurmClient& slurm);
 
-std::string current_user();
-
 }  // namespace llmwatch

@@ -195,12 +195,13 @@ int Store::count_actions(const std::string& kind, const std::string& subject, do
   return static_cast<int>(st.integer(0));
 }
 
-std::vector<ActionRow> Store::recent_actions(int limit) {
-  auto st = db_.prepare(
-      "SELECT id, idem_key, kind, subject, reason, state, detail, started, COALESCE(finished,0) "
-      "FROM actions "
-      "ORDER BY started DESC, id DESC LIMIT ?");
-  st.bind(1, limit);
+namespace {
+
+constexpr const char* kActionColumns =
+    "SELECT id, idem_key, kind, subject, reason, state, detail, started, COALESCE(finished,0) "
+    "FROM actions ";
+
+std::vector<ActionRow> action_rows(Statement& st) {
   std::vector<ActionRow> out;
   while (st.step())
     out.push_back({st.integer(0), st.text(1), st.text(2), st.text(3), st.text(4), st.text(5),
@@ -208,16 +209,19 @@ std::vector<ActionRow> Store::recent_actions(int limit) {
   return out;
 }
 
+}  // namespace
+
+std::vector<ActionRow> Store::recent_actions(int limit) {
+  auto st = db_.prepare(std::string(kActionColumns) + "ORDER BY started DESC, id DESC LIMIT ?");
+  st.bind(1, limit);
+  return action_rows(st);
+}
+
 std::vector<ActionRow> Store::unfinished_actions(double before) {
-  auto st = db_.prepare(
-      "SELECT id, idem_key, kind, subject, reason, state, detail, started, COALESCE(finished,0) "
-      "FROM actions WHERE state='intent' AND started < ? ORDER BY id");
+  auto st =
+      db_.prepare(std::string(kActionColumns) + "WHERE state='intent' AND started < ? ORDER BY id");
   st.bind(1, before);
-  std::vector<ActionRow> out;
-  while (st.step())
-    out.push_back({st.integer(0), st.text(1), st.text(2), st.text(3), st.text(4), st.text(5),
-                   st.text(6), st.real(7), st.real(8)});
-  return out;
+  return action_rows(st);
 }
 
 void Store::add_progress(const std::string& job, double ts, std::int64_t step,

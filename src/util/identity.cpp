@@ -10,7 +10,8 @@ namespace llmwatch {
 std::string current_user_name() {
   std::vector<char> buf(16384);
   passwd pw{}, *result = nullptr;
-  if (::getpwuid_r(::geteuid(), &pw, buf.data(), buf.size(), &result) != 0 || !result) return "";
+  if (::getpwuid_r(::geteuid(), &pw, buf.data(), buf.size(), &result) != 0 || !result)
+    return std::to_string(::geteuid());  // no passwd entry (a container): the uid says who
   return pw.pw_name;
 }
 

@@ -13,7 +13,7 @@ struct UserIds {
   gid_t gid;
 };
 
-// The effective user's name ("" when it has no passwd entry).
+// The effective user's name (its uid when it has no passwd entry).
 std::string current_user_name();
 bool running_as_root();
 // The uid and primary gid of a user name; nullopt when there is no such user.

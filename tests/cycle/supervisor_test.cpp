@@ -52,6 +52,13 @@ struct World {
     slurm.jobs.push_back(j);
     return slurm.jobs.back();
   }
+  // A running task 7 of `name` whose log holds `lines`; returns the log's path.
+  std::string training(const std::string& name, const std::string& lines) {
+    std::string log = dir / (name + ".log");
+    write_file(log, lines);
+    run(name, 7, 1'700'000'000, log);
+    return log;
+  }
   CycleResult cycle(double now) { return Supervisor(config, *store, slurm).run_cycle(now); }
   // Tests that step time forward by hand: forget the clock reading, or the step would look
   // like a jump of the host clock (which is tested on its own below).
@@ -126,9 +133,7 @@ TEST(Supervisor, AnExceptionInOneJobStaysInThatJob) {
 // cancel and a resubmit. Idle time now follows the monotonic clock.
 TEST(Supervisor, AWallClockJumpIsNotIdleTime) {
   World w(job("tr"));
-  std::string log = w.dir / "tr.log";
-  write_file(log, "global_step: 1\n");
-  w.run("tr", 7, 1'700'000'000, log);
+  std::string log = w.training("tr", "global_step: 1\n");
   double t0 = unix_now();
   w.cycle(t0);
   auto jumped = w.cycle(t0 + 600);  // the host clock stepped forward 10 minutes
@@ -145,9 +150,7 @@ TEST(Supervisor, AWallClockJumpIsNotIdleTime) {
 // The same rule still catches a real hang once the clock is steady again.
 TEST(Supervisor, AHangIsStillFoundWhenTheClockIsSteady) {
   World w(job("tr"));
-  std::string log = w.dir / "tr.log";
-  write_file(log, "global_step: 1\n");
-  w.run("tr", 7, 1'700'000'000, log);
+  w.training("tr", "global_step: 1\n");
   double t0 = unix_now();
   w.cycle(t0);
   auto later = w.cycle_after(t0 + 120);
@@ -217,9 +220,7 @@ TEST(Supervisor, TheSlurmFormatChoiceIsKept) {
 // `intent` forever and nobody was told. Now it is reconciled and raised, never rerun.
 TEST(Supervisor, AnActionLeftAsIntentIsReconciledAndRaised) {
   World w(job("tr"));
-  std::string log = w.dir / "tr.log";
-  write_file(log, "global_step: 1\n");
-  w.run("tr", 7, 1'700'000'000, log);
+  w.training("tr", "global_step: 1\n");
   double now = unix_now();
   auto id = w.store->begin_action("cancel:7", "cancel", "tr", "job:tr/hung: test", now - 60);
   ASSERT_TRUE(id);

@@ -68,18 +68,27 @@ bool has(const std::vector<std::string>& args, const std::string& arg) {
 
 // The defect: a restart resubmitted another user's batch script as llmwatch's user (root under
 // the systemd unit), with llmwatch's environment (its Slack URL and SMTP password) exported.
-TEST(RestartAction, ResubmitsAsTheOwnerWithNoneOfLlmwatchsEnvironment) {
+// A restart of task 3_1 of `user`, recorded instead of submitted.
+struct RecordedRestart {
   testing::TempDir dir;
-  Store store(dir.path);
+  Store store{dir.path};
   Config config;
   RecordingSlurm slurm;
   ActionContext ctx{config, slurm, store, 0};
-  ActionRequest r;
-  r.job = "tr";
-  r.task = task(3, 1, "RUNNING");
-  r.task->command = "/home/alice/train.sh";
-  r.task->user = running_as_root() ? "alice" : current_user_name();
-  auto out = find_action("restart")->execute(r, ctx);
+  ActionOutcome run(const std::string& user) {
+    ActionRequest r;
+    r.job = "tr";
+    r.task = task(3, 1, "RUNNING");
+    r.task->command = "/home/alice/train.sh";
+    r.task->user = user;
+    return find_action("restart")->execute(r, ctx);
+  }
+};
+
+TEST(RestartAction, ResubmitsAsTheOwnerWithNoneOfLlmwatchsEnvironment) {
+  RecordedRestart t;
+  auto& slurm = t.slurm;
+  auto out = t.run(running_as_root() ? "alice" : current_user_name());
   ASSERT_EQ(out.state, "done") << out.detail;
   ASSERT_EQ(slurm.submitted.size(), 1u);
   const auto& args = slurm.submitted[0];
@@ -93,20 +102,11 @@ TEST(RestartAction, ResubmitsAsTheOwnerWithNoneOfLlmwatchsEnvironment) {
 }
 
 TEST(RestartAction, NeverSubmitsForAnUnknownOrForeignOwner) {
-  testing::TempDir dir;
-  Store store(dir.path);
-  Config config;
-  RecordingSlurm slurm;
-  ActionContext ctx{config, slurm, store, 0};
-  ActionRequest r;
-  r.job = "tr";
-  r.task = task(3, 1, "RUNNING");
-  r.task->command = "/train.sh";
+  RecordedRestart t;
   // As root an unknown owner is refused; as a user, someone else's job is.
-  r.task->user = running_as_root() ? "" : "someone-else";
-  auto out = find_action("restart")->execute(r, ctx);
+  auto out = t.run(running_as_root() ? "" : "someone-else");
   EXPECT_EQ(out.state, "failed");
-  EXPECT_TRUE(slurm.submitted.empty());
+  EXPECT_TRUE(t.slurm.submitted.empty());
 }
 
 }  // namespace

@@ -124,7 +124,7 @@ class JobLogCheck : public Check {
         auto t0 = std::chrono::steady_clock::now();
         JobWork& w = s.work[i];
         errors_[i] = run_guarded("log of " + w.label, [&] { probe_job_log(w, s.slurm, s.now); });
-        seconds_[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        seconds_[i] = seconds_since(t0);
       });
     pool.join();
   }

@@ -42,11 +42,11 @@ class SlurmCheck : public Check {
     std::thread sinfo([&] {
       auto t0 = std::chrono::steady_clock::now();
       nodes_error = run_guarded("sinfo", [&] { nodes = s.slurm.nodes(); });
-      sinfo_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      sinfo_s_ = seconds_since(t0);
     });
     auto t0 = std::chrono::steady_clock::now();
     queue_error = run_guarded("squeue", [&] { queue = s.slurm.queue(); });
-    squeue_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    squeue_s_ = seconds_since(t0);
     sinfo.join();
     if (!queue_error.empty()) queue = SqueueParse{{}, queue_error};
     if (!nodes_error.empty()) nodes = SinfoParse{{}, nodes_error};

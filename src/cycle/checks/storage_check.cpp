@@ -37,7 +37,7 @@ class StorageCheck : public Check {
         });
         if (!error.empty()) seen_[i].error = error;
         seen_[i].path = all[i].path;
-        seconds_[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        seconds_[i] = seconds_since(t0);
       });
     for (auto& t : threads) t.join();
   }
