@@ -47,6 +47,9 @@ class ActionPlugin {
   // The same key never runs twice (the journal enforces it): e.g. "cancel:3_1".
   virtual std::string idem_key(const ActionRequest& r) const;
   virtual ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) = 0;
+  // True when the action's whole effect is rows in the store (it touches nothing outside):
+  // the executor then journals and runs it in one transaction.
+  virtual bool store_only() const { return false; }
 };
 
 }  // namespace llmwatch

@@ -17,6 +17,8 @@ class AlertAction : public ActionPlugin {
     // One alert per firing episode of a finding: the episode starts at first_seen.
     return "alert:" + r.finding.key + "@" + std::to_string(static_cast<long long>(r.episode));
   }
+  // Queued into the outbox here, delivered at the end of the cycle: only store rows.
+  bool store_only() const override { return true; }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     AlertMessage m;
     m.key = r.finding.key;

@@ -38,7 +38,7 @@ const char* kDemoConfig = R"toml(
 [llmwatch]
 state_dir = "@DIR@/state"
 interval = "2s"
-lease_ttl = "1m"
+lease_ttl = "5m"
 
 [slurm]
 timeout = "10s"

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
+#include "app/cycle_watchdog.h"
 #include "app/http_listener.h"
 #include "config/job_owner.h"
 #include "cycle/self_chain.h"
@@ -17,6 +18,7 @@
 #include "util/identity.h"
 #include "util/paths.h"
 #include "util/text.h"
+#include "util/units.h"
 #include "views/metrics.h"
 
 namespace llmwatch {
@@ -32,8 +34,24 @@ bool cycle_under_lease(const Config& config, Store& store, Lease& lease) {
                  holder ? holder->str() : "being written");
     return false;
   }
+  // Fencing: before each action the lease must still name us, within the cycle's deadline.
+  auto deadline = std::chrono::steady_clock::now() + config.cycle_deadline;
+  Fence fence = [&]() -> std::string {
+    if (std::chrono::steady_clock::now() > deadline)
+      return "the cycle deadline (" + format_duration(config.cycle_deadline) + ") passed";
+    return lease.check(unix_now());
+  };
+  CycleWatchdog watchdog(std::chrono::milliseconds(config.cycle_deadline) * 5 / 4, [&] {
+    spdlog::critical(
+        "cycle still running {} after its deadline of {}; exiting so the lease "
+        "passes on",
+        format_duration(config.cycle_deadline / 4), format_duration(config.cycle_deadline));
+    spdlog::default_logger()->flush();
+    lease.release();
+    std::_Exit(kExitFailure);
+  });
   SlurmClient slurm(config.slurm);
-  Supervisor supervisor(config, store, slurm);
+  Supervisor supervisor(config, store, slurm, fence);
   auto r = supervisor.run_cycle(now);
   spdlog::info(
       "cycle done in {:.2f}s: {} finding(s) ({} new, {} resolved), {} action(s), {} unknown "

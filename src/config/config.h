@@ -156,6 +156,9 @@ struct Config {
   std::string state_dir = "/var/lib/llmwatch";
   Seconds interval{300};
   Seconds lease_ttl{900};
+  // Past this, a cycle starts no more actions; past it plus a grace of a quarter of it, the
+  // process exits so that the lease passes on (cmd_run's watchdog).
+  Seconds cycle_deadline{120};
   bool dry_run = false;
   std::string log_format = "text";  // text | json
   std::string metrics_file;         // Prometheus textfile; empty: off

@@ -9,6 +9,7 @@
 #include "config/config_schema.h"
 #include "policy/staged_action.h"
 #include "util/strings.h"
+#include "util/units.h"
 
 namespace llmwatch {
 
@@ -95,7 +96,8 @@ struct Loader {
         if (v.dur.count() < 0) return error(node, where + " must not be negative"), false;
         // A zero timeout means "no limit" to curl and "never" to a timer: never what was meant.
         if (v.dur.count() == 0 &&
-            (ends_with(spec.name, "timeout") || ends_with(spec.name, "interval")))
+            (ends_with(spec.name, "timeout") || ends_with(spec.name, "interval") ||
+             ends_with(spec.name, "deadline")))
           return error(node, where + " must be at least 1s (0 is not \"unlimited\")"), false;
         return true;
       }
@@ -300,6 +302,13 @@ struct Loader {
     };
     if (c.interval.count() < 1) at(0, "[llmwatch] interval must be at least 1s");
     if (c.state_dir.empty()) at(0, "[llmwatch] state_dir must not be empty");
+    // The lease must outlive a cycle that used its whole deadline plus the wait before the
+    // next, with a margin: otherwise a slow cycle loses the lease and a second supervisor
+    // acts beside it (fencing then stops the first, but only at its next action).
+    if (c.lease_ttl < 2 * (c.interval + c.cycle_deadline))
+      at(0, "[llmwatch] lease_ttl (" + format_duration(c.lease_ttl) +
+                ") must be at least 2 x (interval + cycle_deadline) = " +
+                format_duration(2 * (c.interval + c.cycle_deadline)));
     for (const auto& j : c.jobs) {
       if (j.name.empty() && !j.id) at(j.line, "[[job]] needs a name or an id");
       if (!j.name.empty() && j.name == c.self.job_name)

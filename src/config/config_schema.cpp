@@ -12,6 +12,7 @@ const std::vector<KeySpec<Config>>& general_keys() {
       {"state_dir", KeyKind::String, LW_SET(Config, state_dir, s)},
       {"interval", KeyKind::Duration, LW_SET(Config, interval, dur)},
       {"lease_ttl", KeyKind::Duration, LW_SET(Config, lease_ttl, dur)},
+      {"cycle_deadline", KeyKind::Duration, LW_SET(Config, cycle_deadline, dur)},
       {"dry_run", KeyKind::Bool, LW_SET(Config, dry_run, b)},
       {"log_format", KeyKind::String, LW_SET(Config, log_format, s), false, 0, 0, {"text", "json"}},
       {"metrics_file", KeyKind::String, LW_SET(Config, metrics_file, s)},

@@ -83,7 +83,9 @@ void act_phase(CycleState& s) {
   std::stable_partition(order.begin(), order.end(),
                         [&](const Finding* f) { return s.node_step.plans.count(f->key) > 0; });
   Executor executor(s.config, s.store, s.slurm, s.now);
+  executor.set_fence([&s]() -> const std::string& { return s.fenced(); });
   for (const Finding* f : order) {
+    if (!s.fenced().empty()) break;
     std::string error = run_guarded("acting on " + f->key, [&] {
       ActionRequest base;
       base.finding = *f;
@@ -93,6 +95,10 @@ void act_phase(CycleState& s) {
       s.result.actions += executor.run_plan(base, plan);
     });
     if (!error.empty()) s.errors.push_back(error);
+  }
+  if (!s.fenced().empty()) {
+    s.errors.push_back("not acting: " + s.fenced());
+    return;  // nor deleting checkpoints: the holder of the lease decides that
   }
   // Old checkpoints go only after the findings that need them were acted on.
   for (const auto& c : s.cleanups) {

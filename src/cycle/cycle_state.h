@@ -39,6 +39,14 @@ struct CycleState {
   Store& store;
   SlurmClient& slurm;
   const double now;
+  Fence fence;  // may this supervisor still act? (the lease, the cycle deadline)
+
+  // "" while acting is allowed; the first refusal is kept, so every later step sees it.
+  const std::string& fenced() {
+    if (fenced_reason.empty() && fence) fenced_reason = fence();
+    return fenced_reason;
+  }
+  std::string fenced_reason;
 
   CycleResult result;
   std::vector<Finding> findings;

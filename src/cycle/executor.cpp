@@ -34,6 +34,35 @@ std::string Executor::over_budget(const std::string& action, const ActionRequest
   return "";
 }
 
+std::optional<ActionOutcome> Executor::run_journaled(ActionPlugin& plugin, const ActionRequest& req,
+                                                     const std::string& key,
+                                                     const std::string& reason,
+                                                     const std::string& budget) {
+  const std::string& name = req.action;
+  auto id = store_.begin_action(key, name, req.job, reason, now_);
+  if (!id) return std::nullopt;
+  ActionOutcome outcome;
+  if (!budget.empty()) {
+    outcome = {"skipped", "not done: " + budget + "; needs a human"};
+  } else if (config_.dry_run && name != "alert") {
+    outcome = {"dry-run",
+               "would " + name + (req.task ? " " + req.task->display_id() : " " + req.job)};
+  } else {
+    try {
+      ActionContext ctx{config_, slurm_, store_, now_};
+      outcome = plugin.execute(req, ctx);
+    } catch (const std::exception& e) {
+      if (plugin.store_only()) throw;  // rolls back with its journal entry; retried next cycle
+      outcome = {"failed", e.what()};
+    }
+  }
+  store_.finish_action(*id, outcome.state, outcome.detail, now_);
+  std::string sev = outcome.state == "failed" || outcome.state == "skipped" ? "warning" : "info";
+  store_.add_event(now_, "action", req.job, sev,
+                   name + " " + outcome.state + ": " + outcome.detail);
+  return outcome;
+}
+
 int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>& plan) {
   int count = 0;
   std::vector<std::string> done;
@@ -44,6 +73,11 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
     // A later escalation step waits until its finding has fired long enough; it is not
     // journaled before, so it runs in the first cycle past its delay.
     if (now_ - base.episode < static_cast<double>(staged->delay.count())) continue;
+    // Fenced before journaling: a deposed supervisor leaves no intent behind for the holder.
+    if (fence_ && !fence_().empty()) {
+      spdlog::error("{}: not running {}: {}", base.finding.key, name, fence_());
+      break;
+    }
     ActionPlugin* plugin = find_action(name);
     if (!plugin) {
       spdlog::error("{}: unknown action '{}'", base.finding.key, name);
@@ -56,27 +90,18 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
     std::string reason = base.finding.key + ": " + base.finding.summary;
     // The budget is read before this action is journaled, so it does not count itself.
     std::string budget = over_budget(name, req);
-    auto id = store_.begin_action(key, name, req.job, reason, now_);
-    if (!id) continue;  // journaled before: idempotent, never twice
+    std::optional<ActionOutcome> ran;
+    auto journal_and_run = [&] { ran = run_journaled(*plugin, req, key, reason, budget); };
+    // An action whose whole effect is rows in the store (an alert: journal + outbox) is
+    // recorded in one transaction with its journal entry: a crash or a full disk leaves
+    // both or neither, so it is never journaled as begun yet never queued.
+    if (plugin->store_only())
+      store_.db().transaction(journal_and_run);
+    else
+      journal_and_run();
+    if (!ran) continue;  // journaled before: idempotent, never twice
     ++count;
-    ActionOutcome outcome;
-    if (!budget.empty()) {
-      outcome = {"skipped", "not done: " + budget + "; needs a human"};
-    } else if (config_.dry_run && name != "alert") {
-      outcome = {"dry-run",
-                 "would " + name + (req.task ? " " + req.task->display_id() : " " + req.job)};
-    } else {
-      try {
-        ActionContext ctx{config_, slurm_, store_, now_};
-        outcome = plugin->execute(req, ctx);
-      } catch (const std::exception& e) {
-        outcome = {"failed", e.what()};
-      }
-    }
-    store_.finish_action(*id, outcome.state, outcome.detail, now_);
-    std::string sev = outcome.state == "failed" || outcome.state == "skipped" ? "warning" : "info";
-    store_.add_event(now_, "action", req.job, sev,
-                     name + " " + outcome.state + ": " + outcome.detail);
+    const ActionOutcome& outcome = *ran;
     spdlog::info("action {} for {}: {} ({})", name, base.finding.key, outcome.state,
                  outcome.detail);
     if (name != "alert") done.push_back(name + ": " + outcome.state + " — " + outcome.detail);

@@ -2,6 +2,8 @@
 // Runs what the policy chose, safely: every action is journaled before it runs (intent)
 // and after (outcome); an idempotency key that was journaled once never runs again; dry-run
 // records "would do" and does nothing; per-hour and per-job budgets are enforced here.
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,10 @@ class Executor {
  public:
   Executor(const Config& config, Store& store, SlurmClient& slurm, double now)
       : config_(config), store_(store), slurm_(slurm), now_(now) {}
+  // Asked before each action (supervisor.h): once it refuses, run_plan journals nothing
+  // more and runs nothing more. The reason is kept in fenced().
+  void set_fence(std::function<const std::string&()> fence) { fence_ = std::move(fence); }
+  std::string fenced() const { return fence_ ? fence_() : std::string(); }
 
   // Runs `plan` (action names, in order) for one finding; returns how many ran or were recorded.
   int run_plan(const ActionRequest& base, const std::vector<std::string>& plan);
@@ -25,10 +31,17 @@ class Executor {
   std::string over_budget(const std::string& action, const ActionRequest& r);
 
  private:
+  // Journals the intent, runs (or skips, or dry-runs) the action, journals the outcome and
+  // its event; nullopt when the key was journaled before.
+  std::optional<ActionOutcome> run_journaled(ActionPlugin& plugin, const ActionRequest& req,
+                                             const std::string& key, const std::string& reason,
+                                             const std::string& budget);
+
   const Config& config_;
   Store& store_;
   SlurmClient& slurm_;
   double now_;
+  std::function<const std::string&()> fence_;
 };
 
 }  // namespace llmwatch

@@ -15,7 +15,8 @@ void notify_phase(CycleState& s) {
     queue_alert(s.config, s.store, message_for(row, "firing", summary, s.now), s.now);
     s.store.set_notified(row.key, s.now);
   }
-  flush_deliveries(s.config, s.store, s.now);
+  // A deposed supervisor leaves the queue to the lease holder, which sends each alert once.
+  if (s.fenced().empty()) flush_deliveries(s.config, s.store, s.now);
 }
 
 }  // namespace llmwatch

@@ -19,6 +19,7 @@ double unix_now() {
 // one is recorded, and the cycle record, the alert flush and the heartbeat still happen.
 CycleResult Supervisor::run_cycle(double now) {
   CycleState state(config_, store_, slurm_, now);
+  state.fence = fence_;
   state.result.started = now;
   auto phase = [&](const char* name, void (*fn)(CycleState&)) {
     std::string error = run_guarded(name, [&] { fn(state); });

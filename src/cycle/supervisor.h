@@ -2,6 +2,7 @@
 // One supervision cycle: probes observe (concurrently, each with its deadline), rules make
 // findings, the policy decides, actions act (journaled), the store records, and the
 // heartbeat and metrics are written. The data only flows forward.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,16 +29,23 @@ struct CycleResult {
   std::uint64_t log_bytes = 0;  // read from training logs this cycle
 };
 
+// Asked before every action and before alerts are sent: "" while this supervisor may still
+// act, otherwise why not (the lease was taken over or expired, the cycle's deadline passed).
+// Once it says no, nothing more is done this cycle; what was observed is still recorded.
+// An empty Fence always allows (tests, the manual verbs that hold no lease).
+using Fence = std::function<std::string()>;
+
 class Supervisor {
  public:
-  Supervisor(const Config& config, Store& store, SlurmClient& slurm)
-      : config_(config), store_(store), slurm_(slurm) {}
+  Supervisor(const Config& config, Store& store, SlurmClient& slurm, Fence fence = {})
+      : config_(config), store_(store), slurm_(slurm), fence_(std::move(fence)) {}
   CycleResult run_cycle(double now);
 
  private:
   const Config& config_;
   Store& store_;
   SlurmClient& slurm_;
+  Fence fence_;
 };
 
 double unix_now();

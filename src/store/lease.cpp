@@ -13,6 +13,48 @@
 
 namespace llmwatch {
 
+namespace {
+
+// A writer needs microseconds: a lease or takeover lock this old that cannot be read, or
+// whose writer is gone, was left by a process killed while writing it (found by SIGKILL
+// fault injection: such a file used to lock every later instance out).
+constexpr double kStaleWrite = 5;
+
+std::optional<LeaseInfo> parse_lease(const std::string& path) {
+  std::ifstream in(path);
+  LeaseInfo info;
+  if (!(in >> info.host >> info.pid >> info.expires)) return std::nullopt;
+  if (!(in >> info.generation)) info.generation = 0;  // written before generations existed
+  return info;
+}
+
+std::int64_t read_generation(const std::string& path) {
+  std::ifstream in(path);
+  std::int64_t g = 0;
+  return (in >> g) ? g : 0;
+}
+
+// Atomically, so a reader never sees a half-written number.
+void write_generation(const std::string& path, std::int64_t g) {
+  std::string tmp = path + "." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << g << '\n';
+    if (!out.flush()) {
+      ::unlink(tmp.c_str());
+      return;  // the lease file still carries the generation; fencing compares that
+    }
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+}
+
+bool same_holder(const LeaseInfo& a, const LeaseInfo& b) {
+  return a.host == b.host && a.pid == b.pid && a.expires == b.expires &&
+         a.generation == b.generation;
+}
+
+}  // namespace
+
 std::string LeaseInfo::str() const {
   char buf[32] = "?";
   std::time_t t = static_cast<std::time_t>(expires);
@@ -31,24 +73,28 @@ Lease::~Lease() {
 std::string Lease::content(double expires) const {
   std::ostringstream out;
   out.precision(17);
-  out << host_ << ' ' << pid_ << ' ' << expires << '\n';
+  out << host_ << ' ' << pid_ << ' ' << expires << ' ' << generation_ << '\n';
   return out.str();
-}
-
-static std::optional<LeaseInfo> parse_lease(const std::string& path) {
-  std::ifstream in(path);
-  LeaseInfo info;
-  if (!(in >> info.host >> info.pid >> info.expires)) return std::nullopt;
-  return info;
 }
 
 std::optional<LeaseInfo> Lease::read(const std::string& state_dir) {
   return parse_lease(state_dir + "/lease");
 }
 
+// Same host, another pid, and that pid does not exist: the holder died (SIGKILL, OOM, a
+// hard deadline) without releasing. Waiting out its TTL would only leave the runs unwatched.
+bool Lease::holder_dead(const LeaseInfo& info) const {
+  return info.host == host_ && info.pid != pid_ && info.pid > 0 && ::kill(info.pid, 0) != 0 &&
+         errno == ESRCH;
+}
+
 bool Lease::create(double now, double ttl) {
   int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
   if (fd < 0) return false;
+  // Only the creator of the lease file gets here, so the generation cannot be raced.
+  std::string generation_path = path_ + ".generation";
+  generation_ = read_generation(generation_path) + 1;
+  write_generation(generation_path, generation_);
   std::string text = content(now + ttl);
   bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   ok = ::fsync(fd) == 0 && ok;
@@ -61,30 +107,15 @@ bool Lease::create(double now, double ttl) {
   return true;
 }
 
-bool Lease::acquire(double now, double ttl) {
-  if (held_ && renew(now, ttl)) return true;  // else: lost or expired; compete like anyone
-  if (create(now, ttl)) return true;
-  // A writer needs microseconds: a lease or takeover lock this old that cannot be read, or
-  // whose writer is gone, was left by a process killed while writing it (found by SIGKILL
-  // fault injection: such a file used to lock every later instance out).
-  constexpr double kStaleWrite = 5;
-  auto current = parse_lease(path_);
-  if (!current) {
-    struct stat st {};
-    if (::stat(path_.c_str(), &st) != 0) return create(now, ttl);            // just vanished
-    if (static_cast<double>(st.st_mtime) > now - kStaleWrite) return false;  // being written
-  } else if (current->expires > now) {
-    return false;
-  }
-  // Expired. Taking it over needs a short-lived takeover lock, so that of several racers
-  // only one removes the stale lease; a racer arriving meanwhile can only O_EXCL-create.
+// The short-lived takeover lock. A lock left by a dead process (on this host, or older than
+// any writer needs) is removed, and the caller may try again.
+bool Lease::take_lock(double now) {
   std::string lock = path_ + ".takeover";
   int fd = ::open(lock.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
   if (fd < 0) {
     struct stat st {};
     auto holder = parse_lease(lock);
-    bool dead = holder && holder->host == host_ && ::kill(holder->pid, 0) != 0 && errno == ESRCH;
-    if (dead ||
+    if ((holder && holder_dead(*holder)) ||
         (::stat(lock.c_str(), &st) == 0 && static_cast<double>(st.st_mtime) < now - kStaleWrite))
       ::unlink(lock.c_str());
     return false;
@@ -93,42 +124,79 @@ bool Lease::acquire(double now, double ttl) {
   if (::write(fd, me.data(), me.size()) < 0) { /* the lock works without its content */
   }
   ::close(fd);
+  return true;
+}
+
+bool Lease::acquire(double now, double ttl) {
+  if (held_ && renew(now, ttl)) return true;  // else: lost or expired; compete like anyone
+  held_ = false;
+  if (create(now, ttl)) return true;
+  auto current = parse_lease(path_);
+  if (!current) {
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) != 0) return create(now, ttl);            // just vanished
+    if (static_cast<double>(st.st_mtime) > now - kStaleWrite) return false;  // being written
+  } else if (current->expires > now && !holder_dead(*current)) {
+    return false;
+  }
+  // Expired, or its holder is dead. Taking it over needs the takeover lock, so that of
+  // several racers only one removes the stale lease; a racer arriving meanwhile can only
+  // O_EXCL-create. The first try may only have cleared a dead process's lock.
+  if (!take_lock(now) && !take_lock(now)) return false;
   bool won = false;
   auto again = parse_lease(path_);
-  bool unchanged =
-      (!current && !again) || (current && again && again->host == current->host &&
-                               again->pid == current->pid && again->expires == current->expires);
+  bool unchanged = (!current && !again) || (current && again && same_holder(*again, *current));
   if (unchanged) {
     ::unlink(path_.c_str());
     won = create(now, ttl);  // fails if a racer created a fresh one in between: theirs stands
   }
-  ::unlink(lock.c_str());
+  ::unlink((path_ + ".takeover").c_str());
   return won;
 }
 
 bool Lease::renew(double now, double ttl) {
-  auto current = parse_lease(path_);
-  if (!current || current->host != host_ || current->pid != pid_ || current->expires < now) {
+  // Compare and write under the takeover lock: a racer taking over our (expired) lease
+  // holds it, so a renewal cannot overwrite a lease that was just taken over.
+  if (!take_lock(now) && !take_lock(now)) {  // the first try may have cleared a stale lock
     held_ = false;
     return false;
   }
-  std::string tmp = path_ + ".renew." + std::to_string(pid_);
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << content(now + ttl);
-    if (!out.flush()) return false;
+  auto current = parse_lease(path_);
+  bool ours = current && current->host == host_ && current->pid == pid_ &&
+              current->generation == generation_ && current->expires >= now;
+  bool ok = false;
+  if (ours) {
+    std::string tmp = path_ + ".renew." + std::to_string(pid_);
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      out << content(now + ttl);
+      ok = static_cast<bool>(out.flush());
+    }
+    ok = ok && ::rename(tmp.c_str(), path_.c_str()) == 0;
+    if (!ok) ::unlink(tmp.c_str());
   }
-  if (::rename(tmp.c_str(), path_.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  return true;
+  ::unlink((path_ + ".takeover").c_str());
+  if (!ours) held_ = false;
+  return ok;
+}
+
+std::string Lease::check(double now) const {
+  if (!held_) return "the lease is not held";
+  auto current = parse_lease(path_);
+  if (!current) return "the lease file is gone or unreadable";
+  if (current->host != host_ || current->pid != pid_ || current->generation != generation_)
+    return "the lease was taken over by " + current->str() + " (generation " +
+           std::to_string(current->generation) + ", ours " + std::to_string(generation_) + ")";
+  if (current->expires <= now) return "the lease expired at " + current->str();
+  return "";
 }
 
 void Lease::release() {
   if (!held_) return;
   auto current = parse_lease(path_);
-  if (current && current->host == host_ && current->pid == pid_) ::unlink(path_.c_str());
+  if (current && current->host == host_ && current->pid == pid_ &&
+      current->generation == generation_)
+    ::unlink(path_.c_str());
   held_ = false;
 }
 

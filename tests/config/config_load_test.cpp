@@ -117,6 +117,10 @@ TEST(ConfigLoad, WrongTypesAndBadValuesNameTheKeyAndLine) {
       {"[[job]]\nname = \"llmwatch\"\n", "has the name of llmwatch's own job"},
       {"[[alert.exec]]\nname = \"x\"\n", "[[alert.exec]] needs command"},
       {"[llmwatch\ninterval = 3\n", "test.toml:1:"},
+      // A lease shorter than a cycle let two supervisors act at once.
+      {"[llmwatch]\ninterval = \"5m\"\nlease_ttl = \"1m\"\n",
+       "lease_ttl (1m) must be at least 2 x (interval + cycle_deadline) = 14m"},
+      {"[llmwatch]\ncycle_deadline = \"0s\"\n", "cycle_deadline"},
   };
   for (const auto& c : cases) {
     auto r = load(c.text);

@@ -242,6 +242,56 @@ TEST(Supervisor, AnActionLeftAsIntentIsReconciledAndRaised) {
   EXPECT_TRUE(w.slurm.cancelled.empty());
 }
 
+// The defect: when a cycle outlived lease_ttl, a second supervisor took the lease and both
+// acted. Now the first asks before every action and, deposed, acts on nothing and sends
+// nothing; what it saw is still recorded, and the holder does the work once.
+TEST(Supervisor, ADeposedSupervisorActsOnNothing) {
+  World w(job("ghost", "on_absent = [\"alert\", \"restart\"]\n"));
+  w.slurm.jobs.clear();
+  double now = unix_now();
+  int asked = 0;
+  Fence deposed = [&] {
+    ++asked;
+    return std::string("the lease was taken over by host-b:42");
+  };
+  auto r = Supervisor(w.config, *w.store, w.slurm, deposed).run_cycle(now);
+  EXPECT_GE(asked, 1);
+  EXPECT_TRUE(has_kind(r, "absent"));  // observed and recorded...
+  EXPECT_TRUE(w.firing("job:ghost/absent"));
+  EXPECT_EQ(r.actions, 0);  // ...but nothing journaled, run or sent
+  EXPECT_TRUE(w.store->recent_actions(10).empty());
+  EXPECT_TRUE(w.slurm.submitted.empty());
+  EXPECT_EQ(w.alerts(), "");
+  auto heartbeat = nlohmann::json::parse(w.store->get("heartbeat").value_or("{}"));
+  EXPECT_NE(heartbeat.dump().find("not acting: the lease was taken over"), std::string::npos)
+      << heartbeat.dump();
+  // The lease holder's next cycle acts, once.
+  w.cycle(now + 5);
+  EXPECT_NE(w.alerts().find("job:ghost/absent"), std::string::npos);
+}
+
+// The defect: an alert was journaled as begun, then queueing it failed (a full disk, a
+// crash): the journal said "once per episode", so the first announcement was lost until
+// the 6-hour repeat. The journal entry and the outbox rows are now one transaction.
+TEST(Supervisor, AnAlertIsJournaledOnlyTogetherWithItsDelivery) {
+  World w(job("ghost", "on_absent = [\"alert\"]\n"));
+  w.slurm.jobs.clear();
+  w.store->db().exec(
+      "CREATE TRIGGER full BEFORE INSERT ON deliveries BEGIN "
+      "SELECT RAISE(FAIL, 'database or disk is full'); END");
+  double now = unix_now();
+  w.cycle(now);
+  EXPECT_TRUE(w.firing("job:ghost/absent"));
+  EXPECT_TRUE(w.store->recent_actions(10).empty());  // neither journaled nor queued
+  EXPECT_EQ(w.alerts(), "");
+  w.store->db().exec("DROP TRIGGER full");
+  w.cycle(now + 5);  // space again: the first announcement goes out now, not in 6 hours
+  EXPECT_NE(w.alerts().find("job:ghost/absent"), std::string::npos);
+  auto actions = w.store->recent_actions(10);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].state, "done");
+}
+
 TEST(Checks, EveryCheckRegistersItselfOnce) {
   auto names = check_names();
   for (const char* expected :

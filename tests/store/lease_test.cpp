@@ -56,8 +56,61 @@ TEST(Lease, HalfWrittenLeaseAndDeadTakeoverLockAreStale) {
   waitpid(gone, nullptr, 0);
   testing::write_file(dir / "lease.takeover", "host-c " + std::to_string(gone) + " 0\n");
   Lease c(dir.path, "host-c", 3);
-  EXPECT_FALSE(c.acquire(now + 2, 60));  // finds the dead racer's lock and removes it
+  // Finds the dead racer's lock, removes it and takes over in the same call.
   EXPECT_TRUE(c.acquire(now + 2, 60));
+}
+
+pid_t dead_pid() {
+  pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  waitpid(gone, nullptr, 0);
+  return gone;
+}
+
+// The defect: a holder SIGKILLed on this host locked every successor out for its whole TTL
+// (15 minutes by default), leaving the runs unwatched.
+TEST(Lease, ADeadHolderOnThisHostHoldsNothing) {
+  testing::TempDir dir;
+  double now = static_cast<double>(std::time(nullptr));
+  testing::write_file(dir / "lease", "host-a " + std::to_string(dead_pid()) + " " +
+                                         std::to_string(now + 600) + " 7\n");
+  testing::write_file(dir / "lease.generation", "7\n");
+  Lease other_host(dir.path, "host-b", getpid());
+  EXPECT_FALSE(other_host.acquire(now, 60));  // cannot see processes on host-a
+  Lease a(dir.path, "host-a", getpid());
+  EXPECT_TRUE(a.acquire(now, 60));
+  EXPECT_EQ(a.generation(), 8);
+  EXPECT_EQ(Lease::read(dir.path)->generation, 8);
+}
+
+// Fencing: every acquisition gets a new generation, and a deposed holder learns it before
+// acting (check), even though its own idea of the lease is unchanged.
+TEST(Lease, CheckFencesADeposedHolder) {
+  testing::TempDir dir;
+  Lease a(dir.path, "host-a", 1), b(dir.path, "host-b", 2);
+  ASSERT_TRUE(a.acquire(1000, 60));
+  EXPECT_EQ(a.check(1030), "");
+  EXPECT_NE(a.check(1061).find("expired"), std::string::npos);
+  ASSERT_TRUE(b.acquire(1061, 60));
+  EXPECT_EQ(b.generation(), a.generation() + 1);
+  EXPECT_NE(a.check(1062).find("taken over by host-b:2"), std::string::npos) << a.check(1062);
+  EXPECT_TRUE(a.held());  // a has not renewed yet: only check() can tell it
+  b.release();
+  // Released and taken again by the same process: still a new generation.
+  ASSERT_TRUE(b.acquire(1070, 60));
+  EXPECT_EQ(b.generation(), a.generation() + 2);
+}
+
+// Renewal compares and writes under the takeover lock: while a racer holds it (taking the
+// lease over), a renewal must not write.
+TEST(Lease, RenewWaitsForNoTakeoverInProgress) {
+  testing::TempDir dir;
+  double now = static_cast<double>(std::time(nullptr));
+  Lease a(dir.path, "host-a", 1);
+  ASSERT_TRUE(a.acquire(now, 60));
+  testing::write_file(dir / "lease.takeover", "host-b 2 " + std::to_string(now) + "\n");
+  EXPECT_FALSE(a.renew(now + 1, 60));
+  EXPECT_DOUBLE_EQ(Lease::read(dir.path)->expires, now + 60);  // untouched
 }
 
 TEST(Lease, RenewExtends) {
