@@ -5,6 +5,7 @@
 #include "policy/drain_policy.h"
 #include "store/store.h"
 #include "util/strings.h"
+#include "util/text.h"
 
 namespace llmwatch {
 namespace {
@@ -31,7 +32,7 @@ class DrainAction : public ActionPlugin {
     if (starts_with(reason, kOwnReasonPrefix))
       return {"done", r.job + " already drained by llmwatch"};
     std::string why = std::string(kOwnReasonPrefix) + " " + r.finding.summary;
-    if (why.size() > 200) why.resize(200);
+    why = truncate_utf8(why, 200);  // never inside a character
     if (auto error = ctx.slurm.update_node(r.job, "drain", why); !error.empty())
       return {"failed", error};
     ctx.store.put("drained:" + r.job, std::to_string(ctx.now), ctx.now);

@@ -9,11 +9,14 @@
 #include <thread>
 
 #include "app/commands.h"
+#include "cycle/executor.h"
 #include "cycle/supervisor.h"
+#include "policy/drain_policy.h"
 #include "probes/gpu/kernel_log.h"
 #include "probes/gpu/node_sources.h"
 #include "rules/node_health.h"
 #include "slurm/slurm_client.h"
+#include "store/store.h"
 #include "util/files.h"
 #include "util/paths.h"
 #include "util/strings.h"
@@ -59,19 +62,41 @@ std::string write_result(const std::string& dir, const NodeReport& r) {
   return write_file_atomic(dir + "/" + r.node + ".json", r.to_json() + "\n");
 }
 
-// --drain-self: only a node that is not drained already by someone else, with an
-// "llmwatch:" reason that says what was found.
+// --drain-self: the supervisor's own drain, under the same cluster-wide limits: the hourly
+// budget and the journal in the shared state store, and max_drained_fraction against sinfo
+// (a node-check on every node of a bad rack must not drain the rack). Whatever cannot be
+// checked (Slurm, the store) leaves the node in service. Someone else's reason is left alone.
 std::string drain_self(const Config& config, const NodeReport& r) {
   SlurmClient slurm(config.slurm);
   auto show = slurm.show_node(r.node);
   if (show.empty()) return "scontrol show node " + r.node + " failed: not drained";
   std::string reason = show["Reason"];
-  if (!reason.empty() && reason != "(null)" && !starts_with(reason, "llmwatch:"))
+  if (!reason.empty() && reason != "(null)" && !starts_with(reason, kOwnReasonPrefix))
     return "left alone: already has a reason set by someone else (" + sanitize_line(reason, 80) +
            ")";
-  if (starts_with(reason, "llmwatch:")) return "already drained by llmwatch";
-  std::string error = slurm.update_node(r.node, "drain", "llmwatch: " + r.headline());
-  return error.empty() ? "drained" : error;
+  if (starts_with(reason, kOwnReasonPrefix)) return "already drained by llmwatch";
+  auto sinfo = slurm.nodes();
+  if (!sinfo.ok())
+    return "not drained: max_drained_fraction cannot be checked (" + sinfo.error + ")";
+  if (auto blocked = drain_blocked(r.node, sinfo.nodes, config.gpu.max_drained_fraction);
+      !blocked.empty())
+    return "not drained: " + blocked;
+  std::unique_ptr<Store> store;
+  try {
+    store = std::make_unique<Store>(config.state_dir);
+  } catch (const std::exception& e) {
+    return std::string("not drained: the drain budget cannot be read (") + e.what() + ")";
+  }
+  double now = unix_now();
+  ActionRequest base;
+  base.job = r.node;
+  base.finding = make_finding("node:" + r.node, r.node, "gpu", Severity::Critical, r.headline());
+  base.episode = now;
+  Executor(config, *store, slurm, now).run_plan(base, {"drain"});
+  for (const auto& a : store->recent_actions(20))
+    if (a.kind == "drain" && a.subject == r.node && a.started == now)
+      return (a.state == "done" ? "" : "not drained: ") + a.detail;
+  return "not drained: the drain was not journaled";
 }
 
 NodeReport check_once(const Config& config, const XidTable& table, const std::string& node,

@@ -171,6 +171,15 @@ TEST(NodeHealth, DrainLimitsHoldAndAHangingNvidiaSmiDrainsNothing) {
   EXPECT_EQ(drained, 1) << g.events();
   std::string events = g.events();
   EXPECT_NE(events.find("max_drains_per_hour (1) reached"), std::string::npos) << events;
+  // The defect: --drain-self had no cluster-wide limit. It now shares the hourly budget
+  // (spent by the supervisor's drain above) and is journaled like any drain.
+  write_file(g.kmsg + "/node-2.log", kXid79, true);
+  auto self = llmwatch(g.config, {"node-check", "--node", "node-2", "--drain-self"}, 30);
+  EXPECT_EQ(self.exit_code, 2);
+  EXPECT_FALSE(g.drained("node-2"));
+  EXPECT_NE(self.out.find("drain-self: not drained: not done: max_drains_per_hour (1) reached"),
+            std::string::npos)
+      << self.out;
 }
 
 TEST(NodeHealth, DrainedFractionAndDrainSelf) {
@@ -201,6 +210,14 @@ TEST(NodeHealth, DrainedFractionAndDrainSelf) {
   EXPECT_NE(evidence.find("not drained: max_drained_fraction (50%) of partition debug"),
             std::string::npos)
       << evidence << g.events();
+  // The defect: --drain-self ignored max_drained_fraction (every node of a bad rack could
+  // drain itself). Now it counts the nodes Slurm shows out, as the supervisor does.
+  write_file(g.kmsg + "/node-2.log", kXid79, true);
+  auto self = llmwatch(g.config, {"node-check", "--node", "node-2", "--drain-self"}, 30);
+  EXPECT_EQ(self.exit_code, 2);
+  EXPECT_FALSE(g.drained("node-2"));
+  EXPECT_NE(self.out.find("drain-self: not drained: max_drained_fraction (50%)"), std::string::npos)
+      << self.out;
 }
 
 // collect = "srun": node-check runs as a step inside the watched job's own allocation
