@@ -7,6 +7,10 @@
 #   FAKE_SAVE_SECONDS              how long a checkpoint save takes (default 0)
 #   $FAKE_TRAINER_DIR/hang          holds an array task id: that task stops stepping but keeps
 #                                   printing heartbeat lines, like a rank stuck in a collective
+#   $FAKE_TRAINER_DIR/crash         how to die at the next step, printed the way real runs die:
+#                                   "nccl HOST" (HOST's rank prints an NCCL WARN, then a
+#                                   DistBackendError traceback), "oom", or "traceback" (a plain
+#                                   Python error). Removed first, so a restarted run trains on.
 set -u
 dir=${FAKE_TRAINER_DIR:-$PWD}
 step_time=${FAKE_STEP_TIME:-1}
@@ -32,6 +36,23 @@ while [ "$step" -lt "$max_steps" ]; do
     echo "[rank0] heartbeat: still waiting in ALLREDUCE (step $step)"
     sleep "$step_time"
     continue
+  fi
+  if [ -e "$dir/crash" ]; then
+    read -r kind host <"$dir/crash"
+    rm -f "$dir/crash"
+    case $kind in
+      nccl)
+        echo "${host:-$(hostname)}:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error 12, opcode 0, len 0, vendor err 129"
+        echo "Traceback (most recent call last):"
+        echo "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error"
+        ;;
+      oom) echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB" ;;
+      *)
+        echo "Traceback (most recent call last):"
+        echo "KeyError: 'input_ids'"
+        ;;
+    esac
+    exit 1
   fi
   if [ -e "$dir/kill-switch" ]; then
     save

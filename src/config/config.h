@@ -50,7 +50,10 @@ struct JobSettings {
   Seconds kill_grace{1800};  // a kill switch older than this, with tasks queued, was forgotten
   std::vector<std::string> on_hang{"alert", "cancel", "restart"};
   std::vector<std::string> on_absent{"alert"};
-  std::vector<std::string> on_crash{"alert"};
+  // A run that crashed (caught in its log, or classified once it ended) is restarted by
+  // default, off the nodes attribution names, within max_restarts and the crash-loop hold.
+  std::vector<std::string> on_crash{"alert", "restart"};
+  std::vector<std::string> on_timeout{"alert", "restart"};  // ended at its time limit
   std::vector<std::string> on_crash_loop{"hold", "alert"};
   // A node of the running task turned CRITICAL ([gpu]): it is drained, the task restarted
   // elsewhere. A node that only needs a reset when idle (row remap pending): checkpoint now.

@@ -113,6 +113,8 @@ const std::vector<KeySpec<JobSettings>>& job_keys() {
       {"on_absent", KeyKind::StringList, LW_SET(JobSettings, on_absent, list), false, 0, 0,
        kActions},
       {"on_crash", KeyKind::StringList, LW_SET(JobSettings, on_crash, list), false, 0, 0, kActions},
+      {"on_timeout", KeyKind::StringList, LW_SET(JobSettings, on_timeout, list), false, 0, 0,
+       kActions},
       {"on_crash_loop", KeyKind::StringList, LW_SET(JobSettings, on_crash_loop, list), false, 0, 0,
        kActions},
       {"crash_loop_after", KeyKind::Int,

@@ -7,6 +7,8 @@
 #include "cycle/housekeeping.h"
 #include "cycle/phases.h"
 #include "policy/policy.h"
+#include "policy/restart_exclusion.h"
+#include "rules/attribution.h"
 #include "slurm/hostlist.h"
 #include "store/store.h"
 #include "util/units.h"
@@ -20,15 +22,31 @@ const JobWork* work_for(const CycleState& s, const std::string& subject) {
   return nullptr;
 }
 
-// Lemon-node bookkeeping: each node a crashed task ran on gets an incident.
-void record_crash_incidents(CycleState& s, const Finding& f) {
+// The nodes a crash is blamed on: the post-mortem's suspects once the task ended; for a
+// crash seen in a log while the task runs, attribution over its last lines. An OOM or a
+// Python error blames no node.
+std::vector<Suspect> suspects_for(const CycleState& s, const Finding& f) {
   const JobWork* w = work_for(s, f.subject);
-  if (!w) return;
+  if (!w) return {};
+  if (f.kind == "ended") return w->ended ? w->ended->suspects : std::vector<Suspect>{};
+  if (f.kind != "crashed") return {};
+  const std::string& sig = w->progress.crash;
+  if (sig == "cuda-oom" || sig == "python-traceback") return {};
   const auto& t = w->obs.running ? w->obs.running : w->last;
-  if (!t) return;
-  for (const auto& node : expand_hostlist(t->nodes).value_or(std::vector<std::string>{}))
-    s.store.add_event(s.now, "incident", node, "warning",
-                      "task " + t->display_id() + " of " + w->label + " crashed");
+  if (!t) return {};
+  TaskLayout layout;
+  layout.nodes = expand_hostlist(t->nodes).value_or(std::vector<std::string>{});
+  std::vector<std::string> lines(w->progress.recent.begin(), w->progress.recent.end());
+  return attribute_crash(lines, layout, w->troubles);
+}
+
+// The suspicion ledger: a crash charges an incident to the nodes it is attributed to, and
+// to no other (the lemon rule counts these within lemon_window).
+void record_crash_incidents(CycleState& s, const Finding& f) {
+  for (const auto& suspect : suspects_for(s, f))
+    s.store.add_event(s.now, "incident", suspect.node, "warning",
+                      f.subject + " " + f.kind + ", attributed to " + suspect.node + ": " +
+                          (suspect.why.empty() ? "" : suspect.why.front()));
 }
 
 void record_findings(CycleState& s, std::map<std::string, double>& first_seen) {
@@ -38,7 +56,7 @@ void record_findings(CycleState& s, std::map<std::string, double>& first_seen) {
       ++s.result.new_findings;
       s.store.add_event(s.now, "finding", f.subject, severity_name(f.severity),
                         f.key + ": " + f.summary);
-      if (f.kind == "crashed") record_crash_incidents(s, f);
+      if (f.kind == "crashed" || f.kind == "ended") record_crash_incidents(s, f);
     }
     for (const auto& row : s.store.firing()) first_seen[row.key] = row.first_seen;
   });
@@ -60,10 +78,13 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
   base.settings = w->settings;
   base.task = w->obs.running ? w->obs.running : w->last;  // a gone job: its last run
   base.queue = w->obs.entries;
-  // A crash may be the node's fault: keep the restarted run off the nodes it ran on.
-  if (f.kind == "crashed" && base.task)
-    if (auto implicated = expand_hostlist(base.task->nodes))
-      base.exclude.insert(base.exclude.end(), implicated->begin(), implicated->end());
+  // A crash may be a node's fault: keep the restarted run off the nodes it is attributed
+  // to (never all of its nodes, never so many that it no longer fits).
+  if (f.kind == "crashed" || f.kind == "ended") {
+    auto choice = choose_exclusions(suspects_for(s, f), w->spare_nodes);
+    base.exclude.insert(base.exclude.end(), choice.nodes.begin(), choice.nodes.end());
+    if (!choice.note.empty()) base.finding.evidence.push_back(choice.note);
+  }
   auto plan = actions_for(f, *w->settings);
   std::vector<Finding> same_job;
   for (const auto& g : s.findings)

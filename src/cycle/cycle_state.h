@@ -15,6 +15,7 @@
 #include "rules/clock_rule.h"
 #include "rules/finding.h"
 #include "rules/job_rules.h"
+#include "rules/post_mortem.h"
 #include "slurm/slurm_client.h"
 
 namespace llmwatch {
@@ -30,6 +31,14 @@ struct JobWork {
   std::vector<std::pair<std::int64_t, double>> advances;
   std::uint64_t bytes = 0;
   std::optional<SlurmJob> last;  // the last run seen, for restarting a job that is gone
+  // The run's end, once its last task is gone: Slurm's final entry while squeue still lists
+  // it, and the post-mortem (loaded from the store, or made this cycle: ended_new).
+  std::optional<SlurmJob> final_entry;
+  std::optional<PostMortem> ended;
+  bool ended_new = false;
+  bool cancelled_by_llmwatch = false;  // the journal holds a cancel of the last task
+  std::vector<NodeTrouble> troubles;   // the task's nodes that Slurm shows out of service
+  int spare_nodes = -1;                // usable nodes of its partition beyond its size; -1 unknown
 };
 
 struct CycleState {

@@ -33,6 +33,17 @@ void remember_job(CycleState& s, JobWork& w) {
                w.last->nodes == run->nodes && w.last->start_time == run->start_time &&
                w.last->command == run->command))
     s.store.put("lastjob:" + w.label, slurm_job_to_json(*run), s.now);
+  // A post-mortem is made once per task: kept with the task it is about (which may be one
+  // llmwatch never saw running, found ended in squeue), and told in the history.
+  if (w.ended && w.ended_new && w.last) {
+    s.store.put("postmortem:" + w.label, w.ended->to_json(), s.now);
+    s.store.put("lastjob:" + w.label, slurm_job_to_json(*w.last), s.now);
+    std::string text = w.ended->verdict.summary;
+    if (!w.ended->suspects.empty()) text += "; suspect " + describe_suspects(w.ended->suspects);
+    s.store.add_event(s.now, "ended", w.label,
+                      w.ended->verdict.cls == EndClass::Completed ? "info" : "warning", text,
+                      w.ended->to_json());
+  }
   // The training loop removes the save switch once it saved: say so, once.
   if (!w.obs.save_switch_age && s.store.get("save.requested:" + w.label).value_or("") == "1") {
     s.store.put("save.requested:" + w.label, "0", s.now);

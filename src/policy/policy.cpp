@@ -2,7 +2,21 @@
 
 #include <algorithm>
 
+#include "rules/end_cause.h"
+
 namespace llmwatch {
+
+// Each class of end has its own default: a completed or cancelled run is left alone, a
+// time limit continues the run (on_timeout), a cause nobody can name is only announced, and
+// every crash follows on_crash (restart, within the crash-loop hold and the budgets).
+static std::vector<std::string> actions_for_end(const Finding& f, const JobSettings& job) {
+  if (f.cause == end_class_name(EndClass::Completed) ||
+      f.cause == end_class_name(EndClass::Cancelled))
+    return {};
+  if (f.cause == end_class_name(EndClass::Timeout)) return job.on_timeout;
+  if (f.cause == end_class_name(EndClass::Unknown)) return {"alert"};
+  return job.on_crash;
+}
 
 std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
   std::vector<std::string> out;
@@ -12,6 +26,8 @@ std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
     out = job.on_absent;
   else if (f.kind == "crashed")
     out = job.on_crash;
+  else if (f.kind == "ended")
+    out = actions_for_end(f, job);
   else if (f.kind == "crash-loop")
     out = job.on_crash_loop;
   else if (f.kind == "slowdown")

@@ -19,6 +19,7 @@ struct Finding {
   std::string subject;  // the job name, node, or "slurm"
   std::string summary;  // one line a human understands
   std::vector<std::string> evidence;  // the lines that prove it
+  std::string cause;  // for kinds with sub-cases ("ended": its class), chosen by the policy
 };
 
 // A finding about something with a key prefix: make_finding("job:tr11", "tr11", "hung", ...)

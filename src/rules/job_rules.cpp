@@ -30,23 +30,59 @@ const std::vector<const SlurmJob*>& QueueIndex::by_id(std::int64_t id) const {
   return it == ids_.end() ? none : it->second;
 }
 
-std::vector<SlurmJob> select_jobs(const QueueIndex& queue, const JobSettings& job,
-                                  const std::string& self_job_name) {
-  std::vector<SlurmJob> out;
+// The entries of the watched job's own (never llmwatch's, never another user's), present or not.
+template <class Fn>
+static void for_each_own(const QueueIndex& queue, const JobSettings& job,
+                         const std::string& self_job_name, Fn&& fn) {
   for (const SlurmJob* q : job.id ? queue.by_id(*job.id) : queue.by_name(job.name)) {
     if (q->name == self_job_name) continue;  // llmwatch never watches itself
     if (!job.user.empty() && q->user != job.user) continue;
     if (!job.account.empty() && q->account != job.account) continue;
     if (!job.partition.empty() && q->partition != job.partition) continue;
-    if (!q->present()) continue;  // COMPLETED, CANCELLED, FAILED linger a while
-    out.push_back(*q);
+    fn(*q);
   }
+}
+
+std::vector<SlurmJob> select_jobs(const QueueIndex& queue, const JobSettings& job,
+                                  const std::string& self_job_name) {
+  std::vector<SlurmJob> out;
+  for_each_own(queue, job, self_job_name, [&](const SlurmJob& q) {
+    if (q.present()) out.push_back(q);  // COMPLETED, CANCELLED, FAILED linger a while
+  });
   return out;
+}
+
+std::optional<SlurmJob> select_ended(const QueueIndex& queue, const JobSettings& job,
+                                     const std::string& self_job_name) {
+  std::optional<SlurmJob> newest;
+  for_each_own(queue, job, self_job_name, [&](const SlurmJob& q) {
+    if (q.present() || q.start_time <= 0) return;  // never started: nothing ran to end
+    if (!newest || q.start_time > newest->start_time) newest = q;
+  });
+  return newest;
 }
 
 std::vector<SlurmJob> select_jobs(const std::vector<SlurmJob>& queue, const JobSettings& job,
                                   const std::string& self_job_name) {
   return select_jobs(QueueIndex(queue), job, self_job_name);
+}
+
+Finding ended_finding(const std::string& label, const PostMortem& pm) {
+  EndClass c = pm.verdict.cls;
+  Severity sev = c == EndClass::Completed || c == EndClass::Cancelled ? Severity::Info
+                 : c == EndClass::Unknown                             ? Severity::Warning
+                                                                      : Severity::Critical;
+  std::string summary = pm.verdict.summary + " on " + pm.nodes;
+  if (!pm.suspects.empty())
+    summary += "; suspect " + describe_suspects(pm.suspects);
+  else if (may_be_hardware(c))
+    summary += "; no node to blame";
+  Finding f = make_finding("job:" + label, label, "ended", sev, summary);
+  f.cause = end_class_name(c);
+  f.evidence = pm.verdict.evidence;
+  for (const auto& s : pm.suspects)
+    for (const auto& why : s.why) f.evidence.push_back("suspect " + s.node + ": " + why);
+  return f;
 }
 
 static std::string fmt(double seconds) {
@@ -85,6 +121,12 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
                        "save switch " + job.save_switch + " not removed after " +
                            fmt(*obs.save_switch_age) +
                            ": the training loop did not take the checkpoint"));
+  }
+  if (obs.entries.empty() && obs.ended) {
+    out.push_back(ended_finding(label, *obs.ended));
+    // A run that completed or was cancelled is done, not missing; one that ended for an
+    // unknown cause is also still "absent", for sites that restart on absence.
+    if (obs.ended->verdict.cls != EndClass::Unknown) return out;
   }
   if (obs.entries.empty()) {
     out.push_back(make("absent", Severity::Critical, "nothing RUNNING or PENDING for " + label));

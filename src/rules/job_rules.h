@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "rules/finding.h"
 #include "rules/job_progress.h"
+#include "rules/post_mortem.h"
 #include "slurm/slurm_job.h"
 
 namespace llmwatch {
@@ -43,7 +44,19 @@ struct JobObservation {
   std::optional<double> kill_switch_age, save_switch_age;  // seconds; nullopt: no such file
   // Why idle time cannot be measured this cycle (a clock jump, a gap); "" when it can.
   std::string clock_untrusted;
+  // The post-mortem of the last task, when it ended and nothing runs or waits: the run's end
+  // is then classified ("ended"), not merely "absent".
+  const PostMortem* ended = nullptr;
 };
+
+// The newest entry of the job that squeue still lists after it ended (COMPLETED, FAILED,
+// TIMEOUT...), chosen with the same filters as select_jobs.
+std::optional<SlurmJob> select_ended(const QueueIndex& queue, const JobSettings& job,
+                                     const std::string& self_job_name);
+
+// The finding for a run whose last task ended, from its post-mortem: "ended", with the class
+// as its cause; info when it completed or was cancelled, critical when it crashed.
+Finding ended_finding(const std::string& label, const PostMortem& pm);
 
 std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& obs, double now);
 

@@ -85,7 +85,9 @@ SqueueParse SlurmClient::queue() {
   const JobFilter* f = filter();  // nullptr: keep every job
   return read<SqueueParse>(
       "squeue", [f](std::string_view t) { return parse_squeue_json(t, f); },
-      {"-h", "-a", "-o", kSqueueTextFormat},
+      // -t all: ended jobs too, while Slurm still lists them (MinJobAge), as --json does;
+      // their final state is the first evidence of a post-mortem.
+      {"-h", "-a", "-t", "all", "-o", kSqueueTextFormat},
       [f](std::string_view t) { return parse_squeue_text(t, f); });
 }
 

@@ -19,6 +19,8 @@ class FakeSlurm : public SlurmClient {
   std::vector<SlurmNode> node_list;
   std::string queue_error;                              // non-empty: squeue "fails"
   std::function<void(const std::string&)> on_show_job;  // may throw
+  // What `scontrol show job|node` answers, by id or name (absent: Slurm forgot it).
+  std::map<std::string, std::map<std::string, std::string>> shown_jobs, shown_nodes;
   std::vector<std::string> cancelled, controls;
   std::vector<std::vector<std::string>> submitted;
 
@@ -44,9 +46,13 @@ class FakeSlurm : public SlurmClient {
   }
   std::map<std::string, std::string> show_job(const std::string& id) override {
     if (on_show_job) on_show_job(id);
-    return {};
+    auto it = shown_jobs.find(id);
+    return it == shown_jobs.end() ? std::map<std::string, std::string>{} : it->second;
   }
-  std::map<std::string, std::string> show_node(const std::string&) override { return {}; }
+  std::map<std::string, std::string> show_node(const std::string& node) override {
+    auto it = shown_nodes.find(node);
+    return it == shown_nodes.end() ? std::map<std::string, std::string>{} : it->second;
+  }
   std::string update_node(const std::string& node, const std::string& state,
                           const std::string&) override {
     controls.push_back("update " + node + " " + state);

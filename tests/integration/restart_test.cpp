@@ -29,10 +29,10 @@ TEST(Restart, DeadRunIsResubmittedExcludingADrainedNode) {
   std::string work = c.dir / "work";
   std::filesystem::create_directories(work);
   std::string config = write_config(c, "on_absent = [\"alert\", \"restart\"]\n");
-  auto sub =
-      c.slurm({"sbatch", "--parsable", "--job-name=itest-train", "--nodes=1", "--chdir=" + work,
-               "--output=" + work + "/train-%j.out", "--export=ALL,FAKE_STEP_TIME=0.3",
-               source_dir() + "/examples/fake-trainer.sh"});
+  auto sub = c.slurm({"sbatch", "--parsable", "--job-name=itest-train", "--nodes=1",
+                      "--chdir=" + work, "--output=" + work + "/train-%j.out",
+                      "--export=ALL,FAKE_STEP_TIME=0.3,FAKE_TRAINER_DIR=" + work,
+                      source_dir() + "/examples/fake-trainer.sh"});
   ASSERT_TRUE(sub.ok()) << sub.err;
   std::string first = sub.out.substr(0, sub.out.find_first_of(";\n"));
   // llmwatch sees it running (and remembers how it was submitted).
@@ -43,10 +43,11 @@ TEST(Restart, DeadRunIsResubmittedExcludingADrainedNode) {
         return s.is_object() && s["jobs"][0].value("step", 0) >= 2;
       },
       60));
-  // An administrator drains node-3; then the run dies with no successor.
+  // An administrator drains node-3; then the run dies with no successor (a Python error: a
+  // person's scancel would be a decision, never restarted).
   ASSERT_TRUE(
       c.slurm({"scontrol", "update", "nodename=node-3", "state=drain", "reason=itest"}).ok());
-  ASSERT_TRUE(c.slurm({"scancel", first}).ok());
+  write_file(work + "/crash", "traceback\n");
   ASSERT_TRUE(eventually([&] { return queued(c, "itest-train").empty(); }));
   auto run = llmwatch(config, {"run", "--once"});
   ASSERT_TRUE(run.ok()) << run.err;

@@ -4,14 +4,17 @@
 // makes that job `unknown`, and every other job is still watched.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 
 #include "cycle/check.h"
 #include "cycle/failure_domain.h"
+#include "probes/end_evidence.h"
 #include "probes/job_logs.h"
 #include "probes/log_tail.h"
+#include "slurm/hostlist.h"
 #include "store/store.h"
 
 namespace llmwatch {
@@ -47,6 +50,47 @@ std::optional<double> file_age(const std::string& path, double now) {
   return now - static_cast<double>(st.st_mtime);
 }
 
+constexpr size_t kTailLines = 400;  // what a post-mortem reads of the log's last lines
+
+// The last lines the ended task printed: what the cycles before saw last, and what it wrote
+// after (read from the same cursors, so nothing is read twice). A task llmwatch never
+// followed (it started and ended between two looks) is read from its logs' tails.
+std::vector<std::string> final_lines(JobWork& w, SlurmClient& slurm, double now) {
+  SlurmJob& task = *w.last;
+  bool followed = w.progress.task == task.display_id();
+  std::vector<std::string> tail;
+  if (followed) tail.assign(w.progress.recent.begin(), w.progress.recent.end());
+  if (task.command.empty()) fill_from_scontrol(task, slurm, std::nullopt);
+  TrainingLogParser parser(w.settings->progress_regex);
+  for (const auto& path : log_paths_for(*w.settings, task)) {
+    LogCursor fresh;
+    LogCursor& cursor = followed ? w.progress.cursors[path] : fresh;
+    LogChunk chunk = read_appended(path, cursor);
+    if (followed) apply_lines(w.progress, chunk.lines, parser, now);
+    tail.insert(tail.end(), chunk.lines.begin(), chunk.lines.end());
+  }
+  if (tail.size() > kTailLines) tail.erase(tail.begin(), tail.end() - kTailLines);
+  return tail;
+}
+
+// The post-mortem of the last task, once, when llmwatch first finds it gone.
+void post_mortem(JobWork& w, SlurmClient& slurm, double now) {
+  if (!w.last || w.ended) return;
+  const SlurmJob& task = *w.last;
+  bool followed = w.progress.task == task.display_id();
+  auto tail = final_lines(w, slurm, now);
+  std::optional<SlurmJob> final_entry;
+  if (w.final_entry && w.final_entry->display_id() == task.display_id())
+    final_entry = w.final_entry;
+  EndObservation o = observe_end(slurm, task, final_entry, std::move(tail));
+  o.evidence.cancelled_by_llmwatch = w.cancelled_by_llmwatch;
+  o.evidence.reached_max_steps = followed && w.progress.max_steps && w.progress.step &&
+                                 *w.progress.step >= *w.progress.max_steps;
+  w.ended = make_post_mortem(task.display_id(), task.start_time, task.nodes, task.node_count,
+                             task.partition, o.evidence, o.layout, w.troubles, now);
+  w.ended_new = true;
+}
+
 void probe_job_log(JobWork& w, SlurmClient& slurm, double now) {
   w.obs.kill_switch_age = file_age(w.settings->kill_switch, now);
   w.obs.save_switch_age = file_age(w.settings->save_switch, now);
@@ -55,6 +99,10 @@ void probe_job_log(JobWork& w, SlurmClient& slurm, double now) {
     bool still_queued = false;
     for (const auto& e : w.obs.entries) still_queued |= e.display_id() == w.progress.task;
     if (!still_queued) task_ended(w.progress);
+    bool last_queued = false;
+    for (const auto& e : w.obs.entries)
+      last_queued |= w.last && e.display_id() == w.last->display_id();
+    if (!last_queued) post_mortem(w, slurm, now);
     return;
   }
   // squeue's text form lacks the batch script and log paths.
@@ -91,6 +139,49 @@ void probe_job_log(JobWork& w, SlurmClient& slurm, double now) {
     w.obs.log_error = errors.empty() ? "no log file matches " + label : errors;
 }
 
+// The task's nodes Slurm shows out of service now: evidence against them if it crashed.
+std::vector<NodeTrouble> troubles_of(const CycleState& s, const SlurmJob& task) {
+  std::vector<NodeTrouble> out;
+  if (!s.nodes_ok()) return out;
+  auto nodes = expand_hostlist(task.nodes).value_or(std::vector<std::string>{});
+  for (const auto& n : s.nodes->nodes)
+    if (n.unusable() && std::find(nodes.begin(), nodes.end(), n.name) != nodes.end())
+      out.push_back({n.name, "Slurm shows it " + n.describe() +
+                                 (n.reason.empty() ? "" : " (" + n.reason + ")")});
+  return out;
+}
+
+// Usable nodes of the task's partition beyond its size; -1 when sinfo cannot tell.
+int spare_nodes(const CycleState& s, const SlurmJob& task) {
+  if (!s.nodes_ok() || task.partition.empty() || task.node_count <= 0) return -1;
+  int usable = 0;
+  for (const auto& n : s.nodes->nodes)
+    if (!n.unusable() &&
+        std::find(n.partitions.begin(), n.partitions.end(), task.partition) != n.partitions.end())
+      ++usable;
+  return usable > 0 ? std::max(0, usable - task.node_count) : -1;
+}
+
+// What the post-mortem and the restart need from the store and Slurm, read before the
+// probes run concurrently (the store is not shared across threads).
+void prepare_end(CycleState& s, JobWork& w, const QueueIndex& index) {
+  w.final_entry = select_ended(index, *w.settings, s.config.self.job_name);
+  // A task that started and ended between two looks: squeue still lists it; it is the last.
+  if (w.final_entry && !w.obs.running &&
+      (!w.last || w.final_entry->start_time > w.last->start_time))
+    w.last = w.final_entry;
+  const auto& task = w.obs.running ? w.obs.running : w.last;
+  if (!task) return;
+  if (auto pm = PostMortem::from_json(s.store.get("postmortem:" + w.label).value_or(""));
+      pm && w.last && pm->same_task(w.last->display_id(), w.last->start_time))
+    w.ended = std::move(pm);
+  w.cancelled_by_llmwatch =
+      w.last &&
+      s.store.count_actions("cancel", w.label, static_cast<double>(w.last->start_time)) > 0;
+  w.troubles = troubles_of(s, *task);
+  w.spare_nodes = spare_nodes(s, *task);
+}
+
 class JobLogCheck : public Check {
  public:
   std::string name() const override { return "job-logs"; }
@@ -107,6 +198,7 @@ class JobLogCheck : public Check {
       for (const auto& e : w.obs.entries)
         if (e.running() && !w.obs.running) w.obs.running = e;
       w.last = slurm_job_from_json(s.store.get("lastjob:" + w.label).value_or(""));
+      prepare_end(s, w, index);
       w.progress = JobProgress::from_json(s.store.get("progress:" + w.label).value_or("{}"));
       // Time the clock jumped by, or llmwatch did not watch, is not the job's idle time.
       if (s.clock.shift != 0) shift_times(w.progress, s.clock.shift);
@@ -134,6 +226,7 @@ class JobLogCheck : public Check {
     for (size_t i = 0; i < s.work.size(); ++i) {
       JobWork& w = s.work[i];
       w.obs.progress = &w.progress;
+      w.obs.ended = w.ended ? &*w.ended : nullptr;
       std::vector<Finding> findings;
       std::string error = errors_[i];
       if (error.empty())

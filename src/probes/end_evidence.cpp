@@ -1,0 +1,60 @@
+#include "probes/end_evidence.h"
+
+#include <cstdlib>
+#include <map>
+
+#include "slurm/hostlist.h"
+
+namespace llmwatch {
+namespace {
+
+constexpr size_t kMaxAddressLookups = 64;  // one scontrol each; larger runs map by name
+
+bool names_addresses(const std::vector<std::string>& lines) {
+  for (const auto& l : lines)
+    if (l.find("NCCL") != std::string::npos || l.find("Gloo") != std::string::npos ||
+        l.find("peer") != std::string::npos)
+      return true;
+  return false;
+}
+
+}  // namespace
+
+EndObservation observe_end(SlurmClient& slurm, const SlurmJob& task,
+                           const std::optional<SlurmJob>& final_entry,
+                           std::vector<std::string> log_tail) {
+  EndObservation o;
+  o.evidence.task = task.display_id();
+  o.evidence.log_tail = std::move(log_tail);
+  if (final_entry) {
+    o.evidence.state = final_entry->state;
+    o.evidence.reason = final_entry->reason;
+  }
+  auto show = slurm.show_job(task.display_id());
+  std::string nodes = task.nodes;
+  if (!show.empty()) {
+    std::string state = show["JobState"];
+    if (!state.empty()) o.evidence.state = state;
+    if (!show["Reason"].empty()) o.evidence.reason = show["Reason"];
+    o.evidence.exit_code = show["ExitCode"];
+    if (!show["NodeList"].empty() && show["NodeList"] != "(null)") nodes = show["NodeList"];
+    long tasks = std::strtol(show["NumTasks"].c_str(), nullptr, 10);
+    long node_count = std::strtol(show["NumNodes"].c_str(), nullptr, 10);
+    if (tasks > node_count && node_count > 0 && tasks % node_count == 0)
+      o.layout.ranks_per_node = static_cast<int>(tasks / node_count);
+  }
+  o.layout.nodes = expand_hostlist(nodes).value_or(std::vector<std::string>{});
+  if (names_addresses(o.evidence.log_tail) && o.layout.nodes.size() <= kMaxAddressLookups) {
+    std::map<std::string, std::vector<std::string>> nodes_at;
+    for (const auto& n : o.layout.nodes) {
+      auto addr = slurm.show_node(n)["NodeAddr"];
+      if (!addr.empty()) nodes_at[addr].push_back(n);
+    }
+    // An address several nodes share (one host running many slurmds) names none of them.
+    for (const auto& [addr, at] : nodes_at)
+      if (at.size() == 1) o.layout.address_to_node[addr] = at.front();
+  }
+  return o;
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,108 @@
+#include "rules/end_cause.h"
+
+#include <array>
+#include <string_view>
+
+namespace llmwatch {
+namespace {
+
+bool has(std::string_view line, std::string_view what) {
+  return line.find(what) != std::string_view::npos;
+}
+
+struct Signature {
+  EndClass cls;
+  std::array<std::string_view, 8> markers;  // any one marks the class ("" ends the list)
+};
+
+// Most specific first: an OOM often ends in an NCCL abort on the other ranks, and a GPU
+// error in a traceback, so the first class in this order that any line shows wins.
+constexpr Signature kSignatures[] = {
+    {EndClass::OutOfMemory,
+     {"CUDA out of memory", "OutOfMemoryError", "oom-kill", "oom_kill", "Out of memory",
+      "Killed process", "", ""}},
+    {EndClass::GpuError,
+     {"NVRM: Xid", "uncorrectable ECC", "CUDA error: an illegal memory access",
+      "CUDA error: unspecified launch failure", "GPU has fallen off the bus",
+      "CUDA error: uncorrectable", "ncclUnhandledCudaError", "cudaErrorECCUncorrectable"}},
+    {EndClass::Network,
+     {"NCCL WARN", "NCCL error", "ncclSystemError", "ncclRemoteError", "DistBackendError",
+      "Watchdog caught collective operation timeout", "Connection reset by peer", "Gloo"}},
+    {EndClass::Software, {"Traceback (most recent call last)", "", "", "", "", "", "", ""}},
+};
+
+std::string state_line(const EndEvidence& e) {
+  std::string s = "Slurm: task " + e.task + " " + (e.state.empty() ? "no longer known" : e.state);
+  if (!e.exit_code.empty()) s += ", exit code " + e.exit_code;
+  if (!e.reason.empty() && e.reason != "None") s += ", reason " + e.reason;
+  return s;
+}
+
+}  // namespace
+
+const char* end_class_name(EndClass c) {
+  switch (c) {
+    case EndClass::Completed:
+      return "completed";
+    case EndClass::Cancelled:
+      return "cancelled";
+    case EndClass::Timeout:
+      return "time limit";
+    case EndClass::NodeFailure:
+      return "node failure";
+    case EndClass::Preempted:
+      return "preempted";
+    case EndClass::OutOfMemory:
+      return "out of memory";
+    case EndClass::Network:
+      return "NCCL or network error";
+    case EndClass::GpuError:
+      return "GPU error";
+    case EndClass::Software:
+      return "software error";
+    case EndClass::Unknown:
+      return "unknown cause";
+  }
+  return "unknown cause";
+}
+
+bool may_be_hardware(EndClass c) {
+  return c == EndClass::NodeFailure || c == EndClass::Network || c == EndClass::GpuError;
+}
+
+EndVerdict classify_end(const EndEvidence& e) {
+  EndVerdict v;
+  v.evidence.push_back(state_line(e));
+  auto decided = [&](EndClass c) {
+    v.cls = c;
+    v.summary = std::string("task ") + e.task + " ended: " + end_class_name(c);
+    if (c == EndClass::Cancelled)
+      v.summary += e.cancelled_by_llmwatch ? " (by llmwatch)" : " (by a person)";
+    return v;
+  };
+  // What Slurm knows decides first: it saw the end.
+  const std::string& s = e.state;
+  if (s == "COMPLETED" || e.reached_max_steps) return decided(EndClass::Completed);
+  if (s.rfind("CANCELLED", 0) == 0) return decided(EndClass::Cancelled);
+  if (s == "TIMEOUT" || s == "DEADLINE") return decided(EndClass::Timeout);
+  if (s == "NODE_FAIL") return decided(EndClass::NodeFailure);
+  if (s == "PREEMPTED") return decided(EndClass::Preempted);
+  if (s == "OUT_OF_MEMORY") return decided(EndClass::OutOfMemory);
+  // FAILED, or gone from Slurm: the logs say why.
+  for (const auto& sig : kSignatures) {
+    std::vector<std::string> lines;  // the class's lines, at most 3, as evidence
+    for (const auto& line : e.log_tail)
+      for (auto marker : sig.markers)
+        if (!marker.empty() && has(line, marker)) {
+          if (lines.size() < 3) lines.push_back(line);
+          break;
+        }
+    if (lines.empty()) continue;
+    v.evidence.insert(v.evidence.end(), lines.begin(), lines.end());
+    return decided(sig.cls);
+  }
+  if (s.empty() && e.exit_code == "0:0") return decided(EndClass::Completed);
+  return decided(EndClass::Unknown);
+}
+
+}  // namespace llmwatch

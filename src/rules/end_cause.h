@@ -1,0 +1,48 @@
+#pragma once
+// Why a run ended: the post-mortem's class, from what Slurm says of the task (state, reason,
+// exit code) and what its logs printed last. Each class has its own default policy
+// (policy.cpp): a completed or cancelled run is never restarted, a time limit continues the
+// run, a node failure or preemption restarts it, an OOM or a Python error restarts it within
+// the crash-loop budget without blaming a node, and a network or GPU error restarts it off
+// the node attribution names. Pure.
+#include <string>
+#include <vector>
+
+namespace llmwatch {
+
+enum class EndClass {
+  Completed,    // exit 0, or max steps reached
+  Cancelled,    // scancel by a human (or by llmwatch, known from its journal)
+  Timeout,      // the time limit
+  NodeFailure,  // NODE_FAIL: Slurm lost a node
+  Preempted,    // PREEMPTED, or requeued by Slurm
+  OutOfMemory,  // host OOM killer or CUDA out of memory
+  Network,      // NCCL, Gloo, InfiniBand, sockets
+  GpuError,     // CUDA/driver errors, Xid, uncorrectable ECC
+  Software,     // a Python traceback with no hardware or network signature
+  Unknown,      // nothing says why
+};
+
+const char* end_class_name(EndClass c);
+// The classes whose cause may be a node: attribution is asked only for these.
+bool may_be_hardware(EndClass c);
+
+struct EndEvidence {
+  std::string task;                   // "7", "3_1"
+  std::string state;                  // Slurm's final state; "" when Slurm no longer knows the task
+  std::string reason;                 // scontrol Reason
+  std::string exit_code;              // "0:0", "1:0", "0:9"
+  std::vector<std::string> log_tail;  // the last lines the task printed, oldest first
+  bool cancelled_by_llmwatch = false;
+  bool reached_max_steps = false;
+};
+
+struct EndVerdict {
+  EndClass cls = EndClass::Unknown;
+  std::string summary;                // "ended: NCCL or network error (task 7, FAILED 1:0)"
+  std::vector<std::string> evidence;  // the state line and the log lines that decided it
+};
+
+EndVerdict classify_end(const EndEvidence& e);
+
+}  // namespace llmwatch

@@ -1,0 +1,77 @@
+#include "rules/post_mortem.h"
+
+#include <nlohmann/json.hpp>
+
+#include "util/text.h"
+
+namespace llmwatch {
+
+namespace {
+
+EndClass class_named(const std::string& name) {
+  for (auto c : {EndClass::Completed, EndClass::Cancelled, EndClass::Timeout, EndClass::NodeFailure,
+                 EndClass::Preempted, EndClass::OutOfMemory, EndClass::Network, EndClass::GpuError,
+                 EndClass::Software})
+    if (name == end_class_name(c)) return c;
+  return EndClass::Unknown;
+}
+
+}  // namespace
+
+PostMortem make_post_mortem(const std::string& task, std::int64_t task_start,
+                            const std::string& nodes, int node_count, const std::string& partition,
+                            const EndEvidence& evidence, const TaskLayout& layout,
+                            const std::vector<NodeTrouble>& troubles, double now) {
+  PostMortem p;
+  p.task = task;
+  p.task_start = task_start;
+  p.nodes = nodes;
+  p.node_count = node_count;
+  p.partition = partition;
+  p.verdict = classify_end(evidence);
+  p.made = now;
+  if (may_be_hardware(p.verdict.cls))
+    p.suspects = attribute_crash(evidence.log_tail, layout, troubles);
+  return p;
+}
+
+std::string PostMortem::to_json() const {
+  nlohmann::json j = {{"task", task},
+                      {"task_start", task_start},
+                      {"nodes", nodes},
+                      {"node_count", node_count},
+                      {"partition", partition},
+                      {"class", end_class_name(verdict.cls)},
+                      {"summary", verdict.summary},
+                      {"evidence", verdict.evidence},
+                      {"made", made},
+                      {"suspects", nlohmann::json::array()}};
+  for (const auto& s : suspects)
+    j["suspects"].push_back({{"node", s.node}, {"confidence", s.confidence}, {"why", s.why}});
+  return json_dump(j);
+}
+
+std::optional<PostMortem> PostMortem::from_json(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("task")) return std::nullopt;
+  try {
+    PostMortem p;
+    p.task = j.value("task", "");
+    p.task_start = j.value("task_start", std::int64_t{0});
+    p.nodes = j.value("nodes", "");
+    p.node_count = j.value("node_count", 0);
+    p.partition = j.value("partition", "");
+    p.verdict.cls = class_named(j.value("class", ""));
+    p.verdict.summary = j.value("summary", "");
+    p.verdict.evidence = j.value("evidence", std::vector<std::string>{});
+    p.made = j.value("made", 0.0);
+    for (const auto& s : j.value("suspects", nlohmann::json::array()))
+      p.suspects.push_back({s.value("node", ""), s.value("confidence", 0.0),
+                            s.value("why", std::vector<std::string>{})});
+    return p;
+  } catch (const std::exception&) {
+    return std::nullopt;  // a record of an older shape: made again
+  }
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,39 @@
+#pragma once
+// The post-mortem of one ended task: its class, the evidence, and the suspect nodes. Made
+// once, when llmwatch first sees the task gone (Slurm forgets ended jobs after MinJobAge),
+// and kept in the store, so that the restart, `llmwatch job` and the alert all read the same.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rules/attribution.h"
+#include "rules/end_cause.h"
+
+namespace llmwatch {
+
+struct PostMortem {
+  std::string task;  // "7"
+  std::int64_t task_start = 0;
+  std::string nodes;  // the task's node list as Slurm wrote it
+  int node_count = 0;
+  std::string partition;
+  EndVerdict verdict;
+  std::vector<Suspect> suspects;
+  double made = 0;  // when llmwatch made it
+
+  bool same_task(const std::string& id, std::int64_t start) const {
+    return task == id && task_start == start;
+  }
+  std::string to_json() const;
+  static std::optional<PostMortem> from_json(const std::string& text);
+};
+
+// Classifies the end, and attributes it to nodes only when its class may be a node's fault
+// (an OOM or a Python error never blames a node).
+PostMortem make_post_mortem(const std::string& task, std::int64_t task_start,
+                            const std::string& nodes, int node_count, const std::string& partition,
+                            const EndEvidence& evidence, const TaskLayout& layout,
+                            const std::vector<NodeTrouble>& troubles, double now);
+
+}  // namespace llmwatch

@@ -1,0 +1,184 @@
+// Every way a run ends, through whole cycles of the real Supervisor against a FakeSlurm: the
+// post-mortem's class decides the policy, and a restart avoids the attributed node only.
+#include <gtest/gtest.h>
+
+#include "cycle/supervisor.h"
+#include "fake_slurm.h"
+#include "store/store.h"
+#include "test_util.h"
+#include "util/identity.h"
+
+namespace llmwatch {
+namespace {
+
+using testing::FakeSlurm;
+using testing::TempDir;
+using testing::write_file;
+
+struct EndingRun {
+  TempDir dir;
+  FakeSlurm slurm;
+  Config config;
+  std::unique_ptr<Store> store;
+  std::string log = dir / "train.log";
+  double now = 1'800'000'000;
+
+  explicit EndingRun(const std::string& extra = "") {
+    auto loaded = load_config_string(
+        "[llmwatch]\nstate_dir = \"" + dir / "state" +
+            "\"\nresolve_after_cycles = 1\n[[job]]\nname = \"tr\"\nstartup_grace = \"60s\"\n" +
+            extra,
+        "test.toml");
+    if (!loaded.config) throw std::runtime_error(loaded.errors.front().str());
+    config = *loaded.config;
+    store = std::make_unique<Store>(config.state_dir);
+  }
+  SlurmJob task(const std::string& state) {
+    SlurmJob j;
+    j.job_id = 7;
+    j.name = "tr";
+    j.user = current_user_name();
+    j.state = state;
+    j.nodes = "node-[1-3]";
+    j.node_count = 3;
+    j.partition = "gpu";
+    j.start_time = 1'799'999'000;
+    j.std_out = log;
+    j.command = "/train.sh";
+    return j;
+  }
+  // The task runs and prints `lines`, then ends with Slurm's `final_state` (still listed by
+  // squeue when `listed`), and the next cycle finds it gone.
+  CycleResult runs_then_ends(const std::string& lines, const std::string& final_state,
+                             bool listed = true, const std::string& exit_code = "1:0") {
+    write_file(log, "global_step: 1\n");
+    slurm.jobs = {task("RUNNING")};
+    Supervisor(config, *store, slurm).run_cycle(now);
+    write_file(log, lines, true);
+    slurm.jobs.clear();
+    if (listed) slurm.jobs = {task(final_state)};
+    slurm.shown_jobs["7"] = {{"JobState", final_state},
+                             {"ExitCode", exit_code},
+                             {"NodeList", "node-[1-3]"},
+                             {"NumNodes", "3"},
+                             {"NumTasks", "3"}};
+    return Supervisor(config, *store, slurm).run_cycle(now + 30);
+  }
+  const Finding* finding(const CycleResult& r, const std::string& kind) {
+    for (const auto& f : r.findings)
+      if (f.kind == kind) return &f;
+    return nullptr;
+  }
+  std::string submitted() {
+    std::string out;
+    for (const auto& cmd : slurm.submitted)
+      for (const auto& a : cmd) out += a + " ";
+    return out;
+  }
+};
+
+// The issue's crash: node-2's rank printed an NCCL WARN, then the task failed. llmwatch said
+// only "absent", with no cause and no restart (and on_absent = restart put it back on node-2).
+TEST(PostMortem, AnNcclCrashRestartsOffTheNodeThatPrintedIt) {
+  EndingRun run;
+  run.slurm.node_list = {{"node-1", "idle", {}, "", "", {"gpu"}},
+                         {"node-2", "idle", {}, "", "", {"gpu"}},
+                         {"node-3", "idle", {}, "", "", {"gpu"}},
+                         {"node-4", "idle", {}, "", "", {"gpu"}},
+                         {"node-5", "idle", {}, "", "", {"gpu"}}};
+  auto r = run.runs_then_ends(
+      "node-2:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with "
+      "error 12\nTraceback (most recent call last):\ntorch.distributed.DistBackendError: NCCL "
+      "error\n",
+      "FAILED");
+  const Finding* f = run.finding(r, "ended");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->cause, "NCCL or network error");
+  EXPECT_EQ(f->severity, Severity::Critical);
+  EXPECT_NE(f->summary.find("suspect node-2 (0.40)"), std::string::npos) << f->summary;
+  EXPECT_FALSE(run.finding(r, "absent"));
+  ASSERT_EQ(run.slurm.submitted.size(), 1u) << "restarted by default";
+  EXPECT_NE(run.submitted().find("--exclude=node-2 "), std::string::npos) << run.submitted();
+  // The suspicion ledger charges node-2 alone.
+  auto incidents = run.store->db().prepare("SELECT subject FROM events WHERE kind='incident'");
+  std::vector<std::string> charged;
+  while (incidents.step()) charged.push_back(incidents.text(0));
+  EXPECT_EQ(charged, std::vector<std::string>{"node-2"});
+  // Kept for `llmwatch job` and made once.
+  EXPECT_NE(run.store->get("postmortem:tr").value_or("").find("\"node-2\""), std::string::npos);
+  run.slurm.submitted.clear();
+  Supervisor(run.config, *run.store, run.slurm).run_cycle(run.now + 60);
+  EXPECT_TRUE(run.slurm.submitted.empty()) << "one restart per task";
+}
+
+// A completed run is done: never restarted, even with on_absent = restart (before: absent,
+// and the finished run was submitted again).
+TEST(PostMortem, ACompletedRunIsNeverRestarted) {
+  EndingRun run("on_absent = [\"restart\"]\n");
+  auto r = run.runs_then_ends("training finished\n", "COMPLETED", true, "0:0");
+  const Finding* f = run.finding(r, "ended");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->cause, "completed");
+  EXPECT_EQ(f->severity, Severity::Info);
+  EXPECT_FALSE(run.finding(r, "absent"));
+  EXPECT_TRUE(run.slurm.submitted.empty());
+}
+
+TEST(PostMortem, APersonsCancelIsNotRestartedAndATimeLimitContinues) {
+  EndingRun cancelled;
+  auto r = cancelled.runs_then_ends("", "CANCELLED", false);
+  EXPECT_EQ(cancelled.finding(r, "ended")->cause, "cancelled");
+  EXPECT_TRUE(cancelled.slurm.submitted.empty());
+  EndingRun timeout;
+  r = timeout.runs_then_ends("", "TIMEOUT", false, "0:1");
+  EXPECT_EQ(timeout.finding(r, "ended")->cause, "time limit");
+  ASSERT_EQ(timeout.slurm.submitted.size(), 1u);
+  EXPECT_EQ(timeout.submitted().find("--exclude"), std::string::npos) << timeout.submitted();
+}
+
+// An OOM or a Python error is never a node's fault: restarted, excluding no node and
+// charging none (before: every node of the run was excluded and charged).
+TEST(PostMortem, ASoftwareErrorBlamesNoNode) {
+  EndingRun run;
+  auto r =
+      run.runs_then_ends("Traceback (most recent call last):\nKeyError: 'input_ids'\n", "FAILED");
+  EXPECT_EQ(run.finding(r, "ended")->cause, "software error");
+  ASSERT_EQ(run.slurm.submitted.size(), 1u);
+  EXPECT_EQ(run.submitted().find("--exclude"), std::string::npos) << run.submitted();
+  auto incidents = run.store->db().prepare("SELECT COUNT(*) FROM events WHERE kind='incident'");
+  ASSERT_TRUE(incidents.step());
+  EXPECT_EQ(incidents.integer(0), 0);
+}
+
+// llmwatch first looks after the task ended (it started and died between two looks, or
+// llmwatch was down): squeue still lists it as FAILED, and that is enough.
+TEST(PostMortem, ACrashFirstSeenAfterTheTaskEnded) {
+  EndingRun run;
+  write_file(run.log,
+             "global_step: 1\n[rank2]: RuntimeError: CUDA error: an illegal memory "
+             "access was encountered\n");
+  run.slurm.jobs = {run.task("FAILED")};
+  auto r = Supervisor(run.config, *run.store, run.slurm).run_cycle(run.now);
+  const Finding* f = run.finding(r, "ended");
+  ASSERT_TRUE(f) << "no post-mortem for a task never seen running";
+  EXPECT_EQ(f->cause, "GPU error");
+  EXPECT_EQ(run.slurm.submitted.size(), 1u);
+}
+
+// Slurm shows one of the run's nodes down: the node failure is blamed on it.
+TEST(PostMortem, ANodeFailureBlamesTheNodeSlurmLost) {
+  EndingRun run;
+  run.slurm.node_list = {{"node-1", "idle", {}, "", "", {"gpu"}},
+                         {"node-2", "down", {"NOT_RESPONDING"}, "Not responding", "", {"gpu"}},
+                         {"node-3", "idle", {}, "", "", {"gpu"}},
+                         {"node-4", "idle", {}, "", "", {"gpu"}}};
+  auto r = run.runs_then_ends("", "NODE_FAIL", false);
+  const Finding* f = run.finding(r, "ended");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->cause, "node failure");
+  EXPECT_NE(f->summary.find("suspect node-2"), std::string::npos) << f->summary;
+  EXPECT_NE(run.submitted().find("--exclude=node-2 "), std::string::npos) << run.submitted();
+}
+
+}  // namespace
+}  // namespace llmwatch

@@ -1,0 +1,85 @@
+#include "rules/end_cause.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+#include "util/strings.h"
+
+namespace llmwatch {
+namespace {
+
+EndEvidence ended(const std::string& state, std::vector<std::string> tail = {},
+                  const std::string& exit_code = "") {
+  EndEvidence e;
+  e.task = "7";
+  e.state = state;
+  e.exit_code = exit_code;
+  e.log_tail = std::move(tail);
+  return e;
+}
+
+TEST(EndCause, SlurmsFinalStateDecidesFirst) {
+  EXPECT_EQ(classify_end(ended("COMPLETED")).cls, EndClass::Completed);
+  EXPECT_EQ(classify_end(ended("CANCELLED by 1000")).cls, EndClass::Cancelled);
+  EXPECT_EQ(classify_end(ended("TIMEOUT")).cls, EndClass::Timeout);
+  EXPECT_EQ(classify_end(ended("NODE_FAIL")).cls, EndClass::NodeFailure);
+  EXPECT_EQ(classify_end(ended("PREEMPTED")).cls, EndClass::Preempted);
+  EXPECT_EQ(classify_end(ended("OUT_OF_MEMORY")).cls, EndClass::OutOfMemory);
+  // A traceback printed before a human's scancel does not make it a crash.
+  EXPECT_EQ(classify_end(ended("CANCELLED", {"Traceback (most recent call last):"})).cls,
+            EndClass::Cancelled);
+}
+
+TEST(EndCause, TheLogsSayWhyAFailedTaskFailed) {
+  // The crash: an NCCL WARN naming a peer, then a DistBackendError traceback.
+  auto v = classify_end(
+      ended("FAILED",
+            {"node-2:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with "
+             "error 12",
+             "Traceback (most recent call last):",
+             "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970"},
+            "1:0"));
+  EXPECT_EQ(v.cls, EndClass::Network);
+  EXPECT_NE(v.summary.find("NCCL or network error"), std::string::npos) << v.summary;
+  EXPECT_EQ(v.evidence.front(), "Slurm: task 7 FAILED, exit code 1:0");
+  EXPECT_NE(v.evidence[1].find("NCCL WARN"), std::string::npos);
+  // An OOM ends in NCCL aborts on the other ranks: the OOM is the cause.
+  EXPECT_EQ(classify_end(ended("FAILED", {"torch.OutOfMemoryError: CUDA out of memory.",
+                                          "NCCL WARN Cuda failure 'out of memory'"}))
+                .cls,
+            EndClass::OutOfMemory);
+  EXPECT_EQ(classify_end(ended("FAILED", {"RuntimeError: CUDA error: an illegal memory access "
+                                          "was encountered"}))
+                .cls,
+            EndClass::GpuError);
+  EXPECT_EQ(
+      classify_end(ended("FAILED", {"Traceback (most recent call last):", "KeyError: 'input_ids'"}))
+          .cls,
+      EndClass::Software);
+  EXPECT_EQ(classify_end(ended("FAILED", {"step 10"}, "1:0")).cls, EndClass::Unknown);
+}
+
+// Slurm forgot the task (MinJobAge passed, or llmwatch looked late): the logs and the exit
+// code are all there is.
+TEST(EndCause, WhenSlurmNoLongerKnowsTheTask) {
+  EXPECT_EQ(classify_end(ended("", {}, "0:0")).cls, EndClass::Completed);
+  EXPECT_EQ(classify_end(ended("", {})).cls, EndClass::Unknown);
+  auto real =
+      split(testing::read_file(testing::fixture("training-logs/nccl-watchdog-timeout.log")), '\n');
+  EXPECT_EQ(classify_end(ended("", real)).cls, EndClass::Network);
+  EndEvidence done = ended("");
+  done.reached_max_steps = true;
+  EXPECT_EQ(classify_end(done).cls, EndClass::Completed);
+}
+
+TEST(EndCause, OnlyNodeShapedCausesAskForAttribution) {
+  EXPECT_TRUE(may_be_hardware(EndClass::Network));
+  EXPECT_TRUE(may_be_hardware(EndClass::GpuError));
+  EXPECT_TRUE(may_be_hardware(EndClass::NodeFailure));
+  EXPECT_FALSE(may_be_hardware(EndClass::OutOfMemory));
+  EXPECT_FALSE(may_be_hardware(EndClass::Software));
+  EXPECT_FALSE(may_be_hardware(EndClass::Unknown));
+}
+
+}  // namespace
+}  // namespace llmwatch
