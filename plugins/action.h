@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config/action_catalogue.h"
 #include "config/config.h"
 #include "rules/finding.h"
 #include "slurm/slurm_client.h"
@@ -44,6 +45,11 @@ class ActionPlugin {
  public:
   virtual ~ActionPlugin() = default;
   virtual std::string name() const = 0;
+  // Its entry in the catalogue (config/action_catalogue.h): what it acts on, one line of
+  // help, and whether people may ask for it as `llmwatch NAME JOB`.
+  virtual ActionTarget target() const { return ActionTarget::Job; }
+  virtual std::string help() const = 0;
+  virtual bool manual() const { return false; }
   // The same key never runs twice (the journal enforces it): e.g. "cancel:3_1".
   virtual std::string idem_key(const ActionRequest& r) const;
   virtual ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) = 0;

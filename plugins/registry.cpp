@@ -1,38 +1,29 @@
 #include "registry.h"
 
 #include <map>
+#include <mutex>
 
 namespace llmwatch {
-
-std::unique_ptr<ActionPlugin> make_alert_action();
-std::unique_ptr<ActionPlugin> make_cancel_action();
-std::unique_ptr<ActionPlugin> make_restart_action();
-std::unique_ptr<ActionPlugin> make_kill_switch_action();
-std::unique_ptr<ActionPlugin> make_save_switch_action();
-std::unique_ptr<ActionPlugin> make_hold_action();
-std::unique_ptr<ActionPlugin> make_release_action();
-std::unique_ptr<ActionPlugin> make_requeue_action();
-std::unique_ptr<ActionPlugin> make_drain_action();
-std::unique_ptr<ActionPlugin> make_undrain_action();
 
 std::string ActionPlugin::idem_key(const ActionRequest& r) const {
   return name() + ":" + (r.task ? r.task->display_id() : r.job) + ":" + r.finding.key;
 }
 
-static const std::map<std::string, std::unique_ptr<ActionPlugin>>& actions() {
-  static const auto registry = [] {
-    std::map<std::string, std::unique_ptr<ActionPlugin>> m;
-    for (auto* make :
-         {make_alert_action, make_cancel_action, make_restart_action, make_kill_switch_action,
-          make_save_switch_action, make_hold_action, make_release_action, make_requeue_action,
-          make_drain_action, make_undrain_action}) {
-      auto a = make();
-      std::string name = a->name();
-      m.emplace(name, std::move(a));
-    }
-    return m;
-  }();
+namespace {
+
+// A function-local static, so that registration from any file's static initialiser finds it.
+std::map<std::string, std::unique_ptr<ActionPlugin>>& actions() {
+  static std::map<std::string, std::unique_ptr<ActionPlugin>> registry;
   return registry;
+}
+
+}  // namespace
+
+bool register_action(std::unique_ptr<ActionPlugin> plugin) {
+  add_action_info({plugin->name(), plugin->target(), plugin->help(), plugin->manual()});
+  std::string name = plugin->name();
+  actions()[name] = std::move(plugin);
+  return true;
 }
 
 ActionPlugin* find_action(const std::string& name) {

@@ -4,6 +4,7 @@
 #include "action.h"
 #include "alert/alert_message.h"
 #include "alert/notifier.h"
+#include "registry.h"
 #include "store/store.h"
 #include "util/paths.h"
 
@@ -13,6 +14,9 @@ namespace {
 class AlertAction : public ActionPlugin {
  public:
   std::string name() const override { return "alert"; }
+  std::string help() const override {
+    return "tell people: queue the finding for every channel that takes it";
+  }
   std::string idem_key(const ActionRequest& r) const override {
     // One alert per firing episode of a finding: the episode starts at first_seen.
     return "alert:" + r.finding.key + "@" + std::to_string(static_cast<long long>(r.episode));
@@ -42,8 +46,6 @@ class AlertAction : public ActionPlugin {
 
 }  // namespace
 
-std::unique_ptr<ActionPlugin> make_alert_action() {
-  return std::make_unique<AlertAction>();
-}
+LLMWATCH_REGISTER_ACTION(std::make_unique<AlertAction>());
 
 }  // namespace llmwatch

@@ -2,6 +2,7 @@
 // KillWait, so the job gets its grace period without llmwatch sleeping on it.
 // Config: none (the [[job]] on_* lists choose it).
 #include "action.h"
+#include "registry.h"
 
 namespace llmwatch {
 namespace {
@@ -9,6 +10,8 @@ namespace {
 class CancelAction : public ActionPlugin {
  public:
   std::string name() const override { return "cancel"; }
+  std::string help() const override { return "scancel the job's running task"; }
+  bool manual() const override { return true; }
   std::string idem_key(const ActionRequest& r) const override {
     return "cancel:" + (r.task ? r.task->display_id() : r.job);
   }
@@ -23,8 +26,6 @@ class CancelAction : public ActionPlugin {
 
 }  // namespace
 
-std::unique_ptr<ActionPlugin> make_cancel_action() {
-  return std::make_unique<CancelAction>();
-}
+LLMWATCH_REGISTER_ACTION(std::make_unique<CancelAction>());
 
 }  // namespace llmwatch

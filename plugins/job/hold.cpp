@@ -1,6 +1,7 @@
 // hold: `scontrol hold` the watched job's pending tasks so a crash loop stops burning
 // allocations; a human releases it (`llmwatch release JOB` or `scontrol release`).
 #include "action.h"
+#include "registry.h"
 
 namespace llmwatch {
 namespace {
@@ -8,6 +9,8 @@ namespace {
 class HoldAction : public ActionPlugin {
  public:
   std::string name() const override { return "hold"; }
+  std::string help() const override { return "hold the job's pending tasks"; }
+  bool manual() const override { return true; }
   std::string idem_key(const ActionRequest& r) const override {
     return "hold:" + r.job + ":" + r.finding.key;
   }
@@ -29,8 +32,6 @@ class HoldAction : public ActionPlugin {
 
 }  // namespace
 
-std::unique_ptr<ActionPlugin> make_hold_action() {
-  return std::make_unique<HoldAction>();
-}
+LLMWATCH_REGISTER_ACTION(std::make_unique<HoldAction>());
 
 }  // namespace llmwatch

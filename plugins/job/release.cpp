@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "action.h"
+#include "registry.h"
 
 namespace llmwatch {
 namespace {
@@ -10,6 +11,8 @@ namespace {
 class ReleaseAction : public ActionPlugin {
  public:
   std::string name() const override { return "release"; }
+  std::string help() const override { return "release held tasks and remove the kill switch"; }
+  bool manual() const override { return true; }
   std::string idem_key(const ActionRequest& r) const override {
     return "release:" + r.job + ":" + r.finding.key;
   }
@@ -34,8 +37,6 @@ class ReleaseAction : public ActionPlugin {
 
 }  // namespace
 
-std::unique_ptr<ActionPlugin> make_release_action() {
-  return std::make_unique<ReleaseAction>();
-}
+LLMWATCH_REGISTER_ACTION(std::make_unique<ReleaseAction>());
 
 }  // namespace llmwatch

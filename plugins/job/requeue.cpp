@@ -2,6 +2,7 @@
 // submitted with --requeue. Slurm holds a requeued job back ~2 minutes (its BeginTime is set
 // about 121 s ahead) before it can start again, so cancel + restart is faster for arrays.
 #include "action.h"
+#include "registry.h"
 
 namespace llmwatch {
 namespace {
@@ -9,6 +10,9 @@ namespace {
 class RequeueAction : public ActionPlugin {
  public:
   std::string name() const override { return "requeue"; }
+  std::string help() const override {
+    return "scontrol requeue the running task (Slurm starts it again after ~2 minutes)";
+  }
   std::string idem_key(const ActionRequest& r) const override {
     return "requeue:" + (r.task ? r.task->display_id() : r.job);
   }
@@ -23,8 +27,6 @@ class RequeueAction : public ActionPlugin {
 
 }  // namespace
 
-std::unique_ptr<ActionPlugin> make_requeue_action() {
-  return std::make_unique<RequeueAction>();
-}
+LLMWATCH_REGISTER_ACTION(std::make_unique<RequeueAction>());
 
 }  // namespace llmwatch

@@ -7,6 +7,7 @@
 //   wait ~2 minutes before Slurm lets it start again).
 // - It runs as the job's owner (sbatch --uid when llmwatch is root) with --export=NONE.
 #include "action.h"
+#include "registry.h"
 #include "slurm/hostlist.h"
 #include "util/identity.h"
 
@@ -16,6 +17,10 @@ namespace {
 class RestartAction : public ActionPlugin {
  public:
   std::string name() const override { return "restart"; }
+  std::string help() const override {
+    return "cancel the running task and start the run again, as its owner, off bad nodes";
+  }
+  bool manual() const override { return true; }
   std::string idem_key(const ActionRequest& r) const override {
     return "restart:" + (r.task ? r.task->display_id() : r.job + ":" + r.finding.key);
   }
@@ -65,8 +70,6 @@ class RestartAction : public ActionPlugin {
 
 }  // namespace
 
-std::unique_ptr<ActionPlugin> make_restart_action() {
-  return std::make_unique<RestartAction>();
-}
+LLMWATCH_REGISTER_ACTION(std::make_unique<RestartAction>());
 
 }  // namespace llmwatch

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "action.h"
+#include "registry.h"
 #include "store/store.h"
 #include "util/identity.h"
 
@@ -23,6 +24,11 @@ class SwitchAction : public ActionPlugin {
   SwitchAction(std::string name, std::string JobSettings::*path)
       : name_(std::move(name)), path_(path) {}
   std::string name() const override { return name_; }
+  std::string help() const override {
+    return name_ == "kill" ? "create the job's kill switch (graceful exit)"
+                           : "create the job's save switch (checkpoint now)";
+  }
+  bool manual() const override { return true; }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     if (!r.settings || (r.settings->*path_).empty())
       return {"skipped", "no " + name_ + "_switch configured for " + r.job};
@@ -68,11 +74,7 @@ class SwitchAction : public ActionPlugin {
 
 }  // namespace
 
-std::unique_ptr<ActionPlugin> make_kill_switch_action() {
-  return std::make_unique<SwitchAction>("kill", &JobSettings::kill_switch);
-}
-std::unique_ptr<ActionPlugin> make_save_switch_action() {
-  return std::make_unique<SwitchAction>("save", &JobSettings::save_switch);
-}
+LLMWATCH_REGISTER_ACTION(std::make_unique<SwitchAction>("kill", &JobSettings::kill_switch));
+LLMWATCH_REGISTER_ACTION(std::make_unique<SwitchAction>("save", &JobSettings::save_switch));
 
 }  // namespace llmwatch

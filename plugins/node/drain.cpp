@@ -3,6 +3,7 @@
 // first: a node someone else drained keeps their reason and is left alone.
 #include "action.h"
 #include "policy/drain_policy.h"
+#include "registry.h"
 #include "store/store.h"
 #include "util/strings.h"
 #include "util/text.h"
@@ -17,6 +18,10 @@ bool has_reason(const std::string& r) {
 class DrainAction : public ActionPlugin {
  public:
   std::string name() const override { return "drain"; }
+  ActionTarget target() const override { return ActionTarget::Node; }
+  std::string help() const override {
+    return "take a node out of service with an llmwatch: reason (never over someone else's)";
+  }
   // Once per firing episode of the finding.
   std::string idem_key(const ActionRequest& r) const override {
     return "drain:" + r.job + ":" + r.finding.key + ":" +
@@ -43,6 +48,8 @@ class DrainAction : public ActionPlugin {
 class UndrainAction : public ActionPlugin {
  public:
   std::string name() const override { return "undrain"; }
+  ActionTarget target() const override { return ActionTarget::Node; }
+  std::string help() const override { return "return a node llmwatch drained to service"; }
   std::string idem_key(const ActionRequest& r) const override {
     return "undrain:" + r.job + ":" + std::to_string(static_cast<long long>(r.episode));
   }
@@ -65,11 +72,7 @@ class UndrainAction : public ActionPlugin {
 
 }  // namespace
 
-std::unique_ptr<ActionPlugin> make_drain_action() {
-  return std::make_unique<DrainAction>();
-}
-std::unique_ptr<ActionPlugin> make_undrain_action() {
-  return std::make_unique<UndrainAction>();
-}
+LLMWATCH_REGISTER_ACTION(std::make_unique<DrainAction>());
+LLMWATCH_REGISTER_ACTION(std::make_unique<UndrainAction>());
 
 }  // namespace llmwatch

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "app/commands.h"
+#include "config/action_catalogue.h"
 
 using namespace llmwatch;
 
@@ -129,14 +130,11 @@ int main(int argc, char** argv) {
   // Human actions on a managed job: journaled, budgeted and dry-run aware like automatic ones.
   std::string job_name;
   std::vector<std::pair<CLI::App*, std::string>> job_verbs;
-  for (auto [verb, help] :
-       {std::pair{"kill", "create the job's kill switch (graceful exit)"},
-        std::pair{"save", "create the job's save switch (checkpoint now)"},
-        std::pair{"cancel", "scancel the job's running task"},
-        std::pair{"restart", "cancel the running task and start the run again"},
-        std::pair{"hold", "hold the job's pending tasks"},
-        std::pair{"release", "release held tasks and remove the kill switch"}}) {
-    auto* sub = app.add_subcommand(verb, help);
+  // The verbs are the actions that say they may be asked for by hand (the catalogue).
+  for (const auto& action : action_catalogue()) {
+    if (!action.manual) continue;
+    const std::string& verb = action.name;
+    auto* sub = app.add_subcommand(verb, action.help);
     sub->add_option("job", job_name, "a [[job]] name from the config")->required();
     job_verbs.emplace_back(sub, verb);
   }

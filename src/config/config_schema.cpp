@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "config/action_catalogue.h"
+
 namespace llmwatch {
 
 // KEY(Struct, "name", Kind, field): assigns the value's matching member to the field.
@@ -85,8 +87,8 @@ const std::vector<KeySpec<JobSettings>>& job_keys() {
     return KeySpec<JobSettings>{name, KeyKind::Float,
                                 [field](JobSettings& t, const ConfigValue& v) { t.*field = v.d; }};
   };
-  static const std::vector<std::string> kActions = {"alert",   "save",    "kill", "cancel",
-                                                    "restart", "requeue", "hold", "release"};
+  // From the catalogue each action plugin registers itself in: never a list kept by hand.
+  static const std::vector<std::string> kActions = action_names_for(ActionTarget::Job);
   static const std::vector<KeySpec<JobSettings>> keys = {
       {"name", KeyKind::String, LW_SET(JobSettings, name, s)},
       {"id", KeyKind::Int, [](JobSettings& t, const ConfigValue& v) { t.id = v.i; }, false, 1, 0},
