@@ -20,6 +20,7 @@ packages=(
   libsqlite3-dev sqlite3
   slurmctld slurmd slurm-client munge
   python3 python3-aiosmtpd prometheus
+  gdb python3.11-dbg
 )
 
 sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -31,6 +31,8 @@ int cmd_inspect(const std::string& kind, const std::string& file, const JobSetti
 int cmd_demo(bool keep);
 int cmd_silence(const Config& config, const std::string& verb, const std::string& pattern,
                 const std::string& duration, const std::string& reason, std::int64_t id);
+// `stacks --job J`: this node's Python stacks of job J (hang forensics, run through srun).
+int cmd_stacks(const std::string& job_id, double timeout_seconds);
 int cmd_job_action(const Config& config, const std::string& verb, const std::string& job);
 
 struct NodeCheckOptions {

@@ -127,6 +127,16 @@ int main(int argc, char** argv) {
   bool keep = false;
   demo->add_flag("--keep", keep, "leave the demo directory in place afterwards");
 
+  auto* stacks = app.add_subcommand(
+      "stacks",
+      "print the Python stacks of a Slurm job's processes on this node (py-spy, else gdb "
+      "py-bt); run by `dump` on each node of a hung job through srun --overlap");
+  std::string stacks_job;
+  double stacks_timeout = 20;
+  stacks->add_option("--job", stacks_job, "the Slurm job id")->required();
+  stacks->add_option("--timeout", stacks_timeout, "seconds per process (default 20)")
+      ->check(CLI::Range(1.0, 600.0));
+
   // Human actions on a managed job: journaled, budgeted and dry-run aware like automatic ones.
   std::string job_name;
   std::vector<std::pair<CLI::App*, std::string>> job_verbs;
@@ -151,6 +161,7 @@ int main(int argc, char** argv) {
   if (*inspect) return cmd_inspect(kind, file, facts);
   if (*demo) return cmd_demo(keep);
 
+  if (*stacks) return cmd_stacks(stacks_job, stacks_timeout);  // on a node: no config needed
   if (*node_check) {
     // On a compute node there is often no config file: the defaults are a complete check.
     bool explicit_config =

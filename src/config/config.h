@@ -48,7 +48,8 @@ struct JobSettings {
   Seconds checkpoint_grace{1800};  // after a "saving checkpoint" line
   std::string kill_switch, save_switch;
   Seconds kill_grace{1800};  // a kill switch older than this, with tasks queued, was forgotten
-  std::vector<std::string> on_hang{"alert", "cancel", "restart"};
+  // Stacks first (hang forensics: where every rank waits), then cancel and restart.
+  std::vector<std::string> on_hang{"dump", "alert", "cancel", "restart"};
   std::vector<std::string> on_absent{"alert"};
   // A run that crashed (caught in its log, or classified once it ended) is restarted by
   // default, off the nodes attribution names, within max_restarts and the crash-loop hold.

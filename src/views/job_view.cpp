@@ -5,9 +5,11 @@
 #include <sstream>
 
 #include "rules/job_rules.h"
+#include "rules/post_mortem.h"
 #include "rules/training_metrics.h"
 #include "rules/training_rules.h"
 #include "store/store.h"
+#include "util/text.h"
 #include "util/units.h"
 
 namespace llmwatch {
@@ -137,6 +139,12 @@ nlohmann::json build_job(const JobSettings& job, Store& store, double now) {
     }
     j["advice"] = advice;
   }
+  // How the last task ended (the post-mortem) and where its ranks were when it hung.
+  if (auto pm = PostMortem::from_json(store.get("postmortem:" + label).value_or("")))
+    j["last_end"] = nlohmann::json::parse(pm->to_json());
+  if (auto st = nlohmann::json::parse(store.get("stacks:" + label).value_or(""), nullptr, false);
+      st.is_object())
+    j["stacks"] = st;
   return j;
 }
 
@@ -194,6 +202,22 @@ std::string render_job(const nlohmann::json& j, bool color) {
     if (r.contains("lost_s")) out << " (lost " << dur(r["lost_s"].get<double>()) << ")";
     out << "\n";
   }
+  if (j.contains("last_end")) {
+    const auto& e = j["last_end"];
+    out << "  last end       " << terminal_safe(e.value("summary", "")) << "\n";
+    for (const auto& s : e.value("suspects", nlohmann::json::array()))
+      out << "    suspect " << terminal_safe(s.value("node", "")) << " "
+          << fmt(s.value("confidence", 0.0), "%.2f") << ": "
+          << terminal_safe(s.value("why", std::vector<std::string>{}).empty()
+                               ? ""
+                               : s["why"][0].get<std::string>())
+          << "\n";
+    for (const auto& line : e.value("evidence", std::vector<std::string>{}))
+      out << "    " << terminal_safe(line) << "\n";
+  }
+  if (j.contains("stacks"))
+    out << "  stacks         " << terminal_safe(j["stacks"].value("summary", "")) << " ("
+        << terminal_safe(j["stacks"].value("file", "")) << ")\n";
   return out.str();
 }
 

@@ -292,6 +292,28 @@ TEST(Supervisor, AnAlertIsJournaledOnlyTogetherWithItsDelivery) {
   EXPECT_EQ(actions[0].state, "done");
 }
 
+// Hang forensics: with the default on_hang the stacks of every rank are taken before the
+// cancel, and the alert says where the ranks wait (before: cancelled with no record).
+TEST(Supervisor, AHungRunsStacksAreTakenBeforeItIsCancelled) {
+  World w("[[job]]\nname = \"tr\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n");
+  w.training("tr", "global_step: 1\n");
+  w.slurm.step_output =
+      "=== llmwatch-stack node=node-1 pid=4242 comm=python3 ===\n"
+      "Traceback (most recent call first):\n"
+      "  File \"/work/train.py\", line 4, in allreduce_wait\n";
+  double now = unix_now();
+  w.cycle_after(now);
+  auto r = w.cycle_after(now + 120);
+  ASSERT_TRUE(has_kind(r, "hung"));
+  ASSERT_EQ(w.slurm.steps.size(), 1u);
+  EXPECT_EQ(w.slurm.steps[0][0], "--jobid=7");
+  EXPECT_EQ(w.slurm.cancelled, std::vector<std::string>{"7"});
+  EXPECT_NE(w.alerts().find("1 process: 1 in allreduce_wait (train.py:4)"), std::string::npos)
+      << w.alerts();
+  auto kept = nlohmann::json::parse(w.store->get("stacks:tr").value_or("{}"));
+  EXPECT_NE(testing::read_file(kept.value("file", "")).find("allreduce_wait"), std::string::npos);
+}
+
 TEST(Checks, EveryCheckRegistersItselfOnce) {
   auto names = check_names();
   for (const char* expected :

@@ -22,7 +22,8 @@ class FakeSlurm : public SlurmClient {
   // What `scontrol show job|node` answers, by id or name (absent: Slurm forgot it).
   std::map<std::string, std::map<std::string, std::string>> shown_jobs, shown_nodes;
   std::vector<std::string> cancelled, controls;
-  std::vector<std::vector<std::string>> submitted;
+  std::vector<std::vector<std::string>> submitted, steps;
+  std::string step_output;  // what `srun` prints (e.g. `llmwatch stacks` blocks)
 
   SqueueParse queue() override {
     SqueueParse p;
@@ -48,6 +49,14 @@ class FakeSlurm : public SlurmClient {
     if (on_show_job) on_show_job(id);
     auto it = shown_jobs.find(id);
     return it == shown_jobs.end() ? std::map<std::string, std::string>{} : it->second;
+  }
+  ProcessResult run_step(const std::vector<std::string>& args, Seconds) override {
+    steps.push_back(args);
+    ProcessResult r;
+    r.started = true;
+    r.exit_code = 0;
+    r.out = step_output;
+    return r;
   }
   std::map<std::string, std::string> show_node(const std::string& node) override {
     auto it = shown_nodes.find(node);

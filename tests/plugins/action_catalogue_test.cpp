@@ -23,7 +23,7 @@ TEST(ActionCatalogue, EveryPluginDescribesItselfOnce) {
   for (const auto& a : catalogue)
     if (a.manual) verbs.push_back(a.name);
   EXPECT_EQ(verbs,
-            (std::vector<std::string>{"cancel", "hold", "kill", "release", "restart", "save"}));
+            (std::vector<std::string>{"cancel", "dump", "hold", "kill", "release", "restart", "save"}));
   EXPECT_EQ(action_names_for(ActionTarget::Node), (std::vector<std::string>{"drain", "undrain"}));
 }
 

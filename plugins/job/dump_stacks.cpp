@@ -1,0 +1,79 @@
+// dump: hang forensics, before a hung run is cancelled (the first step of the default
+// on_hang). Runs `llmwatch stacks` on every node of the running task (srun --overlap, one
+// task per node, within probe_timeout), keeps the stacks under state_dir/stacks (the newest
+// 20 dumps) and says where the ranks are: "24 processes: 23 in allreduce wait (...); 1 in
+// __next__ (dataloader.py:631) [node-7 pid 4242]": the odd one out is usually the culprit.
+// A dump that fails is reported and never holds up the rest of the plan.
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "action.h"
+#include "probes/python_stacks.h"
+#include "registry.h"
+#include "slurm/hostlist.h"
+#include "store/store.h"
+#include "util/files.h"
+#include "util/paths.h"
+#include "util/text.h"
+
+namespace llmwatch {
+namespace {
+
+constexpr size_t kKeptDumps = 20;
+
+// Old dumps go, newest first kept: forensics must never fill the state directory.
+void prune(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::vector<std::filesystem::directory_entry> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.is_regular_file(ec)) files.push_back(e);
+  if (files.size() <= kKeptDumps) return;
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
+    std::error_code e1, e2;
+    return a.last_write_time(e1) > b.last_write_time(e2);
+  });
+  for (size_t i = kKeptDumps; i < files.size(); ++i) std::filesystem::remove(files[i].path(), ec);
+}
+
+class DumpStacksAction : public ActionPlugin {
+ public:
+  std::string name() const override { return "dump"; }
+  std::string help() const override {
+    return "collect the Python stacks of every rank on every node (py-spy or gdb) and say "
+           "where they wait";
+  }
+  bool manual() const override { return true; }
+  ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
+    if (!r.task || !r.task->running()) return {"skipped", "no running task of " + r.job};
+    // srun and SLURM_JOB_ID know an array task by its own job id.
+    std::string id = std::to_string(r.task->job_id);
+    size_t nodes = expand_hostlist(r.task->nodes).value_or(std::vector<std::string>{}).size();
+    std::string n = std::to_string(std::max<size_t>(1, nodes));
+    auto res = ctx.slurm.run_step(
+        {"--jobid=" + id, "--overlap", "--nodes=" + n, "--ntasks=" + n, "--ntasks-per-node=1",
+         "--kill-on-bad-exit=0", "--quiet", self_exe(), "stacks", "--job", id, "--timeout", "20"},
+        ctx.config.probe_timeout);
+    auto stacks = parse_stacks(res.out);
+    if (stacks.empty()) return {"failed", res.describe("srun llmwatch stacks in " + id)};
+    std::string summary = summarize_stacks(stacks);
+    std::filesystem::path dir = std::filesystem::path(ctx.config.state_dir) / "stacks";
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    std::string file = (dir / (r.job + "-" + r.task->display_id() + "-" +
+                               std::to_string(static_cast<long long>(ctx.now)) + ".txt"))
+                           .string();
+    std::string where = write_file_atomic(file, valid_utf8(res.out)).empty() ? file : "not kept";
+    prune(dir);
+    nlohmann::json record = {
+        {"ts", ctx.now}, {"task", r.task->display_id()}, {"file", where}, {"summary", summary}};
+    ctx.store.put("stacks:" + r.job, json_dump(record), ctx.now);
+    return {"done", summary + " (stacks: " + where + ")"};
+  }
+};
+
+}  // namespace
+
+LLMWATCH_REGISTER_ACTION(std::make_unique<DumpStacksAction>());
+
+}  // namespace llmwatch

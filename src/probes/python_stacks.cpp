@@ -1,0 +1,164 @@
+#include "probes/python_stacks.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "util/strings.h"
+#include "util/subprocess.h"
+#include "util/text.h"
+
+namespace llmwatch {
+namespace {
+
+constexpr size_t kMaxDump = 64 * 1024;  // per process: deep stacks are cut, not the summary
+constexpr const char* kHeader = "=== llmwatch-stack ";
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool on_path(const std::string& tool) {
+  const char* path = std::getenv("PATH");
+  for (const auto& dir : split(path ? path : "/usr/bin:/bin", ':'))
+    if (!dir.empty() && ::access((dir + "/" + tool).c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<int> job_python_processes(const std::string& job_id) {
+  std::vector<int> out;
+  const std::string want = "SLURM_JOB_ID=" + job_id;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return out;
+  while (dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (*end || pid <= 0 || pid == ::getpid()) continue;
+    std::string base = "/proc/" + std::string(e->d_name);
+    std::string comm = read_all(base + "/comm");
+    if (comm.rfind("python", 0) != 0) continue;
+    for (const auto& var : split(read_all(base + "/environ"), '\0'))
+      if (var == want) {
+        out.push_back(static_cast<int>(pid));
+        break;
+      }
+  }
+  ::closedir(proc);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+ProcessStack dump_python_stack(int pid, Seconds timeout) {
+  ProcessStack s;
+  s.pid = pid;
+  s.comm = std::string(trim(read_all("/proc/" + std::to_string(pid) + "/comm")));
+  ProcessSpec spec;
+  if (on_path("py-spy"))
+    spec.argv = {"py-spy", "dump", "--native", "--pid", std::to_string(pid)};
+  else
+    spec.argv = {"gdb",  "-p",   std::to_string(pid),         "-batch",
+                 "-nx",  "-iex", "set auto-load safe-path /", "-ex",
+                 "py-bt"};
+  spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+  spec.max_output = kMaxDump;
+  auto r = run_process(spec);
+  // gdb prints its own chatter first; the stack starts at CPython's "Traceback" line.
+  std::string text = r.out;
+  if (auto at = text.find("Traceback (most recent call first):"); at != std::string::npos)
+    text = text.substr(at);
+  if (!r.ok() && innermost_frame(text).empty())
+    text = r.describe(spec.argv[0] + " -p " + std::to_string(pid)) + "\n" + text;
+  s.text = truncate_utf8(valid_utf8(text), kMaxDump);
+  s.innermost = innermost_frame(s.text);
+  return s;
+}
+
+std::string innermost_frame(const std::string& dump) {
+  for (const auto& raw : split(dump, '\n')) {
+    std::string_view line = trim(raw);
+    // py-bt: File "/x/train.py", line 4, in allreduce_wait
+    if (line.rfind("File \"", 0) == 0) {
+      auto q = line.find('"', 6);
+      auto ln = line.find(", line ");
+      auto in = line.find(", in ");
+      if (q == std::string_view::npos || ln == std::string_view::npos ||
+          in == std::string_view::npos || in < ln)
+        continue;
+      std::string file(line.substr(6, q - 6));
+      file = file.substr(file.rfind('/') + 1);
+      std::string no(line.substr(ln + 7, in - ln - 7));
+      return std::string(line.substr(in + 5)) + " (" + file + ":" + no + ")";
+    }
+    // py-spy: "    allreduce_wait (train.py:4)"; its thread headers have no parentheses.
+    if (!line.empty() && line.back() == ')' && line.find(" (") != std::string_view::npos &&
+        line.find(".py:") != std::string_view::npos && line.rfind("Thread", 0) != 0) {
+      std::string frame(line);
+      auto open = frame.find(" (");
+      auto path = frame.substr(open + 2, frame.size() - open - 3);
+      return frame.substr(0, open) + " (" + path.substr(path.rfind('/') + 1) + ")";
+    }
+  }
+  return "";
+}
+
+std::string format_stacks(const std::vector<ProcessStack>& stacks) {
+  std::string out;
+  for (const auto& s : stacks)
+    out += std::string(kHeader) + "node=" + s.node + " pid=" + std::to_string(s.pid) +
+           " comm=" + s.comm + " ===\n" + s.text + (ends_with(s.text, "\n") ? "" : "\n");
+  return out;
+}
+
+std::vector<ProcessStack> parse_stacks(const std::string& text) {
+  std::vector<ProcessStack> out;
+  for (const auto& line : split(text, '\n')) {
+    if (line.rfind(kHeader, 0) == 0) {
+      ProcessStack s;
+      for (const auto& field : split(line.substr(std::string(kHeader).size()), ' ')) {
+        auto eq = field.find('=');
+        if (eq == std::string::npos) continue;
+        std::string key = field.substr(0, eq), value = field.substr(eq + 1);
+        if (key == "node") s.node = value;
+        if (key == "pid") s.pid = std::atoi(value.c_str());
+        if (key == "comm") s.comm = value;
+      }
+      out.push_back(std::move(s));
+    } else if (!out.empty()) {
+      out.back().text += line + "\n";
+    }
+  }
+  for (auto& s : out) s.innermost = innermost_frame(s.text);
+  return out;
+}
+
+std::string summarize_stacks(const std::vector<ProcessStack>& stacks) {
+  if (stacks.empty()) return "no Python process found";
+  std::map<std::string, std::vector<const ProcessStack*>> groups;
+  for (const auto& s : stacks)
+    groups[s.innermost.empty() ? "no Python stack" : s.innermost].push_back(&s);
+  std::vector<std::pair<std::string, std::vector<const ProcessStack*>>> order(groups.begin(),
+                                                                              groups.end());
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  std::string out =
+      std::to_string(stacks.size()) + (stacks.size() == 1 ? " process: " : " processes: ");
+  for (size_t i = 0; i < order.size(); ++i) {
+    const auto& [frame, members] = order[i];
+    out += (i ? "; " : "") + std::to_string(members.size()) + " in " + frame;
+    if (members.size() == 1)
+      out += " [" + members[0]->node + " pid " + std::to_string(members[0]->pid) + "]";
+  }
+  return out;
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,37 @@
+#pragma once
+// Hang forensics: the Python stacks of a job's processes on this node, and what they say
+// together. Taken with `py-spy dump --native` where py-spy is installed, else with gdb and
+// CPython's gdb helper (`py-bt`; Debian's python3.X-dbg provides it). The dump command runs on
+// each node of a hung job (`srun --overlap`, llmwatch stacks) before it is cancelled; the
+// supervisor groups the ranks by their innermost frame: "23 in allreduce wait; 1 in
+// DataLoader.__next__" (the odd one out is usually the culprit).
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+
+namespace llmwatch {
+
+struct ProcessStack {
+  std::string node;
+  int pid = 0;
+  std::string comm;
+  std::string text;       // the dump as the tool printed it (bounded)
+  std::string innermost;  // "allreduce_wait (train.py:4)", "" when no Python frame was found
+};
+
+// The Python processes of Slurm job `job_id` on this node (SLURM_JOB_ID in their environment).
+std::vector<int> job_python_processes(const std::string& job_id);
+// One process's stack; the text says why when it could not be taken.
+ProcessStack dump_python_stack(int pid, Seconds timeout);
+
+// "=== llmwatch-stack node=N pid=P comm=C ===" blocks, as `llmwatch stacks` prints them.
+std::string format_stacks(const std::vector<ProcessStack>& stacks);
+std::vector<ProcessStack> parse_stacks(const std::string& text);
+// The innermost Python frame of a py-bt or py-spy dump.
+std::string innermost_frame(const std::string& dump);
+// "2 processes: 1 in allreduce_wait (train.py:4) [node-1]; 1 in __next__ (loader.py:9)
+// [node-2 pid 77]"; groups largest first, and where a group is alone, where it is.
+std::string summarize_stacks(const std::vector<ProcessStack>& stacks);
+
+}  // namespace llmwatch

@@ -1,0 +1,60 @@
+// Hang forensics on the real local cluster: a python3 trainer hangs in a function; before
+// llmwatch cancels it, `srun --overlap` runs `llmwatch stacks` on its node, gdb (with CPython's
+// py-bt helper from python3.11-dbg) takes the real stack, and the events, the kept dump and
+// `llmwatch job` say where it hung.
+#include "local_cluster.h"
+
+namespace llmwatch::testing {
+namespace {
+
+TEST(HangForensics, AHungPythonTrainersRealStackIsTakenBeforeTheCancel) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  if (std::system("gdb --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "gdb is not installed";
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  std::string work = c.dir / "work", config = c.dir / "llmwatch.toml";
+  std::filesystem::create_directories(work);
+  write_file(work + "/train.py",
+             "import time\n"
+             "def allreduce_wait():\n"
+             "    while True:\n"
+             "        time.sleep(0.2)\n"
+             "for step in range(1, 4):\n"
+             "    print(f'global_step: {step}', flush=True)\n"
+             "    time.sleep(0.3)\n"
+             "allreduce_wait()\n");
+  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+                         "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\n" + job_owner() +
+                         "name = \"itest-hang\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
+                         "startup_grace = \"1m\"\non_hang = [\"dump\", \"alert\", \"cancel\"]\n");
+  auto sub = c.slurm({"sbatch", "--parsable", "--job-name=itest-hang", "--nodes=1",
+                      "--chdir=" + work, "--output=" + work + "/out-%j.txt", "--wrap",
+                      "exec python3 -u " + work + "/train.py"});
+  ASSERT_TRUE(sub.ok()) << sub.err;
+  std::string id = sub.out.substr(0, sub.out.find_first_of(";\n"));
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(config, {"run", "--once"});
+        return llmwatch(config, {"events"}).out.find("cancel done") != std::string::npos;
+      },
+      90))
+      << llmwatch(config, {"events"}).out;
+  std::string events = llmwatch(config, {"events"}).out;
+  EXPECT_NE(events.find("dump done: 1 process: 1 in allreduce_wait (train.py:4)"),
+            std::string::npos)
+      << events;
+  // The dump came first: the stack is of the live process, then it was cancelled.
+  EXPECT_LT(events.find("dump done"), events.find("cancel done")) << events;
+  // What forensics costs: the longest cycle (the one that dumped, then cancelled), a figure
+  // for the README, not an assertion.
+  RecordProperty("longest_cycle_s",
+                 llmwatch_sql(c.dir / "state", "SELECT MAX(finished - started) FROM cycles"));
+  RecordProperty(
+      "typical_cycle_s",
+      llmwatch_sql(c.dir / "state", "SELECT finished - started FROM cycles ORDER BY id LIMIT 1"));
+  auto job = llmwatch(config, {"job", "itest-hang"}).out;
+  EXPECT_NE(job.find("allreduce_wait (train.py:4)"), std::string::npos) << job;
+}
+
+}  // namespace
+}  // namespace llmwatch::testing
