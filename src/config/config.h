@@ -55,6 +55,10 @@ struct JobSettings {
   // default, off the nodes attribution names, within max_restarts and the crash-loop hold.
   std::vector<std::string> on_crash{"alert", "restart"};
   std::vector<std::string> on_timeout{"alert", "restart"};  // ended at its time limit
+  // A task this close to its time limit, with no checkpoint saved within that time, is asked
+  // to save (on_time_limit) so the continued run loses little; 0 turns it off.
+  Seconds save_before_limit{900};
+  std::vector<std::string> on_time_limit{"save"};
   std::vector<std::string> on_crash_loop{"hold", "alert"};
   // A node of the running task turned CRITICAL ([gpu]): it is drained, the task restarted
   // elsewhere. A node that only needs a reset when idle (row remap pending): checkpoint now.

@@ -26,6 +26,8 @@ std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
     out = job.on_absent;
   else if (f.kind == "crashed")
     out = job.on_crash;
+  else if (f.kind == "time-limit")
+    out = job.on_time_limit;
   else if (f.kind == "ended")
     out = actions_for_end(f, job);
   else if (f.kind == "crash-loop")

@@ -85,6 +85,28 @@ Finding ended_finding(const std::string& label, const PostMortem& pm) {
   return f;
 }
 
+static std::string fmt(double seconds);
+
+// Before the limit: Slurm ends the task at start + time limit. Close to that, with no
+// checkpoint saved within the lead time, the run would redo everything since its last save:
+// ask for one (the save switch). The continued run (on_timeout) then loses little.
+static std::optional<Finding> time_limit_finding(const JobSettings& job, const std::string& label,
+                                                 const SlurmJob& task, const JobProgress& p,
+                                                 double now) {
+  double lead = static_cast<double>(job.save_before_limit.count());
+  if (lead <= 0 || task.time_limit_minutes <= 0 || task.start_time <= 0) return std::nullopt;
+  double left = static_cast<double>(task.start_time + task.time_limit_minutes * 60) - now;
+  if (left <= 0 || left > lead) return std::nullopt;
+  if (p.checkpoint_done > 0 && now - p.checkpoint_done < lead) return std::nullopt;
+  Finding f =
+      make_finding("job:" + label, label, "time-limit", Severity::Info,
+                   task.display_id() + " reaches its time limit in " + fmt(left) +
+                       " with no checkpoint in the last " + fmt(lead) + ": asking for a save");
+  f.evidence.push_back("time limit " + std::to_string(task.time_limit_minutes) + " min from " +
+                       std::to_string(task.start_time));
+  return f;
+}
+
 static std::string fmt(double seconds) {
   return format_duration(Seconds(static_cast<long long>(seconds)));
 }
@@ -154,6 +176,7 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
   }
   if (!obs.progress) return out;
   const JobProgress& p = *obs.progress;
+  if (auto f = time_limit_finding(job, label, *obs.running, p, now)) out.push_back(*f);
   std::vector<std::string> evidence(p.recent.begin(), p.recent.end());
   if (!p.crash.empty()) {
     auto f = make("crashed", Severity::Critical,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <ctime>
 #include <unordered_map>
 
 #include "slurm/hostlist.h"
@@ -21,6 +22,42 @@ std::vector<std::string> lines_of(std::string_view text) {
 }
 
 }  // namespace
+
+// %l: "UNLIMITED", "D-HH:MM:SS", "HH:MM:SS", "MM:SS" or "MM"; 0 when none or unreadable.
+std::int64_t slurm_minutes(std::string_view text) {
+  std::int64_t days = 0;
+  if (auto dash = text.find('-'); dash != std::string_view::npos) {
+    days = to_int64(text.substr(0, dash)).value_or(-1);
+    text = text.substr(dash + 1);
+  }
+  std::vector<std::int64_t> parts;
+  for (const auto& p : split(std::string(text), ':')) {
+    auto n = to_int64(p);
+    if (!n || *n < 0) return 0;  // UNLIMITED, NOT_SET, garbage
+    parts.push_back(*n);
+  }
+  if (days < 0 || parts.empty() || parts.size() > 3) return 0;
+  std::int64_t h = 0, m = 0, sec = 0;
+  if (parts.size() == 3)
+    h = parts[0], m = parts[1], sec = parts[2];
+  else if (parts.size() == 2)
+    m = parts[0], sec = parts[1];
+  else
+    m = parts[0];
+  if (days > 0 && parts.size() < 3) h = parts[0], m = parts.size() > 1 ? parts[1] : 0, sec = 0;
+  return days * 1440 + h * 60 + m + (sec > 0 ? 1 : 0);
+}
+
+// %S: local time "2026-11-22T01:36:25" (squeue prints the controller's local time, like
+// scontrol); 0 for "N/A", "Unknown" or garbage.
+std::int64_t slurm_timestamp(std::string_view text) {
+  std::tm tm{};
+  std::string s(text);
+  if (!strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return 0;
+  tm.tm_isdst = -1;
+  std::time_t t = std::mktime(&tm);
+  return t < 0 ? 0 : static_cast<std::int64_t>(t);
+}
 
 SqueueParse parse_squeue_text(std::string_view text, const JobFilter* filter) {
   SqueueParse out;
@@ -102,6 +139,8 @@ SqueueParse parse_squeue_text(std::string_view text, const JobFilter* filter) {
     j.user = f[t];
     j.nodes = f[t + 1];
     j.reason = f[t + 2];
+    j.time_limit_minutes = slurm_minutes(f[t + 4]);
+    j.start_time = slurm_timestamp(f[t + 5]);
     if (auto hosts = expand_hostlist(j.nodes); hosts && !hosts->empty()) {
       j.batch_host = hosts->front();
       j.node_count = static_cast<int>(hosts->size());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "finding_kinds.h"
+#include "policy/policy.h"
 
 namespace llmwatch {
 namespace {
@@ -317,6 +318,43 @@ TEST(JobRules, AnUntrustedClockMakesTheHangRuleUnknown) {
   EXPECT_EQ(fs[0].severity, Severity::Unknown);
   r.obs.clock_untrusted.clear();
   EXPECT_EQ(r.at(1000, s), std::vector<std::string>{"hung"});
+}
+
+}  // namespace
+}  // namespace llmwatch
+
+namespace llmwatch {
+namespace {
+
+// Before the limit: a task 10 minutes from its time limit, with no recent checkpoint, is
+// asked to save; with a save in the lead time, or no limit, it is not (before: nothing acted
+// on the time limit, and a TIMEOUT lost everything since the last save).
+TEST(TimeLimit, ASaveIsAskedForBeforeTheLimit) {
+  JobSettings s = settings();
+  double now = 1'800'000'000;
+  SlurmJob t = job(7, "RUNNING");
+  t.start_time = static_cast<std::int64_t>(now) - 50 * 60;
+  t.time_limit_minutes = 60;
+  JobProgress p;
+  p.step = 100;
+  p.last_progress = now - 5;
+  p.task_seen = now - 3000;
+  p.advances = 50;
+  p.longest_interval = 10;
+  JobObservation obs;
+  obs.entries = {t};
+  obs.running = t;
+  obs.progress = &p;
+  auto f = evaluate_job(s, obs, now);
+  ASSERT_EQ(kinds(f), std::vector<std::string>{"time-limit"});
+  EXPECT_EQ(f[0].severity, Severity::Info);
+  EXPECT_NE(f[0].summary.find("reaches its time limit in 10m"), std::string::npos) << f[0].summary;
+  EXPECT_EQ(actions_for(f[0], s), (std::vector<std::string>{"save", "alert"}));
+  p.checkpoint_done = now - 60;  // saved a minute ago: nothing to ask
+  EXPECT_TRUE(evaluate_job(s, obs, now).empty());
+  p.checkpoint_done = 0;
+  obs.running->time_limit_minutes = 0;  // UNLIMITED
+  EXPECT_TRUE(evaluate_job(s, obs, now).empty());
 }
 
 }  // namespace

@@ -26,6 +26,22 @@ TEST(SqueueText, ParsesTheRealPipeCapture) {
   EXPECT_EQ(task.node_count, 2);
   EXPECT_EQ(task.batch_host, "node-1");
   EXPECT_TRUE(task.running());
+  // The defect: the text form dropped %l and %S, so a requeued task (same id, new start) was
+  // the same task to llmwatch, and no time limit was known.
+  EXPECT_EQ(task.start_time, slurm_timestamp("2026-11-22T01:36:25"));
+  EXPECT_GT(task.start_time, 1'700'000'000);
+  EXPECT_EQ(task.time_limit_minutes, 0);  // UNLIMITED
+}
+
+TEST(SqueueText, SlurmDurationsAndTimes) {
+  EXPECT_EQ(slurm_minutes("30:00"), 30);
+  EXPECT_EQ(slurm_minutes("1:30:00"), 90);
+  EXPECT_EQ(slurm_minutes("2-00:00:00"), 2 * 1440);
+  EXPECT_EQ(slurm_minutes("45"), 45);
+  EXPECT_EQ(slurm_minutes("UNLIMITED"), 0);
+  EXPECT_EQ(slurm_minutes("-"), 0);
+  EXPECT_EQ(slurm_timestamp("N/A"), 0);
+  EXPECT_EQ(slurm_timestamp("Unknown"), 0);
 }
 
 TEST(SqueueText, NamesWithTheDelimiterAndGarbage) {
