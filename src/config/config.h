@@ -42,10 +42,15 @@ struct JobSettings {
   std::vector<std::string> logs;       // paths or globs; default: the job's StdOut
   std::optional<Seconds> stale_after;  // nullopt: adaptive
   double stale_factor = 5;             // adaptive: factor × longest step interval after warm-up
-  Seconds stale_floor{300};
+  // With 10 s steps a hang is found within ~1.5 min (floor + daemon interval). The floor is not
+  // what keeps healthy runs safe: startup, checkpoint and evaluation phases get their own
+  // grace, the allowance adapts to the longest step seen, and a hang is dumped before it is
+  // cancelled. Shown on the replay corpus in tests/fixtures/hang-corpus.
+  Seconds stale_floor{60};
   Seconds stale_ceiling{7200};
   Seconds startup_grace{1800};     // until the first step line
   Seconds checkpoint_grace{1800};  // after a "saving checkpoint" line
+  Seconds evaluation_grace{1800};  // after an evaluation pass starts printing
   std::string kill_switch, save_switch;
   Seconds kill_grace{1800};  // a kill switch older than this, with tasks queued, was forgotten
   // Stacks first (hang forensics: where every rank waits), then cancel and restart.
@@ -162,7 +167,7 @@ struct AlertChannel {
 struct Config {
   std::string path;  // the file it came from ("<embedded>" for the demo)
   std::string state_dir = "/var/lib/llmwatch";
-  Seconds interval{300};
+  Seconds interval{30};  // 2 RPCs to slurmctld per cycle (one squeue, one sinfo)
   Seconds lease_ttl{900};
   // Past this, a cycle starts no more actions; past it plus a grace of a quarter of it, the
   // process exits so that the lease passes on (cmd_run's watchdog).

@@ -108,6 +108,7 @@ const std::vector<KeySpec<JobSettings>>& job_keys() {
       {"stale_ceiling", KeyKind::Duration, LW_SET(JobSettings, stale_ceiling, dur)},
       {"startup_grace", KeyKind::Duration, LW_SET(JobSettings, startup_grace, dur)},
       {"checkpoint_grace", KeyKind::Duration, LW_SET(JobSettings, checkpoint_grace, dur)},
+      {"evaluation_grace", KeyKind::Duration, LW_SET(JobSettings, evaluation_grace, dur)},
       {"kill_switch", KeyKind::String, LW_SET(JobSettings, kill_switch, s)},
       {"save_switch", KeyKind::String, LW_SET(JobSettings, save_switch, s)},
       {"kill_grace", KeyKind::Duration, LW_SET(JobSettings, kill_grace, dur)},

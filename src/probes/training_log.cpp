@@ -113,6 +113,13 @@ LogLine TrainingLogParser::parse(std::string_view line) const {
       contains_nocase(line, "checkpoint saved"))
     out.checkpoint_end = true, out.checkpoint_start = false;
 
+  // Evaluation passes print no training steps for minutes: Lightning/NeMo "Validation
+  // DataLoader 0: 45%|", Hugging Face "***** Running Evaluation *****", "Validating" and
+  // "evaluating" progress lines. (Not a "validation loss at iteration" summary: it is printed
+  // once the pass is over, and would only widen the allowance when it matters.)
+  if (contains(line, "Validation DataLoader") || contains(line, "Running Evaluation") ||
+      contains(line, "Validating") || contains_nocase(line, "evaluating"))
+    out.evaluation = true;
   if (contains(line, "Watchdog caught collective operation timeout"))
     out.crash = "nccl-timeout";
   else if (contains(line, "CUDA out of memory") || contains(line, "OutOfMemoryError"))

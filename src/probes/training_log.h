@@ -24,6 +24,7 @@ struct LogLine {
   std::optional<double> load_seconds;  // "Time spent in load_checkpoint: 9.712s"
   bool checkpoint_start = false;       // a save began
   bool checkpoint_end = false;         // a save finished
+  bool evaluation = false;             // a validation/evaluation pass prints (no steps then)
   std::string crash;                   // a crash signature name, e.g. "nccl-timeout"
 };
 

@@ -50,6 +50,7 @@ std::string JobProgress::to_json() const {
                       {"advances", advances},
                       {"checkpoint_since", checkpoint_since},
                       {"checkpoint_done", checkpoint_done},
+                      {"evaluation_since", evaluation_since},
                       {"crash", crash},
                       {"recent", recent},
                       {"bytes_read", bytes_read},
@@ -94,6 +95,7 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.advances = j.value("advances", 0);
   p.checkpoint_since = j.value("checkpoint_since", 0.0);
   p.checkpoint_done = j.value("checkpoint_done", 0.0);
+  p.evaluation_since = j.value("evaluation_since", 0.0);
   p.crash = j.value("crash", "");
   if (j.contains("recent") && j["recent"].is_array())
     for (const auto& line : j["recent"])
@@ -129,7 +131,8 @@ bool is_new_task(const JobProgress& p, const std::string& task, std::int64_t tas
 }
 
 void shift_times(JobProgress& p, double seconds) {
-  for (double* t : {&p.task_seen, &p.last_progress, &p.checkpoint_since, &p.checkpoint_done})
+  for (double* t : {&p.task_seen, &p.last_progress, &p.checkpoint_since, &p.checkpoint_done,
+                    &p.evaluation_since})
     if (*t > 0) *t += seconds;
 }
 
@@ -171,6 +174,7 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
     p.recent.push_back(sanitize_line(raw, 300));
     if (p.recent.size() > kRecentLines) p.recent.pop_front();
     if (line.checkpoint_start) p.checkpoint_since = now;
+    if (line.evaluation && p.evaluation_since == 0) p.evaluation_since = now;
     if (line.checkpoint_end) {
       p.checkpoint_since = 0;
       if (p.checkpoint_done > 0 && now > p.checkpoint_done)
@@ -193,6 +197,7 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
       p.step = line.step;
       p.last_progress = now;
       p.checkpoint_since = 0;
+      p.evaluation_since = 0;
       p.quick_deaths = 0;
       advances.emplace_back(*line.step, now);
       continue;
@@ -230,6 +235,7 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
     p.best_step = std::max(p.best_step, *line.step);
     p.last_progress = now;
     p.checkpoint_since = 0;  // a step after a save means the save is over
+    p.evaluation_since = 0;  // and after an evaluation pass, that the pass is over
     advances.emplace_back(*line.step, now);
   }
   if (p.step && (!step_before || *p.step > *step_before)) p.counters_rising = counters_rose;
@@ -264,6 +270,12 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
       double adaptive = job.stale_factor * p.longest_interval;
       v.allowance = std::clamp(adaptive, static_cast<double>(job.stale_floor.count()),
                                static_cast<double>(job.stale_ceiling.count()));
+    }
+    if (p.evaluation_since > 0) {
+      v.phase = "evaluation";
+      // An evaluation pass gets its own grace, counted from when it began.
+      v.allowance = std::max(v.allowance, p.evaluation_since - p.last_progress +
+                                              static_cast<double>(job.evaluation_grace.count()));
     }
     if (p.checkpoint_since > 0) {
       v.phase = "checkpoint";

@@ -33,6 +33,7 @@ struct JobProgress {
   std::optional<double> step_time, loss;
   double checkpoint_since = 0;     // a save is in progress since (0: none)
   double checkpoint_done = 0;      // when the last save finished: the step clock restarts
+  double evaluation_since = 0;     // an evaluation pass prints since (0: none); a step ends it
   std::string crash;               // crash signature seen in this task
   std::deque<std::string> recent;  // the last lines, as evidence
   std::uint64_t bytes_read = 0;    // total, for the bytes-per-cycle measurement

@@ -1,0 +1,85 @@
+// The hang rule with the shipped defaults, replayed over a corpus of realistic log timelines
+// (tests/fixtures/hang-corpus, made by make_corpus.py) on a simulated clock: the daemon reads
+// the log every `interval`, as it does in production. No healthy timeline (15-minute saves,
+// evaluation passes, a slow first step, data-loader stalls, chatty logging threads, irregular
+// steps) may be called hung; every hung one must be found within 2 minutes of its last step (or
+// finished save).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config/config.h"
+#include "rules/job_progress.h"
+#include "test_util.h"
+
+namespace llmwatch {
+namespace {
+
+struct Replay {
+  bool hung = false;
+  double found_at = 0, last_step_at = 0;
+  std::string phase;
+};
+
+Replay replay(const std::string& path, const JobSettings& job, double interval) {
+  std::vector<std::pair<double, std::string>> timeline;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    auto tab = line.find('\t');
+    timeline.emplace_back(std::stod(line.substr(0, tab)), line.substr(tab + 1));
+  }
+  TrainingLogParser parser;
+  JobProgress p;
+  start_task(p, "1", path, 0, 0);
+  Replay r;
+  size_t next = 0;
+  for (double now = interval; now <= timeline.back().first; now += interval) {
+    std::vector<std::string> batch;
+    for (; next < timeline.size() && timeline[next].first <= now; ++next) {
+      batch.push_back(timeline[next].second);
+      // Progress was last due after a step, or after a save that finished.
+      auto parsed = parser.parse(timeline[next].second);
+      if (parsed.step || parsed.checkpoint_end) r.last_step_at = timeline[next].first;
+    }
+    apply_lines(p, batch, parser, now);
+    auto v = evaluate_stale(p, job, now);
+    if (v.hung) {
+      r.hung = true;
+      r.found_at = now;
+      r.phase = v.phase;
+      return r;
+    }
+  }
+  return r;
+}
+
+TEST(HangCorpus, TheShippedDefaultsFindEveryHangWithinTwoMinutesAndNoHealthyRun) {
+  const double interval = static_cast<double>(Config{}.interval.count());
+  EXPECT_EQ(interval, 30);
+  const JobSettings defaults;
+  int healthy = 0, hung = 0;
+  double worst = 0;
+  for (const auto& e : std::filesystem::directory_iterator(testing::fixture("hang-corpus"))) {
+    if (e.path().extension() != ".tl") continue;
+    std::string name = e.path().filename().string();
+    Replay r = replay(e.path().string(), defaults, interval);
+    if (name.rfind("healthy-", 0) == 0) {
+      ++healthy;
+      EXPECT_FALSE(r.hung) << name << ": called hung at " << r.found_at << " s in phase " << r.phase
+                           << " (last step at " << r.last_step_at << " s)";
+    } else {
+      ++hung;
+      ASSERT_TRUE(r.hung) << name << ": never found";
+      double delay = r.found_at - r.last_step_at;
+      EXPECT_LE(delay, 120) << name << ": found " << delay << " s after the last step";
+      worst = std::max(worst, delay);
+    }
+  }
+  EXPECT_GE(healthy, 7);
+  EXPECT_GE(hung, 3);
+  RecordProperty("worst_detection_s", std::to_string(worst));
+}
+
+}  // namespace
+}  // namespace llmwatch
