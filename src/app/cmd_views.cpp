@@ -58,9 +58,14 @@ std::string fit_width(const std::string& text, int width) {
 
 }  // namespace
 
-int cmd_status(const Config& config, bool json, bool watch) {
+int cmd_status(const Config& config, bool json, bool watch, bool check) {
   try {
     Store store(config.state_dir);
+    if (check) {
+      auto result = check_status(build_status(config, store, unix_now()));
+      std::cout << terminal_safe(result.line) << "\n";
+      return result.code;
+    }
     if (watch && !json) {
       std::signal(SIGINT, [](int) { stop_watch = true; });
       while (!stop_watch) {
@@ -81,6 +86,8 @@ int cmd_status(const Config& config, bool json, bool watch) {
       std::cout << fit_width(render_status(terminal_safe_json(s), use_color()), terminal_width());
     return kExitOk;
   } catch (const std::exception& e) {
+    // --check is read by monitoring: a store that cannot be read is UNKNOWN, never "failure".
+    if (check) return std::cout << "LLMWATCH UNKNOWN - " << terminal_safe(e.what()) << "\n", 3;
     std::cerr << "llmwatch: " << e.what() << "\n";
     return kExitFailure;
   }

@@ -20,7 +20,7 @@ std::string default_config_path();
 
 int cmd_run_once(const Config& config);
 int cmd_daemon(const std::string& config_path, Config config, const std::string& listen);
-int cmd_status(const Config& config, bool json, bool watch = false);
+int cmd_status(const Config& config, bool json, bool watch = false, bool check = false);
 int cmd_nodes(const Config& config, bool json, const std::string& node = "");
 int cmd_job_view(const Config& config, const std::string& job, bool json);
 int cmd_config_check(const std::string& path);

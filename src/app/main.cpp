@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   CLI::App app{"llmwatch " LLMWATCH_VERSION
                " — watches Slurm training jobs, decides, acts safely, and tells people.\n"
                "Exit codes: 0 ok (also: another instance holds the lease), 1 runtime failure,\n"
-               "2 bad usage or invalid config, 3 status --check found something firing."};
+               "2 bad usage or invalid config. status --check follows Nagios: 0 ok, 1 warning,\n"
+               "2 critical firing, 3 not supervising (stale or never ran)."};
   app.set_version_flag("--version", std::string("llmwatch ") + LLMWATCH_VERSION);
   app.require_subcommand(1);
   std::string config_path = default_config_path();
@@ -40,6 +41,9 @@ int main(int argc, char** argv) {
   status->add_flag("--json", status_json, "machine-readable output (schema llmwatch.status/1)");
   bool status_watch = false;
   status->add_flag("--watch", status_watch, "redraw every 2 s until Ctrl-C");
+  bool status_check = false;
+  status->add_flag("--check", status_check,
+                   "one Nagios line; exit 0 ok, 1 warning, 2 critical, 3 not supervising");
   auto* nodes = app.add_subcommand(
       "nodes", "nodes that are drained or down, with reasons (from the last cycle)");
   bool nodes_json = false;
@@ -179,7 +183,7 @@ int main(int argc, char** argv) {
   if (app.get_option("--log-format")->count() == 0) setup_logging(cfg->log_format, verbose);
   if (*run) return cmd_run_once(*cfg);
   if (*daemon) return cmd_daemon(config_path, *cfg, listen);
-  if (*status) return cmd_status(*cfg, status_json, status_watch);
+  if (*status) return cmd_status(*cfg, status_json, status_watch, status_check);
   if (*nodes) return cmd_nodes(*cfg, nodes_json, nodes_node);
   if (*job_view) return cmd_job_view(*cfg, view_job, job_json);
   if (*silence_add)

@@ -1,12 +1,15 @@
 #include "views/status_view.h"
 
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <sstream>
 
-#include "cycle/self_chain.h"
 #include "rules/job_progress.h"
 #include "rules/job_rules.h"
 #include "store/lease.h"
 #include "store/store.h"
+#include "util/paths.h"
 #include "util/units.h"
 #include "views/job_view.h"
 
@@ -24,7 +27,30 @@ nlohmann::json build_status(const Config& config, Store& store, double now) {
     self["next_cycle_in_s"] =
         hb["ts"].get<double>() + static_cast<double>(config.interval.count()) - now;
   }
-  if (auto lease = Lease::read(config.state_dir)) self["lease"] = lease->str();
+  auto lease = Lease::read(config.state_dir);
+  if (lease) self["lease"] = lease->str();
+  // Supervising, or not? A status older than two intervals (of the daemon, or of the
+  // self-perpetuating job when its chain is on), or a lease whose holder died on this host,
+  // means nobody is watching: everything below is history, and must say so.
+  double interval = static_cast<double>(config.interval.count());
+  if (store.get("self.chain").value_or("off") == "on")
+    interval = std::strtod(
+        store.get("self.interval").value_or(std::to_string(config.self.interval.count())).c_str(),
+        nullptr);
+  self["interval_s"] = interval;
+  std::string stale;
+  if (!self.contains("last_cycle"))
+    stale = "no cycle has run";
+  else if (self["last_cycle_age_s"].get<double>() > 2 * interval)
+    stale =
+        "last cycle " +
+        format_duration(Seconds(static_cast<long long>(self["last_cycle_age_s"].get<double>()))) +
+        " ago on " + self.value("last_cycle_host", std::string("?")) + " (interval " +
+        format_duration(Seconds(static_cast<long long>(interval))) + ")";
+  else if (lease && lease->host == hostname() && ::kill(lease->pid, 0) != 0 && errno == ESRCH)
+    stale = "the lease holder " + lease->str() + " is gone";
+  self["supervising"] = stale.empty();
+  if (!stale.empty()) self["not_supervising"] = stale;
   self["chain"] = store.get("self.chain").value_or("off");
   if (auto succ = store.get("self.successor")) self["successor_job"] = *succ;
   s["llmwatch"] = self;
@@ -104,12 +130,25 @@ std::string render_status(const nlohmann::json& s, bool color) {
   std::ostringstream out;
   double now = s["now"].get<double>();
   const auto& self = s["llmwatch"];
+  // Stale data must never pass for current: the banner comes first, every section says when.
+  std::string as_of;
+  if (self.contains("not_supervising")) {
+    out << paint("NOT SUPERVISING — " + self["not_supervising"].get<std::string>(), "1;31") << "\n";
+    as_of = self.contains("last_cycle_age_s")
+                ? " (as of " + ago(self["last_cycle_age_s"].get<double>()) + ")"
+                : " (never observed)";
+  }
   out << paint("llmwatch", "1") << (s["dry_run"].get<bool>() ? paint("  [DRY RUN]", "33") : "")
       << "\n";
   if (self.contains("last_cycle")) {
+    double next = self["next_cycle_in_s"].get<double>();
     out << "  last cycle   " << ago(self["last_cycle_age_s"].get<double>()) << " on "
-        << self["last_cycle_host"].get<std::string>() << ", next "
-        << ago(-self["next_cycle_in_s"].get<double>()) << "\n";
+        << self["last_cycle_host"].get<std::string>()
+        << (next >= 0
+                ? ", next " + ago(-next)
+                : ", next " +
+                      paint("overdue by " + ago(-next).substr(0, ago(-next).size() - 4), "31"))
+        << "\n";
   } else {
     out << "  last cycle   " << paint("never", "33") << "\n";
   }
@@ -117,7 +156,7 @@ std::string render_status(const nlohmann::json& s, bool color) {
   out << "  chain        " << self["chain"].get<std::string>();
   if (self.contains("successor_job"))
     out << " (queued successor: job " << self["successor_job"].get<std::string>() << ")";
-  out << "\n\n" << paint("Jobs", "1") << "\n";
+  out << "\n\n" << paint("Jobs", "1") << as_of << "\n";
   if (s["jobs"].empty()) out << "  (no [[job]] configured)\n";
   for (const auto& j : s["jobs"]) {
     std::string state = "absent";
@@ -167,7 +206,7 @@ std::string render_status(const nlohmann::json& s, bool color) {
     out << "\n";
   }
   if (s.contains("storage") && !s["storage"].empty()) {
-    out << "\n" << paint("Storage", "1") << "\n";
+    out << "\n" << paint("Storage", "1") << as_of << "\n";
     for (const auto& st : s["storage"]) {
       double usable = st["usable_bytes"].get<double>();
       char buf[64];
@@ -188,12 +227,12 @@ std::string render_status(const nlohmann::json& s, bool color) {
     }
   }
   if (s.contains("nodes") && !s["nodes"].empty()) {
-    out << "\n" << paint("Nodes needing attention", "1") << "\n";
+    out << "\n" << paint("Nodes needing attention", "1") << as_of << "\n";
     for (const auto& n : s["nodes"])
       out << "  " << n.value("name", "") << "  " << n.value("state", "") << "  "
           << n.value("reason", "") << "\n";
   }
-  out << "\n" << paint("Firing", "1") << "\n";
+  out << "\n" << paint("Firing", "1") << as_of << "\n";
   if (s["findings"].empty()) out << "  " << paint("nothing firing", "32") << "\n";
   for (const auto& f : s["findings"]) {
     std::string sev = f["severity"];
@@ -209,6 +248,28 @@ std::string render_status(const nlohmann::json& s, bool color) {
         << a["subject"].get<std::string>() << ": " << a["state"].get<std::string>() << " — "
         << a["detail"].get<std::string>() << "\n";
   return out.str();
+}
+
+StatusCheck check_status(const nlohmann::json& s) {
+  const auto& self = s["llmwatch"];
+  if (self.contains("not_supervising"))
+    return {3, "LLMWATCH UNKNOWN - not supervising: " + self["not_supervising"].get<std::string>()};
+  int critical = 0, warning = 0;
+  std::string first;
+  for (const auto& f : s["findings"]) {
+    std::string sev = f.value("severity", "");
+    if (sev == "critical") ++critical;
+    if (sev == "warning" || sev == "unknown") ++warning;
+    if ((sev == "critical" || sev == "warning") && first.empty())
+      first = f.value("key", "") + ": " + f.value("summary", "");
+  }
+  std::string jobs = std::to_string(s["jobs"].size()) + " job(s) watched";
+  if (critical)
+    return {2, "LLMWATCH CRITICAL - " + std::to_string(critical) + " critical, " +
+                   std::to_string(warning) + " warning firing; " + first};
+  if (warning)
+    return {1, "LLMWATCH WARNING - " + std::to_string(warning) + " warning firing; " + first};
+  return {0, "LLMWATCH OK - " + jobs + ", nothing firing"};
 }
 
 }  // namespace llmwatch

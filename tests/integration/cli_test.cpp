@@ -23,6 +23,16 @@ TEST(Cli, VersionAndHelpDocumentExitCodes) {
   EXPECT_EQ(cli({"run"}).exit_code, 2);  // --once is required
 }
 
+// The defect: --help promised exit 3 for `status --check`, and the flag did not exist. It is
+// Nagios now: on a state nobody ever cycled, "not supervising" is UNKNOWN (3).
+TEST(Cli, StatusCheckIsANagiosPlugin) {
+  TempDir dir;
+  write_file(dir / "c.toml", "[llmwatch]\nstate_dir = \"" + dir / "state" + "\"\n");
+  auto r = cli({"--config", dir / "c.toml", "status", "--check"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_EQ(r.out, "LLMWATCH UNKNOWN - not supervising: no cycle has run\n");
+}
+
 TEST(Cli, ConfigCheckPrintsFileLineAndExits2) {
   TempDir dir;
   write_file(dir / "bad.toml", "[llmwatch]\nintervall = \"5m\"\n");
