@@ -17,7 +17,7 @@ packages=(
   cmake make g++ pkg-config clang-format clang libclang-rt-14-dev
   libboost-dev libboost-filesystem-dev libspdlog-dev libfmt-dev libtomlplusplus-dev
   libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
-  libsqlite3-dev sqlite3
+  libsqlite3-dev sqlite3 libsimdjson-dev
   slurmctld slurmd slurm-client munge
   python3 python3-aiosmtpd prometheus
   gdb python3.11-dbg

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "slurm/slurm_json.h"
 #include "util/text.h"
 
 namespace llmwatch {
@@ -20,41 +19,7 @@ std::string SlurmJob::display_id() const {
   return std::to_string(array_job_id) + "_[" + array_task_string + "]";
 }
 
-SqueueParse parse_squeue_json(std::string_view text, const JobFilter* filter) {
-  SqueueParse out;
-  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-  if (auto error = slurm_json_error(doc, "jobs"); !error.empty()) return out.error = error, out;
-  for (const auto& j : doc["jobs"]) {
-    if (!j.is_object()) continue;
-    SlurmJob job;
-    auto id = json_number(j, "job_id");
-    if (!id) continue;
-    job.job_id = *id;
-    job.array_job_id = json_number(j, "array_job_id").value_or(0);
-    if (filter && !filter->wants(json_string(j, "name"), job.job_id, job.array_job_id)) continue;
-    job.array_task_id = json_number(j, "array_task_id");
-    job.array_task_string = json_string(j, "array_task_string");
-    job.array_max_tasks = static_cast<int>(json_number(j, "array_max_tasks").value_or(0));
-    job.name = json_string(j, "name");
-    job.user = json_string(j, "user_name");
-    job.account = json_string(j, "account");
-    job.partition = json_string(j, "partition");
-    job.state = json_string(j, "job_state");
-    job.reason = json_string(j, "state_reason");
-    job.nodes = json_string(j, "nodes");
-    job.batch_host = json_string(j, "batch_host");
-    job.std_out = json_string(j, "standard_output");
-    job.std_err = json_string(j, "standard_error");
-    job.command = json_string(j, "command");
-    job.workdir = json_string(j, "current_working_directory");
-    job.node_count = static_cast<int>(json_number(j, "node_count").value_or(0));
-    job.time_limit_minutes = json_number(j, "time_limit").value_or(0);
-    job.submit_time = json_number(j, "submit_time").value_or(0);
-    job.start_time = json_number(j, "start_time").value_or(0);
-    out.jobs.push_back(std::move(job));
-  }
-  return out;
-}
+// parse_squeue_json: slurm_json_fast.cpp (simdjson on demand).
 
 std::string slurm_job_to_json(const SlurmJob& j) {
   nlohmann::json out = {{"job_id", j.job_id},

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "slurm/slurm_json.h"
 
 namespace llmwatch {
 
@@ -25,41 +24,6 @@ std::string SlurmNode::describe() const {
   return out;
 }
 
-SinfoParse parse_sinfo_json(std::string_view text) {
-  SinfoParse out;
-  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-  if (auto error = slurm_json_error(doc, "nodes"); !error.empty()) return out.error = error, out;
-  for (const auto& n : doc["nodes"]) {
-    if (!n.is_object()) continue;
-    SlurmNode node;
-    node.name = json_string(n, "name");
-    // 22.05: "state": "idle" plus "state_flags": ["DRAIN"]; 23.02+: "state": ["IDLE", "DRAIN"].
-    if (auto it = n.find("state"); it != n.end() && it->is_array()) {
-      for (const auto& s : *it)
-        if (s.is_string()) {
-          std::string v = s.get<std::string>();
-          if (node.state.empty()) {
-            std::transform(v.begin(), v.end(), v.begin(),
-                           [](unsigned char c) { return std::tolower(c); });
-            node.state = v;
-          } else {
-            node.flags.push_back(v);
-          }
-        }
-    } else {
-      node.state = json_string(n, "state");
-    }
-    if (auto it = n.find("state_flags"); it != n.end() && it->is_array())
-      for (const auto& f : *it)
-        if (f.is_string()) node.flags.push_back(f.get<std::string>());
-    node.reason = json_string(n, "reason");
-    node.reason_set_by = json_string(n, "reason_set_by_user");
-    if (auto it = n.find("partitions"); it != n.end() && it->is_array())
-      for (const auto& p : *it)
-        if (p.is_string()) node.partitions.push_back(p.get<std::string>());
-    if (!node.name.empty()) out.nodes.push_back(std::move(node));
-  }
-  return out;
-}
+// parse_sinfo_json: slurm_json_fast.cpp (simdjson on demand).
 
 }  // namespace llmwatch

@@ -1,5 +1,8 @@
 #include "util/text.h"
 
+#include <cstdint>
+#include <cstring>
+
 #include <nlohmann/json.hpp>
 
 namespace llmwatch {
@@ -37,8 +40,21 @@ size_t sequence_length(std::string_view s, size_t i) {
 
 }  // namespace
 
+// Logs are almost all ASCII: 8 bytes at a time until the first byte with its high bit set,
+// so the common case costs a load and a mask per word instead of a decode per byte.
+size_t ascii_prefix(std::string_view bytes) {
+  size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, bytes.data() + i, 8);
+    if (word & 0x8080808080808080ULL) break;
+  }
+  while (i < bytes.size() && !(static_cast<unsigned char>(bytes[i]) & 0x80)) ++i;
+  return i;
+}
+
 bool is_valid_utf8(std::string_view bytes) {
-  for (size_t i = 0; i < bytes.size();) {
+  for (size_t i = ascii_prefix(bytes); i < bytes.size();) {
     size_t n = sequence_length(bytes, i);
     if (n == 0) return false;
     i += n;
@@ -47,9 +63,12 @@ bool is_valid_utf8(std::string_view bytes) {
 }
 
 std::string valid_utf8(std::string_view bytes) {
+  size_t ascii = ascii_prefix(bytes);
+  if (ascii == bytes.size()) return std::string(bytes);
   std::string out;
   out.reserve(bytes.size());
-  for (size_t i = 0; i < bytes.size();) {
+  out.append(bytes.substr(0, ascii));
+  for (size_t i = ascii; i < bytes.size();) {
     size_t n = sequence_length(bytes, i);
     if (n == 0) {
       out += kReplacement;
