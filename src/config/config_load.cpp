@@ -7,7 +7,7 @@
 
 #include "config/config.h"
 #include "config/config_schema.h"
-#include "policy/staged_action.h"
+#include "config/staged_action.h"
 #include "util/strings.h"
 #include "util/units.h"
 

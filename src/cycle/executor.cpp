@@ -4,7 +4,7 @@
 
 #include "alert/alert_message.h"
 #include "alert/notifier.h"
-#include "policy/staged_action.h"
+#include "config/staged_action.h"
 #include "registry.h"
 #include "util/paths.h"
 

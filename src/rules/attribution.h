@@ -12,13 +12,9 @@
 #include <string>
 #include <vector>
 
-namespace llmwatch {
+#include "probes/end_evidence.h"
 
-struct TaskLayout {
-  std::vector<std::string> nodes;                      // the task's nodes, in Slurm's order
-  int ranks_per_node = 0;                              // 0: unknown (ranks cannot be mapped)
-  std::map<std::string, std::string> address_to_node;  // NodeAddr (unique ones only)
-};
+namespace llmwatch {
 
 struct Suspect {
   std::string node;

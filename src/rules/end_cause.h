@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "probes/end_evidence.h"
+
 namespace llmwatch {
 
 enum class EndClass {
@@ -26,16 +28,6 @@ enum class EndClass {
 const char* end_class_name(EndClass c);
 // The classes whose cause may be a node: attribution is asked only for these.
 bool may_be_hardware(EndClass c);
-
-struct EndEvidence {
-  std::string task;                   // "7", "3_1"
-  std::string state;                  // Slurm's final state; "" when Slurm no longer knows the task
-  std::string reason;                 // scontrol Reason
-  std::string exit_code;              // "0:0", "1:0", "0:9"
-  std::vector<std::string> log_tail;  // the last lines the task printed, oldest first
-  bool cancelled_by_llmwatch = false;
-  bool reached_max_steps = false;
-};
 
 struct EndVerdict {
   EndClass cls = EndClass::Unknown;

@@ -1,6 +1,6 @@
 #include "rules/job_rules.h"
 
-#include "policy/pending_reason.h"
+#include "rules/pending_reason.h"
 #include "rules/training_rules.h"
 #include "util/units.h"
 

@@ -62,7 +62,7 @@ TEST(Policy, CrashLoopStopsRestartsOfThatJob) {
 }  // namespace
 }  // namespace llmwatch
 
-#include "policy/staged_action.h"
+#include "config/staged_action.h"
 
 namespace llmwatch {
 namespace {

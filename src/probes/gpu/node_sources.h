@@ -5,7 +5,7 @@
 #include <string>
 
 #include "config/config.h"
-#include "rules/node_health.h"
+#include "probes/gpu/node_inputs.h"
 
 namespace llmwatch {
 

@@ -6,6 +6,7 @@
 
 #include <chrono>
 
+#include "rules/node_health.h"
 #include "test_util.h"
 
 using namespace llmwatch;

@@ -1,4 +1,4 @@
-#include "policy/pending_reason.h"
+#include "rules/pending_reason.h"
 
 #include <array>
 #include <string_view>

@@ -1,4 +1,4 @@
-#include "policy/staged_action.h"
+#include "config/staged_action.h"
 
 namespace llmwatch {
 

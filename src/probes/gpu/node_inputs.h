@@ -1,0 +1,26 @@
+#pragma once
+// What the node-check sources observed on one node (the probe's output, the node-health
+// rule's input). A source that was not configured stays nullopt with no error.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "probes/gpu/dcgmi.h"
+#include "probes/gpu/gpu_record.h"
+#include "probes/gpu/xid_line.h"
+
+namespace llmwatch {
+
+struct NodeInputs {
+  std::optional<std::vector<XidEvent>> xids;
+  std::optional<GpuParse> gpus;
+  std::optional<std::vector<NvlinkGpu>> nvlink;
+  std::optional<DcgmiDiag> diag;
+  std::optional<std::string> health;  // dcgmi health -c overall
+  // Per source: why it could not be read ("nvidia-smi: timed out after 20s").
+  std::vector<std::pair<std::string, std::string>> errors;
+  int gpu_processes = -1;
+};
+
+}  // namespace llmwatch

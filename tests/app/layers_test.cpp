@@ -1,0 +1,58 @@
+// The data flows one way, and so do the includes: a file may include its own layer and the
+// layers below it, never one above. util < config < slurm < probes < rules < policy < store <
+// plugins < views < cycle < app. (The issue found four upward includes; this keeps them out.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "test_util.h"
+
+namespace llmwatch {
+namespace {
+
+const std::vector<std::string> kLayers = {"util",  "config",  "slurm", "probes", "rules", "policy",
+                                          "store", "plugins", "views", "cycle",  "app"};
+
+int layer_of(const std::string& path) {
+  std::string p = path.rfind("src/", 0) == 0 ? path.substr(4) : path;
+  if (p.rfind("plugins/", 0) == 0 || p.rfind("alert/", 0) == 0 || p == "action.h" ||
+      p == "registry.h")
+    return static_cast<int>(std::find(kLayers.begin(), kLayers.end(), "plugins") - kLayers.begin());
+  auto it = std::find(kLayers.begin(), kLayers.end(), p.substr(0, p.find('/')));
+  return it == kLayers.end() ? -1 : static_cast<int>(it - kLayers.begin());
+}
+
+TEST(Layers, NoIncludePointsUpward) {
+  namespace fs = std::filesystem;
+  fs::path root = fs::path(testing::fixture("")).parent_path().parent_path().parent_path();
+  std::regex include(R"re(#include "([^"]+)")re");
+  std::vector<std::string> upward;
+  int files = 0;
+  for (const char* top : {"src", "plugins"})
+    for (const auto& e : fs::recursive_directory_iterator(root / top)) {
+      if (!e.is_regular_file()) continue;
+      std::string rel = fs::relative(e.path(), root).string();
+      int from = layer_of(rel);
+      if (from < 0) continue;
+      ++files;
+      std::ifstream in(e.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      std::string s = text.str();
+      for (std::sregex_iterator m(s.begin(), s.end(), include), end; m != end; ++m) {
+        int to = layer_of((*m)[1]);
+        if (to > from) upward.push_back(rel + " includes " + (*m)[1].str());
+      }
+    }
+  EXPECT_GT(files, 100);
+  std::string all;
+  for (const auto& u : upward) all += u + "\n";
+  EXPECT_TRUE(upward.empty()) << all;
+}
+
+}  // namespace
+}  // namespace llmwatch
