@@ -172,128 +172,113 @@ std::string first_error(simdjson::ondemand::array errors) {
   return "";
 }
 
-}  // namespace
-
-SqueueParse parse_squeue_json(std::string_view text, const JobFilter* filter) {
-  SqueueParse out;
+// Walks a Slurm --json document: its `errors` list (with slurmctld down, 22.05 exits 0 with an
+// empty list and an error entry: "cannot tell", never "nothing there") and each object of the
+// `list` array, handed to `each` (false: the object is malformed). Returns "" or why the
+// document cannot be used; a truncated document is an error, never a shorter list.
+template <class Each>
+std::string walk_slurm_document(std::string_view text, const std::string& list, Each&& each) {
   // simdjson reads a little past the end: one padded copy (a memcpy, ~1% of the parse).
   simdjson::padded_string padded(text);
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document doc;
   simdjson::ondemand::object root;
-  if (parser.iterate(padded).get(doc) || doc.get_object().get(root))
-    return out.error = "not valid JSON", out;
-  bool saw_jobs = false;
+  if (parser.iterate(padded).get(doc) || doc.get_object().get(root)) return "not valid JSON";
+  bool saw_list = false;
   std::string slurm_error;
   for (auto field : root) {
     std::string_view key;
     value v;
-    if (field.unescaped_key().get(key) || field.value().get(v))
-      return out.jobs.clear(), out.error = "not valid JSON", out;
-    if (key == "errors") {
-      simdjson::ondemand::array errors;
-      if (!v.get_array().get(errors)) slurm_error = first_error(errors);
-    } else if (key == "jobs") {
-      simdjson::ondemand::array jobs;
-      if (v.get_array().get(jobs)) return out.error = "no \"jobs\" list in the JSON", out;
-      saw_jobs = true;
-      // A truncated or malformed document is an error, never a shorter queue.
-      for (auto element : jobs) {
-        value ev;
-        if (element.get(ev)) return out.jobs.clear(), out.error = "not valid JSON", out;
-        simdjson::ondemand::object job;
-        json_type t;
-        if (ev.type().get(t)) return out.jobs.clear(), out.error = "not valid JSON", out;
-        if (t != json_type::object) continue;  // skipped, as the DOM parser did
-        if (ev.get_object().get(job)) return out.jobs.clear(), out.error = "not valid JSON", out;
-        RawJob r;
-        if (!read_job(job, r)) return out.jobs.clear(), out.error = "not valid JSON", out;
-        if (!r.job_id) continue;
-        if (filter && !filter->wants(r.name, *r.job_id, r.array_job_id.value_or(0))) continue;
-        out.jobs.push_back(to_job(r));
-      }
-    }
-  }
-  if (!saw_jobs) return out.error = "no \"jobs\" list in the JSON", out;
-  if (!slurm_error.empty()) return out.jobs.clear(), out.error = slurm_error, out;
-  return out;
-}
-
-// `sinfo --json`: 14 MiB at 16,384 nodes, every node kept. 22.05 has "state": "idle" plus
-// "state_flags": ["DRAIN"]; 23.02+ has "state": ["IDLE", "DRAIN"].
-SinfoParse parse_sinfo_json(std::string_view text) {
-  SinfoParse out;
-  simdjson::padded_string padded(text);
-  simdjson::ondemand::parser parser;
-  simdjson::ondemand::document doc;
-  simdjson::ondemand::object root;
-  if (parser.iterate(padded).get(doc) || doc.get_object().get(root))
-    return out.error = "not valid JSON", out;
-  auto broken = [&] { return out.nodes.clear(), out.error = "not valid JSON", out; };
-  bool saw_nodes = false;
-  std::string slurm_error;
-  for (auto field : root) {
-    std::string_view key;
-    value v;
-    if (field.unescaped_key().get(key) || field.value().get(v)) return broken();
+    if (field.unescaped_key().get(key) || field.value().get(v)) return "not valid JSON";
     if (key == "errors") {
       simdjson::ondemand::array errors;
       if (!v.get_array().get(errors)) slurm_error = first_error(errors);
       continue;
     }
-    if (key != "nodes") continue;
-    simdjson::ondemand::array nodes;
-    if (v.get_array().get(nodes)) return out.error = "no \"nodes\" list in the JSON", out;
-    saw_nodes = true;
-    for (auto element : nodes) {
-      value ev;
+    if (key != list) continue;
+    simdjson::ondemand::array items;
+    if (v.get_array().get(items)) return "no \"" + list + "\" list in the JSON";
+    saw_list = true;
+    for (auto element : items) {
+      value item;
       json_type t;
-      if (element.get(ev) || ev.type().get(t)) return broken();
-      if (t != json_type::object) continue;
-      simdjson::ondemand::object n;
-      if (ev.get_object().get(n)) return broken();
-      SlurmNode node;
-      for (auto nf : n) {
-        std::string_view k;
-        value nv;
-        if (nf.unescaped_key().get(k) || nf.value().get(nv)) return broken();
-        if (k == "name") {
-          node.name = string_of(nv);
-        } else if (k == "reason") {
-          node.reason = string_of(nv);
-        } else if (k == "reason_set_by_user") {
-          node.reason_set_by = string_of(nv);
-        } else if (k == "state" || k == "state_flags" || k == "partitions") {
-          json_type vt;
-          if (nv.type().get(vt)) return broken();
-          if (vt == json_type::string && k == "state") {
-            node.state = string_of(nv);
-            continue;
-          }
-          if (vt != json_type::array) continue;
-          simdjson::ondemand::array list;
-          if (nv.get_array().get(list)) return broken();
-          for (auto item : list) {
-            std::string_view sv;
-            if (item.get_string().get(sv)) continue;
-            std::string item_text(sv);
-            if (k == "partitions") {
-              node.partitions.push_back(item_text);
-            } else if (k == "state" && node.state.empty()) {
-              std::transform(item_text.begin(), item_text.end(), item_text.begin(),
-                             [](unsigned char c) { return std::tolower(c); });
-              node.state = item_text;
-            } else {
-              node.flags.push_back(item_text);
-            }
-          }
-        }
-      }
-      if (!node.name.empty()) out.nodes.push_back(std::move(node));
+      if (element.get(item) || item.type().get(t)) return "not valid JSON";
+      if (t != json_type::object) continue;  // skipped, as the DOM parser did
+      simdjson::ondemand::object o;
+      if (item.get_object().get(o) || !each(o)) return "not valid JSON";
     }
   }
-  if (!saw_nodes) return out.error = "no \"nodes\" list in the JSON", out;
-  if (!slurm_error.empty()) return out.nodes.clear(), out.error = slurm_error, out;
+  if (!saw_list) return "no \"" + list + "\" list in the JSON";
+  return slurm_error;
+}
+
+// One node of `sinfo --json`. 22.05 has "state": "idle" plus "state_flags": ["DRAIN"];
+// 23.02+ has "state": ["IDLE", "DRAIN"].
+bool read_node(simdjson::ondemand::object n, SlurmNode& node) {
+  for (auto nf : n) {
+    std::string_view k;
+    value nv;
+    if (nf.unescaped_key().get(k) || nf.value().get(nv)) return false;
+    if (k == "name") {
+      node.name = string_of(nv);
+    } else if (k == "reason") {
+      node.reason = string_of(nv);
+    } else if (k == "reason_set_by_user") {
+      node.reason_set_by = string_of(nv);
+    } else if (k == "state" || k == "state_flags" || k == "partitions") {
+      json_type vt;
+      if (nv.type().get(vt)) return false;
+      if (vt == json_type::string && k == "state") {
+        node.state = string_of(nv);
+        continue;
+      }
+      if (vt != json_type::array) continue;
+      simdjson::ondemand::array list;
+      if (nv.get_array().get(list)) return false;
+      for (auto item : list) {
+        std::string_view sv;
+        if (item.get_string().get(sv)) continue;
+        std::string text(sv);
+        if (k == "partitions") {
+          node.partitions.push_back(text);
+        } else if (k == "state" && node.state.empty()) {
+          std::transform(text.begin(), text.end(), text.begin(),
+                         [](unsigned char c) { return std::tolower(c); });
+          node.state = text;
+        } else {
+          node.flags.push_back(text);
+        }
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+SqueueParse parse_squeue_json(std::string_view text, const JobFilter* filter) {
+  SqueueParse out;
+  out.error = walk_slurm_document(text, "jobs", [&](simdjson::ondemand::object job) {
+    RawJob r;
+    if (!read_job(job, r)) return false;
+    if (r.job_id && (!filter || filter->wants(r.name, *r.job_id, r.array_job_id.value_or(0))))
+      out.jobs.push_back(to_job(r));
+    return true;
+  });
+  if (!out.ok()) out.jobs.clear();
+  return out;
+}
+
+// `sinfo --json`: 14 MiB at 16,384 nodes, every node kept.
+SinfoParse parse_sinfo_json(std::string_view text) {
+  SinfoParse out;
+  out.error = walk_slurm_document(text, "nodes", [&](simdjson::ondemand::object n) {
+    SlurmNode node;
+    if (!read_node(n, node)) return false;
+    if (!node.name.empty()) out.nodes.push_back(std::move(node));
+    return true;
+  });
+  if (!out.ok()) out.nodes.clear();
   return out;
 }
 
