@@ -40,6 +40,20 @@ std::vector<Suspect> suspects_for(const CycleState& s, const Finding& f) {
   return attribute_crash(lines, layout, w->troubles);
 }
 
+// Nodes with kLedgerIncidents or more incidents within lemon_window (0: lemon rule off).
+constexpr int kLedgerIncidents = 2;
+std::vector<Suspect> ledger_suspects(const CycleState& s) {
+  std::vector<Suspect> out;
+  const auto& g = s.config.gpu;
+  if (g.lemon_failures <= 0) return out;
+  for (const auto& [node, n] :
+       s.store.incident_counts(s.now - static_cast<double>(g.lemon_window.count())))
+    if (n >= std::min(kLedgerIncidents, g.lemon_failures))
+      out.push_back(
+          {node, 0.5, {std::to_string(n) + " incidents in " + format_duration(g.lemon_window)}});
+  return out;
+}
+
 // The suspicion ledger: a crash charges an incident to the nodes it is attributed to, and
 // to no other (the lemon rule counts these within lemon_window).
 void record_crash_incidents(CycleState& s, const Finding& f) {
@@ -81,7 +95,15 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
   // A crash may be a node's fault: keep the restarted run off the nodes it is attributed
   // to (never all of its nodes, never so many that it no longer fits).
   if (f.kind == "crashed" || f.kind == "ended") {
-    auto choice = choose_exclusions(suspects_for(s, f), w->spare_nodes);
+    auto suspects = suspects_for(s, f);
+    // The ledger across jobs: a node with repeated incidents stays out of every restart, so
+    // the next run does not land on it while it waits for the lemon drain. Its own suspects
+    // come first; the fit limit applies to all.
+    for (const auto& node : ledger_suspects(s))
+      if (std::none_of(suspects.begin(), suspects.end(),
+                       [&](const Suspect& x) { return x.node == node.node; }))
+        suspects.push_back(node);
+    auto choice = choose_exclusions(suspects, w->spare_nodes);
     base.exclude.insert(base.exclude.end(), choice.nodes.begin(), choice.nodes.end());
     if (!choice.note.empty()) base.finding.evidence.push_back(choice.note);
   }

@@ -198,13 +198,8 @@ NodeStep node_health_step(const Config& config, SlurmClient& slurm, Store& store
 
   // Lemon nodes: many incidents (job crashes on it, GPU warnings) in the window.
   if (g.lemon_failures > 0) {
-    // One query for all nodes, not one per managed node (thousands of them) every cycle.
-    std::map<std::string, int> incidents_of;
-    auto st = store.db().prepare(
-        "SELECT subject, COUNT(*) FROM events WHERE kind='incident' AND ts>=? GROUP BY subject");
-    st.bind(1, now - static_cast<double>(g.lemon_window.count()));
-    while (st.step()) incidents_of[st.text(0)] = static_cast<int>(st.integer(1));
-    for (const auto& [node, incidents] : incidents_of) {
+    for (const auto& [node, incidents] :
+         store.incident_counts(now - static_cast<double>(g.lemon_window.count()))) {
       if (!managed.count(node)) continue;
       if (fresh.count(node) && fresh[node] == Verdict::Critical) continue;
       if (incidents < g.lemon_failures) continue;

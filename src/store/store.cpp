@@ -195,6 +195,16 @@ int Store::count_actions(const std::string& kind, const std::string& subject, do
   return static_cast<int>(st.integer(0));
 }
 
+std::map<std::string, int> Store::incident_counts(double since) {
+  // One query for all nodes, not one per node (thousands of them) every cycle.
+  std::map<std::string, int> out;
+  auto st = db_.prepare(
+      "SELECT subject, COUNT(*) FROM events WHERE kind='incident' AND ts>=? GROUP BY subject");
+  st.bind(1, since);
+  while (st.step()) out[st.text(0)] = static_cast<int>(st.integer(1));
+  return out;
+}
+
 namespace {
 
 constexpr const char* kActionColumns =

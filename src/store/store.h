@@ -1,6 +1,7 @@
 #pragma once
 // llmwatch's memory: findings and their lifecycle, the action journal, events, progress
 // series and small key/value state, in one SQLite file under state_dir. Survives restarts.
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -67,6 +68,9 @@ class Store {
   void finish_action(std::int64_t id, const std::string& state, const std::string& detail,
                      double now);
   int count_actions(const std::string& kind, const std::string& subject, double since);
+  // The suspicion ledger: incidents per node since `since` (crashes attributed to it, GPU
+  // warnings and faults). Feeds the lemon drain and every restart's --exclude.
+  std::map<std::string, int> incident_counts(double since);
   std::vector<ActionRow> recent_actions(int limit);
   // Actions journaled as intent before `before` and never finished: llmwatch stopped (a
   // crash, a full disk) between deciding and recording the outcome.

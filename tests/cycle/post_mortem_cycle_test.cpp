@@ -150,6 +150,24 @@ TEST(PostMortem, ASoftwareErrorBlamesNoNode) {
   EXPECT_EQ(incidents.integer(0), 0);
 }
 
+// The suspicion ledger across jobs: a node with repeated incidents (crashes attributed to it,
+// GPU warnings) stays out of every restart, not only out of the run that crashed on it,
+// while it waits for the lemon drain. Counts older than lemon_window no longer count.
+TEST(PostMortem, TheLedgerKeepsARestartOffARepeatedSuspect) {
+  EndingRun run;
+  run.slurm.node_list = {
+      {"node-1", "idle", {}, "", "", {"gpu"}}, {"node-2", "idle", {}, "", "", {"gpu"}},
+      {"node-3", "idle", {}, "", "", {"gpu"}}, {"node-7", "idle", {}, "", "", {"gpu"}},
+      {"node-8", "idle", {}, "", "", {"gpu"}}, {"node-9", "idle", {}, "", "", {"gpu"}}};
+  for (int i = 0; i < 2; ++i)
+    run.store->add_event(run.now - 3600, "incident", "node-7", "warning", "other job crashed");
+  run.store->add_event(run.now - 30 * 86400, "incident", "node-8", "warning", "long ago");
+  run.store->add_event(run.now - 30 * 86400, "incident", "node-8", "warning", "long ago");
+  run.runs_then_ends("Traceback (most recent call last):\nKeyError: 'x'\n", "FAILED");
+  ASSERT_EQ(run.slurm.submitted.size(), 1u);
+  EXPECT_NE(run.submitted().find("--exclude=node-7 "), std::string::npos) << run.submitted();
+}
+
 // llmwatch first looks after the task ended (it started and died between two looks, or
 // llmwatch was down): squeue still lists it as FAILED, and that is enough.
 TEST(PostMortem, ACrashFirstSeenAfterTheTaskEnded) {
