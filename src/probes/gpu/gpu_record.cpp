@@ -126,6 +126,16 @@ GpuParse parse_nvidia_smi_q(const std::string& text) {
       {"Minor Number", "index"},
       {"GPU Recovery Action", "gpu_recovery_action"},
       {"Temperature/GPU Current Temp", "temperature.gpu"},
+      // ECC counters, in both layouts: Ampere/Hopper ("DRAM Uncorrectable") and older GPUs
+      // ("Double Bit / Total"). Only the volatile ones (since the last reset) decide a reset.
+      {"ECC Errors/Volatile/DRAM Uncorrectable", "ecc.errors.uncorrected.volatile.dram"},
+      {"ECC Errors/Volatile/DRAM Correctable", "ecc.errors.corrected.volatile.dram"},
+      {"ECC Errors/Volatile/SRAM Uncorrectable", "ecc.errors.uncorrected.volatile.sram"},
+      {"ECC Errors/Volatile/SRAM Uncorrectable SEC-DED", "ecc.errors.uncorrected.volatile.sram"},
+      {"ECC Errors/Volatile/Double Bit/Total", "ecc.errors.uncorrected.volatile.total"},
+      {"ECC Errors/Volatile/Single Bit/Total", "ecc.errors.corrected.volatile.total"},
+      {"ECC Errors/Aggregate/DRAM Uncorrectable", "ecc.errors.uncorrected.aggregate.dram"},
+      {"ECC Errors/Aggregate/Double Bit/Total", "ecc.errors.uncorrected.aggregate.total"},
   };
   GpuParse out;
   std::vector<std::pair<size_t, std::string>> stack;  // (indent, section name)

@@ -56,6 +56,24 @@ TEST(NvidiaSmiQ, H100FullReport) {
   EXPECT_EQ(p.gpus[0].flag("remapped_rows.pending"), false);
   EXPECT_EQ(p.gpus[0].text("gpu_recovery_action"), "None");
   EXPECT_FALSE(p.gpus[0].number("retired_pages.double_bit.count"));  // N/A on Hopper
+  // The defect: the ECC lines of the -q text form were skipped, so an uncorrectable ECC
+  // error never reached the node-health rule from this source.
+  EXPECT_EQ(p.gpus[0].number("ecc.errors.uncorrected.volatile.dram"), 0.0);
+  std::string text =
+      llmwatch::testing::read_file(llmwatch::testing::fixture("gpu/nvidia-smi-q-h100.txt"));
+  auto at = text.find("DRAM Uncorrectable                         : 0");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, std::string("DRAM Uncorrectable                         : 0").size(),
+               "DRAM Uncorrectable                         : 4");
+  EXPECT_EQ(parse_nvidia_smi_q(text).gpus[0].number("ecc.errors.uncorrected.volatile.dram"), 4.0);
+  // The older layout (V100 and before): Volatile / Double Bit / Total.
+  auto old = parse_nvidia_smi_q(
+      "GPU 00000000:3B:00.0\n    ECC Errors\n        Volatile\n            Single Bit\n"
+      "                Total                   : 3\n            Double Bit\n"
+      "                Device Memory           : 2\n                Total                   : 2\n");
+  ASSERT_TRUE(old.ok()) << old.error;
+  EXPECT_EQ(old.gpus[0].number("ecc.errors.uncorrected.volatile.total"), 2.0);
+  EXPECT_EQ(old.gpus[0].number("ecc.errors.corrected.volatile.total"), 3.0);
 }
 
 TEST(NvidiaSmiXml, RemapPendingNarrowLinkAndMigNotApplicable) {
