@@ -5,17 +5,39 @@
 #include <cerrno>
 #include <cstring>
 #include <future>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "util/subprocess.h"
 
 namespace llmwatch {
 
+namespace {
+
+// Paths whose statvfs has not returned yet, with when it was started.
+std::mutex outstanding_mutex;
+std::map<std::string, std::chrono::steady_clock::time_point> outstanding;
+
+}  // namespace
+
 StorageObservation probe_storage(const StorageSettings& settings,
-                                 std::chrono::milliseconds statvfs_timeout) {
+                                 std::chrono::milliseconds statvfs_timeout, StatvfsFn statvfs_fn) {
   StorageObservation o;
   o.path = settings.path;
+  if (!statvfs_fn) statvfs_fn = ::statvfs;
+  {
+    std::lock_guard lock(outstanding_mutex);
+    if (auto it = outstanding.find(settings.path); it != outstanding.end()) {
+      auto stuck = std::chrono::duration_cast<std::chrono::seconds>(
+          std::chrono::steady_clock::now() - it->second);
+      o.error = settings.path + ": an earlier statvfs has not answered for " +
+                std::to_string(stuck.count()) + "s";
+      return o;
+    }
+    outstanding[settings.path] = std::chrono::steady_clock::now();
+  }
   struct Result {
     int rc = 0, err = 0;
     struct statvfs st {};
@@ -25,10 +47,14 @@ StorageObservation probe_storage(const StorageSettings& settings,
   std::string path = settings.path;
   // Detached: if statvfs hangs on a dead mount, the thread stays stuck in the kernel, but
   // the cycle goes on.
-  std::thread([promise, path] {
+  std::thread([promise, path, statvfs_fn] {
     Result r;
-    r.rc = ::statvfs(path.c_str(), &r.st);
+    r.rc = statvfs_fn(path.c_str(), &r.st);
     r.err = errno;
+    {
+      std::lock_guard lock(outstanding_mutex);
+      outstanding.erase(path);
+    }
     promise->set_value(r);
   }).detach();
   if (future.wait_for(statvfs_timeout) != std::future_status::ready) {

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+struct statvfs;
+
 #include "config/config.h"
 #include "probes/quota.h"
 
@@ -22,7 +24,14 @@ struct StorageObservation {
   bool ok() const { return error.empty(); }
 };
 
+// The statvfs call; replaceable so that tests can make it hang.
+using StatvfsFn = int (*)(const char*, struct statvfs*);
+
+// At most one statvfs per path is outstanding: while an earlier call still hangs in the
+// kernel, the path is "unknown" at once and no new thread is started (a dead NFS mount would
+// otherwise strand one more thread every cycle, 2,880 a day at a 30 s interval).
 StorageObservation probe_storage(const StorageSettings& settings,
-                                 std::chrono::milliseconds statvfs_timeout);
+                                 std::chrono::milliseconds statvfs_timeout,
+                                 StatvfsFn statvfs_fn = nullptr);
 
 }  // namespace llmwatch
