@@ -75,8 +75,8 @@ LogChunk read_appended(const std::string& path, LogCursor& cursor, const LogTail
   auto line_end = [&](size_t from) {
     if (next_cr != std::string::npos && next_cr < from) next_cr = data.find('\r', from);
     const void* nl = std::memchr(data.data() + from, '\n', data.size() - from);
-    size_t lf = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data.data())
-                   : std::string::npos;
+    size_t lf =
+        nl ? static_cast<size_t>(static_cast<const char*>(nl) - data.data()) : std::string::npos;
     return std::min(lf, next_cr);
   };
   while (start < data.size()) {

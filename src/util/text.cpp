@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <cstring>
-
 #include <nlohmann/json.hpp>
 
 namespace llmwatch {

@@ -22,8 +22,8 @@ TEST(ActionCatalogue, EveryPluginDescribesItselfOnce) {
   std::vector<std::string> verbs;
   for (const auto& a : catalogue)
     if (a.manual) verbs.push_back(a.name);
-  EXPECT_EQ(verbs,
-            (std::vector<std::string>{"cancel", "dump", "hold", "kill", "release", "restart", "save"}));
+  EXPECT_EQ(verbs, (std::vector<std::string>{"cancel", "dump", "hold", "kill", "release", "restart",
+                                             "save"}));
   EXPECT_EQ(action_names_for(ActionTarget::Node), (std::vector<std::string>{"drain", "undrain"}));
 }
 
