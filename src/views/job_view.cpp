@@ -55,22 +55,31 @@ nlohmann::json job_history(const JobSettings& job, Store& store, double now) {
   auto st = store.db().prepare("SELECT ts, step FROM progress WHERE job = ? ORDER BY ts");
   st.bind(1, label);
   while (st.step()) rows.emplace_back(st.real(0), st.integer(1));
-  // Failures: hang/crash/absent findings as they were raised.
+  // Failures: hang/crash/absent findings as they were raised, and runs that ended for any
+  // reason but completion or a person's cancel.
   std::vector<std::pair<double, std::string>> failures;
-  for (const auto& e : store.events(0, label, 100000))
-    if (e.kind == "finding" && (e.message.find("/hung:") != std::string::npos ||
-                                e.message.find("/crashed:") != std::string::npos ||
-                                e.message.find("/absent:") != std::string::npos))
+  for (const auto& e : store.events(0, label, 100000)) {
+    if (e.kind != "finding") continue;
+    bool ended = e.message.find("/ended:") != std::string::npos &&
+                 e.message.find("ended: completed") == std::string::npos &&
+                 e.message.find("ended: cancelled") == std::string::npos;
+    if (ended || e.message.find("/hung:") != std::string::npos ||
+        e.message.find("/crashed:") != std::string::npos ||
+        e.message.find("/absent:") != std::string::npos)
       failures.emplace_back(e.ts, e.message);
+  }
   nlohmann::json restarts = nlohmann::json::array();
   double lost_total = 0;
   for (const auto& [ts, why] : failures) {
-    // Lost: from the last step before the failure to the first step after it.
+    // Lost: from the last step before the failure until the run is back at that step.
+    // That is detection, restart and the steps redone since the checkpoint it resumed from
+    // (a run resuming 20 steps back loses those 20 steps' time too).
     double before = 0, after = 0;
+    long long before_step = 0;
     for (const auto& [t, step] : rows) {
       if (t <= ts)
-        before = t;
-      else if (after == 0)
+        before = t, before_step = step;
+      else if (after == 0 && step >= before_step)
         after = t;
     }
     nlohmann::json r = {{"ts", ts}, {"reason", why}};

@@ -74,6 +74,25 @@ TEST(JobView, HistoryLostTimeEffectiveRatioAndAdvice) {
   EXPECT_NE(text.find("effective training time 90.0%"), std::string::npos) << text;
 }
 
+// The defect: time lost ended at the first step after a restart, so a run resuming from a
+// checkpoint 20 steps back counted none of the redone work, and a crash classified at its
+// end ("ended") was not a failure at all.
+TEST(JobView, LostTimeIncludesTheStepsRedoneSinceTheCheckpoint) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  JobSettings job = llama8b();
+  for (int t = 1000; t <= 1500; t += 10) store.add_progress("tr", t, (t - 1000) / 10, 10.0, 2.0);
+  store.add_event(1510, "finding", "tr", "critical",
+                  "job:tr/ended: task 7 ended: NCCL or network error on node-[1-3]");
+  // Resumed at 1600 from the checkpoint at step 30: back at step 50 at 1800.
+  for (int t = 1600; t <= 2000; t += 10)
+    store.add_progress("tr", t, 30 + (t - 1600) / 10, 10.0, 2.0);
+  store.add_event(2001, "finding", "tr", "info", "job:tr/ended: task 9 ended: completed on n");
+  auto h = build_job(job, store, 2000)["history"];
+  ASSERT_EQ(h["failures"].size(), 1u);
+  EXPECT_DOUBLE_EQ(h["failures"][0]["lost_s"].get<double>(), 300);  // 1500 -> back at 50 at 1800
+}
+
 TEST(JobView, Sparkline) {
   EXPECT_EQ(sparkline({1, 2, 3, 4, 5, 6, 7, 8}), "▁▂▃▄▅▆▇█");
   EXPECT_EQ(sparkline({5, 5}), "▁▁");
