@@ -18,9 +18,8 @@ class Executor {
   Executor(const Config& config, Store& store, SlurmClient& slurm, double now)
       : config_(config), store_(store), slurm_(slurm), now_(now) {}
   // Asked before each action (supervisor.h): once it refuses, run_plan journals nothing
-  // more and runs nothing more. The reason is kept in fenced().
+  // more and runs nothing more.
   void set_fence(std::function<const std::string&()> fence) { fence_ = std::move(fence); }
-  std::string fenced() const { return fence_ ? fence_() : std::string(); }
 
   // Runs `plan` (action names, in order) for one finding; returns how many ran or were recorded.
   int run_plan(const ActionRequest& base, const std::vector<std::string>& plan);

@@ -22,6 +22,7 @@ bool names_addresses(const std::vector<std::string>& lines) {
 
 EndObservation observe_end(SlurmClient& slurm, const SlurmJob& task,
                            const std::optional<SlurmJob>& final_entry,
+                           std::map<std::string, std::string> show,
                            std::vector<std::string> log_tail) {
   EndObservation o;
   o.evidence.task = task.display_id();
@@ -30,7 +31,6 @@ EndObservation observe_end(SlurmClient& slurm, const SlurmJob& task,
     o.evidence.state = final_entry->state;
     o.evidence.reason = final_entry->reason;
   }
-  auto show = slurm.show_job(task.display_id());
   std::string nodes = task.nodes;
   if (!show.empty()) {
     std::string state = show["JobState"];

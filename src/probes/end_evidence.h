@@ -36,9 +36,12 @@ struct EndObservation {
   TaskLayout layout;
 };
 
-// `final_entry`: the task as squeue still lists it (COMPLETED, FAILED, ...), if it does.
+// `final_entry`: the task as squeue still lists it (COMPLETED, FAILED, ...), if it does;
+// `show`: its `scontrol show job` (empty when Slurm forgot it). `slurm` is asked only for
+// node addresses.
 EndObservation observe_end(SlurmClient& slurm, const SlurmJob& task,
                            const std::optional<SlurmJob>& final_entry,
+                           std::map<std::string, std::string> show,
                            std::vector<std::string> log_tail);
 
 }  // namespace llmwatch

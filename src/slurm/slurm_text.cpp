@@ -23,10 +23,11 @@ std::vector<std::string> lines_of(std::string_view text) {
 
 }  // namespace
 
-// %l: "UNLIMITED", "D-HH:MM:SS", "HH:MM:SS", "MM:SS" or "MM"; 0 when none or unreadable.
+// %l: "UNLIMITED", "D-HH[:MM[:SS]]", "HH:MM:SS", "MM:SS" or "MM"; 0 when none or unreadable.
 std::int64_t slurm_minutes(std::string_view text) {
   std::int64_t days = 0;
-  if (auto dash = text.find('-'); dash != std::string_view::npos) {
+  auto dash = text.find('-');
+  if (dash != std::string_view::npos) {
     days = to_int64(text.substr(0, dash)).value_or(-1);
     text = text.substr(dash + 1);
   }
@@ -38,13 +39,14 @@ std::int64_t slurm_minutes(std::string_view text) {
   }
   if (days < 0 || parts.empty() || parts.size() > 3) return 0;
   std::int64_t h = 0, m = 0, sec = 0;
-  if (parts.size() == 3)
+  if (dash != std::string_view::npos)  // "D-HH[:MM[:SS]]": hours come first after the day
+    h = parts[0], m = parts.size() > 1 ? parts[1] : 0, sec = parts.size() > 2 ? parts[2] : 0;
+  else if (parts.size() == 3)
     h = parts[0], m = parts[1], sec = parts[2];
   else if (parts.size() == 2)
     m = parts[0], sec = parts[1];
   else
     m = parts[0];
-  if (days > 0 && parts.size() < 3) h = parts[0], m = parts.size() > 1 ? parts[1] : 0, sec = 0;
   return days * 1440 + h * 60 + m + (sec > 0 ? 1 : 0);
 }
 

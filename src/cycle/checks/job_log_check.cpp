@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
+#include <map>
 #include <unordered_map>
 
 #include "cycle/check.h"
@@ -21,7 +22,18 @@
 namespace llmwatch {
 namespace {
 
-// scontrol fills what squeue's text form lacks (batch script, log paths), once per task.
+// What squeue's text form lacks (batch script, log paths), from `scontrol show job`.
+void take_from_scontrol(SlurmJob& task, std::map<std::string, std::string> show) {
+  if (show.empty()) return;
+  task.std_out = show["StdOut"];
+  task.std_err = show["StdErr"];
+  task.command = show["Command"];
+  task.workdir = show["WorkDir"];
+  if (show["Account"] != "(null)") task.account = show["Account"];
+  task.partition = show["Partition"];
+}
+
+// scontrol fills what squeue's text form lacks, once per task.
 void fill_from_scontrol(SlurmJob& task, SlurmClient& slurm, const std::optional<SlurmJob>& last) {
   if (last && last->display_id() == task.display_id() && last->start_time == task.start_time &&
       !last->command.empty()) {
@@ -35,14 +47,7 @@ void fill_from_scontrol(SlurmJob& task, SlurmClient& slurm, const std::optional<
     task.partition = last->partition;
     return;
   }
-  auto show = slurm.show_job(task.display_id());
-  if (show.empty()) return;
-  task.std_out = show["StdOut"];
-  task.std_err = show["StdErr"];
-  task.command = show["Command"];
-  task.workdir = show["WorkDir"];
-  if (show["Account"] != "(null)") task.account = show["Account"];
-  task.partition = show["Partition"];
+  take_from_scontrol(task, slurm.show_job(task.display_id()));
 }
 
 std::optional<double> file_age(const std::string& path, double now) {
@@ -56,12 +61,11 @@ constexpr size_t kTailLines = 400;  // what a post-mortem reads of the log's las
 // The last lines the ended task printed: what the cycles before saw last, and what it wrote
 // after (read from the same cursors, so nothing is read twice). A task llmwatch never
 // followed (it started and ended between two looks) is read from its logs' tails.
-std::vector<std::string> final_lines(JobWork& w, SlurmClient& slurm, double now) {
-  SlurmJob& task = *w.last;
+std::vector<std::string> final_lines(JobWork& w, double now) {
+  const SlurmJob& task = *w.last;
   bool followed = w.progress.task == task.display_id();
   std::vector<std::string> tail;
   if (followed) tail.assign(w.progress.recent.begin(), w.progress.recent.end());
-  if (task.command.empty()) fill_from_scontrol(task, slurm, std::nullopt);
   TrainingLogParser parser(w.settings->progress_regex);
   for (const auto& path : log_paths_for(*w.settings, task)) {
     LogCursor fresh;
@@ -77,13 +81,16 @@ std::vector<std::string> final_lines(JobWork& w, SlurmClient& slurm, double now)
 // The post-mortem of the last task, once, when llmwatch first finds it gone.
 void post_mortem(JobWork& w, SlurmClient& slurm, double now) {
   if (!w.last || w.ended) return;
-  const SlurmJob& task = *w.last;
+  SlurmJob& task = *w.last;
   bool followed = w.progress.task == task.display_id();
-  auto tail = final_lines(w, slurm, now);
+  // One `scontrol show job` serves both: the log paths (text mode) and the final state.
+  auto show = slurm.show_job(task.display_id());
+  if (task.command.empty()) take_from_scontrol(task, show);
+  auto tail = final_lines(w, now);
   std::optional<SlurmJob> final_entry;
   if (w.final_entry && w.final_entry->display_id() == task.display_id())
     final_entry = w.final_entry;
-  EndObservation o = observe_end(slurm, task, final_entry, std::move(tail));
+  EndObservation o = observe_end(slurm, task, final_entry, show, std::move(tail));
   o.evidence.cancelled_by_llmwatch = w.cancelled_by_llmwatch;
   o.evidence.reached_max_steps = followed && w.progress.max_steps && w.progress.step &&
                                  *w.progress.step >= *w.progress.max_steps;
