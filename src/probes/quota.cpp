@@ -1,7 +1,9 @@
 #include "probes/quota.h"
 
+#include <algorithm>
 #include <regex>
 
+#include "util/regex_window.h"
 #include "util/strings.h"
 #include "util/units.h"
 
@@ -146,10 +148,17 @@ QuotaReport parse_custom(std::string_view text, const std::string& pattern) {
   QuotaReport r;
   try {
     std::regex re(pattern);
-    std::smatch m;
-    std::string s(text);
-    if (!std::regex_search(s, m, re) || m.size() < 3)
-      return r.error = "custom quota: regex did not match", r;
+    // The first line that matches (each through regex_window, so no line overflows the
+    // matcher); a pattern never spans lines.
+    std::match_results<std::string_view::const_iterator> m;
+    bool found = false;
+    for (std::size_t start = 0; start <= text.size() && !found;) {
+      auto end = std::min(text.find('\n', start), text.size());
+      auto window = regex_window(text.substr(start, end - start));
+      found = std::regex_search(window.begin(), window.end(), m, re) && m.size() >= 3;
+      start = end + 1;
+    }
+    if (!found) return r.error = "custom quota: regex did not match", r;
     auto used = parse_size(m[1].str()), limit = parse_size(m[2].str());
     if (!used || !limit) return r.error = "custom quota: groups are not sizes", r;
     r.used_bytes = *used;

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "util/regex_window.h"
+
 namespace llmwatch {
 namespace {
 
@@ -97,7 +99,8 @@ LogLine TrainingLogParser::parse(std::string_view line) const {
   }
   if (user_ && !out.step) {
     std::match_results<std::string_view::const_iterator> m;
-    if (std::regex_search(line.begin(), line.end(), m, *user_) && m.size() > 1)
+    auto window = regex_window(line);
+    if (std::regex_search(window.begin(), window.end(), m, *user_) && m.size() > 1)
       out.step = as_step(std::strtod(m[1].str().c_str(), nullptr));
   }
   if (out.step) return out;  // a step line is not also a crash or checkpoint line

@@ -2,8 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <regex>
-
 #include "slurm/slurm_text.h"
 #include "util/strings.h"
 
@@ -145,10 +143,10 @@ SubmitResult SlurmClient::submit(const std::vector<std::string>& sbatch_args,
   SubmitResult out;
   if (!r.ok()) return out.error = r.describe("sbatch"), out;
   // --parsable prints "ID" or "ID;cluster".
-  std::smatch m;
   std::string text(trim(r.out));
-  if (std::regex_search(text, m, std::regex(R"(^(\d+))")) && to_int64(m[1].str()))
-    out.job_id = to_int64(m[1].str());
+  auto digits = std::min(text.find_first_not_of("0123456789"), text.size());
+  if (digits > 0 && to_int64(std::string_view(text).substr(0, digits)))
+    out.job_id = to_int64(std::string_view(text).substr(0, digits));
   else
     out.error = "sbatch: unexpected output '" + sanitize_line(text, 100) + "'";
   return out;

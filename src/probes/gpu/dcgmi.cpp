@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "util/regex_window.h"
 #include "util/strings.h"
 
 namespace llmwatch {
@@ -116,9 +117,17 @@ DcgmiDiag parse_dcgmi_diag(const std::string& text) {
 std::optional<std::string> parse_dcgmi_health(const std::string& text) {
   static const std::regex overall(R"(Overall Health\W+(Healthy|Warning|Failure))",
                                   std::regex::icase);
-  std::smatch m;
-  if (!std::regex_search(text, m, overall)) return std::nullopt;
-  std::string v = m[1];
+  // Line by line, each through regex_window: a huge line must not overflow the matcher.
+  std::string v;
+  for (const auto& line : split(text, '\n')) {
+    auto window = regex_window(line);
+    std::match_results<std::string_view::const_iterator> m;
+    if (std::regex_search(window.begin(), window.end(), m, overall)) {
+      v = m[1];
+      break;
+    }
+  }
+  if (v.empty()) return std::nullopt;
   v[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(v[0])));
   return v;
 }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <regex>
 
+#include "util/regex_window.h"
 #include "util/strings.h"
 
 namespace llmwatch {
@@ -195,6 +196,15 @@ GpuParse parse_nvidia_smi_xml(const std::string& text) {
       {"temperature/gpu_temp", "temperature.gpu"},
   };
   GpuParse out;
+  // Every tag must close within regex_window: the walker below is a std::regex, and an
+  // unclosed or enormous tag would overflow its recursion.
+  for (size_t open = text.find('<'), close = 0; open != std::string::npos;
+       open = text.find('<', open + 1)) {
+    if (close <= open) close = text.find('>', open);
+    if (close == std::string::npos || close - open > kRegexWindow)
+      return out.error = "a tag does not close within " + std::to_string(kRegexWindow) + " bytes",
+             out;
+  }
   // A small tag walker: nvidia-smi's XML has no mixed content or CDATA worth keeping.
   static const std::regex tag(R"(<(/?)([A-Za-z_][\w.-]*)([^>]*?)(/?)>)");
   std::vector<std::string> path;  // below <gpu>
@@ -248,27 +258,33 @@ GpuParse parse_nvidia_smi_xml(const std::string& text) {
   return out;
 }
 
+// "GPU N: name (UUID: ...)" opens a GPU; "Link N: 26.562 GB/s" or "Link N: <inactive>" follow.
+// Read by hand, not by regex: a link line can be as long as the tool cares to print.
 std::vector<NvlinkGpu> parse_nvlink_status(const std::string& text) {
-  static const std::regex gpu_line(R"(^GPU (\d+):)");
-  static const std::regex link_line(R"(^\s*Link (\d+):\s*(.*)$)");
+  auto leading_number = [](std::string_view s) -> std::optional<std::int64_t> {
+    auto colon = s.find(':');
+    if (colon == std::string_view::npos || colon == 0 || colon > 6) return std::nullopt;
+    return to_int64(s.substr(0, colon));
+  };
   std::vector<NvlinkGpu> out;
   for (const auto& raw : split(text, '\n')) {
-    std::string line(trim(raw));
-    std::smatch m;
-    if (std::regex_search(line, m, gpu_line)) {
-      out.push_back({});
-      auto index = to_int64(m[1].str());
-      out.back().index = index && *index <= 65535 ? static_cast<int>(*index) : -1;
-      continue;
+    std::string_view line = trim(raw);
+    if (starts_with(line, "GPU ")) {
+      if (auto index = leading_number(line.substr(4))) {
+        out.push_back({});
+        out.back().index = *index >= 0 && *index <= 65535 ? static_cast<int>(*index) : -1;
+        continue;
+      }
     }
     if (out.empty()) continue;
     auto& g = out.back();
-    if (line.find("all links are inactive") != std::string::npos) {
+    if (line.find("all links are inactive") != std::string_view::npos) {
       g.all_inactive = true;
       g.evidence.push_back(sanitize_line(line));
-    } else if (std::regex_match(line, m, link_line)) {
+    } else if (starts_with(line, "Link ") && leading_number(line.substr(5))) {
       ++g.links;
-      if (lower(m[2]).find("inactive") != std::string::npos) {
+      if (lower(std::string(line.substr(line.find(':') + 1))).find("inactive") !=
+          std::string::npos) {
         ++g.inactive;
         g.evidence.push_back(sanitize_line(line));
       }

@@ -3,6 +3,7 @@
 #include <regex>
 
 #include "probes/gpu/gpu_record.h"
+#include "util/regex_window.h"
 #include "util/strings.h"
 
 namespace llmwatch {
@@ -11,7 +12,7 @@ std::optional<XidEvent> parse_xid_line(std::string_view view) {
   auto at = view.find("NVRM: Xid");
   if (at == std::string_view::npos) return std::nullopt;
   static const std::regex body(R"(^NVRM: Xid \(([^)]*)\): (\d+)(?:, (.*))?$)");
-  std::string rest(view.substr(at));
+  std::string rest(regex_window(view.substr(at)));
   while (!rest.empty() && (rest.back() == '\r' || rest.back() == '\n')) rest.pop_back();
   std::smatch m;
   if (!std::regex_match(rest, m, body)) return std::nullopt;
@@ -50,7 +51,8 @@ std::optional<XidEvent> parse_xid_line(std::string_view view) {
     }
   }
   // The prefix, by form: /dev/kmsg record, bracketed dmesg time, or syslog header.
-  std::string prefix(view.substr(0, at));
+  // A prefix too long to be a timestamp and a host is no header we can read (see regex_window).
+  std::string prefix(at <= kRegexWindow ? view.substr(0, at) : std::string_view());
   static const std::regex kmsg(R"(^(\d+),(\d+),(\d+),[^;]*;$)");
   static const std::regex bracket(R"(^\[([^\]]+)\]\s*$)");
   // Classic (Aug 17 06:18:01) or ISO 8601 (rsyslog's high-precision) timestamps.
