@@ -21,6 +21,7 @@ packages=(
   slurmctld slurmd slurm-client munge
   python3 python3-aiosmtpd prometheus
   gdb python3.11-dbg
+  fuse python3-fusepy e2fsprogs
 )
 
 sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -176,6 +176,8 @@ struct Config {
   std::string log_format = "text";  // text | json
   std::string metrics_file;         // Prometheus textfile; empty: off
   Seconds probe_timeout{60};
+  // A log read, stat, glob, statvfs or checkpoint scan taking longer is a hung mount: unknown.
+  Seconds file_timeout{10};
   Seconds alert_repeat_every{6 * 3600};  // a still-firing alert is repeated this often
   int resolve_after_cycles = 2;          // hysteresis: absent this many cycles before "resolved"
   Seconds alert_retry_backoff{30};       // first retry of a failed delivery; doubles up to 1h

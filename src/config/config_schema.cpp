@@ -19,6 +19,7 @@ const std::vector<KeySpec<Config>>& general_keys() {
       {"log_format", KeyKind::String, LW_SET(Config, log_format, s), false, 0, 0, {"text", "json"}},
       {"metrics_file", KeyKind::String, LW_SET(Config, metrics_file, s)},
       {"probe_timeout", KeyKind::Duration, LW_SET(Config, probe_timeout, dur)},
+      {"file_timeout", KeyKind::Duration, LW_SET(Config, file_timeout, dur)},
       {"alert_repeat_every", KeyKind::Duration, LW_SET(Config, alert_repeat_every, dur)},
       {"alert_retry_backoff", KeyKind::Duration, LW_SET(Config, alert_retry_backoff, dur)},
       {"keep_history", KeyKind::Duration, LW_SET(Config, keep_history, dur)},

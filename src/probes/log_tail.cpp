@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "util/deadline_call.h"
 #include "util/text.h"
 
 namespace llmwatch {
@@ -96,6 +97,27 @@ LogChunk read_appended(const std::string& path, LogCursor& cursor, const LogTail
   }
   cursor.offset += consumed;
   return chunk;
+}
+
+LogChunk read_appended_within(const std::string& path, LogCursor& cursor,
+                              std::chrono::milliseconds limit, const LogTailLimits& limits) {
+  struct Read {
+    LogChunk chunk;
+    LogCursor cursor;
+  };
+  auto call = call_with_deadline<Read>("read " + path, limit, [path, start = cursor, limits] {
+    Read r{{}, start};
+    r.chunk = read_appended(path, r.cursor, limits);
+    return r;
+  });
+  if (!call.ok()) {
+    LogChunk hung;
+    hung.error = call.error;
+    hung.hung = true;
+    return hung;
+  }
+  cursor = call.value->cursor;
+  return std::move(call.value->chunk);
 }
 
 }  // namespace llmwatch

@@ -2,6 +2,7 @@
 // Reads what was appended to a log since the last look, never re-reading a file: the
 // cursor remembers device, inode and offset. A replaced file (new inode) or a truncated
 // one starts over from the top; a partial last line waits for its newline.
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ struct LogChunk {
   bool reset = false;    // the file was replaced or truncated; reading restarted at 0
   bool skipped = false;  // first look at a huge file: only its tail was read
   std::string error;     // cannot stat/open: the caller reports "unknown"
+  bool hung = false;     // no answer within the deadline: the cursor was left as it was
 };
 
 struct LogTailLimits {
@@ -28,5 +30,11 @@ struct LogTailLimits {
 
 LogChunk read_appended(const std::string& path, LogCursor& cursor,
                        const LogTailLimits& limits = {});
+
+// read_appended bounded by a deadline (util/deadline_call.h): on a hung mount the read is
+// left behind, `hung` is set, and the cursor stays where it was, so nothing is lost or read
+// twice once the mount answers again.
+LogChunk read_appended_within(const std::string& path, LogCursor& cursor,
+                              std::chrono::milliseconds limit, const LogTailLimits& limits = {});
 
 }  // namespace llmwatch

@@ -4,65 +4,33 @@
 
 #include <cerrno>
 #include <cstring>
-#include <future>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <thread>
 
+#include "util/deadline_call.h"
 #include "util/subprocess.h"
 
 namespace llmwatch {
-
-namespace {
-
-// Paths whose statvfs has not returned yet, with when it was started.
-std::mutex outstanding_mutex;
-std::map<std::string, std::chrono::steady_clock::time_point> outstanding;
-
-}  // namespace
 
 StorageObservation probe_storage(const StorageSettings& settings,
                                  std::chrono::milliseconds statvfs_timeout, StatvfsFn statvfs_fn) {
   StorageObservation o;
   o.path = settings.path;
   if (!statvfs_fn) statvfs_fn = ::statvfs;
-  {
-    std::lock_guard lock(outstanding_mutex);
-    if (auto it = outstanding.find(settings.path); it != outstanding.end()) {
-      auto stuck = std::chrono::duration_cast<std::chrono::seconds>(
-          std::chrono::steady_clock::now() - it->second);
-      o.error = settings.path + ": an earlier statvfs has not answered for " +
-                std::to_string(stuck.count()) + "s";
-      return o;
-    }
-    outstanding[settings.path] = std::chrono::steady_clock::now();
-  }
   struct Result {
     int rc = 0, err = 0;
     struct statvfs st {};
   };
-  auto promise = std::make_shared<std::promise<Result>>();
-  auto future = promise->get_future();
   std::string path = settings.path;
-  // Detached: if statvfs hangs on a dead mount, the thread stays stuck in the kernel, but
-  // the cycle goes on.
-  std::thread([promise, path, statvfs_fn] {
+  auto call = call_with_deadline<Result>("statvfs " + path, statvfs_timeout, [path, statvfs_fn] {
     Result r;
     r.rc = statvfs_fn(path.c_str(), &r.st);
     r.err = errno;
-    {
-      std::lock_guard lock(outstanding_mutex);
-      outstanding.erase(path);
-    }
-    promise->set_value(r);
-  }).detach();
-  if (future.wait_for(statvfs_timeout) != std::future_status::ready) {
-    o.error = path + ": statvfs did not answer within " +
-              std::to_string(statvfs_timeout.count() / 1000) + "s";
+    return r;
+  });
+  if (!call.ok()) {
+    o.error = call.error;
     return o;
   }
-  Result r = future.get();
+  Result r = *call.value;
   if (r.rc != 0) {
     o.error = path + ": " + std::strerror(r.err);
     return o;

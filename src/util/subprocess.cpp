@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "util/strings.h"
@@ -19,6 +20,9 @@ namespace asio = boost::asio;
 
 namespace llmwatch {
 namespace {
+
+// How long a child killed at its deadline may take to go before run_process stops waiting.
+constexpr auto kUnkillableGrace = std::chrono::seconds(5);
 
 // Reads a pipe to EOF, keeping at most `cap` bytes; reading on past the cap keeps the child
 // from blocking on a full pipe.
@@ -69,7 +73,8 @@ bp::environment child_environment() {
 std::string ProcessResult::describe(const std::string& what) const {
   if (!started) return what + ": could not run: " + error;
   if (timed_out)
-    return what + ": timed out after " + std::to_string(static_cast<int>(seconds)) + "s";
+    return what + ": timed out after " + std::to_string(static_cast<int>(seconds)) + "s" +
+           (error.empty() ? "" : " and " + error);
   if (signal) return what + ": killed by signal " + std::to_string(signal);
   std::string first_err;
   for (const auto& line : split(err, '\n'))
@@ -163,8 +168,27 @@ ProcessResult run_process_unguarded(const ProcessSpec& spec) {
   io.run();
 
   // Both pipes are closed; the child may still be running (it closed its stdout, say).
+  std::optional<std::chrono::steady_clock::time_point> killed_at;
+  if (result.timed_out) killed_at = std::chrono::steady_clock::now();
   while (child.running(ec)) {
-    if (std::chrono::steady_clock::now() >= deadline && !result.timed_out) kill_group();
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline && !result.timed_out) {
+      kill_group();
+      killed_at = now;
+    }
+    // A process blocked in the kernel (a read on a hard-hung NFS or FUSE mount) does not
+    // die of SIGKILL until the mount answers. Give it a moment, then give up on it: it is
+    // reaped by a thread of its own whenever it goes, and this call returns.
+    if (killed_at && now - *killed_at > kUnkillableGrace) {
+      pid_t pid = child.id();
+      child.detach();
+      std::thread([pid] { ::waitpid(pid, nullptr, 0); }).detach();
+      result.error = "did not exit after SIGKILL (blocked in the kernel: a hung mount?)";
+      result.seconds = elapsed();
+      result.out = valid_utf8(result.out);
+      result.err = valid_utf8(result.err);
+      return result;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   child.wait(ec);

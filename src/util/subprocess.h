@@ -29,7 +29,7 @@ struct ProcessResult {
   int signal = 0;          // the signal that ended it, if any
   std::string out, err;
   bool out_truncated = false, err_truncated = false;
-  std::string error;  // why it did not start
+  std::string error;  // why it did not start, or why it was given up on after timing out
   double seconds = 0;
 
   bool ok() const { return started && !timed_out && signal == 0 && exit_code == 0; }

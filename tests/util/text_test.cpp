@@ -89,8 +89,7 @@ TEST(Text, TerminalEscapesAreShownNotInterpreted) {
 }
 
 TEST(Text, DocumentsForTerminalsHaveNoEscapesLeft) {
-  nlohmann::json j = {{"jobs", {{{"name", "evil\x1b]0;pwned\x07"}, {"n", 3}}}},
-                      {"k\x1b[31m", "v"}};
+  nlohmann::json j = {{"jobs", {{{"name", "evil\x1b]0;pwned\x07"}, {"n", 3}}}}, {"k\x1b[31m", "v"}};
   std::string dumped = terminal_safe_json(j).dump();
   EXPECT_EQ(dumped.find("\\u001b"), std::string::npos) << dumped;
   EXPECT_NE(dumped.find("evil\\\\x1b]0;pwned\\\\x07"), std::string::npos) << dumped;

@@ -18,6 +18,7 @@
 #include "probes/log_tail.h"
 #include "slurm/hostlist.h"
 #include "store/store.h"
+#include "util/deadline_call.h"
 
 namespace llmwatch {
 namespace {
@@ -50,10 +51,29 @@ void fill_from_scontrol(SlurmJob& task, SlurmClient& slurm, const std::optional<
   take_from_scontrol(task, slurm.show_job(task.display_id()));
 }
 
-std::optional<double> file_age(const std::string& path, double now) {
-  struct stat st {};
-  if (path.empty() || ::lstat(path.c_str(), &st) != 0) return std::nullopt;
-  return now - static_cast<double>(st.st_mtime);
+// Every file-system call below runs under the cycle's file_timeout (util/deadline_call.h): a
+// hung mount makes this job unknown, never the whole cycle stuck.
+using Limit = std::chrono::milliseconds;
+
+// A switch file's age; absent when it is not there or cannot be seen in time.
+std::optional<double> file_age(const std::string& path, double now, Limit limit) {
+  if (path.empty()) return std::nullopt;
+  auto mtime = call_with_deadline<std::optional<double>>("lstat " + path, limit,
+                                                         [path]() -> std::optional<double> {
+                                                           struct stat st {};
+                                                           if (::lstat(path.c_str(), &st) != 0)
+                                                             return std::nullopt;
+                                                           return static_cast<double>(st.st_mtime);
+                                                         });
+  if (!mtime.ok() || !*mtime.value) return std::nullopt;
+  return now - **mtime.value;
+}
+
+// The task's log files (a glob may list a directory on a hung mount).
+Deadlined<std::vector<std::string>> log_paths(const JobSettings& job, const SlurmJob& task,
+                                              Limit limit) {
+  return call_with_deadline<std::vector<std::string>>(
+      "logs of " + task.display_id(), limit, [job, task] { return log_paths_for(job, task); });
 }
 
 constexpr size_t kTailLines = 400;  // what a post-mortem reads of the log's last lines
@@ -61,16 +81,17 @@ constexpr size_t kTailLines = 400;  // what a post-mortem reads of the log's las
 // The last lines the ended task printed: what the cycles before saw last, and what it wrote
 // after (read from the same cursors, so nothing is read twice). A task llmwatch never
 // followed (it started and ended between two looks) is read from its logs' tails.
-std::vector<std::string> final_lines(JobWork& w, double now) {
+std::vector<std::string> final_lines(JobWork& w, double now, Limit limit) {
   const SlurmJob& task = *w.last;
   bool followed = w.progress.task == task.display_id();
   std::vector<std::string> tail;
   if (followed) tail.assign(w.progress.recent.begin(), w.progress.recent.end());
   TrainingLogParser parser(w.settings->progress_regex);
-  for (const auto& path : log_paths_for(*w.settings, task)) {
+  auto paths = log_paths(*w.settings, task, limit);
+  for (const auto& path : paths.value.value_or(std::vector<std::string>{})) {
     LogCursor fresh;
     LogCursor& cursor = followed ? w.progress.cursors[path] : fresh;
-    LogChunk chunk = read_appended(path, cursor);
+    LogChunk chunk = read_appended_within(path, cursor, limit);
     if (followed) apply_lines(w.progress, chunk.lines, parser, now);
     tail.insert(tail.end(), chunk.lines.begin(), chunk.lines.end());
   }
@@ -79,14 +100,14 @@ std::vector<std::string> final_lines(JobWork& w, double now) {
 }
 
 // The post-mortem of the last task, once, when llmwatch first finds it gone.
-void post_mortem(JobWork& w, SlurmClient& slurm, double now) {
+void post_mortem(JobWork& w, SlurmClient& slurm, double now, Limit limit) {
   if (!w.last || w.ended) return;
   SlurmJob& task = *w.last;
   bool followed = w.progress.task == task.display_id();
   // One `scontrol show job` serves both: the log paths (text mode) and the final state.
   auto show = slurm.show_job(task.display_id());
   if (task.command.empty()) take_from_scontrol(task, show);
-  auto tail = final_lines(w, now);
+  auto tail = final_lines(w, now, limit);
   std::optional<SlurmJob> final_entry;
   if (w.final_entry && w.final_entry->display_id() == task.display_id())
     final_entry = w.final_entry;
@@ -99,9 +120,9 @@ void post_mortem(JobWork& w, SlurmClient& slurm, double now) {
   w.ended_new = true;
 }
 
-void probe_job_log(JobWork& w, SlurmClient& slurm, double now) {
-  w.obs.kill_switch_age = file_age(w.settings->kill_switch, now);
-  w.obs.save_switch_age = file_age(w.settings->save_switch, now);
+void probe_job_log(JobWork& w, SlurmClient& slurm, double now, Limit limit) {
+  w.obs.kill_switch_age = file_age(w.settings->kill_switch, now, limit);
+  w.obs.save_switch_age = file_age(w.settings->save_switch, now, limit);
   if (!w.obs.running) {
     // The task we followed is gone and nothing runs: it ended (a quick death if no step).
     bool still_queued = false;
@@ -110,13 +131,18 @@ void probe_job_log(JobWork& w, SlurmClient& slurm, double now) {
     bool last_queued = false;
     for (const auto& e : w.obs.entries)
       last_queued |= w.last && e.display_id() == w.last->display_id();
-    if (!last_queued) post_mortem(w, slurm, now);
+    if (!last_queued) post_mortem(w, slurm, now, limit);
     return;
   }
   // squeue's text form lacks the batch script and log paths.
   if (w.obs.running->command.empty()) fill_from_scontrol(*w.obs.running, slurm, w.last);
   const SlurmJob& task = *w.obs.running;
-  auto paths = log_paths_for(*w.settings, task);
+  auto listed = log_paths(*w.settings, task, limit);
+  if (!listed.ok()) {
+    w.obs.log_error = listed.error;  // cannot tell: unknown, never "no progress"
+    return;
+  }
+  const auto& paths = *listed.value;
   std::string label;
   for (const auto& p : paths) label += (label.empty() ? "" : " ") + p;
   if (is_new_task(w.progress, task.display_id(), task.start_time)) {
@@ -128,11 +154,13 @@ void probe_job_log(JobWork& w, SlurmClient& slurm, double now) {
   TrainingLogParser parser(w.settings->progress_regex);
   std::string errors;
   size_t readable = 0;
+  bool hung = false;
   for (const auto& path : paths) {
-    LogChunk chunk = read_appended(path, w.progress.cursors[path]);
+    LogChunk chunk = read_appended_within(path, w.progress.cursors[path], limit);
     if (!chunk.error.empty()) {
       errors += (errors.empty() ? "" : "; ") + chunk.error;
-      w.progress.cursors.erase(path);
+      hung |= chunk.hung;
+      if (!chunk.hung) w.progress.cursors.erase(path);
       continue;
     }
     ++readable;
@@ -141,9 +169,10 @@ void probe_job_log(JobWork& w, SlurmClient& slurm, double now) {
     auto advances = apply_lines(w.progress, chunk.lines, parser, now);
     w.advances.insert(w.advances.end(), advances.begin(), advances.end());
   }
-  // No output yet is normal while a job starts up; after that it is "cannot tell".
-  if ((readable == 0) &&
-      now - w.progress.task_seen > static_cast<double>(w.settings->startup_grace.count()))
+  // No output yet is normal while a job starts up; after that it is "cannot tell". A read
+  // that hung is "cannot tell" at once: what it would have shown may be progress.
+  if (hung || ((readable == 0) &&
+               now - w.progress.task_seen > static_cast<double>(w.settings->startup_grace.count())))
     w.obs.log_error = errors.empty() ? "no log file matches " + label : errors;
 }
 
@@ -234,11 +263,13 @@ class JobLogCheck : public Check {
 
   void observe(CycleState& s) override {
     boost::asio::thread_pool pool(4);
+    auto limit = std::chrono::duration_cast<Limit>(s.config.file_timeout);
     for (size_t i = 0; i < s.work.size(); ++i)
-      boost::asio::post(pool, [this, &s, i] {
+      boost::asio::post(pool, [this, &s, i, limit] {
         auto t0 = std::chrono::steady_clock::now();
         JobWork& w = s.work[i];
-        errors_[i] = run_guarded("log of " + w.label, [&] { probe_job_log(w, s.slurm, s.now); });
+        errors_[i] =
+            run_guarded("log of " + w.label, [&] { probe_job_log(w, s.slurm, s.now, limit); });
         seconds_[i] = seconds_since(t0);
       });
     pool.join();

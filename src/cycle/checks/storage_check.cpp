@@ -12,6 +12,7 @@
 #include "probes/storage_probe.h"
 #include "rules/storage_rules.h"
 #include "store/store.h"
+#include "util/deadline_call.h"
 #include "util/text.h"
 
 namespace llmwatch {
@@ -32,8 +33,8 @@ class StorageCheck : public Check {
       threads.emplace_back([&, i] {
         auto t0 = std::chrono::steady_clock::now();
         std::string error = run_guarded("storage:" + all[i].path, [&] {
-          seen_[i] = probe_storage(all[i], std::chrono::duration_cast<std::chrono::milliseconds>(
-                                               s.config.probe_timeout));
+          seen_[i] = probe_storage(
+              all[i], std::chrono::duration_cast<std::chrono::milliseconds>(s.config.file_timeout));
         });
         if (!error.empty()) seen_[i].error = error;
         seen_[i].path = all[i].path;
@@ -89,11 +90,21 @@ class StorageCheck : public Check {
     }
     auto findings = evaluate_storage(settings, o, f);
     if (!settings.checkpoint_dir.empty() && o.ok()) {
-      auto scan = scan_checkpoints(settings.checkpoint_dir, settings.checkpoint_glob, s.now);
+      // A listing of a directory on a hung mount blocks in the kernel: bounded, like statvfs.
+      auto call = call_with_deadline<CheckpointScan>(
+          "scan " + settings.checkpoint_dir,
+          std::chrono::duration_cast<std::chrono::milliseconds>(s.config.file_timeout),
+          [dir = settings.checkpoint_dir, glob = settings.checkpoint_glob, now = s.now] {
+            return scan_checkpoints(dir, glob, now);
+          });
+      CheckpointScan scan = call.value.value_or(CheckpointScan{{}, call.error});
       auto ckpt = evaluate_checkpoints(settings, o, f, scan);
       findings.insert(findings.end(), ckpt.begin(), ckpt.end());
-      r.scopes.push_back(prefix + "/checkpoint");
-      s.cleanups.push_back({&settings, std::move(scan)});
+      // A scan that failed saw nothing: its findings must not resolve, nor anything be deleted.
+      if (scan.ok()) {
+        r.scopes.push_back(prefix + "/checkpoint");
+        s.cleanups.push_back({&settings, std::move(scan)});
+      }
     }
     r.findings.insert(r.findings.end(), findings.begin(), findings.end());
   }

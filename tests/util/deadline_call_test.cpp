@@ -1,0 +1,76 @@
+#include "util/deadline_call.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+
+namespace llmwatch {
+namespace {
+
+// A call that blocks like one on a dead mount, until the test opens the gate.
+struct Gate {
+  std::mutex m;
+  std::condition_variable cv;
+  bool open = false;
+  void wait() {
+    std::unique_lock lock(m);
+    cv.wait(lock, [&] { return open; });
+  }
+  void release() {
+    {
+      std::lock_guard lock(m);
+      open = true;
+    }
+    cv.notify_all();
+  }
+};
+
+TEST(DeadlineCall, AnswersInTime) {
+  auto r = call_with_deadline<int>("quick", std::chrono::seconds(5), [] { return 7; });
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(*r.value, 7);
+}
+
+TEST(DeadlineCall, AHungCallIsLeftBehindAndBlocksOnlyItsOwnKey) {
+  auto gate = std::make_shared<Gate>();
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  auto hung = [gate, calls] {
+    ++*calls;
+    gate->wait();
+    return 1;
+  };
+  auto first = call_with_deadline<int>("read /nfs/log", std::chrono::milliseconds(50), hung);
+  EXPECT_FALSE(first.ok());
+  EXPECT_NE(first.error.find("no answer within"), std::string::npos) << first.error;
+  // While it is stuck, the same key fails at once and starts no second call.
+  auto second = call_with_deadline<int>("read /nfs/log", std::chrono::seconds(5), hung);
+  EXPECT_NE(second.error.find("an earlier call has not answered"), std::string::npos)
+      << second.error;
+  EXPECT_EQ(calls->load(), 1);
+  // Another key is not held up.
+  EXPECT_TRUE(
+      call_with_deadline<int>("read /local/log", std::chrono::seconds(5), [] { return 2; }).ok());
+  gate->release();
+  // Once the stuck call returns, the key works again (poll with a deadline).
+  Deadlined<int> again;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    again = call_with_deadline<int>("read /nfs/log", std::chrono::seconds(5), [] { return 3; });
+  } while (!again.ok() && std::chrono::steady_clock::now() < deadline);
+  ASSERT_TRUE(again.ok()) << again.error;
+  EXPECT_EQ(*again.value, 3);
+}
+
+TEST(DeadlineCall, AThrowingCallIsAnErrorNotACrash) {
+  auto r = call_with_deadline<int>("boom", std::chrono::seconds(5),
+                                   []() -> int { throw std::runtime_error("EIO"); });
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.error, "boom: EIO");
+  EXPECT_TRUE(call_with_deadline<int>("boom", std::chrono::seconds(5), [] { return 1; }).ok());
+}
+
+}  // namespace
+}  // namespace llmwatch
