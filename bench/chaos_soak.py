@@ -241,19 +241,23 @@ class Soak:
         hang_actions = sql(db, "SELECT kind, COUNT(*) FROM actions WHERE subject = 'soak-hang' "
                                "AND state = 'done' GROUP BY kind") or []
         still_running = sum(1 for i in (1, 2, 3) if self.running(f"soak-ok-{i}"))
-        deliveries = sql(db, "SELECT message, state FROM deliveries") or []
+        deliveries = sql(db, "SELECT alert_key, state, created FROM deliveries") or []
         received = []
         if os.path.exists(f"{self.hook}/requests.jsonl"):
-            received = [json.loads(line)["body"] for line in open(f"{self.hook}/requests.jsonl")]
+            received = [json.loads(line) for line in open(f"{self.hook}/requests.jsonl")]
         counts = {}
-        for body in received:
-            counts[body] = counts.get(body, 0) + 1
-        lost = sum(1 for message, _ in deliveries if message not in counts)
+        for r in received:
+            counts[r["body"]] = counts.get(r["body"], 0) + 1
+        # One cycle's alerts to a channel go out grouped in one message: a journaled alert
+        # arrived if a message received after it was journaled names its key.
+        lost = sum(1 for key, state, created in deliveries
+                   if state != "sent" or not any(r["t"] >= created - 1 and json.dumps(key)[1:-1] in r["body"]
+                                                 for r in received))
         duplicated = sum(n - 1 for n in counts.values())
         cycles = sql(db, "SELECT started, finished FROM cycles ORDER BY started") or []
         gaps = [(b[0] - a[1], a[1]) for a, b in zip(cycles, cycles[1:])]
         longest, at = max(gaps) if gaps else (0, 0)
-        during = [w for t, w in self.events if t <= at + longest and t >= at - 60]
+        during = [w for t, w in self.events if at - 5 <= t <= at + longest]
         result = {
             "minutes": self.args.minutes, "seed": self.args.seed,
             "chaos events": sum(1 for _, w in self.events if not w.startswith("soak")),
@@ -262,7 +266,7 @@ class Soak:
             "hung tasks": len(self.hang_tasks),
             "hang actions done": dict(hang_actions),
             "alerts journaled": len(deliveries),
-            "alerts received": len(received),
+            "messages received": len(received),
             "alerts lost": lost,
             "alerts duplicated": duplicated,
             "llmwatch kills": self.kills,

@@ -16,12 +16,17 @@ struct EndingRun {
                            "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\n" + job_owner() +
                            "name = \"itest-pm\"\nstartup_grace = \"1m\"\nstale_floor = \"1m\"\n");
   }
-  std::string submit(int nodes) {
-    auto r =
-        c.slurm({"sbatch", "--parsable", "--job-name=itest-pm", "--nodes=" + std::to_string(nodes),
-                 "--chdir=" + work, "--output=" + work + "/train-%j.out",
-                 "--export=ALL,FAKE_STEP_TIME=0.3,FAKE_TRAINER_DIR=" + work,
-                 source_dir() + "/examples/fake-trainer.sh"});
+  std::string submit(int nodes, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {"sbatch",
+                                     "--parsable",
+                                     "--job-name=itest-pm",
+                                     "--nodes=" + std::to_string(nodes),
+                                     "--chdir=" + work,
+                                     "--output=" + work + "/train-%j.out",
+                                     "--export=ALL,FAKE_STEP_TIME=0.3,FAKE_TRAINER_DIR=" + work};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back(source_dir() + "/examples/fake-trainer.sh");
+    auto r = c.slurm(argv);
     EXPECT_TRUE(r.ok()) << r.err;
     return r.out.substr(0, r.out.find_first_of(";\n"));
   }
@@ -44,7 +49,29 @@ struct EndingRun {
   bool ended(const std::string& first) {
     return live().empty() || (live().size() == 1 && live()[0] != first);
   }
+  // Runs cycles until a run other than `before` is in play; its id, or "" if none came.
+  std::string next_after(const std::string& before, int seconds = 60) {
+    std::string next;
+    eventually(
+        [&] {
+          llmwatch(config, {"run", "--once"});
+          auto now = live();
+          if (now.size() == 1 && now[0] != before) next = now[0];
+          return !next.empty();
+        },
+        seconds);
+    return next;
+  }
+  std::string events() { return llmwatch(config, {"events"}).out; }
 };
+
+// What the resubmission asked Slurm to avoid.
+std::string excluded(const LocalCluster& c, const std::string& id) {
+  auto out = c.slurm({"scontrol", "show", "job", id}).out;
+  auto at = out.find("ExcNodeList=");
+  return at == std::string::npos ? "?"
+                                 : out.substr(at + 12, out.find_first_of(" \n", at) - at - 12);
+}
 
 // The issue's crash: node-2's rank printed an NCCL WARN and a DistBackendError, the task
 // failed. Before: "absent: nothing RUNNING or PENDING", no cause, no node, no restart.
@@ -104,6 +131,87 @@ TEST(PostMortem, APersonsCancelIsLeftAlone) {
   EXPECT_TRUE(run.live().empty());
   std::string events = llmwatch(run.config, {"events"}).out;
   EXPECT_NE(events.find("ended: cancelled (by a person)"), std::string::npos) << events;
+}
+
+// An OOM and a plain Python traceback are the program's own failures: each is classified,
+// restarted (crash budget permitting), and no node is blamed or avoided for them.
+TEST(PostMortem, AnOomAndATracebackAreRestartedWithoutBlamingANode) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  EndingRun run(c);
+  std::string first = run.submit(2);
+  ASSERT_TRUE(eventually([&] { return run.stepping(); }, 60));
+  write_file(run.work + "/crash", "oom\n");
+  ASSERT_TRUE(eventually([&] { return run.ended(first); }, 30));
+  std::string second = run.next_after(first);
+  ASSERT_FALSE(second.empty()) << run.events();
+  EXPECT_NE(run.events().find("task " + first + " ended: out of memory"), std::string::npos)
+      << run.events();
+  EXPECT_EQ(excluded(c, second), "(null)");
+
+  ASSERT_TRUE(eventually([&] { return run.stepping(); }, 60));
+  write_file(run.work + "/crash", "traceback\n");
+  ASSERT_TRUE(eventually([&] { return run.ended(second); }, 30));
+  std::string third = run.next_after(second);
+  ASSERT_FALSE(third.empty()) << run.events();
+  EXPECT_NE(run.events().find("task " + second + " ended: software error"), std::string::npos)
+      << run.events();
+  EXPECT_EQ(excluded(c, third), "(null)");
+  EXPECT_EQ(run.events().find("suspect"), std::string::npos) << run.events();
+  EXPECT_EQ(llmwatch_sql(c.dir / "state", "SELECT COUNT(*) FROM events WHERE kind='incident'"),
+            "0\n");
+}
+
+// A crash llmwatch first hears of after the task is gone (a long interval, a restarted
+// daemon, a self-job that ran late) is explained and restarted all the same.
+TEST(PostMortem, ACrashFirstSeenAfterItEndedIsExplained) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  EndingRun run(c);
+  write_file(run.work + "/crash", "traceback\n");  // dies at its first step
+  std::string first = run.submit(1);
+  ASSERT_TRUE(eventually([&] { return run.live().empty(); }, 60));
+  std::string second = run.next_after(first);
+  ASSERT_FALSE(second.empty()) << run.events();
+  EXPECT_NE(run.events().find("task " + first + " ended: software error"), std::string::npos)
+      << run.events();
+}
+
+// Slurm's time limit ends the task: the run goes on from its checkpoint (on_timeout).
+TEST(PostMortem, TheTimeLimitIsNoCrashAndTheRunContinues) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  EndingRun run(c);
+  // 20 seconds ("minutes:seconds"); slurmctld enforces limits on its own timer.
+  std::string first = run.submit(1, {"--time=0:20"});
+  ASSERT_TRUE(eventually([&] { return run.stepping(); }, 60));
+  ASSERT_TRUE(eventually([&] { return run.live().empty(); }, 120));
+  std::string second = run.next_after(first);
+  ASSERT_FALSE(second.empty()) << run.events();
+  EXPECT_NE(run.events().find("task " + first + " ended: time limit"), std::string::npos)
+      << run.events();
+  EXPECT_EQ(excluded(c, second), "(null)");
+}
+
+// `scontrol requeue` (what preemption with PreemptMode=REQUEUE does) puts the same job id
+// back in the queue: the run goes on by itself, and a second copy must never be started.
+TEST(PostMortem, ARequeuedTaskIsNeverStartedTwice) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  EndingRun run(c);
+  std::string first = run.submit(1);
+  ASSERT_TRUE(eventually([&] { return run.stepping(); }, 60));
+  ASSERT_TRUE(c.slurm({"scontrol", "requeue", first}).ok());
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(llmwatch(run.config, {"run", "--once"}).ok());
+    EXPECT_EQ(run.live(), std::vector<std::string>{first}) << run.events();
+  }
+  EXPECT_EQ(llmwatch_sql(c.dir / "state", "SELECT COUNT(*) FROM actions WHERE kind='restart'"),
+            "0\n");
 }
 
 }  // namespace
