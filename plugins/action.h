@@ -39,6 +39,9 @@ struct ActionContext {
 struct ActionOutcome {
   std::string state;   // done | failed | skipped
   std::string detail;  // one line for the journal, status and alerts
+  // The action found the finding wrong (dump: the stacks moved, the run is not hung): the rest
+  // of the plan runs only its alerts, which say so.
+  bool disproves = false;
 };
 
 class ActionPlugin {

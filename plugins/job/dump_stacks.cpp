@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
 
 #include "action.h"
 #include "probes/python_stacks.h"
@@ -15,7 +17,9 @@
 #include "store/store.h"
 #include "util/files.h"
 #include "util/paths.h"
+#include "util/strings.h"
 #include "util/text.h"
+#include "util/units.h"
 
 namespace llmwatch {
 namespace {
@@ -36,6 +40,33 @@ void prune(const std::filesystem::path& dir) {
   for (size_t i = kKeptDumps; i < files.size(); ++i) std::filesystem::remove(files[i].path(), ec);
 }
 
+// Confirmation of a hang (confirm_hang): a second dump some seconds later. Stacks that moved
+// disprove it, once per task: recorded as a near miss, after which the job check restarts the
+// hang clock (job_log_check.cpp) and the executor runs nothing but alerts for this finding.
+template <class Dump>
+std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
+                                     const std::vector<ProcessStack>& first, Dump dump) {
+  if (!r.settings || r.settings->confirm_hang.count() <= 0 || !ends_with(r.finding.key, "/hung"))
+    return std::nullopt;
+  auto before =
+      nlohmann::json::parse(ctx.store.get("nearmiss:" + r.job).value_or("{}"), nullptr, false);
+  if (before.is_object() && before.value("task", "") == r.task->display_id())
+    return std::nullopt;  // this task had its near miss: no second benefit of the doubt
+  std::this_thread::sleep_for(r.settings->confirm_hang);
+  auto second = parse_stacks(dump().out);
+  if (second.empty() || !stacks_moved(first, second)) return std::nullopt;
+  ctx.store.put("nearmiss:" + r.job, json_dump({{"task", r.task->display_id()}, {"ts", ctx.now}}),
+                ctx.now);
+  ActionOutcome out{"done",
+                    "near miss: the stacks moved between two dumps " +
+                        format_duration(r.settings->confirm_hang) +
+                        " apart, so the run is not hung; nothing else is done and its hang clock "
+                        "restarts (now: " +
+                        summarize_stacks(second) + ")"};
+  out.disproves = true;
+  return out;
+}
+
 class DumpStacksAction : public ActionPlugin {
  public:
   std::string name() const override { return "dump"; }
@@ -50,13 +81,17 @@ class DumpStacksAction : public ActionPlugin {
     std::string id = std::to_string(r.task->job_id);
     size_t nodes = expand_hostlist(r.task->nodes).value_or(std::vector<std::string>{}).size();
     std::string n = std::to_string(std::max<size_t>(1, nodes));
-    auto res = ctx.slurm.run_step(
-        {"--jobid=" + id, "--overlap", "--nodes=" + n, "--ntasks=" + n, "--ntasks-per-node=1",
-         "--kill-on-bad-exit=0", "--quiet", self_exe(), "stacks", "--job", id, "--timeout", "20"},
-        ctx.config.probe_timeout);
+    auto dump = [&] {
+      return ctx.slurm.run_step(
+          {"--jobid=" + id, "--overlap", "--nodes=" + n, "--ntasks=" + n, "--ntasks-per-node=1",
+           "--kill-on-bad-exit=0", "--quiet", self_exe(), "stacks", "--job", id, "--timeout", "20"},
+          ctx.config.probe_timeout);
+    };
+    auto res = dump();
     auto stacks = parse_stacks(res.out);
     if (stacks.empty()) return {"failed", res.describe("srun llmwatch stacks in " + id)};
     std::string summary = summarize_stacks(stacks);
+    if (auto moved = confirm(r, ctx, stacks, dump)) return *moved;
     std::filesystem::path dir = std::filesystem::path(ctx.config.state_dir) / "stacks";
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);

@@ -48,6 +48,9 @@ struct JobSettings {
   // cancelled. Shown on the replay corpus in tests/fixtures/hang-corpus.
   Seconds stale_floor{60};
   Seconds stale_ceiling{7200};
+  // dump confirms a hang: a second dump this long after the first; stacks that moved make it
+  // a near miss (no cancel or restart, the hang clock restarts), once per task. 0: off.
+  Seconds confirm_hang{0};
   Seconds startup_grace{1800};     // until the first step line
   Seconds checkpoint_grace{1800};  // after a "saving checkpoint" line
   Seconds evaluation_grace{1800};  // after an evaluation pass starts printing

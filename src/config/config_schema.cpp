@@ -107,6 +107,7 @@ const std::vector<KeySpec<JobSettings>>& job_keys() {
       {"stale_factor", KeyKind::Float, LW_SET(JobSettings, stale_factor, d)},
       {"stale_floor", KeyKind::Duration, LW_SET(JobSettings, stale_floor, dur)},
       {"stale_ceiling", KeyKind::Duration, LW_SET(JobSettings, stale_ceiling, dur)},
+      {"confirm_hang", KeyKind::Duration, LW_SET(JobSettings, confirm_hang, dur)},
       {"startup_grace", KeyKind::Duration, LW_SET(JobSettings, startup_grace, dur)},
       {"checkpoint_grace", KeyKind::Duration, LW_SET(JobSettings, checkpoint_grace, dur)},
       {"evaluation_grace", KeyKind::Duration, LW_SET(JobSettings, evaluation_grace, dur)},

@@ -66,10 +66,16 @@ std::optional<ActionOutcome> Executor::run_journaled(ActionPlugin& plugin, const
 int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>& plan) {
   int count = 0;
   std::vector<std::string> done;
+  bool disproved = false;
   for (const auto& step : plan) {
     auto staged = parse_staged_action(step);
     if (!staged) continue;  // config check rejected it already
     const std::string& name = staged->action;
+    // Nothing acts on a finding an earlier action disproved; the alert tells what happened.
+    if (disproved && name != "alert") {
+      spdlog::info("{}: not running {}: {}", base.finding.key, name, done.back());
+      continue;
+    }
     // A later escalation step waits until its finding has fired long enough; it is not
     // journaled before, so it runs in the first cycle past its delay.
     if (now_ - base.episode < static_cast<double>(staged->delay.count())) continue;
@@ -105,6 +111,7 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
     spdlog::info("action {} for {}: {} ({})", name, base.finding.key, outcome.state,
                  outcome.detail);
     if (name != "alert") done.push_back(name + ": " + outcome.state + " — " + outcome.detail);
+    disproved |= outcome.disproves;
   }
   return count;
 }

@@ -84,6 +84,12 @@ ProcessStack dump_python_stack(int pid, Seconds timeout) {
 }
 
 std::string innermost_frame(const std::string& dump) {
+  auto frames = python_frames(dump);
+  return frames.empty() ? "" : frames.front();
+}
+
+std::vector<std::string> python_frames(const std::string& dump) {
+  std::vector<std::string> out;
   for (const auto& raw : split(dump, '\n')) {
     std::string_view line = trim(raw);
     // py-bt: File "/x/train.py", line 4, in allreduce_wait
@@ -97,7 +103,8 @@ std::string innermost_frame(const std::string& dump) {
       std::string file(line.substr(6, q - 6));
       file = file.substr(file.rfind('/') + 1);
       std::string no(line.substr(ln + 7, in - ln - 7));
-      return std::string(line.substr(in + 5)) + " (" + file + ":" + no + ")";
+      out.push_back(std::string(line.substr(in + 5)) + " (" + file + ":" + no + ")");
+      continue;
     }
     // py-spy: "    allreduce_wait (train.py:4)"; its thread headers have no parentheses.
     if (!line.empty() && line.back() == ')' && line.find(" (") != std::string_view::npos &&
@@ -105,10 +112,24 @@ std::string innermost_frame(const std::string& dump) {
       std::string frame(line);
       auto open = frame.find(" (");
       auto path = frame.substr(open + 2, frame.size() - open - 3);
-      return frame.substr(0, open) + " (" + path.substr(path.rfind('/') + 1) + ")";
+      out.push_back(frame.substr(0, open) + " (" + path.substr(path.rfind('/') + 1) + ")");
     }
   }
-  return "";
+  return out;
+}
+
+bool stacks_moved(const std::vector<ProcessStack>& before, const std::vector<ProcessStack>& after) {
+  std::map<std::pair<std::string, int>, std::vector<std::string>> then;
+  for (const auto& s : before) then[{s.node, s.pid}] = python_frames(s.text);
+  for (const auto& s : after) {
+    auto it = then.find({s.node, s.pid});
+    // A process of the job seen only now, or one whose frames changed: the run moves. One
+    // that is gone proves nothing (it may have died hung).
+    if (it == then.end()) return true;
+    auto frames = python_frames(s.text);
+    if (!frames.empty() && !it->second.empty() && frames != it->second) return true;
+  }
+  return false;
 }
 
 std::string format_stacks(const std::vector<ProcessStack>& stacks) {

@@ -30,6 +30,11 @@ std::string format_stacks(const std::vector<ProcessStack>& stacks);
 std::vector<ProcessStack> parse_stacks(const std::string& text);
 // The innermost Python frame of a py-bt or py-spy dump.
 std::string innermost_frame(const std::string& dump);
+// Every Python frame of a dump, innermost first: "allreduce_wait (train.py:4)".
+std::vector<std::string> python_frames(const std::string& dump);
+// Confirmation of a hang: true when two dumps some seconds apart show a process of the job in
+// other frames, or a new process. Ranks stuck in a collective show the same frames each time.
+bool stacks_moved(const std::vector<ProcessStack>& before, const std::vector<ProcessStack>& after);
 // "2 processes: 1 in allreduce_wait (train.py:4) [node-1]; 1 in __next__ (loader.py:9)
 // [node-2 pid 77]"; groups largest first, and where a group is alone, where it is.
 std::string summarize_stacks(const std::vector<ProcessStack>& stacks);

@@ -56,5 +56,59 @@ TEST(HangForensics, AHungPythonTrainersRealStackIsTakenBeforeTheCancel) {
   EXPECT_NE(job.find("allreduce_wait (train.py:4)"), std::string::npos) << job;
 }
 
+// Confirmation (confirm_hang): a run that prints no step but is busy (its stack grows every
+// half second, as a long evaluation or a slow step would move) is a near miss, not a hang:
+// no cancel, the hang clock restarts. Once per task: the next detection is acted on.
+TEST(HangForensics, StacksThatMoveAreANearMissNotACancel) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  if (std::system("gdb --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "gdb is not installed";
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  std::string work = c.dir / "work", config = c.dir / "llmwatch.toml";
+  std::filesystem::create_directories(work);
+  write_file(work + "/train.py",
+             "import time\n"
+             "def evaluate(depth):\n"
+             "    time.sleep(0.5)\n"
+             "    evaluate(depth + 1)\n"
+             "for step in range(1, 4):\n"
+             "    print(f'global_step: {step}', flush=True)\n"
+             "    time.sleep(0.3)\n"
+             "evaluate(0)\n");
+  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+                         "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\n" + job_owner() +
+                         "name = \"itest-busy\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
+                         "startup_grace = \"1m\"\nconfirm_hang = \"2s\"\n"
+                         "on_hang = [\"dump\", \"alert\", \"cancel\"]\n");
+  auto sub = c.slurm({"sbatch", "--parsable", "--job-name=itest-busy", "--nodes=1",
+                      "--chdir=" + work, "--output=" + work + "/out-%j.txt", "--wrap",
+                      "exec python3 -u " + work + "/train.py"});
+  ASSERT_TRUE(sub.ok()) << sub.err;
+  std::string id = sub.out.substr(0, sub.out.find_first_of(";\n"));
+  auto events = [&] { return llmwatch(config, {"events"}).out; };
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(config, {"run", "--once"});
+        return events().find("near miss") != std::string::npos;
+      },
+      90))
+      << events();
+  EXPECT_EQ(events().find("cancel done"), std::string::npos) << events();
+  EXPECT_NE(c.slurm({"scontrol", "show", "job", id}).out.find("JobState=RUNNING"),
+            std::string::npos);
+  // The clock restarted at the near miss: the next cycle finds no hang to act on.
+  ASSERT_TRUE(llmwatch(config, {"run", "--once"}).ok());
+  EXPECT_EQ(llmwatch_sql(c.dir / "state", "SELECT COUNT(*) FROM actions WHERE kind='cancel'"),
+            "0\n");
+  // Once per task: when it is found idle again, it is cancelled.
+  EXPECT_TRUE(eventually(
+      [&] {
+        llmwatch(config, {"run", "--once"});
+        return events().find("cancel done") != std::string::npos;
+      },
+      90))
+      << events();
+}
+
 }  // namespace
 }  // namespace llmwatch::testing

@@ -43,5 +43,26 @@ TEST(PythonStacks, TheOddOneOutStandsOut) {
   EXPECT_EQ(summarize_stacks({}), "no Python process found");
 }
 
+// Confirmation: ranks stuck in a collective show the same frames twice; a moving run does not.
+TEST(PythonStacks, StacksThatMoveDisproveAHang) {
+  std::vector<ProcessStack> hung = {{"node-1", 100, "python3", kPyBt, ""},
+                                    {"node-2", 77, "python3", kPySpy, ""}};
+  EXPECT_EQ(python_frames(kPyBt),
+            (std::vector<std::string>{"allreduce_wait (train.py:4)", "train_step (train.py:6)"}));
+  EXPECT_FALSE(stacks_moved(hung, hung));
+  auto later = hung;
+  later[1].text = "Thread 4242 (idle): \"MainThread\"\n    train_step (train.py:7)\n";
+  EXPECT_TRUE(stacks_moved(hung, later));  // other frames
+  auto fewer = hung;
+  fewer.pop_back();
+  EXPECT_FALSE(stacks_moved(hung, fewer));  // a rank gone proves nothing
+  auto more = hung;
+  more.push_back({"node-2", 78, "python3", kPySpy, ""});
+  EXPECT_TRUE(stacks_moved(hung, more));  // a new process of the job
+  auto unreadable = hung;
+  unreadable[0].text = "gdb: ptrace: Operation not permitted.\n";
+  EXPECT_FALSE(stacks_moved(hung, unreadable));  // no frames is no evidence either way
+}
+
 }  // namespace
 }  // namespace llmwatch

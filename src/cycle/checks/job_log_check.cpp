@@ -9,6 +9,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <unordered_map>
 
 #include "cycle/check.h"
@@ -252,6 +253,11 @@ class JobLogCheck : public Check {
       w.last = slurm_job_from_json(s.store.get("lastjob:" + w.label).value_or(""));
       prepare_end(s, w, index, cluster);
       w.progress = JobProgress::from_json(s.store.get("progress:" + w.label).value_or("{}"));
+      // A dump whose two rounds saw the stacks move disproved a hang: the clock restarts then.
+      auto near_miss =
+          nlohmann::json::parse(s.store.get("nearmiss:" + w.label).value_or("{}"), nullptr, false);
+      if (near_miss.is_object() && near_miss.value("task", "") == w.progress.task)
+        w.progress.last_progress = std::max(w.progress.last_progress, near_miss.value("ts", 0.0));
       // Time the clock jumped by, or llmwatch did not watch, is not the job's idle time.
       if (s.clock.shift != 0) shift_times(w.progress, s.clock.shift);
       if (!s.clock.trusted) w.obs.clock_untrusted = s.clock.why;
