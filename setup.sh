@@ -19,7 +19,7 @@ packages=(
   libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
   libsqlite3-dev sqlite3 libsimdjson-dev
   slurmctld slurmd slurm-client munge
-  python3 python3-aiosmtpd prometheus
+  python3 python3-aiosmtpd prometheus prometheus-alertmanager
   gdb python3.11-dbg
   fuse python3-fusepy e2fsprogs
 )
@@ -33,7 +33,7 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   sudo_if_needed apt-get update -qq
-  # The Debian packages start system slurm/munge/prometheus daemons; llmwatch never uses
+  # The Debian packages start system slurm/munge/prometheus/alertmanager daemons; llmwatch never uses
   # them (tests and the demo run their own), so keep them from starting.
   printf '#!/bin/sh\nexit 101\n' | sudo_if_needed tee /usr/sbin/policy-rc.d >/dev/null
   sudo_if_needed chmod +x /usr/sbin/policy-rc.d
@@ -55,7 +55,9 @@ case "$mode" in
     id llmwatch-itest >/dev/null 2>&1 ||
       sudo_if_needed useradd --system --no-create-home --shell /usr/sbin/nologin llmwatch-itest
     status=0
-    "${as_root[@]}" ctest --test-dir "$build_dir" --output-on-failure --timeout 600 || status=1
+    # Two at a time: integration tests mostly wait on Slurm, and each starts its own cluster
+    # on its own ports (CI has 2 cores and 30 minutes).
+    "${as_root[@]}" ctest --test-dir "$build_dir" -j 2 --output-on-failure --timeout 600 || status=1
     # The proof build: the whole suite under ASan + UBSan, and the fuzz targets.
     asan_dir=${LLMWATCH_ASAN_BUILD_DIR:-build-asan}
     [ -f "$asan_dir/CMakeCache.txt" ] ||
@@ -65,7 +67,8 @@ case "$mode" in
     sanitizers=(env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
     "${as_root[@]}" "${sanitizers[@]}" \
-      ctest --test-dir "$asan_dir" -LE "install|fuzz" --output-on-failure --timeout 600 || status=1
+      ctest --test-dir "$asan_dir" -LE "install|fuzz" -j 2 --output-on-failure --timeout 600 ||
+      status=1
     # Fuzz targets are independent: two at a time.
     "${as_root[@]}" "${sanitizers[@]}" \
       ctest --test-dir "$asan_dir" -L fuzz -j 2 --output-on-failure --timeout 600 || status=1

@@ -61,12 +61,18 @@ stop_cluster() {
   return 0
 }
 
-# A TCP port nobody listens on, from a range away from Slurm's defaults.
+# The first of COUNT consecutive TCP ports nobody listens on, from a range away from Slurm's
+# defaults. Every port of the range is checked: clusters of tests running side by side
+# (ctest -j) must not share a slurmd port.
 free_port() {
-  local port
+  local port count=${1:-1} i busy
   while :; do
     port=$((20000 + RANDOM % 30000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
+    busy=0
+    for ((i = 0; i < count; i++)); do
+      if (exec 3<>"/dev/tcp/127.0.0.1/$((port + i))") 2>/dev/null; then busy=1; break; fi
+    done
+    [ $busy -eq 0 ] && { echo "$port"; return; }
   done
 }
 
@@ -79,8 +85,7 @@ start_cluster() {
   local host ctld_port base_port
   host=$(hostname)
   ctld_port=$(free_port)
-  base_port=$(free_port)
-  [ "$base_port" -ge $((50000 - nodes)) ] && base_port=$((base_port - nodes))
+  base_port=$(free_port "$nodes")
 
   # munge: its own key, socket and pid file; never the system daemon.
   chmod 700 "$dir/munge"
@@ -136,7 +141,8 @@ EOF
   done
 
   # Ready when every node answers idle; poll, never sleep-and-hope.
-  local deadline=$((SECONDS + 60)) idle=0
+  # Generous: under ctest -j several clusters start at once on a 2-core machine.
+  local deadline=$((SECONDS + 120)) idle=0
   while [ $SECONDS -lt $deadline ]; do
     idle=$(sinfo -h -N -o '%N %T' 2>/dev/null | grep -c ' idle$' || true)
     [ "$idle" -eq "$nodes" ] && break
@@ -146,7 +152,7 @@ EOF
     sinfo -N >&2 || true
     tail -n 5 "$dir/log/slurmctld.log" >&2 || true
     stop_cluster
-    die "only $idle of $nodes nodes idle after 60 s"
+    die "only $idle of $nodes nodes idle after 120 s"
   fi
   echo "export SLURM_CONF=$SLURM_CONF"
 }

@@ -99,6 +99,7 @@ Delivery deliver_one(const AlertChannel& channel, const AlertMessage& message) {
   if (channel.type == "exec") return deliver_exec(channel, message);
   if (channel.type == "webhook" || channel.type == "slack") return deliver_http(channel, message);
   if (channel.type == "email") return deliver_email(channel, message);
+  if (channel.type == "alertmanager") return deliver_alertmanager(channel, {message});
   return {channel.id, false, "unknown channel type " + channel.type};
 }
 

@@ -42,10 +42,15 @@ struct Delivery {
 // wherever the firing one could go).
 bool channel_wants(const AlertChannel& channel, const AlertMessage& message);
 
-// One delivery attempt to one channel, by type: exec | webhook | slack | email.
+// One delivery attempt to one channel, by type: exec | webhook | slack | email (alertmanager
+// takes the messages ungrouped: deliver_alertmanager).
 Delivery deliver_one(const AlertChannel& channel, const AlertMessage& message);
 Delivery deliver_exec(const AlertChannel& channel, const AlertMessage& message);
 Delivery deliver_http(const AlertChannel& channel, const AlertMessage& message);
 Delivery deliver_email(const AlertChannel& channel, const AlertMessage& message);
+// Alertmanager takes the cycle's alerts as they are (it groups by its own rules).
+Delivery deliver_alertmanager(const AlertChannel& channel,
+                              const std::vector<AlertMessage>& messages);
+std::string alertmanager_payload(const std::vector<AlertMessage>& messages, Seconds expire_after);
 
 }  // namespace llmwatch

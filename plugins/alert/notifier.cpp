@@ -14,7 +14,9 @@ AlertMessage message_for(const FindingRow& row, const std::string& state,
   m.key = row.key;
   m.state = state;
   m.severity = row.severity;
-  m.subject = row.key.substr(0, row.key.find('/'));
+  // The finding's subject as its firing alert named it: "job:tr11/hung" → "tr11".
+  std::string scope = row.key.substr(0, row.key.find('/'));
+  m.subject = scope.substr(scope.find(':') == std::string::npos ? 0 : scope.find(':') + 1);
   m.summary = summary;
   m.ts = now;
   m.host = hostname();
@@ -59,7 +61,8 @@ FlushResult flush_deliveries(const Config& config, Store& store, double now) {
     }
     std::vector<AlertMessage> messages;
     for (const auto& row : rows) messages.push_back(AlertMessage::from_json(row.message_json));
-    Delivery d = deliver_one(*channel, group_messages(messages));
+    Delivery d = channel->type == "alertmanager" ? deliver_alertmanager(*channel, messages)
+                                                 : deliver_one(*channel, group_messages(messages));
     store.db().transaction([&] {
       for (const auto& row : rows) {
         if (d.ok)

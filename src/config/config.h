@@ -151,7 +151,7 @@ struct GpuSettings {
 };
 
 struct AlertChannel {
-  std::string type;  // slack | email | webhook | exec
+  std::string type;  // slack | email | webhook | exec | alertmanager
   std::string name;
   std::string url;                           // secret (slack, webhook)
   std::vector<std::string> command;          // exec
@@ -163,6 +163,9 @@ struct AlertChannel {
   std::vector<std::string> match{"*"};  // finding-key globs this channel receives
   std::string min_severity = "warning";
   Seconds timeout{10};
+  // alertmanager: a firing alert's endsAt is this far ahead; llmwatch announces a firing
+  // finding again every alert_repeat_every, so this must be longer (config check).
+  Seconds expire_after{7 * 3600};
   int line = 0;
   std::string id;  // name, or "type#N": how deliveries refer to the channel
 };

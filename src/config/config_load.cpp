@@ -262,13 +262,15 @@ struct Loader {
   }
 
   void load_alerts(const toml::node& node, Config& config) {
-    static const std::vector<std::string> kTypes = {"slack", "email", "webhook", "exec"};
+    static const std::vector<std::string> kTypes = {"slack", "email", "webhook", "exec",
+                                                    "alertmanager"};
     const auto* table = node.as_table();
     if (!table) return error(node, "'alert' must hold [[alert.TYPE]] tables");
     for (const auto& [key, value] : *table) {
       std::string type(key.str());
       if (std::find(kTypes.begin(), kTypes.end(), type) == kTypes.end()) {
-        error(value, "unknown alert type '" + type + "' (one of: slack, email, webhook, exec)" +
+        error(value, "unknown alert type '" + type +
+                         "' (one of: slack, email, webhook, exec, alertmanager)" +
                          suggestion(type, kTypes));
         continue;
       }
@@ -330,8 +332,12 @@ struct Loader {
     for (const auto& a : c.alerts)
       if (!ids.insert(a.id).second) at(a.line, "two alert channels are named '" + a.id + "'");
     for (const auto& a : c.alerts) {
-      if ((a.type == "slack" || a.type == "webhook") && a.url.empty())
+      if ((a.type == "slack" || a.type == "webhook" || a.type == "alertmanager") && a.url.empty())
         at(a.line, "[[alert." + a.type + "]] needs url (or url_file)");
+      if (a.type == "alertmanager" && a.expire_after <= c.alert_repeat_every)
+        at(a.line, "[[alert.alertmanager]] expire_after must be longer than alert_repeat_every (" +
+                       format_duration(c.alert_repeat_every) +
+                       "), or a still-firing alert expires before it is announced again");
       if (a.type == "exec" && a.command.empty()) at(a.line, "[[alert.exec]] needs command");
       if (a.type == "email" && (a.to.empty() || a.smtp_url.empty()))
         at(a.line, "[[alert.email]] needs to and smtp_url");

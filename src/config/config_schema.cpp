@@ -298,6 +298,7 @@ const std::vector<KeySpec<AlertChannel>>& alert_keys() {
        0,
        {"info", "warning", "critical"}},
       {"timeout", KeyKind::Duration, LW_SET(AlertChannel, timeout, dur)},
+      {"expire_after", KeyKind::Duration, LW_SET(AlertChannel, expire_after, dur)},
   };
   return keys;
 }
@@ -311,6 +312,7 @@ const std::vector<std::string>& alert_type_keys(const std::string& type) {
   static const std::map<std::string, std::vector<std::string>> kByType = {
       {"slack", {"url", "token", "headers"}},
       {"webhook", {"url", "token", "headers"}},
+      {"alertmanager", {"url", "token", "headers", "expire_after"}},
       {"email", {"to", "from", "smtp_url", "username", "password", "starttls"}},
       {"exec", {"command"}},
   };

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/units.h"
+
 namespace llmwatch {
 
 namespace {
@@ -56,11 +58,7 @@ bool same_holder(const LeaseInfo& a, const LeaseInfo& b) {
 }  // namespace
 
 std::string LeaseInfo::str() const {
-  char buf[32] = "?";
-  std::time_t t = static_cast<std::time_t>(expires);
-  std::tm tm{};
-  if (gmtime_r(&t, &tm)) std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return host + ":" + std::to_string(pid) + " until " + buf;
+  return host + ":" + std::to_string(pid) + " until " + format_utc(expires);
 }
 
 Lease::Lease(std::string state_dir, std::string host, int pid)

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <ctime>
 #include <limits>
 
 #include "util/strings.h"
@@ -146,6 +147,14 @@ std::string format_size(std::uint64_t bytes) {
   while (value >= 1024 && unit < 6) value /= 1024, ++unit;
   char buf[32];
   std::snprintf(buf, sizeof buf, unit == 0 ? "%.0f %s" : "%.1f %s", value, kUnits[unit]);
+  return buf;
+}
+
+std::string format_utc(double unix_time) {
+  char buf[32] = "?";
+  std::time_t t = static_cast<std::time_t>(unix_time);
+  std::tm tm{};
+  if (gmtime_r(&t, &tm)) std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
 

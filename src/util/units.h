@@ -21,5 +21,7 @@ std::optional<double> parse_percent(std::string_view text, std::string* error = 
 std::string format_duration(Seconds d);
 // "1.5 GiB": binary units, one decimal.
 std::string format_size(std::uint64_t bytes);
+// "2026-11-22T21:11:42Z": a Unix time as RFC 3339 in UTC, whole seconds ("?" if unrepresentable).
+std::string format_utc(double unix_time);
 
 }  // namespace llmwatch

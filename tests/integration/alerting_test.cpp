@@ -3,6 +3,7 @@
 // retries after an outage (delivered once), grouping, silences, e-mail headers, and secrets
 // that never leak.
 #include "local_cluster.h"
+#include "util/http.h"
 
 namespace llmwatch::testing {
 namespace {
@@ -78,6 +79,7 @@ TEST(Alerting, OneMessagePerEpisodeThenResolvedAndSecretsNeverLeak) {
   ASSERT_EQ(reqs.size(), 2u);
   body = nlohmann::json::parse(reqs[1]["body"].get<std::string>());
   EXPECT_EQ(body["state"], "resolved");
+  EXPECT_EQ(body["subject"], "ghost");  // as the firing alert named it (was "job:ghost")
   EXPECT_NE(body["summary"].get<std::string>().find("resolved after"), std::string::npos);
 
   // The webhook's secret appears nowhere a human or a log shipper reads.
@@ -222,6 +224,66 @@ TEST(Alerting, EmailArrivesWithProperHeaders) {
   EXPECT_NE(mail.find("Date: "), std::string::npos);
   EXPECT_NE(mail.find("Message-ID: <"), std::string::npos);
   EXPECT_NE(mail.find("nothing RUNNING or PENDING for ghost"), std::string::npos);
+}
+
+// The real Prometheus Alertmanager (Debian's prometheus-alertmanager) receives each finding
+// as an alert with llmwatch's labels, and ends it when the finding resolves.
+TEST(Alerting, AlertmanagerGetsTheFindingAndItsEnd) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  if (access("/usr/bin/prometheus-alertmanager", X_OK) != 0)
+    GTEST_SKIP() << "prometheus-alertmanager is not installed (setup.sh installs it)";
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  std::string port = std::to_string(free_port());
+  write_file(c.dir / "am.yml", "route:\n  receiver: nobody\nreceivers:\n  - name: nobody\n");
+  BackgroundProcess am({"/usr/bin/prometheus-alertmanager", "--config.file=" + (c.dir / "am.yml"),
+                        "--storage.path=" + (c.dir / "am"),
+                        "--web.listen-address=127.0.0.1:" + port, "--cluster.listen-address="},
+                       c.dir / "am.log");
+  std::string api = "http://127.0.0.1:" + port + "/api/v2/alerts";
+  auto alerts = [&] {
+    auto r = http_request("GET", api + "?active=true&silenced=false&inhibited=false", "", {},
+                          std::chrono::seconds(5));
+    auto j = nlohmann::json::parse(r.body, nullptr, false);
+    return j.is_array() ? j : nlohmann::json::array();
+  };
+  ASSERT_TRUE(eventually(
+      [&] { return http_request("GET", api, "", {}, std::chrono::seconds(2)).ok(); }, 30))
+      << read_file(am.log);
+  AlertSetup s(c,
+               "[[alert.alertmanager]]\nname = \"am\"\nurl = \"http://127.0.0.1:" + port + "\"\n");
+  ASSERT_TRUE(s.cycle().ok());
+  nlohmann::json firing;
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (const auto& a : alerts())
+          if (a["labels"].value("key", "") == "job:ghost/absent") firing = a;
+        return !firing.is_null();
+      },
+      20))
+      << llmwatch(s.config, {"events"}).out;
+  EXPECT_EQ(firing["labels"]["alertname"], "absent");
+  EXPECT_EQ(firing["labels"]["severity"], "critical");
+  EXPECT_EQ(firing["annotations"]["subject"], "ghost");
+  EXPECT_EQ(firing["labels"]["source"], "llmwatch");
+  EXPECT_NE(firing["annotations"]["summary"].get<std::string>().find("nothing RUNNING or PENDING"),
+            std::string::npos)
+      << firing.dump();
+  // The job appears; after the hysteresis the resolved notice ends the alert.
+  ASSERT_TRUE(
+      c.slurm({"sbatch", "--job-name=ghost", "--output=/dev/null", "--wrap", "sleep 300"}).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(s.cycle().ok());
+  EXPECT_TRUE(eventually(
+      [&] {
+        for (const auto& a : alerts())
+          if (a["labels"].value("key", "") == "job:ghost/absent") return false;
+        return true;
+      },
+      20))
+      << alerts().dump() << llmwatch(s.config, {"events"}).out
+      << llmwatch_sql(c.dir / "state", "SELECT state, message FROM deliveries");
+  EXPECT_NE(llmwatch(s.config, {"events"}).out.find("delivered job:ghost/absent to am"),
+            std::string::npos);
 }
 
 }  // namespace

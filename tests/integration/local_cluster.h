@@ -56,7 +56,7 @@ class LocalCluster {
     ProcessSpec spec;
     spec.argv = {source_dir() + "/slurm/local-cluster.sh", "start", cluster_dir,
                  std::to_string(nodes)};
-    spec.timeout = std::chrono::seconds(90);
+    spec.timeout = std::chrono::seconds(150);
     auto r = run_process(spec);
     if (!r.ok()) error = r.describe("local-cluster.sh start") + "\n" + r.err;
     setenv("SLURM_CONF", (cluster_dir + "/slurm.conf").c_str(), 1);

@@ -1,0 +1,69 @@
+// alertmanager: Prometheus Alertmanager's API (POST /api/v2/alerts), so llmwatch's findings are
+// routed, grouped, inhibited and silenced with the cluster's other alerts. Each alert goes as
+// itself, never grouped by llmwatch: Alertmanager groups by its own rules.
+//   labels:      alertname (the finding's kind: hung, absent, gpu-fault ...), key, severity,
+//                host, source="llmwatch": only what stays the same from firing to resolved,
+//                since Alertmanager knows an alert by its labels
+//   annotations: subject, summary, description (the evidence), actions (what llmwatch did)
+//   startsAt/endsAt: a resolved finding ends when it was resolved; a firing one expires after
+//                expire_after unless announced again (llmwatch repeats every
+//                alert_repeat_every, which config check keeps shorter).
+// Config: [[alert.alertmanager]] url = "http://alertmanager:9093" (the API path is added),
+// token / token_file, headers, timeout, expire_after.
+#include <nlohmann/json.hpp>
+
+#include "alert/alert_message.h"
+#include "util/http.h"
+#include "util/strings.h"
+#include "util/text.h"
+#include "util/units.h"
+
+namespace llmwatch {
+
+std::string alertmanager_payload(const std::vector<AlertMessage>& messages, Seconds expire_after) {
+  nlohmann::json alerts = nlohmann::json::array();
+  for (const auto& m : messages) {
+    std::string kind =
+        m.key.substr(m.key.rfind('/') == std::string::npos ? 0 : m.key.rfind('/') + 1);
+    std::string description;
+    for (const auto& line : m.evidence) description += line + "\n";
+    std::string actions;
+    for (const auto& a : m.actions) actions += a + "\n";
+    nlohmann::json a = {
+        {"labels",
+         {{"alertname", kind},
+          {"key", m.key},
+          {"severity", m.severity},
+          {"host", m.host},
+          {"source", "llmwatch"}}},
+        {"annotations",
+         {{"subject", m.subject},
+          {"summary", m.summary},
+          {"description", truncate_utf8(description, 8000)},
+          {"actions", truncate_utf8(actions, 4000)}}},
+        {"startsAt", format_utc(m.ts)},
+        {"endsAt",
+         format_utc(m.state == "resolved" ? m.ts
+                                          : m.ts + static_cast<double>(expire_after.count()))}};
+    alerts.push_back(std::move(a));
+  }
+  return json_dump(alerts);
+}
+
+Delivery deliver_alertmanager(const AlertChannel& channel,
+                              const std::vector<AlertMessage>& messages) {
+  Delivery d{channel.id, false, ""};
+  std::string url = channel.url;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  if (!ends_with(url, "/api/v2/alerts")) url += "/api/v2/alerts";
+  std::vector<std::string> headers = {"Content-Type: application/json"};
+  headers.insert(headers.end(), channel.headers.begin(), channel.headers.end());
+  if (!channel.token.empty()) headers.push_back("Authorization: Bearer " + channel.token);
+  auto r = http_request("POST", url, alertmanager_payload(messages, channel.expire_after), headers,
+                        channel.timeout);
+  d.ok = r.ok();
+  if (!d.ok) d.error = r.error.empty() ? "HTTP " + std::to_string(r.status) : r.error;
+  return d;
+}
+
+}  // namespace llmwatch
