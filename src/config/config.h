@@ -170,6 +170,17 @@ struct AlertChannel {
   std::string id;  // name, or "type#N": how deliveries refer to the channel
 };
 
+// [[check]]: an operator's Nagios-style plugin, run on llmwatch's host. Its exit status is
+// the verdict: 0 OK, 1 WARNING, 2 CRITICAL, 3 (or a timeout, a crash) UNKNOWN; the first line it
+// prints is the summary. A finding "check:<name>/status" fires for 1 and 2 (alert).
+struct CommandCheckSettings {
+  std::string name;
+  std::vector<std::string> command;  // argv, no shell
+  Seconds every{300};                // at most this often; the last verdict stands between runs
+  Seconds timeout{30};
+  int line = 0;
+};
+
 struct Config {
   std::string path;  // the file it came from ("<embedded>" for the demo)
   std::string state_dir = "/var/lib/llmwatch";
@@ -193,6 +204,7 @@ struct Config {
   Limits limits;
   std::vector<JobSettings> jobs;
   std::vector<StorageSettings> storage;
+  std::vector<CommandCheckSettings> checks;
   GpuSettings gpu;
   std::vector<AlertChannel> alerts;
 };

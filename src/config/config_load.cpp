@@ -236,8 +236,8 @@ struct Loader {
   }
 
   void load(const toml::table& root, Config& config) {
-    static const std::vector<std::string> kTables = {"llmwatch", "slurm",   "self", "limits",
-                                                     "job",      "storage", "gpu",  "alert"};
+    static const std::vector<std::string> kTables = {"llmwatch", "slurm", "self", "limits", "job",
+                                                     "storage",  "check", "gpu",  "alert"};
     for (const auto& [key, node] : root) {
       std::string name(key.str());
       if (name == "llmwatch")
@@ -254,6 +254,8 @@ struct Loader {
         apply_array(node, job_keys(), name, config.jobs);
       else if (name == "storage")
         apply_array(node, storage_keys(), name, config.storage);
+      else if (name == "check")
+        apply_array(node, command_check_keys(), name, config.checks);
       else if (name == "alert")
         load_alerts(node, config);
       else
@@ -327,6 +329,16 @@ struct Loader {
            "[[storage]] keep_last must be 0 (off) or at least 2: one checkpoint is no backup");
       if (s.quota == "custom" && s.quota_regex.empty())
         at(s.line, "[[storage]] quota = \"custom\" needs quota_regex");
+    }
+    std::set<std::string> check_names;
+    for (const auto& k : c.checks) {
+      if (k.name.empty() ||
+          k.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+                                   "VWXYZ0123456789_.-") != std::string::npos)
+        at(k.line, "[[check]] needs a name of letters, digits, '_', '.' and '-'");
+      else if (!check_names.insert(k.name).second)
+        at(k.line, "two [[check]]s are named '" + k.name + "'");
+      if (k.command.empty()) at(k.line, "[[check]] " + k.name + " needs command");
     }
     std::set<std::string> ids;
     for (const auto& a : c.alerts)

@@ -303,6 +303,16 @@ const std::vector<KeySpec<AlertChannel>>& alert_keys() {
   return keys;
 }
 
+const std::vector<KeySpec<CommandCheckSettings>>& command_check_keys() {
+  static const std::vector<KeySpec<CommandCheckSettings>> keys = {
+      {"name", KeyKind::String, LW_SET(CommandCheckSettings, name, s)},
+      {"command", KeyKind::StringList, LW_SET(CommandCheckSettings, command, list)},
+      {"every", KeyKind::Duration, LW_SET(CommandCheckSettings, every, dur)},
+      {"timeout", KeyKind::Duration, LW_SET(CommandCheckSettings, timeout, dur)},
+  };
+  return keys;
+}
+
 #undef LW_SET
 
 // The keys each channel type takes; the rest of alert_keys() belong to other types. A secret
@@ -350,6 +360,7 @@ std::vector<std::string> all_config_keys() {
   add("limits", limits_keys());
   add("job", job_keys());
   add("storage", storage_keys());
+  add("check", command_check_keys());
   add("gpu", gpu_keys());
   add("alert", alert_keys());
   return out;

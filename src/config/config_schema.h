@@ -55,14 +55,15 @@ struct KeySpec {
   std::vector<std::string> choices;  // for String (empty: any)
 };
 
-const std::vector<KeySpec<Config>>& general_keys();           // [llmwatch]
-const std::vector<KeySpec<SlurmSettings>>& slurm_keys();      // [slurm]
-const std::vector<KeySpec<SelfJobSettings>>& self_keys();     // [self]
-const std::vector<KeySpec<Limits>>& limits_keys();            // [limits]
-const std::vector<KeySpec<JobSettings>>& job_keys();          // [[job]]
-const std::vector<KeySpec<StorageSettings>>& storage_keys();  // [[storage]]
-const std::vector<KeySpec<GpuSettings>>& gpu_keys();          // [gpu]
-const std::vector<KeySpec<AlertChannel>>& alert_keys();       // [[alert.TYPE]]
+const std::vector<KeySpec<Config>>& general_keys();                      // [llmwatch]
+const std::vector<KeySpec<SlurmSettings>>& slurm_keys();                 // [slurm]
+const std::vector<KeySpec<SelfJobSettings>>& self_keys();                // [self]
+const std::vector<KeySpec<Limits>>& limits_keys();                       // [limits]
+const std::vector<KeySpec<JobSettings>>& job_keys();                     // [[job]]
+const std::vector<KeySpec<StorageSettings>>& storage_keys();             // [[storage]]
+const std::vector<KeySpec<CommandCheckSettings>>& command_check_keys();  // [[check]]
+const std::vector<KeySpec<GpuSettings>>& gpu_keys();                     // [gpu]
+const std::vector<KeySpec<AlertChannel>>& alert_keys();                  // [[alert.TYPE]]
 // The keys of alert_keys() that one channel type takes (empty for an unknown type).
 const std::vector<std::string>& alert_type_keys(const std::string& type);
 bool is_alert_key(const std::string& name);

@@ -321,5 +321,57 @@ TEST(Checks, EveryCheckRegistersItselfOnce) {
     EXPECT_EQ(std::count(names.begin(), names.end(), expected), 1) << expected;
 }
 
+// [[check]]: an operator's Nagios plugin. Its exit status is the verdict, its first line the
+// summary; between runs (every) the verdict stands; a hang is unknown and never acts.
+TEST(Supervisor, NagiosChecksFireWaitTheirTurnAndResolve) {
+  TempDir tmp;
+  std::string script = tmp / "check.sh", verdict = tmp / "verdict";
+  write_file(script,
+             "n=$(cat " + verdict +
+                 ")\n[ \"$n\" = hang ] && exec sleep 30\n"
+                 "echo \"LUSTRE $n - mdt0 slow | t=3\"\necho 'ost7: 2 s per stat'\nexit $n\n");
+  World w("[[check]]\nname = \"lustre\"\ncommand = [\"/bin/sh\", \"" + script +
+          "\"]\nevery = \"60s\"\ntimeout = \"1s\"\n");
+  auto firing = [&]() -> std::optional<FindingRow> {
+    for (const auto& f : w.store->firing())
+      if (f.key == "check:lustre/status") return f;
+    return std::nullopt;
+  };
+  double now = 1'800'000'000;
+  write_file(verdict, "2");
+  w.cycle(now);
+  ASSERT_TRUE(firing());
+  EXPECT_EQ(firing()->severity, "critical");
+  EXPECT_EQ(firing()->summary, "LUSTRE 2 - mdt0 slow");
+  // It passes now, but is not due for 60 s: the verdict stands, nothing resolves.
+  write_file(verdict, "0");
+  w.cycle(now + 10);
+  EXPECT_TRUE(firing());
+  w.cycle(now + 70);
+  EXPECT_FALSE(firing());
+  // A plugin that hangs is killed at its timeout: unknown, never an action.
+  write_file(verdict, "hang");
+  auto r = w.cycle(now + 140);
+  ASSERT_TRUE(firing());
+  EXPECT_EQ(firing()->severity, "unknown");
+  EXPECT_NE(firing()->summary.find("timed out"), std::string::npos) << firing()->summary;
+  EXPECT_EQ(r.actions, 0);
+}
+
+TEST(Supervisor, NagiosCheckConfigIsChecked) {
+  auto errors = [](const std::string& toml) {
+    std::string out;
+    for (const auto& e : load_config_string(toml, "c.toml").errors) out += e.str() + "\n";
+    return out;
+  };
+  EXPECT_EQ(errors("[[check]]\nname = \"ok\"\ncommand = [\"/bin/true\"]\n"), "");
+  EXPECT_NE(errors("[[check]]\nname = \"a b\"\ncommand = [\"/bin/true\"]\n").find("needs a name"),
+            std::string::npos);
+  EXPECT_NE(errors("[[check]]\nname = \"x\"\n").find("needs command"), std::string::npos);
+  EXPECT_NE(errors("[[check]]\nname = \"x\"\ncommand = [\"/bin/true\"]\ntimeout = \"0s\"\n")
+                .find("must be at least 1s"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace llmwatch
