@@ -61,13 +61,16 @@ stop_cluster() {
   return 0
 }
 
-# The first of COUNT consecutive TCP ports nobody listens on, from a range away from Slurm's
-# defaults. Every port of the range is checked: clusters of tests running side by side
-# (ctest -j) must not share a slurmd port.
+# The first of COUNT consecutive TCP ports nobody listens on, away from Slurm's defaults and
+# below the kernel's ephemeral range: an outgoing connection of another cluster's daemons
+# (ctest -j runs clusters side by side) may hold any ephemeral port, and a slurmd that cannot
+# bind its port never registers. Every port of the range is checked.
 free_port() {
-  local port count=${1:-1} i busy
+  local port count=${1:-1} i busy low
+  low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  [ "$low" -gt 12000 ] || low=32768
   while :; do
-    port=$((20000 + RANDOM % 30000))
+    port=$((10000 + RANDOM % (low - 10000 - count)))
     busy=0
     for ((i = 0; i < count; i++)); do
       if (exec 3<>"/dev/tcp/127.0.0.1/$((port + i))") 2>/dev/null; then busy=1; break; fi
