@@ -11,7 +11,7 @@ namespace llmwatch {
 // that never ends its line) overflowed the stack and killed the process, every cycle. So no
 // regex ever sees more than this many bytes of a log, a command's output or a kernel line;
 // the lines we look for (steps, Xids, quota rows) are far shorter.
-inline constexpr std::size_t kRegexWindow = 4096;
+inline constexpr std::size_t kRegexWindow = 1024;
 
 inline std::string_view regex_window(std::string_view text) {
   return text.substr(0, kRegexWindow);
