@@ -39,7 +39,7 @@ struct HangingMount {
   ~HangingMount() {
     answer();
     ProcessSpec spec;
-    spec.argv = {"fusermount", "-u", mount};
+    spec.argv = {"fusermount", "-uz", mount};  // lazy: a process may still hold it
     spec.timeout = std::chrono::seconds(10);
     run_process(spec);
   }
