@@ -95,11 +95,15 @@ bool channel_wants(const AlertChannel& channel, const AlertMessage& message) {
          severity_rank(severity_from_name(channel.min_severity));
 }
 
+Delivery deliver_batch(const AlertChannel& channel, const std::vector<AlertMessage>& messages) {
+  if (channel.type == "alertmanager") return deliver_alertmanager(channel, messages);
+  return deliver_one(channel, group_messages(messages));
+}
+
 Delivery deliver_one(const AlertChannel& channel, const AlertMessage& message) {
   if (channel.type == "exec") return deliver_exec(channel, message);
   if (channel.type == "webhook" || channel.type == "slack") return deliver_http(channel, message);
   if (channel.type == "email") return deliver_email(channel, message);
-  if (channel.type == "alertmanager") return deliver_alertmanager(channel, {message});
   return {channel.id, false, "unknown channel type " + channel.type};
 }
 

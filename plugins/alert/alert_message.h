@@ -42,8 +42,11 @@ struct Delivery {
 // wherever the firing one could go).
 bool channel_wants(const AlertChannel& channel, const AlertMessage& message);
 
-// One delivery attempt to one channel, by type: exec | webhook | slack | email (alertmanager
-// takes the messages ungrouped: deliver_alertmanager).
+// One delivery attempt of one cycle's messages to one channel: grouped into one message
+// (deliver_one), except for Alertmanager, which takes them as they are and groups by its own
+// rules.
+Delivery deliver_batch(const AlertChannel& channel, const std::vector<AlertMessage>& messages);
+// One delivery attempt of one message, by type: exec | webhook | slack | email.
 Delivery deliver_one(const AlertChannel& channel, const AlertMessage& message);
 Delivery deliver_exec(const AlertChannel& channel, const AlertMessage& message);
 Delivery deliver_http(const AlertChannel& channel, const AlertMessage& message);

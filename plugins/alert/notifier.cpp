@@ -61,8 +61,7 @@ FlushResult flush_deliveries(const Config& config, Store& store, double now) {
     }
     std::vector<AlertMessage> messages;
     for (const auto& row : rows) messages.push_back(AlertMessage::from_json(row.message_json));
-    Delivery d = channel->type == "alertmanager" ? deliver_alertmanager(*channel, messages)
-                                                 : deliver_one(*channel, group_messages(messages));
+    Delivery d = deliver_batch(*channel, messages);
     store.db().transaction([&] {
       for (const auto& row : rows) {
         if (d.ok)

@@ -170,6 +170,7 @@ ProcessResult run_process_unguarded(const ProcessSpec& spec) {
   // Both pipes are closed; the child may still be running (it closed its stdout, say).
   std::optional<std::chrono::steady_clock::time_point> killed_at;
   if (result.timed_out) killed_at = std::chrono::steady_clock::now();
+  bool abandoned = false;
   while (child.running(ec)) {
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline && !result.timed_out) {
@@ -184,22 +185,22 @@ ProcessResult run_process_unguarded(const ProcessSpec& spec) {
       child.detach();
       std::thread([pid] { ::waitpid(pid, nullptr, 0); }).detach();
       result.error = "did not exit after SIGKILL (blocked in the kernel: a hung mount?)";
-      result.seconds = elapsed();
-      result.out = valid_utf8(result.out);
-      result.err = valid_utf8(result.err);
-      return result;
+      abandoned = true;
+      break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  child.wait(ec);
+  if (!abandoned) {
+    child.wait(ec);
+    int status = child.native_exit_code();
+    if (WIFSIGNALED(status))
+      result.signal = WTERMSIG(status);
+    else if (WIFEXITED(status))
+      result.exit_code = WEXITSTATUS(status);
+  }
   // The text boundary: whatever the program printed, what llmwatch keeps is valid UTF-8.
   result.out = valid_utf8(result.out);
   result.err = valid_utf8(result.err);
-  int status = child.native_exit_code();
-  if (WIFSIGNALED(status))
-    result.signal = WTERMSIG(status);
-  else if (WIFEXITED(status))
-    result.exit_code = WEXITSTATUS(status);
   result.seconds = elapsed();
   return result;
 }

@@ -7,38 +7,62 @@
 namespace llmwatch::testing {
 namespace {
 
+// A python3 trainer (the given script) watched as job `name` with a 6 s stale floor and
+// on_hang = dump, alert, cancel, plus `extra` [[job]] keys.
+struct PythonRun {
+  LocalCluster& c;
+  std::string work, config, id;
+  PythonRun(LocalCluster& cluster, const std::string& name, const std::string& script,
+            const std::string& extra = "")
+      : c(cluster), work(c.dir / "work"), config(c.dir / "llmwatch.toml") {
+    std::filesystem::create_directories(work);
+    write_file(work + "/train.py", script);
+    write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+                           "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\n" + job_owner() + "name = \"" +
+                           name +
+                           "\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
+                           "startup_grace = \"1m\"\non_hang = [\"dump\", \"alert\", \"cancel\"]\n" +
+                           extra);
+    auto sub = c.slurm({"sbatch", "--parsable", "--job-name=" + name, "--nodes=1",
+                        "--chdir=" + work, "--output=" + work + "/out-%j.txt", "--wrap",
+                        "exec python3 -u " + work + "/train.py"});
+    EXPECT_TRUE(sub.ok()) << sub.err;
+    id = sub.out.substr(0, sub.out.find_first_of(";\n"));
+  }
+  std::string events() { return llmwatch(config, {"events"}).out; }
+  // Runs cycles until the events say `what`.
+  bool cycles_until(const std::string& what) {
+    return eventually(
+        [&] {
+          llmwatch(config, {"run", "--once"});
+          return events().find(what) != std::string::npos;
+        },
+        90);
+  }
+};
+
+#define REQUIRE_GDB()                                                                              \
+  do {                                                                                             \
+    if (std::system("gdb --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "gdb is not installed"; \
+  } while (0)
+
 TEST(HangForensics, AHungPythonTrainersRealStackIsTakenBeforeTheCancel) {
   LLMWATCH_REQUIRE_CLUSTER();
-  if (std::system("gdb --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "gdb is not installed";
+  REQUIRE_GDB();
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
-  std::string work = c.dir / "work", config = c.dir / "llmwatch.toml";
-  std::filesystem::create_directories(work);
-  write_file(work + "/train.py",
-             "import time\n"
-             "def allreduce_wait():\n"
-             "    while True:\n"
-             "        time.sleep(0.2)\n"
-             "for step in range(1, 4):\n"
-             "    print(f'global_step: {step}', flush=True)\n"
-             "    time.sleep(0.3)\n"
-             "allreduce_wait()\n");
-  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
-                         "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\n" + job_owner() +
-                         "name = \"itest-hang\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
-                         "startup_grace = \"1m\"\non_hang = [\"dump\", \"alert\", \"cancel\"]\n");
-  auto sub = c.slurm({"sbatch", "--parsable", "--job-name=itest-hang", "--nodes=1",
-                      "--chdir=" + work, "--output=" + work + "/out-%j.txt", "--wrap",
-                      "exec python3 -u " + work + "/train.py"});
-  ASSERT_TRUE(sub.ok()) << sub.err;
-  std::string id = sub.out.substr(0, sub.out.find_first_of(";\n"));
-  ASSERT_TRUE(eventually(
-      [&] {
-        llmwatch(config, {"run", "--once"});
-        return llmwatch(config, {"events"}).out.find("cancel done") != std::string::npos;
-      },
-      90))
-      << llmwatch(config, {"events"}).out;
+  PythonRun run(c, "itest-hang",
+                "import time\n"
+                "def allreduce_wait():\n"
+                "    while True:\n"
+                "        time.sleep(0.2)\n"
+                "for step in range(1, 4):\n"
+                "    print(f'global_step: {step}', flush=True)\n"
+                "    time.sleep(0.3)\n"
+                "allreduce_wait()\n");
+  ASSERT_FALSE(run.id.empty());
+  ASSERT_TRUE(run.cycles_until("cancel done")) << run.events();
+  std::string config = run.config;
   std::string events = llmwatch(config, {"events"}).out;
   EXPECT_NE(events.find("dump done: 1 process: 1 in allreduce_wait (train.py:4)"),
             std::string::npos)
@@ -61,38 +85,23 @@ TEST(HangForensics, AHungPythonTrainersRealStackIsTakenBeforeTheCancel) {
 // no cancel, the hang clock restarts. Once per task: the next detection is acted on.
 TEST(HangForensics, StacksThatMoveAreANearMissNotACancel) {
   LLMWATCH_REQUIRE_CLUSTER();
-  if (std::system("gdb --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "gdb is not installed";
+  REQUIRE_GDB();
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
-  std::string work = c.dir / "work", config = c.dir / "llmwatch.toml";
-  std::filesystem::create_directories(work);
-  write_file(work + "/train.py",
-             "import time\n"
-             "def evaluate(depth):\n"
-             "    time.sleep(0.5)\n"
-             "    evaluate(depth + 1)\n"
-             "for step in range(1, 4):\n"
-             "    print(f'global_step: {step}', flush=True)\n"
-             "    time.sleep(0.3)\n"
-             "evaluate(0)\n");
-  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
-                         "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\n" + job_owner() +
-                         "name = \"itest-busy\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
-                         "startup_grace = \"1m\"\nconfirm_hang = \"2s\"\n"
-                         "on_hang = [\"dump\", \"alert\", \"cancel\"]\n");
-  auto sub = c.slurm({"sbatch", "--parsable", "--job-name=itest-busy", "--nodes=1",
-                      "--chdir=" + work, "--output=" + work + "/out-%j.txt", "--wrap",
-                      "exec python3 -u " + work + "/train.py"});
-  ASSERT_TRUE(sub.ok()) << sub.err;
-  std::string id = sub.out.substr(0, sub.out.find_first_of(";\n"));
-  auto events = [&] { return llmwatch(config, {"events"}).out; };
-  ASSERT_TRUE(eventually(
-      [&] {
-        llmwatch(config, {"run", "--once"});
-        return events().find("near miss") != std::string::npos;
-      },
-      90))
-      << events();
+  PythonRun run(c, "itest-busy",
+                "import time\n"
+                "def evaluate(depth):\n"
+                "    time.sleep(0.5)\n"
+                "    evaluate(depth + 1)\n"
+                "for step in range(1, 4):\n"
+                "    print(f'global_step: {step}', flush=True)\n"
+                "    time.sleep(0.3)\n"
+                "evaluate(0)\n",
+                "confirm_hang = \"2s\"\n");
+  ASSERT_FALSE(run.id.empty());
+  auto events = [&] { return run.events(); };
+  std::string config = run.config, id = run.id;
+  ASSERT_TRUE(run.cycles_until("near miss")) << events();
   EXPECT_EQ(events().find("cancel done"), std::string::npos) << events();
   EXPECT_NE(c.slurm({"scontrol", "show", "job", id}).out.find("JobState=RUNNING"),
             std::string::npos);
@@ -101,13 +110,7 @@ TEST(HangForensics, StacksThatMoveAreANearMissNotACancel) {
   EXPECT_EQ(llmwatch_sql(c.dir / "state", "SELECT COUNT(*) FROM actions WHERE kind='cancel'"),
             "0\n");
   // Once per task: when it is found idle again, it is cancelled.
-  EXPECT_TRUE(eventually(
-      [&] {
-        llmwatch(config, {"run", "--once"});
-        return events().find("cancel done") != std::string::npos;
-      },
-      90))
-      << events();
+  EXPECT_TRUE(run.cycles_until("cancel done")) << events();
 }
 
 }  // namespace

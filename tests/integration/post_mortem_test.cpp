@@ -63,6 +63,19 @@ struct EndingRun {
     return next;
   }
   std::string events() { return llmwatch(config, {"events"}).out; }
+  // Submits the run and waits until it trains; its id, or "" if it never stepped.
+  std::string start(int nodes, const std::vector<std::string>& extra = {}) {
+    std::string id = submit(nodes, extra);
+    return eventually([&] { return stepping(); }, 60) ? id : "";
+  }
+  // Once `task` trains, it dies the way `kind` says (fake-trainer's crash file); the run
+  // llmwatch started after it, or "" if none came.
+  std::string crash(const std::string& kind, const std::string& task) {
+    if (!eventually([&] { return stepping(); }, 60)) return "";
+    write_file(work + "/crash", kind + "\n");
+    if (!eventually([&] { return ended(task); }, 30)) return "";
+    return next_after(task);
+  }
 };
 
 // What the resubmission asked Slurm to avoid.
@@ -80,8 +93,8 @@ TEST(PostMortem, AnNcclCrashIsExplainedAndTheRunRestartsOffTheNodeItNames) {
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
   EndingRun run(c);
-  std::string first = run.submit(3);
-  ASSERT_TRUE(eventually([&] { return run.stepping(); }, 60));
+  std::string first = run.start(3);
+  ASSERT_FALSE(first.empty());
   auto crashed = std::chrono::steady_clock::now();
   write_file(run.work + "/crash", "nccl node-2\n");
   ASSERT_TRUE(eventually([&] { return run.ended(first); }, 30));
@@ -123,8 +136,8 @@ TEST(PostMortem, APersonsCancelIsLeftAlone) {
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
   EndingRun run(c);
-  std::string first = run.submit(1);
-  ASSERT_TRUE(eventually([&] { return run.stepping(); }, 60));
+  std::string first = run.start(1);
+  ASSERT_FALSE(first.empty());
   ASSERT_TRUE(c.slurm({"scancel", first}).ok());
   ASSERT_TRUE(eventually([&] { return run.live().empty(); }, 30));
   for (int i = 0; i < 2; ++i) ASSERT_TRUE(llmwatch(run.config, {"run", "--once"}).ok());
@@ -140,20 +153,15 @@ TEST(PostMortem, AnOomAndATracebackAreRestartedWithoutBlamingANode) {
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
   EndingRun run(c);
-  std::string first = run.submit(2);
-  ASSERT_TRUE(eventually([&] { return run.stepping(); }, 60));
-  write_file(run.work + "/crash", "oom\n");
-  ASSERT_TRUE(eventually([&] { return run.ended(first); }, 30));
-  std::string second = run.next_after(first);
+  std::string first = run.start(2);
+  ASSERT_FALSE(first.empty());
+  std::string second = run.crash("oom", first);
   ASSERT_FALSE(second.empty()) << run.events();
   EXPECT_NE(run.events().find("task " + first + " ended: out of memory"), std::string::npos)
       << run.events();
   EXPECT_EQ(excluded(c, second), "(null)");
 
-  ASSERT_TRUE(eventually([&] { return run.stepping(); }, 60));
-  write_file(run.work + "/crash", "traceback\n");
-  ASSERT_TRUE(eventually([&] { return run.ended(second); }, 30));
-  std::string third = run.next_after(second);
+  std::string third = run.crash("traceback", second);
   ASSERT_FALSE(third.empty()) << run.events();
   EXPECT_NE(run.events().find("task " + second + " ended: software error"), std::string::npos)
       << run.events();
@@ -186,8 +194,8 @@ TEST(PostMortem, TheTimeLimitIsNoCrashAndTheRunContinues) {
   ASSERT_TRUE(c.error.empty()) << c.error;
   EndingRun run(c);
   // 20 seconds ("minutes:seconds"); slurmctld enforces limits on its own timer.
-  std::string first = run.submit(1, {"--time=0:20"});
-  ASSERT_TRUE(eventually([&] { return run.stepping(); }, 60));
+  std::string first = run.start(1, {"--time=0:20"});
+  ASSERT_FALSE(first.empty());
   ASSERT_TRUE(eventually([&] { return run.live().empty(); }, 120));
   std::string second = run.next_after(first);
   ASSERT_FALSE(second.empty()) << run.events();
@@ -203,8 +211,8 @@ TEST(PostMortem, ARequeuedTaskIsNeverStartedTwice) {
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
   EndingRun run(c);
-  std::string first = run.submit(1);
-  ASSERT_TRUE(eventually([&] { return run.stepping(); }, 60));
+  std::string first = run.start(1);
+  ASSERT_FALSE(first.empty());
   ASSERT_TRUE(c.slurm({"scontrol", "requeue", first}).ok());
   for (int i = 0; i < 5; ++i) {
     ASSERT_TRUE(llmwatch(run.config, {"run", "--once"}).ok());

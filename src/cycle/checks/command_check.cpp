@@ -79,7 +79,7 @@ class CommandCheck : public Check {
       auto lines = split(res.out, '\n');
       std::string first = lines.empty() ? "" : std::string(trim(lines[0]));
       first = first.substr(0, first.find(" | "));
-      std::string summary = !res.ok() && (res.timed_out || !res.started || res.signal)
+      std::string summary = res.timed_out || !res.started || res.signal
                                 ? res.describe(k.command[0])
                                 : (first.empty() ? "exit " + std::to_string(res.exit_code) : first);
       Finding f =
