@@ -18,7 +18,7 @@ int cmd_stacks(const std::string& job_id, double timeout_seconds) {
   auto timeout = Seconds(static_cast<long long>(timeout_seconds));
   // Every rank at once: 8 ranks of a node, dumped one by one, would take 8 deadlines.
   std::vector<std::future<ProcessStack>> pending;
-  for (int pid : job_python_processes(job_id))
+  for (int pid : job_python_processes(job_id, node))
     pending.push_back(std::async(std::launch::async, dump_python_stack, pid, timeout));
   std::vector<ProcessStack> stacks;
   for (auto& p : pending) {

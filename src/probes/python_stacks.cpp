@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -33,28 +34,62 @@ bool on_path(const std::string& tool) {
   return false;
 }
 
+bool is_python(int pid) {
+  return read_all("/proc/" + std::to_string(pid) + "/comm").rfind("python", 0) == 0;
+}
+
 }  // namespace
 
-std::vector<int> job_python_processes(const std::string& job_id) {
-  std::vector<int> out;
-  const std::string want = "SLURM_JOB_ID=" + job_id;
-  DIR* proc = ::opendir("/proc");
-  if (!proc) return out;
-  while (dirent* e = ::readdir(proc)) {
+std::optional<std::vector<int>> parse_listpids(const std::string& out) {
+  // PID      JOBID    STEPID   LOCALID GLOBALID
+  // 1974     2        batch    0       0
+  auto lines = split(out, '\n');
+  if (lines.empty() || trim(lines[0]).rfind("PID", 0) != 0) return std::nullopt;
+  std::vector<int> pids;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::istringstream fields(lines[i]);
+    std::string first;
+    if (!(fields >> first)) continue;
     char* end = nullptr;
-    long pid = std::strtol(e->d_name, &end, 10);
-    if (*end || pid <= 0 || pid == ::getpid()) continue;
-    std::string base = "/proc/" + std::string(e->d_name);
-    std::string comm = read_all(base + "/comm");
-    if (comm.rfind("python", 0) != 0) continue;
-    for (const auto& var : split(read_all(base + "/environ"), '\0'))
-      if (var == want) {
-        out.push_back(static_cast<int>(pid));
-        break;
-      }
+    long pid = std::strtol(first.c_str(), &end, 10);
+    if (*end || pid <= 0 || pid > std::numeric_limits<int>::max()) return std::nullopt;
+    pids.push_back(static_cast<int>(pid));
   }
-  ::closedir(proc);
+  return pids;
+}
+
+std::vector<int> job_python_processes(const std::string& job_id, const std::string& node) {
+  std::vector<int> out;
+  // slurmd knows the job's processes on its node (its proctrack container, children included);
+  // an environment match alone would also take another cluster's job of the same id on this
+  // host (a test cluster, a federation sibling) and miss a rank that cleaned its environment.
+  ProcessSpec spec;
+  spec.argv = {"scontrol", "listpids", job_id};
+  if (!node.empty()) spec.argv.push_back(node);  // names the slurmd where several share a host
+  spec.timeout = std::chrono::seconds(10);
+  auto listed = run_process(spec);
+  if (auto pids = listed.ok() ? parse_listpids(listed.out) : std::nullopt) {
+    for (int pid : *pids)
+      if (pid != ::getpid() && is_python(pid)) out.push_back(pid);
+  } else {
+    // No slurmd to ask (run by hand on a node): the job's id in the environment.
+    const std::string want = "SLURM_JOB_ID=" + job_id;
+    DIR* proc = ::opendir("/proc");
+    if (!proc) return out;
+    while (dirent* e = ::readdir(proc)) {
+      char* end = nullptr;
+      long pid = std::strtol(e->d_name, &end, 10);
+      if (*end || pid <= 0 || pid == ::getpid() || !is_python(static_cast<int>(pid))) continue;
+      for (const auto& var : split(read_all("/proc/" + std::string(e->d_name) + "/environ"), '\0'))
+        if (var == want) {
+          out.push_back(static_cast<int>(pid));
+          break;
+        }
+    }
+    ::closedir(proc);
+  }
   std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

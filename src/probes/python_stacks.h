@@ -5,6 +5,7 @@
 // each node of a hung job (`srun --overlap`, llmwatch stacks) before it is cancelled; the
 // supervisor groups the ranks by their innermost frame: "23 in allreduce wait; 1 in
 // DataLoader.__next__" (the odd one out is usually the culprit).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,11 @@ struct ProcessStack {
   std::string innermost;  // "allreduce_wait (train.py:4)", "" when no Python frame was found
 };
 
-// The Python processes of Slurm job `job_id` on this node (SLURM_JOB_ID in their environment).
-std::vector<int> job_python_processes(const std::string& job_id);
+// The Python processes of Slurm job `job_id` on this node: as slurmd lists them (`scontrol
+// listpids JOB NODE`), or, where no slurmd answers, those with SLURM_JOB_ID in their environment.
+std::vector<int> job_python_processes(const std::string& job_id, const std::string& node);
+// The PIDs of `scontrol listpids` output; nullopt when it is not that table.
+std::optional<std::vector<int>> parse_listpids(const std::string& out);
 // One process's stack; the text says why when it could not be taken.
 ProcessStack dump_python_stack(int pid, Seconds timeout);
 

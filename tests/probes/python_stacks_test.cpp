@@ -64,5 +64,22 @@ TEST(PythonStacks, StacksThatMoveDisproveAHang) {
   EXPECT_FALSE(stacks_moved(hung, unreadable));  // no frames is no evidence either way
 }
 
+// `scontrol listpids 2 node-1` as Slurm 22.05 prints it (captured on the local cluster): the
+// batch step's processes, children included, and an srun step's.
+TEST(PythonStacks, SlurmdListsTheJobsProcesses) {
+  auto pids = parse_listpids(
+      "PID      JOBID    STEPID   LOCALID GLOBALID\n"
+      "2032     2        0        0       0       \n"
+      "1974     2        batch    0       0       \n"
+      "2016     2        batch    -       -       \n");
+  ASSERT_TRUE(pids.has_value());
+  EXPECT_EQ(*pids, (std::vector<int>{2032, 1974, 2016}));
+  EXPECT_EQ(parse_listpids("PID      JOBID    STEPID   LOCALID GLOBALID\n"), std::vector<int>{});
+  // Anything else is not a list to trust: the caller falls back to the environment.
+  EXPECT_FALSE(parse_listpids("slurm_load_jobs error: Invalid job id specified\n"));
+  EXPECT_FALSE(parse_listpids("PID JOBID\nx12 2\n"));
+  EXPECT_FALSE(parse_listpids(""));
+}
+
 }  // namespace
 }  // namespace llmwatch
