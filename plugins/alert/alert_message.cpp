@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "alert/channel.h"
 #include "rules/finding.h"
 
 namespace llmwatch {
@@ -96,14 +97,7 @@ bool channel_wants(const AlertChannel& channel, const AlertMessage& message) {
 }
 
 Delivery deliver_batch(const AlertChannel& channel, const std::vector<AlertMessage>& messages) {
-  if (channel.type == "alertmanager") return deliver_alertmanager(channel, messages);
-  return deliver_one(channel, group_messages(messages));
-}
-
-Delivery deliver_one(const AlertChannel& channel, const AlertMessage& message) {
-  if (channel.type == "exec") return deliver_exec(channel, message);
-  if (channel.type == "webhook" || channel.type == "slack") return deliver_http(channel, message);
-  if (channel.type == "email") return deliver_email(channel, message);
+  if (const auto* deliver = find_channel(channel.type)) return (*deliver)(channel, messages);
   return {channel.id, false, "unknown channel type " + channel.type};
 }
 

@@ -42,18 +42,10 @@ struct Delivery {
 // wherever the firing one could go).
 bool channel_wants(const AlertChannel& channel, const AlertMessage& message);
 
-// One delivery attempt of one cycle's messages to one channel: grouped into one message
-// (deliver_one), except for Alertmanager, which takes them as they are and groups by its own
-// rules.
+// One delivery attempt of one cycle's messages to one channel, as its type delivers them
+// (alert/channel.h): most group them into one message; Alertmanager takes them as they are.
 Delivery deliver_batch(const AlertChannel& channel, const std::vector<AlertMessage>& messages);
-// One delivery attempt of one message, by type: exec | webhook | slack | email.
-Delivery deliver_one(const AlertChannel& channel, const AlertMessage& message);
-Delivery deliver_exec(const AlertChannel& channel, const AlertMessage& message);
-Delivery deliver_http(const AlertChannel& channel, const AlertMessage& message);
-Delivery deliver_email(const AlertChannel& channel, const AlertMessage& message);
-// Alertmanager takes the cycle's alerts as they are (it groups by its own rules).
-Delivery deliver_alertmanager(const AlertChannel& channel,
-                              const std::vector<AlertMessage>& messages);
+// Alertmanager's POST body (alertmanager_channel.cpp).
 std::string alertmanager_payload(const std::vector<AlertMessage>& messages, Seconds expire_after);
 
 }  // namespace llmwatch

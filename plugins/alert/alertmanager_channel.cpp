@@ -12,8 +12,8 @@
 // token / token_file, headers, timeout, expire_after.
 #include <nlohmann/json.hpp>
 
-#include "alert/alert_message.h"
-#include "util/http.h"
+#include "alert/channel.h"
+#include "alert/http_post.h"
 #include "util/strings.h"
 #include "util/text.h"
 #include "util/units.h"
@@ -50,20 +50,38 @@ std::string alertmanager_payload(const std::vector<AlertMessage>& messages, Seco
   return json_dump(alerts);
 }
 
+namespace {
+
+constexpr Seconds kDefaultExpireAfter{7 * 3600};
+
 Delivery deliver_alertmanager(const AlertChannel& channel,
                               const std::vector<AlertMessage>& messages) {
-  Delivery d{channel.id, false, ""};
-  std::string url = channel.url;
+  std::string url = channel.text("url");
   while (!url.empty() && url.back() == '/') url.pop_back();
   if (!ends_with(url, "/api/v2/alerts")) url += "/api/v2/alerts";
-  std::vector<std::string> headers = {"Content-Type: application/json"};
-  headers.insert(headers.end(), channel.headers.begin(), channel.headers.end());
-  if (!channel.token.empty()) headers.push_back("Authorization: Bearer " + channel.token);
-  auto r = http_request("POST", url, alertmanager_payload(messages, channel.expire_after), headers,
-                        channel.timeout);
-  d.ok = r.ok();
-  if (!d.ok) d.error = r.error.empty() ? "HTTP " + std::to_string(r.status) : r.error;
-  return d;
+  return post_json(
+      channel, url,
+      alertmanager_payload(messages, channel.duration("expire_after", kDefaultExpireAfter)));
 }
+
+ChannelInfo alertmanager_info() {
+  ChannelInfo info{"alertmanager", "Prometheus Alertmanager, API v2", http_options(), {}};
+  info.options.push_back({"expire_after", KeyKind::Duration, false, false,
+                          "a firing alert's endsAt; longer than alert_repeat_every"});
+  // llmwatch announces a firing finding again every alert_repeat_every: an alert that expired
+  // before that would resolve in Alertmanager while it still fires.
+  info.check = [](const AlertChannel& a, const Config& c) -> std::string {
+    if (a.duration("expire_after", kDefaultExpireAfter) > c.alert_repeat_every) return "";
+    return "expire_after must be longer than alert_repeat_every (" +
+           format_duration(c.alert_repeat_every) +
+           "), or a still-firing alert expires before it is announced again";
+  };
+  return info;
+}
+
+}  // namespace
+
+// Each alert goes as itself: Alertmanager groups by its own rules.
+LLMWATCH_REGISTER_CHANNEL(alertmanager_info(), deliver_alertmanager);
 
 }  // namespace llmwatch

@@ -9,7 +9,7 @@
 #include <ctime>
 #include <mutex>
 
-#include "alert/alert_message.h"
+#include "alert/channel.h"
 #include "util/paths.h"
 #include "util/strings.h"
 
@@ -46,9 +46,7 @@ std::string header_safe(const std::string& s) {
   return out;
 }
 
-}  // namespace
-
-std::string email_text(const AlertChannel& channel, const AlertMessage& message,
+std::string email_text(const std::string& from, const std::string& to, const AlertMessage& message,
                        const std::string& message_id) {
   std::string body = message.text();
   // SMTP: CRLF line ends, and a line starting with '.' is doubled.
@@ -56,7 +54,7 @@ std::string email_text(const AlertChannel& channel, const AlertMessage& message,
   for (const auto& line : split(body, '\n'))
     crlf += (line.rfind(".", 0) == 0 ? "." : "") + line + "\r\n";
   return "Date: " + rfc2822_now() + "\r\nMessage-ID: " + message_id +
-         "\r\nFrom: " + header_safe(channel.from) + "\r\nTo: " + header_safe(channel.to) +
+         "\r\nFrom: " + header_safe(from) + "\r\nTo: " + header_safe(to) +
          "\r\nSubject: " + header_safe(message.title()) +
          "\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; "
          "charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n"
@@ -70,22 +68,23 @@ Delivery deliver_email(const AlertChannel& channel, const AlertMessage& message)
   Delivery d{channel.id, false, ""};
   CURL* curl = curl_easy_init();
   if (!curl) return d.error = "curl init failed", d;
-  std::string from = channel.from.empty() ? "llmwatch@" + hostname() : channel.from;
+  std::string from = channel.text("from").empty() ? "llmwatch@" + hostname() : channel.text("from");
   std::string message_id = "<" + std::to_string(static_cast<long long>(message.ts * 1000)) + "." +
                            std::to_string(getpid()) + ".llmwatch@" + hostname() + ">";
-  AlertChannel with_from = channel;
-  with_from.from = from;
-  Upload upload{email_text(with_from, message, message_id)};
+  Upload upload{email_text(from, channel.text("to"), message, message_id)};
   curl_slist* rcpt = nullptr;
-  for (const auto& to : split(channel.to, ','))
+  for (const auto& to : split(channel.text("to"), ','))
     rcpt = curl_slist_append(rcpt, std::string(trim(to)).c_str());
-  curl_easy_setopt(curl, CURLOPT_URL, channel.smtp_url.c_str());
-  if (channel.smtp_url.rfind("smtp://", 0) == 0)
-    curl_easy_setopt(curl, CURLOPT_USE_SSL,
-                     static_cast<long>(channel.starttls ? CURLUSESSL_ALL : CURLUSESSL_NONE));
-  if (!channel.username.empty()) {
-    curl_easy_setopt(curl, CURLOPT_USERNAME, channel.username.c_str());
-    curl_easy_setopt(curl, CURLOPT_PASSWORD, channel.password.c_str());
+  const std::string smtp_url = channel.text("smtp_url"), username = channel.text("username"),
+                    password = channel.text("password");
+  curl_easy_setopt(curl, CURLOPT_URL, smtp_url.c_str());
+  if (smtp_url.rfind("smtp://", 0) == 0)
+    curl_easy_setopt(
+        curl, CURLOPT_USE_SSL,
+        static_cast<long>(channel.flag("starttls", true) ? CURLUSESSL_ALL : CURLUSESSL_NONE));
+  if (!username.empty()) {
+    curl_easy_setopt(curl, CURLOPT_USERNAME, username.c_str());
+    curl_easy_setopt(curl, CURLOPT_PASSWORD, password.c_str());
   }
   curl_easy_setopt(curl, CURLOPT_MAIL_FROM, ("<" + from + ">").c_str());
   curl_easy_setopt(curl, CURLOPT_MAIL_RCPT, rcpt);
@@ -101,5 +100,19 @@ Delivery deliver_email(const AlertChannel& channel, const AlertMessage& message)
   curl_easy_cleanup(curl);
   return d;
 }
+
+}  // namespace
+
+LLMWATCH_REGISTER_CHANNEL(
+    (ChannelInfo{"email",
+                 "SMTP (smtp:// with STARTTLS, or smtps://)",
+                 {{"to", KeyKind::String, false, true, "comma-separated recipients"},
+                  {"from", KeyKind::String, false, false, "default llmwatch@<host>"},
+                  {"smtp_url", KeyKind::String, false, true, "smtps://host:465 or smtp://host:587"},
+                  {"starttls", KeyKind::Bool, false, false, "smtp:// only: require STARTTLS"},
+                  {"username", KeyKind::String, false, false, "SMTP auth user"},
+                  {"password", KeyKind::String, true, false, "SMTP auth password"}},
+                 {}}),
+    grouped(deliver_email));
 
 }  // namespace llmwatch

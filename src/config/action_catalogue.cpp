@@ -1,37 +1,18 @@
 #include "config/action_catalogue.h"
 
-#include <algorithm>
-#include <mutex>
+#include "util/catalogue.h"
 
 namespace llmwatch {
 namespace {
-
-// A function-local static: plugins register during static initialisation, in any order.
-std::vector<ActionInfo>& entries() {
-  static std::vector<ActionInfo> all;
-  return all;
-}
-std::mutex& entries_mutex() {
-  static std::mutex m;
-  return m;
-}
-
+using Actions = Catalogue<ActionInfo, &ActionInfo::name>;
 }  // namespace
 
 void add_action_info(ActionInfo info) {
-  std::lock_guard lock(entries_mutex());
-  auto& all = entries();
-  all.erase(std::remove_if(all.begin(), all.end(),
-                           [&](const ActionInfo& a) { return a.name == info.name; }),
-            all.end());
-  all.push_back(std::move(info));
-  std::sort(all.begin(), all.end(),
-            [](const ActionInfo& a, const ActionInfo& b) { return a.name < b.name; });
+  Actions::add(std::move(info));
 }
 
 std::vector<ActionInfo> action_catalogue() {
-  std::lock_guard lock(entries_mutex());
-  return entries();
+  return Actions::all();
 }
 
 std::vector<std::string> action_names_for(ActionTarget target) {

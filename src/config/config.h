@@ -150,24 +150,44 @@ struct GpuSettings {
   Seconds lemon_window{7 * 86400};
 };
 
+// A config value of any kind, as the loader converted it (the kind comes from its key).
+struct ConfigValue {
+  std::string s;
+  bool b = false;
+  std::int64_t i = 0;
+  double d = 0;
+  Seconds dur{0};
+  std::uint64_t size = 0;
+  bool is_auto = false;
+  std::vector<std::string> list;
+};
+
+// [[alert.TYPE]]: what every channel shares. The type's own keys (url, to, command ...) are in
+// `options`, declared and validated by the channel's own file (config/channel_catalogue.h).
 struct AlertChannel {
-  std::string type;  // slack | email | webhook | exec | alertmanager
+  std::string type;  // a registered channel type: slack, email, webhook, exec, alertmanager ...
   std::string name;
-  std::string url;                           // secret (slack, webhook)
-  std::vector<std::string> command;          // exec
-  std::string to, from, smtp_url, password;  // email; password is secret
-  std::string token;  // webhook/slack: sent as "Authorization: Bearer <token>"; secret
-  std::vector<std::string> headers;  // webhook: extra "Name: value" headers
-  std::string username;              // email: SMTP auth user (with password)
-  bool starttls = true;  // email over smtp://: require STARTTLS (smtps:// is TLS anyway)
   std::vector<std::string> match{"*"};  // finding-key globs this channel receives
   std::string min_severity = "warning";
   Seconds timeout{10};
-  // alertmanager: a firing alert's endsAt is this far ahead; llmwatch announces a firing
-  // finding again every alert_repeat_every, so this must be longer (config check).
-  Seconds expire_after{7 * 3600};
+  std::map<std::string, ConfigValue> options;
   int line = 0;
   std::string id;  // name, or "type#N": how deliveries refer to the channel
+
+  const ConfigValue* option(const std::string& key) const {
+    auto it = options.find(key);
+    return it == options.end() ? nullptr : &it->second;
+  }
+  std::string text(const std::string& key) const { return option(key) ? option(key)->s : ""; }
+  std::vector<std::string> list(const std::string& key) const {
+    return option(key) ? option(key)->list : std::vector<std::string>{};
+  }
+  bool flag(const std::string& key, bool fallback) const {
+    return option(key) ? option(key)->b : fallback;
+  }
+  Seconds duration(const std::string& key, Seconds fallback) const {
+    return option(key) ? option(key)->dur : fallback;
+  }
 };
 
 // [[check]]: an operator's Nagios-style plugin, run on llmwatch's host. Its exit status is

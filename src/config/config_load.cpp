@@ -2,9 +2,11 @@
 #include <toml++/toml.h>
 
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
+#include "config/channel_catalogue.h"
 #include "config/config.h"
 #include "config/config_schema.h"
 #include "config/staged_action.h"
@@ -180,9 +182,12 @@ struct Loader {
     return std::string(trim(ss.str()));
   }
 
+  // What to say of a key `keys` lacks, where there is more to say than "unknown".
+  using UnknownKeyHint = std::function<std::string(const std::string& name)>;
+
   template <class T>
   void apply(const toml::table& table, const std::vector<KeySpec<T>>& keys,
-             const std::string& table_name, T& target) {
+             const std::string& table_name, T& target, const UnknownKeyHint& hint = {}) {
     std::vector<std::string> names;
     for (const auto& k : keys) names.push_back(k.name);
     for (const auto& [key, node] : table) {
@@ -195,7 +200,10 @@ struct Loader {
         if (k.secret && k.name + "_file" == name) spec = &k, from_file = true;
       }
       if (!spec) {
-        error(node, "unknown key '" + name + "' in [" + table_name + "]" + suggestion(name, names));
+        std::string hinted = hint ? hint(name) : "";
+        error(node, !hinted.empty() ? hinted
+                                    : "unknown key '" + name + "' in [" + table_name + "]" +
+                                          suggestion(name, names));
         continue;
       }
       ConfigValue value;
@@ -212,7 +220,8 @@ struct Loader {
 
   template <class T>
   void apply_array(const toml::node& node, const std::vector<KeySpec<T>>& keys,
-                   const std::string& table_name, std::vector<T>& out, const T& defaults = T{}) {
+                   const std::string& table_name, std::vector<T>& out, const T& defaults = T{},
+                   const UnknownKeyHint& hint = {}) {
     const auto* arr = node.as_array();
     if (!arr || !arr->is_array_of_tables()) {
       error(node, "'" + table_name + "' must be written as [[" + table_name + "]] tables");
@@ -221,7 +230,7 @@ struct Loader {
     for (const auto& item : *arr) {
       T entry = defaults;
       entry.line = static_cast<int>(item.source().begin.line);
-      apply(*item.as_table(), keys, table_name, entry);
+      apply(*item.as_table(), keys, table_name, entry, hint);
       out.push_back(std::move(entry));
     }
   }
@@ -264,39 +273,41 @@ struct Loader {
   }
 
   void load_alerts(const toml::node& node, Config& config) {
-    static const std::vector<std::string> kTypes = {"slack", "email", "webhook", "exec",
-                                                    "alertmanager"};
     const auto* table = node.as_table();
     if (!table) return error(node, "'alert' must hold [[alert.TYPE]] tables");
+    auto types = channel_types();
     for (const auto& [key, value] : *table) {
       std::string type(key.str());
-      if (std::find(kTypes.begin(), kTypes.end(), type) == kTypes.end()) {
-        error(value, "unknown alert type '" + type +
-                         "' (one of: slack, email, webhook, exec, alertmanager)" +
-                         suggestion(type, kTypes));
+      auto keys = channel_keys(type);
+      if (keys.empty()) {
+        error(value, "unknown alert type '" + type + "' (one of: " + join(types) + ")" +
+                         suggestion(type, types));
         continue;
       }
-      // Each channel type has its own keys: an smtp_url under [[alert.slack]] is a mistake.
-      if (const auto* entries = value.as_array())
-        for (const auto& entry : *entries)
-          if (const auto* t = entry.as_table())
-            for (const auto& [k, v] : *t) {
-              const auto& allowed = alert_type_keys(type);
-              std::string name(k.str());
-              if (std::find(allowed.begin(), allowed.end(), name) == allowed.end() &&
-                  is_alert_key(name))
-                error(v, "alert." + type + "." + name + " belongs to another channel type (" +
-                             type + " takes: " + join(allowed) + ")");
-            }
       AlertChannel defaults;
       defaults.type = type;
       size_t first = config.alerts.size();
-      apply_array(value, alert_keys(), "alert." + type, config.alerts, defaults);
+      apply_array(value, keys, "alert." + type, config.alerts, defaults,
+                  [&](const std::string& name) { return foreign_channel_key(type, name, keys); });
       for (size_t i = first; i < config.alerts.size(); ++i) {
         auto& a = config.alerts[i];
         a.id = a.name.empty() ? type + "#" + std::to_string(i - first + 1) : a.name;
       }
     }
+  }
+
+  // An smtp_url under [[alert.slack]] is a key of another channel type: said as such.
+  static std::string foreign_channel_key(const std::string& type, const std::string& name,
+                                         const std::vector<KeySpec<AlertChannel>>& own) {
+    for (const auto& other : channel_catalogue())
+      for (const auto& o : other.options)
+        if (o.name == name || (o.secret && o.name + "_file" == name)) {
+          std::vector<std::string> takes;
+          for (const auto& k : own) takes.push_back(k.name);
+          return "alert." + type + "." + name + " belongs to another channel type (" + type +
+                 " takes: " + join(takes) + ")";
+        }
+    return "";
   }
 
   // Rules that span keys, checked once the types are right.
@@ -344,15 +355,15 @@ struct Loader {
     for (const auto& a : c.alerts)
       if (!ids.insert(a.id).second) at(a.line, "two alert channels are named '" + a.id + "'");
     for (const auto& a : c.alerts) {
-      if ((a.type == "slack" || a.type == "webhook" || a.type == "alertmanager") && a.url.empty())
-        at(a.line, "[[alert." + a.type + "]] needs url (or url_file)");
-      if (a.type == "alertmanager" && a.expire_after <= c.alert_repeat_every)
-        at(a.line, "[[alert.alertmanager]] expire_after must be longer than alert_repeat_every (" +
-                       format_duration(c.alert_repeat_every) +
-                       "), or a still-firing alert expires before it is announced again");
-      if (a.type == "exec" && a.command.empty()) at(a.line, "[[alert.exec]] needs command");
-      if (a.type == "email" && (a.to.empty() || a.smtp_url.empty()))
-        at(a.line, "[[alert.email]] needs to and smtp_url");
+      auto info = find_channel_info(a.type);
+      if (!info) continue;  // reported while loading
+      for (const auto& o : info->options)
+        if (o.required && !a.option(o.name))
+          at(a.line, "[[alert." + a.type + "]] needs " + o.name +
+                         (o.secret ? " (or " + o.name + "_file)" : ""));
+      if (info->check)
+        if (auto wrong = info->check(a, c); !wrong.empty())
+          at(a.line, "[[alert." + a.type + "]] " + wrong);
     }
   }
 };

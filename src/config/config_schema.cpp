@@ -3,6 +3,7 @@
 #include <map>
 
 #include "config/action_catalogue.h"
+#include "config/channel_catalogue.h"
 
 namespace llmwatch {
 
@@ -279,16 +280,6 @@ const std::vector<KeySpec<GpuSettings>>& gpu_keys() {
 const std::vector<KeySpec<AlertChannel>>& alert_keys() {
   static const std::vector<KeySpec<AlertChannel>> keys = {
       {"name", KeyKind::String, LW_SET(AlertChannel, name, s)},
-      {"url", KeyKind::String, LW_SET(AlertChannel, url, s), true},
-      {"command", KeyKind::StringList, LW_SET(AlertChannel, command, list)},
-      {"to", KeyKind::String, LW_SET(AlertChannel, to, s)},
-      {"from", KeyKind::String, LW_SET(AlertChannel, from, s)},
-      {"smtp_url", KeyKind::String, LW_SET(AlertChannel, smtp_url, s)},
-      {"password", KeyKind::String, LW_SET(AlertChannel, password, s), true},
-      {"username", KeyKind::String, LW_SET(AlertChannel, username, s)},
-      {"token", KeyKind::String, LW_SET(AlertChannel, token, s), true},
-      {"headers", KeyKind::StringList, LW_SET(AlertChannel, headers, list)},
-      {"starttls", KeyKind::Bool, LW_SET(AlertChannel, starttls, b)},
       {"match", KeyKind::StringList, LW_SET(AlertChannel, match, list)},
       {"min_severity",
        KeyKind::String,
@@ -298,8 +289,18 @@ const std::vector<KeySpec<AlertChannel>>& alert_keys() {
        0,
        {"info", "warning", "critical"}},
       {"timeout", KeyKind::Duration, LW_SET(AlertChannel, timeout, dur)},
-      {"expire_after", KeyKind::Duration, LW_SET(AlertChannel, expire_after, dur)},
   };
+  return keys;
+}
+
+std::vector<KeySpec<AlertChannel>> channel_keys(const std::string& type) {
+  auto info = find_channel_info(type);
+  if (!info) return {};
+  auto keys = alert_keys();
+  for (const auto& o : info->options)
+    keys.emplace_back(
+        o.name, o.kind,
+        [name = o.name](AlertChannel& a, const ConfigValue& v) { a.options[name] = v; }, o.secret);
   return keys;
 }
 
@@ -315,40 +316,6 @@ const std::vector<KeySpec<CommandCheckSettings>>& command_check_keys() {
 
 #undef LW_SET
 
-// The keys each channel type takes; the rest of alert_keys() belong to other types. A secret
-// key's "<key>_file" form goes with it.
-const std::vector<std::string>& alert_type_keys(const std::string& type) {
-  static const std::vector<std::string> kCommon = {"name", "match", "min_severity", "timeout"};
-  static const std::map<std::string, std::vector<std::string>> kByType = {
-      {"slack", {"url", "token", "headers"}},
-      {"webhook", {"url", "token", "headers"}},
-      {"alertmanager", {"url", "token", "headers", "expire_after"}},
-      {"email", {"to", "from", "smtp_url", "username", "password", "starttls"}},
-      {"exec", {"command"}},
-  };
-  static const std::map<std::string, std::vector<std::string>> kAll = [] {
-    std::map<std::string, std::vector<std::string>> all;
-    for (const auto& [t, own] : kByType) {
-      auto& keys = all[t];
-      keys = kCommon;
-      keys.insert(keys.end(), own.begin(), own.end());
-      for (const auto& k : own)
-        for (const auto& spec : alert_keys())
-          if (spec.name == k && spec.secret) keys.push_back(k + "_file");
-    }
-    return all;
-  }();
-  static const std::vector<std::string> kNone;
-  auto it = kAll.find(type);
-  return it == kAll.end() ? kNone : it->second;
-}
-
-bool is_alert_key(const std::string& name) {
-  for (const auto& spec : alert_keys())
-    if (spec.name == name || (spec.secret && spec.name + "_file" == name)) return true;
-  return false;
-}
-
 std::vector<std::string> all_config_keys() {
   std::vector<std::string> out;
   auto add = [&out](const std::string& table, const auto& keys) {
@@ -363,6 +330,7 @@ std::vector<std::string> all_config_keys() {
   add("check", command_check_keys());
   add("gpu", gpu_keys());
   add("alert", alert_keys());
+  for (const auto& c : channel_catalogue()) add("alert." + c.type, c.options);
   return out;
 }
 

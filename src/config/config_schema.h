@@ -23,17 +23,6 @@ enum class KeyKind {
   Duration_or_auto
 };
 
-struct ConfigValue {
-  std::string s;
-  bool b = false;
-  std::int64_t i = 0;
-  double d = 0;
-  Seconds dur{0};
-  std::uint64_t size = 0;
-  bool is_auto = false;
-  std::vector<std::string> list;
-};
-
 template <class T>
 struct KeySpec {
   KeySpec(std::string n, KeyKind k, std::function<void(T&, const ConfigValue&)> setter,
@@ -63,12 +52,14 @@ const std::vector<KeySpec<JobSettings>>& job_keys();                     // [[jo
 const std::vector<KeySpec<StorageSettings>>& storage_keys();             // [[storage]]
 const std::vector<KeySpec<CommandCheckSettings>>& command_check_keys();  // [[check]]
 const std::vector<KeySpec<GpuSettings>>& gpu_keys();                     // [gpu]
-const std::vector<KeySpec<AlertChannel>>& alert_keys();                  // [[alert.TYPE]]
-// The keys of alert_keys() that one channel type takes (empty for an unknown type).
-const std::vector<std::string>& alert_type_keys(const std::string& type);
-bool is_alert_key(const std::string& name);
+// [[alert.TYPE]]: the keys every channel shares; each type adds its own
+// (config/channel_catalogue.h).
+const std::vector<KeySpec<AlertChannel>>& alert_keys();
+// Those of one channel type: the shared keys, then its own options (empty for an unknown type).
+std::vector<KeySpec<AlertChannel>> channel_keys(const std::string& type);
 
-// "table.key" for every key above, for the documentation check.
+// "table.key" for every key above, for the documentation check; a channel type's own keys
+// are "alert.TYPE.key".
 std::vector<std::string> all_config_keys();
 
 }  // namespace llmwatch

@@ -1,13 +1,9 @@
-// webhook and slack: a JSON POST. webhook sends the alert schema as is (Alertmanager-style
-// receivers, chat bridges); slack sends an incoming-webhook message with blocks.
-// Config: [[alert.webhook]] / [[alert.slack]] url (or url_file, or "${ENV}"), timeout,
-// token (or token_file: sent as "Authorization: Bearer ..."), headers = ["X-Team: ml"].
-// A 429 is retried once after its Retry-After (capped by the timeout).
+// slack: an incoming-webhook message with blocks, one grouped message per cycle.
+// Config: [[alert.slack]] url (or url_file, or "${ENV}"), token / token_file, headers, timeout.
 #include <nlohmann/json.hpp>
-#include <thread>
 
-#include "alert/alert_message.h"
-#include "util/http.h"
+#include "alert/channel.h"
+#include "alert/http_post.h"
 #include "util/text.h"
 
 namespace llmwatch {
@@ -40,20 +36,9 @@ static std::string slack_payload(const AlertMessage& m) {
   return json_dump(nlohmann::json{{"text", slack_escape(m.title())}, {"blocks", blocks}});
 }
 
-Delivery deliver_http(const AlertChannel& channel, const AlertMessage& message) {
-  Delivery d{channel.id, false, ""};
-  std::string body = channel.type == "slack" ? slack_payload(message) : message.to_json();
-  std::vector<std::string> headers = {"Content-Type: application/json"};
-  headers.insert(headers.end(), channel.headers.begin(), channel.headers.end());
-  if (!channel.token.empty()) headers.push_back("Authorization: Bearer " + channel.token);
-  auto r = http_request("POST", channel.url, body, headers, channel.timeout);
-  if (r.status == 429 && r.retry_after > 0 && r.retry_after < channel.timeout.count()) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(r.retry_after));
-    r = http_request("POST", channel.url, body, headers, channel.timeout);
-  }
-  d.ok = r.ok();
-  if (!d.ok) d.error = r.error.empty() ? "HTTP " + std::to_string(r.status) : r.error;
-  return d;
-}
+LLMWATCH_REGISTER_CHANNEL((ChannelInfo{"slack", "a Slack incoming webhook", http_options(), {}}),
+                          grouped([](const AlertChannel& channel, const AlertMessage& message) {
+                            return post_json(channel, channel.text("url"), slack_payload(message));
+                          }));
 
 }  // namespace llmwatch
