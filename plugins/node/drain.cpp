@@ -2,7 +2,6 @@
 // ("llmwatch: Xid 79 GPU 3: GPU has fallen off the bus"). Slurm's current reason is read
 // first: a node someone else drained keeps their reason and is left alone.
 #include "action.h"
-#include "policy/drain_policy.h"
 #include "registry.h"
 #include "store/store.h"
 #include "util/strings.h"
@@ -10,10 +9,6 @@
 
 namespace llmwatch {
 namespace {
-
-bool has_reason(const std::string& r) {
-  return !r.empty() && r != "(null)" && r != "none";
-}
 
 class DrainAction : public ActionPlugin {
  public:
@@ -31,10 +26,10 @@ class DrainAction : public ActionPlugin {
     auto show = ctx.slurm.show_node(r.job);
     if (show.empty()) return {"failed", "scontrol show node " + r.job + " gave nothing"};
     const std::string reason = show["Reason"];
-    if (has_reason(reason) && !starts_with(reason, kOwnReasonPrefix))
+    if (reason_by(reason) == ReasonBy::Someone)
       return {"skipped",
               r.job + " already has a reason set by someone else: " + sanitize_line(reason, 120)};
-    if (starts_with(reason, kOwnReasonPrefix))
+    if (reason_by(reason) == ReasonBy::Llmwatch)
       return {"done", r.job + " already drained by llmwatch"};
     std::string why = std::string(kOwnReasonPrefix) + " " + r.finding.summary;
     why = truncate_utf8(why, 200);  // never inside a character
@@ -57,10 +52,7 @@ class UndrainAction : public ActionPlugin {
     auto show = ctx.slurm.show_node(r.job);
     if (show.empty()) return {"failed", "scontrol show node " + r.job + " gave nothing"};
     const std::string reason = show["Reason"];
-    bool ours = starts_with(reason, kOwnReasonPrefix);
-    bool kill_task =
-        starts_with(reason, "Kill task failed") && ctx.config.gpu.undrain_kill_task_failed;
-    if (!ours && !kill_task)
+    if (!undrain_allowed(reason, ctx.config.gpu.undrain_kill_task_failed))
       return {"skipped", r.job + " is drained for a reason llmwatch did not set: " +
                              sanitize_line(reason, 120)};
     if (auto error = ctx.slurm.update_node(r.job, "resume"); !error.empty())

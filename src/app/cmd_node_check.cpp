@@ -11,7 +11,7 @@
 #include "app/commands.h"
 #include "cycle/executor.h"
 #include "cycle/supervisor.h"
-#include "policy/drain_policy.h"
+#include "policy/node_policy.h"
 #include "probes/gpu/kernel_log.h"
 #include "probes/gpu/node_sources.h"
 #include "rules/node_health.h"
@@ -71,10 +71,10 @@ std::string drain_self(const Config& config, const NodeReport& r) {
   auto show = slurm.show_node(r.node);
   if (show.empty()) return "scontrol show node " + r.node + " failed: not drained";
   std::string reason = show["Reason"];
-  if (!reason.empty() && reason != "(null)" && !starts_with(reason, kOwnReasonPrefix))
+  if (reason_by(reason) == ReasonBy::Someone)
     return "left alone: already has a reason set by someone else (" + sanitize_line(reason, 80) +
            ")";
-  if (starts_with(reason, kOwnReasonPrefix)) return "already drained by llmwatch";
+  if (reason_by(reason) == ReasonBy::Llmwatch) return "already drained by llmwatch";
   auto sinfo = slurm.nodes();
   if (!sinfo.ok())
     return "not drained: max_drained_fraction cannot be checked (" + sinfo.error + ")";

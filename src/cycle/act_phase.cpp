@@ -79,7 +79,7 @@ void record_findings(CycleState& s, std::map<std::string, double>& first_seen) {
 // What to do about one finding, and with what request.
 std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionRequest& base) {
   if (f.severity == Severity::Unknown) return {};  // unknown never acts by itself
-  if (auto node_plan = s.node_step.plans.find(f.key); node_plan != s.node_step.plans.end()) {
+  if (auto node_plan = s.node_plans.find(f.key); node_plan != s.node_plans.end()) {
     base.job = f.subject;  // the node
     return node_plan->second;
   }
@@ -124,7 +124,7 @@ void act_phase(CycleState& s) {
   std::vector<const Finding*> order;
   for (const auto& f : s.findings) order.push_back(&f);
   std::stable_partition(order.begin(), order.end(),
-                        [&](const Finding* f) { return s.node_step.plans.count(f->key) > 0; });
+                        [&](const Finding* f) { return s.node_plans.count(f->key) > 0; });
   Executor executor(s.config, s.store, s.slurm, s.now);
   executor.set_fence([&s]() -> const std::string& { return s.fenced(); });
   for (const Finding* f : order) {

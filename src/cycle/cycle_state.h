@@ -3,13 +3,13 @@
 // and findings, the act phase reads them, the record and notify phases write them down.
 // Nothing here outlives the cycle; what must survive goes to the store in the record phase.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "config/config.h"
-#include "cycle/node_health_step.h"
 #include "cycle/supervisor.h"
 #include "probes/checkpoints.h"
 #include "rules/clock_rule.h"
@@ -69,7 +69,8 @@ struct CycleState {
   ClockVerdict clock;                 // can idle time be measured this cycle?
   ClockReading clock_reading;         // this cycle's, kept for the next
   std::vector<JobWork> work;
-  NodeStep node_step;
+  // The plans of node findings (policy/node_policy.h), by finding key.
+  std::map<std::string, std::vector<std::string>> node_plans;
   std::vector<std::pair<std::string, std::string>> snapshots;  // store key → JSON, for views
   // Checkpoint directories whose old checkpoints the act phase may delete.
   struct Cleanup {

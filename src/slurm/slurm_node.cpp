@@ -25,4 +25,18 @@ std::string SlurmNode::describe() const {
 
 // parse_sinfo_json: slurm_json_fast.cpp (simdjson on demand).
 
+ReasonBy reason_by(const std::string& reason) {
+  if (reason.empty() || reason == "(null)" || reason == "none") return ReasonBy::Nobody;
+  return reason.rfind(kOwnReasonPrefix, 0) == 0 ? ReasonBy::Llmwatch : ReasonBy::Someone;
+}
+
+bool undrain_allowed(const std::string& reason, bool kill_task_failed_too) {
+  if (reason_by(reason) == ReasonBy::Llmwatch) return true;
+  return kill_task_failed_too && reason.rfind("Kill task failed", 0) == 0;
+}
+
+bool undrain_allowed(const SlurmNode& node, bool kill_task_failed_too) {
+  return (node.drained() || node.down()) && undrain_allowed(node.reason, kill_task_failed_too);
+}
+
 }  // namespace llmwatch

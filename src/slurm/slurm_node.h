@@ -21,6 +21,16 @@ struct SlurmNode {
   std::string describe() const;
 };
 
+// Whose a node's drain reason is. llmwatch's reasons start with kOwnReasonPrefix; it drains
+// and undrains only over its own (or no) reason, never over a human's.
+inline constexpr const char* kOwnReasonPrefix = "llmwatch:";
+enum class ReasonBy { Nobody, Llmwatch, Someone };
+ReasonBy reason_by(const std::string& reason);  // "", "(null)" and "none" are Nobody's
+// A drained or down node llmwatch may return to service: its reason is llmwatch's own, or
+// (when allowed) Slurm's "Kill task failed".
+bool undrain_allowed(const std::string& reason, bool kill_task_failed_too);
+bool undrain_allowed(const SlurmNode& node, bool kill_task_failed_too);
+
 struct SinfoParse {
   std::vector<SlurmNode> nodes;
   std::string error;

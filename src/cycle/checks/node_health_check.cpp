@@ -1,11 +1,110 @@
-// Node health: GPU verdicts for the nodes llmwatch manages (node_health_step.h). It runs after
-// the job-log check so that it knows which watched task runs where; its plans drain a faulty
-// node before the job that ran on it is restarted. Without sinfo there are no reasons or
-// limits to go by: no node step.
+// Node health: GPU verdicts for the nodes llmwatch manages. It runs after the job-log check so
+// that it knows which watched task runs where; its plans drain a faulty node before the job
+// that ran on it is restarted. Without sinfo there are no reasons or limits to go by: no node
+// check.
+//   observe  the managed nodes, and their latest node-check verdicts: from the results
+//            directory and/or `srun --overlap` into the watched jobs
+//   record   each node's health history (an event per change of verdict)
+//   judge    rules/node_findings.h (pure); policy/node_policy.h plans drains and undrains
+#include <set>
+
 #include "cycle/check.h"
+#include "policy/node_policy.h"
+#include "rules/node_findings.h"
+#include "slurm/hostlist.h"
+#include "store/store.h"
+#include "util/files.h"
+#include "util/paths.h"
+#include "util/strings.h"
 
 namespace llmwatch {
 namespace {
+
+std::vector<std::string> hosts_of(const std::string& list) {
+  auto hosts = expand_hostlist(list);
+  return hosts ? *hosts : std::vector<std::string>{};
+}
+
+// The nodes llmwatch may act on: the configured list, else the nodes of watched jobs (and
+// nodes it drained itself, so it can return them to service).
+std::set<std::string> managed_nodes(const GpuSettings& g, const NodeFacts& facts) {
+  std::set<std::string> managed;
+  if (!g.manage_nodes.empty()) {
+    for (const auto& h : hosts_of(g.manage_nodes)) managed.insert(h);
+    return managed;
+  }
+  for (const auto& w : facts.running)
+    for (const auto& h : hosts_of(w.task.nodes)) managed.insert(h);
+  for (const auto& [node, _] : facts.drained_at) managed.insert(node);
+  return managed;
+}
+
+// When llmwatch drained each node it still has drained ("drained:<node>" holds the time).
+std::map<std::string, double> drained_by_us(Store& store, const std::vector<SlurmNode>& nodes) {
+  std::map<std::string, double> out;
+  for (const auto& n : nodes) {
+    auto at = store.get("drained:" + n.name).value_or("");
+    if (at.empty()) continue;
+    try {
+      out[n.name] = std::stod(at);
+    } catch (const std::exception&) {
+      out[n.name] = 0;
+    }
+  }
+  return out;
+}
+
+// `srun --overlap` one node-check per node of a watched job's allocation.
+std::vector<NodeReport> collect_by_srun(const Config& config, SlurmClient& slurm,
+                                        const std::vector<WatchedTask>& running,
+                                        std::vector<std::string>& errors) {
+  std::vector<NodeReport> out;
+  std::set<std::int64_t> asked;
+  const std::string self = self_exe();
+  for (const auto& w : running) {
+    if (!asked.insert(w.task.job_id).second) continue;
+    std::vector<std::string> args = {"--overlap", "--jobid=" + std::to_string(w.task.job_id),
+                                     "--ntasks-per-node=1"};
+    if (w.task.node_count > 0) args.push_back("--nodes=" + std::to_string(w.task.node_count));
+    args.push_back(self);
+    if (!config.path.empty() && config.path != "<embedded>")
+      args.insert(args.end(), {"--config", config.path});  // a global option: before the verb
+    args.insert(args.end(), {"node-check", "--json"});
+    auto r = slurm.run_step(args,
+                            config.gpu.nvidia_smi_timeout + config.gpu.dcgmi_timeout + Seconds(30));
+    // node-check exits 1-3 for WARN/CRITICAL/UNKNOWN: the documents matter, not the status.
+    size_t before = out.size();
+    for (const auto& line : split(r.out, '\n'))
+      if (auto report = NodeReport::from_json(std::string(trim(line)), nullptr))
+        out.push_back(std::move(*report));
+    if (out.size() == before)
+      errors.push_back("srun node-check in job " + std::to_string(w.task.job_id) + ": " +
+                       r.describe("srun") + " " + sanitize_line(r.err, 200));
+  }
+  return out;
+}
+
+// Reads DIR/<node>.json; nullopt when missing or malformed.
+std::optional<NodeReport> read_node_result(const std::string& dir, const std::string& node) {
+  auto text = read_text_file(dir + "/" + node + ".json");
+  return text ? NodeReport::from_json(*text, nullptr) : std::nullopt;
+}
+
+// Health history: one event per change of a node's fresh verdict or headline.
+void record_history(Store& store, const NodeFacts& facts, Seconds max_age) {
+  for (const auto& [node, r] : facts.reports) {
+    if (facts.now - r.ts > static_cast<double>(max_age.count())) continue;
+    std::string summary = std::string(verdict_name(r.verdict)) + " " + r.headline();
+    if (store.get("nodehealth:" + node).value_or("") == summary) continue;
+    store.put("nodehealth:" + node, summary, facts.now);
+    std::string sev = r.verdict == Verdict::Critical ? "critical"
+                      : r.verdict == Verdict::Ok     ? "info"
+                                                     : "warning";
+    store.add_event(facts.now, "node-health", node, sev, summary, r.to_json());
+    if (r.verdict == Verdict::Critical || r.verdict == Verdict::Warn)
+      store.add_event(facts.now, "incident", node, sev, "GPU health: " + r.headline());
+  }
+}
 
 class NodeHealthCheck : public Check {
  public:
@@ -13,15 +112,39 @@ class NodeHealthCheck : public Check {
   int stage() const override { return 2; }
   bool enabled(const CycleState& s) const override { return s.config.gpu.enabled && s.nodes_ok(); }
   CheckReport judge(CycleState& s) override {
-    std::vector<WatchedTask> running;
+    const GpuSettings& g = s.config.gpu;
+    NodeFacts facts;
+    facts.now = s.now;
+    facts.nodes = s.nodes->nodes;
     for (const auto& w : s.work)
-      if (w.obs.running) running.push_back({w.label, *w.obs.running});
-    s.node_step = node_health_step(s.config, s.slurm, s.store, *s.nodes, running, s.now);
+      if (w.obs.running) facts.running.push_back({w.label, *w.obs.running});
+    facts.drained_at = drained_by_us(s.store, facts.nodes);
+    facts.managed = managed_nodes(g, facts);
     CheckReport r;
-    r.findings = s.node_step.findings;
-    r.scopes = s.node_step.scopes;
-    r.unknown = s.node_step.unknown;
-    s.unusable.insert(s.unusable.end(), s.node_step.bad_nodes.begin(), s.node_step.bad_nodes.end());
+    if (g.collect != "srun" && !g.results_dir.empty())
+      for (const auto& node : facts.managed)
+        if (auto report = read_node_result(g.results_dir, node))
+          facts.reports[node] = std::move(*report);
+    if (g.collect != "results") {
+      std::vector<std::string> errors;
+      for (auto& report : collect_by_srun(s.config, s.slurm, facts.running, errors))
+        if (facts.managed.count(report.node)) facts.reports[report.node] = std::move(report);
+      for (const auto& e : errors) {
+        ++r.unknown;
+        s.store.add_event(s.now, "node-check", "llmwatch", "warning", e);
+      }
+    }
+    record_history(s.store, facts, g.result_max_age);
+    if (g.lemon_failures > 0)
+      facts.incidents =
+          s.store.incident_counts(s.now - static_cast<double>(g.lemon_window.count()));
+
+    auto judged = judge_nodes(g, facts);
+    s.node_plans = plan_node_findings(g, facts.nodes, judged.findings);
+    s.unusable.insert(s.unusable.end(), judged.bad_nodes.begin(), judged.bad_nodes.end());
+    r.findings = std::move(judged.findings);
+    r.scopes = std::move(judged.scopes);
+    r.unknown += judged.unknown;
     return r;
   }
 };

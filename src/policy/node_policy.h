@@ -1,14 +1,16 @@
 #pragma once
-// Which nodes llmwatch may drain or undrain, and when draining must stop. Pure.
+// What llmwatch does about node findings (rules/node_findings.h), and when draining must stop.
+// Pure.
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "config/config.h"
+#include "rules/finding.h"
 #include "slurm/slurm_node.h"
 
 namespace llmwatch {
-
-inline constexpr const char* kOwnReasonPrefix = "llmwatch:";
 
 // Why draining `node` now would exceed max_fraction of one of its partitions (of all nodes
 // when sinfo gave no partitions), or "" when it may be drained. `draining_now` are the nodes
@@ -18,8 +20,11 @@ inline constexpr const char* kOwnReasonPrefix = "llmwatch:";
 std::string drain_blocked(const std::string& node, const std::vector<SlurmNode>& nodes,
                           double max_fraction, const std::set<std::string>& draining_now = {});
 
-// A drained node llmwatch may put back into service: its reason is llmwatch's own, or
-// (when allowed) Slurm's "Kill task failed".
-bool undrain_allowed(const SlurmNode& node, bool kill_task_failed_too);
+// The plan of each node finding, by key: on_critical for gpu-fault and lemon (without "drain"
+// where that would exceed max_drained_fraction, which the finding's evidence then says; always
+// with "alert"), "alert" for gpu-warn, "undrain" and "alert" for repaired. Findings about jobs
+// are left to the job policy; gpu-unknown gets no plan (unknown never acts).
+std::map<std::string, std::vector<std::string>> plan_node_findings(
+    const GpuSettings& g, const std::vector<SlurmNode>& nodes, std::vector<Finding>& findings);
 
 }  // namespace llmwatch

@@ -1,4 +1,4 @@
-#include "policy/drain_policy.h"
+#include "policy/node_policy.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@ SlurmNode node(const std::string& name, bool drained, const std::string& partiti
 }
 }  // namespace
 
-TEST(DrainPolicy, FractionPerPartition) {
+TEST(NodePolicy, FractionPerPartition) {
   std::vector<SlurmNode> nodes;
   for (int i = 1; i <= 10; ++i) nodes.push_back(node("a" + std::to_string(i), false, "gpu"));
   nodes.push_back(node("b1", true, "debug"));
@@ -37,10 +37,19 @@ TEST(DrainPolicy, FractionPerPartition) {
   EXPECT_NE(drain_blocked("n2", four, 0.1).find("the cluster"), std::string::npos);
 }
 
-TEST(DrainPolicy, UndrainOnlyOwnReasonOrKillTaskFailed) {
+TEST(NodePolicy, UndrainOnlyOwnReasonOrKillTaskFailed) {
   EXPECT_TRUE(undrain_allowed(node("n", true, "p", "llmwatch: Xid 79 GPU 3"), false));
   EXPECT_FALSE(undrain_allowed(node("n", true, "p", "bad DIMM - ticket 123"), true));
   EXPECT_FALSE(undrain_allowed(node("n", true, "p", "Kill task failed"), false));
   EXPECT_TRUE(undrain_allowed(node("n", true, "p", "Kill task failed"), true));
   EXPECT_FALSE(undrain_allowed(node("n", false, "p", "llmwatch: x"), false));  // not drained
+}
+
+TEST(NodePolicy, WhoseReasonItIs) {
+  EXPECT_EQ(reason_by(""), ReasonBy::Nobody);
+  EXPECT_EQ(reason_by("(null)"), ReasonBy::Nobody);
+  EXPECT_EQ(reason_by("none"), ReasonBy::Nobody);
+  EXPECT_EQ(reason_by("llmwatch: Xid 79 GPU 3"), ReasonBy::Llmwatch);
+  EXPECT_EQ(reason_by("bad DIMM - ticket 123"), ReasonBy::Someone);
+  EXPECT_EQ(reason_by(" llmwatch: spoofed?"), ReasonBy::Someone);  // a prefix, not a substring
 }
