@@ -104,8 +104,10 @@ TEST(HostileWorld, ASwitchPathThatIsASymlinkIsNeverFollowed) {
   UserRun u(c, "kill_switch = \"" + (c.dir / "work/kill") + "\"\n");
   std::filesystem::create_symlink(victim, u.work + "/kill");  // planted by the job's user
   std::string id = u.submit();
-  ASSERT_TRUE(
-      eventually([&] { return !u.live().empty() && u.live()[0]["job_state"] == "RUNNING"; }));
+  ASSERT_TRUE(eventually([&] {
+    auto now = u.live();  // one look: a second call may see an empty queue
+    return !now.empty() && now[0]["job_state"] == "RUNNING";
+  }));
   auto kill = llmwatch(u.config, {"kill", "itest-user"});
   EXPECT_FALSE(kill.ok()) << kill.out;
   EXPECT_NE(kill.out.find("not touched"), std::string::npos) << kill.out;

@@ -46,8 +46,11 @@ struct EndingRun {
     }
     return out;
   }
+  // One look at the queue: three calls to live() could each see another queue, and index an
+  // empty one (the test crashed with SIGSEGV when the task ended between them).
   bool ended(const std::string& first) {
-    return live().empty() || (live().size() == 1 && live()[0] != first);
+    auto now = live();
+    return now.empty() || (now.size() == 1 && now[0] != first);
   }
   // Runs cycles until a run other than `before` is in play; its id, or "" if none came.
   std::string next_after(const std::string& before, int seconds = 60) {
