@@ -62,7 +62,7 @@ FlushResult flush_deliveries(const Config& config, Store& store, double now) {
     std::vector<AlertMessage> messages;
     for (const auto& row : rows) messages.push_back(AlertMessage::from_json(row.message_json));
     Delivery d = deliver_batch(*channel, messages);
-    store.db().transaction([&] {
+    store.transaction([&] {
       for (const auto& row : rows) {
         if (d.ok)
           journal.mark_sent(row.id, now);

@@ -14,6 +14,7 @@
 #include "probes/python_stacks.h"
 #include "registry.h"
 #include "slurm/hostlist.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "util/files.h"
 #include "util/paths.h"
@@ -49,13 +50,13 @@ std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
   if (!r.settings || r.settings->confirm_hang.count() <= 0 || !ends_with(r.finding.key, "/hung"))
     return std::nullopt;
   auto before =
-      nlohmann::json::parse(ctx.store.get("nearmiss:" + r.job).value_or("{}"), nullptr, false);
+      nlohmann::json::parse(ctx.store.get(kv::near_miss(r.job)).value_or("{}"), nullptr, false);
   if (before.is_object() && before.value("task", "") == r.task->display_id())
     return std::nullopt;  // this task had its near miss: no second benefit of the doubt
   std::this_thread::sleep_for(r.settings->confirm_hang);
   auto second = parse_stacks(dump().out);
   if (second.empty() || !stacks_moved(first, second)) return std::nullopt;
-  ctx.store.put("nearmiss:" + r.job, json_dump({{"task", r.task->display_id()}, {"ts", ctx.now}}),
+  ctx.store.put(kv::near_miss(r.job), json_dump({{"task", r.task->display_id()}, {"ts", ctx.now}}),
                 ctx.now);
   ActionOutcome out{"done",
                     "near miss: the stacks moved between two dumps " +
@@ -102,7 +103,7 @@ class DumpStacksAction : public ActionPlugin {
     prune(dir);
     nlohmann::json record = {
         {"ts", ctx.now}, {"task", r.task->display_id()}, {"file", where}, {"summary", summary}};
-    ctx.store.put("stacks:" + r.job, json_dump(record), ctx.now);
+    ctx.store.put(kv::stacks(r.job), json_dump(record), ctx.now);
     return {"done", summary + " (stacks: " + where + ")"};
   }
 };

@@ -13,6 +13,7 @@
 
 #include "action.h"
 #include "registry.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "util/identity.h"
 
@@ -63,7 +64,7 @@ class SwitchAction : public ActionPlugin {
     }
     ::close(fd);
     // The cycle reports when the training loop removes a save switch (checkpoint taken).
-    if (name_ == "save") ctx.store.put("save.requested:" + r.job, "1", ctx.now);
+    if (name_ == "save") ctx.store.put(kv::save_requested(r.job), "1", ctx.now);
     return {"done", "created " + path};
   }
 

@@ -3,6 +3,7 @@
 // first: a node someone else drained keeps their reason and is left alone.
 #include "action.h"
 #include "registry.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "util/strings.h"
 #include "util/text.h"
@@ -35,7 +36,7 @@ class DrainAction : public ActionPlugin {
     why = truncate_utf8(why, 200);  // never inside a character
     if (auto error = ctx.slurm.update_node(r.job, "drain", why); !error.empty())
       return {"failed", error};
-    ctx.store.put("drained:" + r.job, std::to_string(ctx.now), ctx.now);
+    ctx.store.put(kv::drained(r.job), std::to_string(ctx.now), ctx.now);
     return {"done", "drained " + r.job + " (reason \"" + why + "\")"};
   }
 };
@@ -57,7 +58,7 @@ class UndrainAction : public ActionPlugin {
                              sanitize_line(reason, 120)};
     if (auto error = ctx.slurm.update_node(r.job, "resume"); !error.empty())
       return {"failed", error};
-    ctx.store.put("drained:" + r.job, "", ctx.now);
+    ctx.store.put(kv::drained(r.job), "", ctx.now);
     return {"done", "returned " + r.job + " to service (was: " + sanitize_line(reason, 120) + ")"};
   }
 };

@@ -13,6 +13,7 @@
 #include "config/job_owner.h"
 #include "cycle/self_chain.h"
 #include "cycle/supervisor.h"
+#include "store/keys.h"
 #include "store/lease.h"
 #include "store/store.h"
 #include "util/identity.h"
@@ -71,10 +72,10 @@ void queue_successor_if_self_job(const Config& config) {
   std::string path = config.path;
   try {  // `submit --interval` and the config path it used, when the store can tell
     Store store(config.state_dir);
-    if (store.get("self.chain").value_or("on") != "on") return;
-    delay = std::strtol(store.get("self.interval").value_or(std::to_string(delay)).c_str(), nullptr,
-                        10);
-    path = store.get("self.config").value_or(path);
+    if (store.get(kv::kSelfChain).value_or("on") != "on") return;
+    delay = std::strtol(store.get(kv::kSelfInterval).value_or(std::to_string(delay)).c_str(),
+                        nullptr, 10);
+    path = store.get(kv::kSelfConfig).value_or(path);
   } catch (const std::exception& e) {
     spdlog::warn("state unreadable ({}); queuing the successor from the config", e.what());
   }
@@ -115,7 +116,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
           return {200, "text/plain; version=0.0.4; charset=utf-8",
                   render_metrics(config, store, now)};
         if (path == "/healthz") {
-          auto hb = nlohmann::json::parse(store.get("heartbeat").value_or("{}"), nullptr, false);
+          auto hb = nlohmann::json::parse(store.get(kv::kHeartbeat).value_or("{}"), nullptr, false);
           double age = hb.is_object() && hb.contains("ts") ? now - hb["ts"].get<double>() : 1e18;
           bool healthy = age < 3.0 * static_cast<double>(config.interval.count()) + 60;
           return {healthy ? 200 : 503, "text/plain", healthy ? "ok\n" : "no recent cycle\n"};

@@ -5,6 +5,7 @@
 #include "app/commands.h"
 #include "cycle/self_chain.h"
 #include "cycle/supervisor.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "util/identity.h"
 
@@ -33,9 +34,9 @@ int cmd_submit(const Config& config, const std::string& interval_text) {
     }
     double now = unix_now();
     std::string config_path = std::filesystem::absolute(config.path).string();
-    store.put("self.interval", std::to_string(interval.count()), now);
-    store.put("self.config", config_path, now);
-    store.put("self.chain", "on", now);
+    store.put(kv::kSelfInterval, std::to_string(interval.count()), now);
+    store.put(kv::kSelfConfig, config_path, now);
+    store.put(kv::kSelfChain, "on", now);
     auto chain = check_chain(queue.jobs, config, "", current_user_name());
     if (!chain.mine.empty()) {
       std::cout << "llmwatch chain already active: job " << chain.mine.front().display_id() << " ("
@@ -47,7 +48,7 @@ int cmd_submit(const Config& config, const std::string& interval_text) {
       std::cerr << "llmwatch submit: " << submitted.error << "\n";
       return kExitFailure;
     }
-    store.put("self.successor", std::to_string(*submitted.job_id), now);
+    store.put(kv::kSelfSuccessor, std::to_string(*submitted.job_id), now);
     store.add_event(now, "self", "llmwatch", "info",
                     "chain started: job " + std::to_string(*submitted.job_id));
     std::cout << "submitted llmwatch job " << *submitted.job_id << "; it re-queues itself every "

@@ -12,6 +12,7 @@
 #include "app/commands.h"
 #include "cycle/supervisor.h"
 #include "rules/job_rules.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "util/strings.h"
 #include "util/text.h"
@@ -132,7 +133,7 @@ int cmd_nodes(const Config& config, bool json, const std::string& node) {
       double now = unix_now();
       auto events = store.events(now - 90 * 86400.0, node, 10000);
       nlohmann::json out = {{"node", node},
-                            {"health", store.get("nodehealth:" + node).value_or("")},
+                            {"health", store.get(kv::node_health(node)).value_or("")},
                             {"history", nlohmann::json::array()}};
       for (const auto& e : events)
         if (e.subject == node)
@@ -153,11 +154,10 @@ int cmd_nodes(const Config& config, bool json, const std::string& node) {
                   << "\n";
       return kExitOk;
     }
-    auto nodes = nlohmann::json::parse(store.get("nodes").value_or("{}"), nullptr, false);
+    auto nodes = nlohmann::json::parse(store.get(kv::kNodes).value_or("{}"), nullptr, false);
     if (!nodes.is_object()) nodes = nlohmann::json::object();
     nlohmann::json health = nlohmann::json::object();
-    auto st = store.db().prepare("SELECT key, value FROM kv WHERE key LIKE 'nodehealth:%'");
-    while (st.step()) health[st.text(0).substr(11)] = st.text(1);
+    for (const auto& [node, summary] : store.node_health()) health[node] = summary;
     nodes["health"] = health;
     if (json) {
       std::cout << json_dump(nodes, 2) << "\n";

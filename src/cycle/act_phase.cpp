@@ -64,12 +64,11 @@ void record_crash_incidents(CycleState& s, const Finding& f) {
 }
 
 void record_findings(CycleState& s, std::map<std::string, double>& first_seen) {
-  s.store.db().transaction([&] {
+  s.store.transaction([&] {
     for (const auto& f : s.findings) {
       if (s.store.observe(f, s.now) != FindingChange::New) continue;
       ++s.result.new_findings;
-      s.store.add_event(s.now, "finding", f.subject, severity_name(f.severity),
-                        f.key + ": " + f.summary);
+      s.store.add_finding_event(s.now, f);
       if (f.kind == "crashed" || f.kind == "ended") record_crash_incidents(s, f);
     }
     for (const auto& row : s.store.firing()) first_seen[row.key] = row.first_seen;

@@ -102,7 +102,7 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
     // recorded in one transaction with its journal entry: a crash or a full disk leaves
     // both or neither, so it is never journaled as begun yet never queued.
     if (plugin->store_only())
-      store_.db().transaction(journal_and_run);
+      store_.transaction(journal_and_run);
     else
       journal_and_run();
     if (!ran) continue;  // journaled before: idempotent, never twice

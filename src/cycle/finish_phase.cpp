@@ -7,6 +7,7 @@
 #include "cycle/failure_domain.h"
 #include "cycle/housekeeping.h"
 #include "cycle/phases.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "util/http.h"
 #include "util/paths.h"
@@ -42,17 +43,17 @@ void finish_phase(CycleState& s) {
                                 {"unknown_probes", result.unknown_probes},
                                 {"probes", probes}};
     if (!s.errors.empty()) heartbeat["errors"] = s.errors;
-    s.store.put("heartbeat", json_dump(heartbeat), s.now);
+    s.store.put(kv::kHeartbeat, json_dump(heartbeat), s.now);
     for (const auto& e : s.errors) s.store.add_event(s.now, "error", "llmwatch", "warning", e);
   });
   step("own logs",
        [&] { remove_old_own_logs(s.config.state_dir, s.config.self.log_max_age, s.now); });
   // Bounded state: once an hour, drop history older than keep_history.
   step("compaction", [&] {
-    double compacted = std::strtod(s.store.get("compacted_at").value_or("0").c_str(), nullptr);
+    double compacted = std::strtod(s.store.get(kv::kCompactedAt).value_or("0").c_str(), nullptr);
     if (s.now - compacted >= 3600) {
       s.store.compact(s.now - static_cast<double>(s.config.keep_history.count()));
-      s.store.put("compacted_at", std::to_string(s.now), s.now);
+      s.store.put(kv::kCompactedAt, std::to_string(s.now), s.now);
     }
   });
   if (!s.config.metrics_file.empty())

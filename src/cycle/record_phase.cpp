@@ -3,6 +3,7 @@
 
 #include "cycle/executor.h"
 #include "cycle/phases.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "util/text.h"
 #include "util/units.h"
@@ -26,18 +27,18 @@ void resolve_cleared(CycleState& s, Executor& executor) {
 void remember_job(CycleState& s, JobWork& w) {
   for (const auto& [step, ts] : w.advances)
     s.store.add_progress(w.label, ts, step, w.progress.step_time, w.progress.loss);
-  s.store.put("progress:" + w.label, w.progress.to_json(), s.now);
+  s.store.put(kv::progress(w.label), w.progress.to_json(), s.now);
   // The last run is rewritten only when it changed (a new task, state, nodes or start).
   const auto& run = w.obs.running;
   if (run && !(w.last && w.last->display_id() == run->display_id() && w.last->state == run->state &&
                w.last->nodes == run->nodes && w.last->start_time == run->start_time &&
                w.last->command == run->command))
-    s.store.put("lastjob:" + w.label, slurm_job_to_json(*run), s.now);
+    s.store.put(kv::last_job(w.label), slurm_job_to_json(*run), s.now);
   // A post-mortem is made once per task: kept with the task it is about (which may be one
   // llmwatch never saw running, found ended in squeue), and told in the history.
   if (w.ended && w.ended_new && w.last) {
-    s.store.put("postmortem:" + w.label, w.ended->to_json(), s.now);
-    s.store.put("lastjob:" + w.label, slurm_job_to_json(*w.last), s.now);
+    s.store.put(kv::post_mortem(w.label), w.ended->to_json(), s.now);
+    s.store.put(kv::last_job(w.label), slurm_job_to_json(*w.last), s.now);
     std::string text = w.ended->verdict.summary;
     if (!w.ended->suspects.empty()) text += "; suspect " + describe_suspects(w.ended->suspects);
     s.store.add_event(s.now, "ended", w.label,
@@ -45,8 +46,8 @@ void remember_job(CycleState& s, JobWork& w) {
                       w.ended->to_json());
   }
   // The training loop removes the save switch once it saved: say so, once.
-  if (!w.obs.save_switch_age && s.store.get("save.requested:" + w.label).value_or("") == "1") {
-    s.store.put("save.requested:" + w.label, "0", s.now);
+  if (!w.obs.save_switch_age && s.store.get(kv::save_requested(w.label)).value_or("") == "1") {
+    s.store.put(kv::save_requested(w.label), "0", s.now);
     s.store.add_event(s.now, "save", w.label, "info",
                       "save switch removed by the training loop: checkpoint taken (step " +
                           (w.progress.step ? std::to_string(*w.progress.step) : std::string("?")) +
@@ -56,20 +57,20 @@ void remember_job(CycleState& s, JobWork& w) {
   for (const auto& e : w.obs.entries)
     view["entries"].push_back(
         {{"id", e.display_id()}, {"state", e.state}, {"reason", e.reason}, {"nodes", e.nodes}});
-  s.store.put("jobview:" + w.label, json_dump(view), s.now);
+  s.store.put(kv::job_view(w.label), json_dump(view), s.now);
 }
 
 }  // namespace
 
 void record_phase(CycleState& s) {
   Executor executor(s.config, s.store, s.slurm, s.now);
-  s.store.db().transaction([&] {
+  s.store.transaction([&] {
     resolve_cleared(s, executor);
     for (auto& w : s.work) remember_job(s, w);
     for (const auto& [key, json] : s.snapshots) s.store.put(key, json, s.now);
-    s.store.put("slurm.failures", std::to_string(s.slurm_failures), s.now);
-    s.store.put("slurm.format", s.slurm.text_mode() ? "text" : "json", s.now);
-    s.store.put("clock", s.clock_reading.to_json(), s.now);
+    s.store.put(kv::kSlurmFailures, std::to_string(s.slurm_failures), s.now);
+    s.store.put(kv::kSlurmFormat, s.slurm.text_mode() ? "text" : "json", s.now);
+    s.store.put(kv::kClock, s.clock_reading.to_json(), s.now);
   });
 }
 

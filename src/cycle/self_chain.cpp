@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "store/keys.h"
 #include "store/store.h"
 #include "util/identity.h"
 #include "util/paths.h"
@@ -46,7 +47,7 @@ ChainCheck check_chain(const std::vector<SlurmJob>& queue, const Config& config,
 std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, const Config& config,
                                         SlurmClient& slurm, Store& store, double now,
                                         bool dry_run) {
-  if (store.get("self.chain").value_or("") != "on") return std::nullopt;
+  if (store.get(kv::kSelfChain).value_or("") != "on") return std::nullopt;
   const char* own = std::getenv("SLURM_JOB_ID");
   std::string own_id = own && std::getenv("LLMWATCH_SELF_JOB") ? own : "";
   auto chain = check_chain(queue, config, own_id, current_user_name());
@@ -67,7 +68,7 @@ std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, cons
     chain.successor = *keep;
   }
   if (chain.successor) {
-    store.put("self.successor", std::to_string(chain.successor->job_id), now);
+    store.put(kv::kSelfSuccessor, std::to_string(chain.successor->job_id), now);
     return std::nullopt;
   }
   if (chain.other_running) return std::nullopt;  // that run queues the successor itself
@@ -77,13 +78,13 @@ std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, cons
   f.kind = "successor-missing";
   f.subject = "llmwatch";
   f.severity = Severity::Warning;
-  long delay = static_cast<long>(
-      std::stol(store.get("self.interval").value_or(std::to_string(config.self.interval.count()))));
+  long delay = static_cast<long>(std::stol(
+      store.get(kv::kSelfInterval).value_or(std::to_string(config.self.interval.count()))));
   if (dry_run) {
     store.add_event(now, "self", "llmwatch", "info", "dry-run: would queue the next llmwatch job");
     return std::nullopt;
   }
-  std::string config_path = store.get("self.config").value_or(config.path);
+  std::string config_path = store.get(kv::kSelfConfig).value_or(config.path);
   auto args = self_job_args(config, config_path, delay);
   auto submitted = slurm.submit(args, {}, true);
   if (!submitted.job_id)
@@ -96,7 +97,7 @@ std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, cons
                     "sbatch of successor failed: " + submitted.error);
     return f;
   }
-  store.put("self.successor", std::to_string(*submitted.job_id), now);
+  store.put(kv::kSelfSuccessor, std::to_string(*submitted.job_id), now);
   // Queuing the successor is routine inside the chain; outside it, the chain had broken.
   std::string how = own_id.empty() ? "the llmwatch chain had no queued job; re-queued it as "
                                    : "queued the next llmwatch job: ";

@@ -101,4 +101,13 @@ std::optional<SilenceRow> AlertJournal::silenced(const std::string& key, double 
   return std::nullopt;
 }
 
+std::map<std::string, std::int64_t> AlertJournal::failed_attempts() {
+  std::map<std::string, std::int64_t> out;
+  auto st = db_.prepare(
+      "SELECT channel, SUM(CASE WHEN state='sent' THEN attempts-1 ELSE attempts END) FROM "
+      "deliveries GROUP BY channel");
+  while (st.step()) out[st.text(0)] = st.integer(1);
+  return out;
+}
+
 }  // namespace llmwatch

@@ -34,6 +34,8 @@ class AlertJournal {
   // Exponential backoff: base, 2×base, 4×base, ... capped at 1 h.
   void mark_failed(std::int64_t id, const std::string& error, double now, double base_seconds = 30);
   int pending_count();
+  // Failed delivery attempts per channel (attempts of sent rows, less the one that went through).
+  std::map<std::string, std::int64_t> failed_attempts();
   int sent_count(const std::string& alert_key);
 
   std::int64_t add_silence(const std::string& pattern, double until, const std::string& reason,

@@ -1,8 +1,13 @@
 #include "store/store.h"
 
+#include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
+#include "rules/end_cause.h"
+#include "store/keys.h"
 #include "store/migrations.h"
+#include "util/text.h"
 
 namespace llmwatch {
 
@@ -291,6 +296,82 @@ void Store::compact(double before) {
         .bind(1, before)
         .run();
   });
+}
+
+std::vector<std::pair<double, std::int64_t>> Store::progress_steps(const std::string& job) {
+  std::vector<std::pair<double, std::int64_t>> out;
+  auto st = db_.prepare("SELECT ts, step FROM progress WHERE job = ? ORDER BY ts");
+  st.bind(1, job);
+  while (st.step()) out.emplace_back(st.real(0), st.integer(1));
+  return out;
+}
+
+std::vector<Store::ActionCount> Store::action_counts() {
+  std::vector<ActionCount> out;
+  auto st = db_.prepare(
+      "SELECT kind, state, COUNT(*) FROM actions GROUP BY kind, state ORDER BY kind, state");
+  while (st.step()) out.push_back({st.text(0), st.text(1), st.integer(2)});
+  return out;
+}
+
+namespace {
+
+// Binds ?1 and ?2 to the range of keys that start with `prefix` (an index range, not a LIKE,
+// so '_' and '%' in node names mean themselves).
+void bind_prefix(Statement& st, const std::string& prefix) {
+  st.bind(1, prefix);
+  st.bind(2, prefix.substr(0, prefix.size() - 1) + static_cast<char>(prefix.back() + 1));
+}
+
+}  // namespace
+
+std::map<std::string, std::string> Store::node_health() {
+  std::map<std::string, std::string> out;
+  const std::string prefix = kv::kNodeHealthPrefix;
+  auto st = db_.prepare("SELECT key, value FROM kv WHERE key >= ? AND key < ?");
+  bind_prefix(st, prefix);
+  while (st.step()) out[st.text(0).substr(prefix.size())] = st.text(1);
+  return out;
+}
+
+int Store::drained_by_llmwatch() {
+  const std::string prefix = kv::kDrainedPrefix;
+  auto st = db_.prepare("SELECT COUNT(*) FROM kv WHERE key >= ? AND key < ? AND value != ''");
+  bind_prefix(st, prefix);
+  return st.step() ? static_cast<int>(st.integer(0)) : 0;
+}
+
+void Store::add_finding_event(double ts, const Finding& f) {
+  add_event(ts, "finding", f.subject, severity_name(f.severity), f.key + ": " + f.summary,
+            json_dump(nlohmann::json{{"key", f.key}, {"kind", f.kind}, {"cause", f.cause}}));
+}
+
+std::vector<FindingEvent> Store::finding_events(const std::string& subject) {
+  std::vector<FindingEvent> out;
+  auto st = db_.prepare(
+      "SELECT ts, message, data FROM events WHERE kind = 'finding' AND subject = ? ORDER BY ts");
+  st.bind(1, subject);
+  while (st.step()) {
+    FindingEvent e{st.real(0), "", "", "", st.text(1)};
+    auto data = nlohmann::json::parse(st.text(2), nullptr, false);
+    if (data.is_object() && data.contains("key")) {
+      e.key = data.value("key", "");
+      e.kind = data.value("kind", "");
+      e.cause = data.value("cause", "");
+    } else {
+      // Written before findings carried their fields: "job:tr/ended: task 7 ended: completed on
+      // n1": the key, and for an end the class its summary names.
+      e.key = e.message.substr(0, e.message.find(": "));
+      e.kind = e.key.substr(e.key.rfind('/') + 1);
+      auto said = e.message.rfind("ended: ");
+      for (int c = 0; said != std::string::npos && c <= static_cast<int>(EndClass::Unknown); ++c) {
+        const char* name = end_class_name(EndClass(c));
+        if (e.message.compare(said + 7, std::strlen(name), name) == 0) e.cause = name;
+      }
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 }  // namespace llmwatch

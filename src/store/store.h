@@ -19,6 +19,12 @@ struct EventRow {
   std::string kind, subject, severity, message, data;
 };
 
+// A "finding" event: a finding as it was raised, typed.
+struct FindingEvent {
+  double ts = 0;
+  std::string key, kind, cause, message;
+};
+
 struct FindingRow {
   std::string key, severity, summary, evidence_json, state;
   double first_seen = 0, last_seen = 0, resolved_at = 0, notified_at = 0;
@@ -39,12 +45,19 @@ class Store {
   explicit Store(const std::string& state_dir);
   static std::string db_path(const std::string& state_dir);
 
-  Db& db() { return db_; }
+  // Runs fn in one transaction (nested calls join the outer one).
+  template <class F>
+  void transaction(F&& fn) {
+    db_.transaction(std::forward<F>(fn));
+  }
 
   void add_event(double ts, const std::string& kind, const std::string& subject,
                  const std::string& severity, const std::string& message,
                  const std::string& data_json = "{}");
   std::vector<EventRow> events(double since, const std::string& subject_like, int limit);
+  // The findings raised about `subject`, oldest first (add_finding_event).
+  void add_finding_event(double ts, const Finding& f);
+  std::vector<FindingEvent> finding_events(const std::string& subject);
 
   void put(const std::string& key, const std::string& value, double now);
   std::optional<std::string> get(const std::string& key);
@@ -78,6 +91,19 @@ class Store {
 
   void add_progress(const std::string& job, double ts, std::int64_t step,
                     std::optional<double> step_time, std::optional<double> loss);
+  // (ts, step) of a job's progress rows, oldest first.
+  std::vector<std::pair<double, std::int64_t>> progress_steps(const std::string& job);
+
+  // Journaled actions by kind and outcome, for the metrics.
+  struct ActionCount {
+    std::string kind, state;
+    std::int64_t count = 0;
+  };
+  std::vector<ActionCount> action_counts();
+  // Each node's last health summary ("CRITICAL Xid 79 ..."), and the nodes llmwatch drained
+  // and has not returned to service.
+  std::map<std::string, std::string> node_health();
+  int drained_by_llmwatch();
 
   // The storage series: one sample per [[storage]] path per cycle, for the growth forecast.
   struct StorageSample {
@@ -93,6 +119,11 @@ class Store {
   void compact(double before);
 
  private:
+  // Raw SQL stays in store/: the journal shares the connection, tests reach it through
+  // StoreTestAccess.
+  friend class AlertJournal;
+  friend struct StoreTestAccess;
+  Db& db() { return db_; }
   Db db_;
 };
 

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <sstream>
 
+#include "rules/end_cause.h"
 #include "rules/job_rules.h"
 #include "rules/post_mortem.h"
 #include "rules/training_metrics.h"
 #include "rules/training_rules.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "util/text.h"
 #include "util/units.h"
@@ -51,21 +53,14 @@ nlohmann::json job_history(const JobSettings& job, Store& store, double now) {
   std::string label = job_label(job);
   nlohmann::json h = nlohmann::json::object();
   // Progress rows: the first and last, and each failure's gap.
-  std::vector<std::pair<double, long long>> rows;
-  auto st = store.db().prepare("SELECT ts, step FROM progress WHERE job = ? ORDER BY ts");
-  st.bind(1, label);
-  while (st.step()) rows.emplace_back(st.real(0), st.integer(1));
+  auto rows = store.progress_steps(label);
   // Failures: hang/crash/absent findings as they were raised, and runs that ended for any
   // reason but completion or a person's cancel.
   std::vector<std::pair<double, std::string>> failures;
-  for (const auto& e : store.events(0, label, 100000)) {
-    if (e.kind != "finding") continue;
-    bool ended = e.message.find("/ended:") != std::string::npos &&
-                 e.message.find("ended: completed") == std::string::npos &&
-                 e.message.find("ended: cancelled") == std::string::npos;
-    if (ended || e.message.find("/hung:") != std::string::npos ||
-        e.message.find("/crashed:") != std::string::npos ||
-        e.message.find("/absent:") != std::string::npos)
+  for (const auto& e : store.finding_events(label)) {
+    bool ended = e.kind == "ended" && e.cause != end_class_name(EndClass::Completed) &&
+                 e.cause != end_class_name(EndClass::Cancelled);
+    if (ended || e.kind == "hung" || e.kind == "crashed" || e.kind == "absent")
       failures.emplace_back(e.ts, e.message);
   }
   nlohmann::json restarts = nlohmann::json::array();
@@ -122,7 +117,7 @@ std::string sparkline(const std::deque<double>& values, size_t width) {
 
 nlohmann::json build_job(const JobSettings& job, Store& store, double now) {
   std::string label = job_label(job);
-  JobProgress p = JobProgress::from_json(store.get("progress:" + label).value_or("{}"));
+  JobProgress p = JobProgress::from_json(store.get(kv::progress(label)).value_or("{}"));
   nlohmann::json j = {{"schema", "llmwatch.job/1"}, {"name", label}, {"task", p.task}};
   if (p.step) j["step"] = *p.step;
   long long max_steps = job.max_steps > 0 ? job.max_steps : p.max_steps.value_or(0);
@@ -149,9 +144,9 @@ nlohmann::json build_job(const JobSettings& job, Store& store, double now) {
     j["advice"] = advice;
   }
   // How the last task ended (the post-mortem) and where its ranks were when it hung.
-  if (auto pm = PostMortem::from_json(store.get("postmortem:" + label).value_or("")))
+  if (auto pm = PostMortem::from_json(store.get(kv::post_mortem(label)).value_or("")))
     j["last_end"] = nlohmann::json::parse(pm->to_json());
-  if (auto st = nlohmann::json::parse(store.get("stacks:" + label).value_or(""), nullptr, false);
+  if (auto st = nlohmann::json::parse(store.get(kv::stacks(label)).value_or(""), nullptr, false);
       st.is_object())
     j["stacks"] = st;
   return j;

@@ -10,6 +10,7 @@
 #include "rules/job_progress.h"
 #include "rules/job_rules.h"
 #include "store/alert_journal.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "util/files.h"
 #include "views/job_view.h"
@@ -60,7 +61,7 @@ void sample(std::ostringstream& out, const std::string& name,
 std::string render_metrics(const Config& config, Store& store, double now) {
   std::ostringstream m;
   m.precision(15);
-  auto hb = nlohmann::json::parse(store.get("heartbeat").value_or("{}"), nullptr, false);
+  auto hb = nlohmann::json::parse(store.get(kv::kHeartbeat).value_or("{}"), nullptr, false);
   if (hb.is_object() && hb.contains("ts")) {
     Family(m, "llmwatch_last_cycle_timestamp_seconds", "gauge",
            "Unix time the last supervision cycle started.");
@@ -86,20 +87,15 @@ std::string render_metrics(const Config& config, Store& store, double now) {
     sample(m, "llmwatch_alerts_firing", {{"severity", sev}}, firing[sev]);
 
   Family(m, "llmwatch_actions_total", "counter", "Actions journaled, by kind and outcome.");
-  auto st = store.db().prepare(
-      "SELECT kind, state, COUNT(*) FROM actions GROUP BY kind, state ORDER BY kind, state");
-  while (st.step())
-    sample(m, "llmwatch_actions_total", {{"kind", st.text(0)}, {"outcome", st.text(1)}},
-           static_cast<double>(st.integer(2)));
+  for (const auto& a : store.action_counts())
+    sample(m, "llmwatch_actions_total", {{"kind", a.kind}, {"outcome", a.state}},
+           static_cast<double>(a.count));
 
   Family(m, "llmwatch_deliveries_failed_total", "counter",
          "Failed alert delivery attempts, by channel.");
-  auto d = store.db().prepare(
-      "SELECT channel, SUM(CASE WHEN state='sent' THEN attempts-1 ELSE attempts END) FROM "
-      "deliveries GROUP BY channel");
-  while (d.step())
-    sample(m, "llmwatch_deliveries_failed_total", {{"channel", d.text(0)}},
-           static_cast<double>(d.integer(1)));
+  for (const auto& [channel, failed] : AlertJournal(store).failed_attempts())
+    sample(m, "llmwatch_deliveries_failed_total", {{"channel", channel}},
+           static_cast<double>(failed));
   Family(m, "llmwatch_deliveries_pending", "gauge",
          "Alert deliveries waiting to be sent or retried.");
   sample(m, "llmwatch_deliveries_pending", {}, AlertJournal(store).pending_count());
@@ -109,8 +105,9 @@ std::string render_metrics(const Config& config, Store& store, double now) {
   for (const auto& job : config.jobs) {
     std::string label = job_label(job);
     std::map<std::string, std::string> l = {{"job", label}};
-    JobProgress p = JobProgress::from_json(store.get("progress:" + label).value_or("{}"));
-    auto view = nlohmann::json::parse(store.get("jobview:" + label).value_or("{}"), nullptr, false);
+    JobProgress p = JobProgress::from_json(store.get(kv::progress(label)).value_or("{}"));
+    auto view =
+        nlohmann::json::parse(store.get(kv::job_view(label)).value_or("{}"), nullptr, false);
     bool is_running = false;
     if (view.is_object())
       for (const auto& e : view.value("entries", nlohmann::json::array()))
@@ -153,7 +150,7 @@ std::string render_metrics(const Config& config, Store& store, double now) {
   std::ostringstream used, usable, inodes, inode_total, to_full;
   for (const auto& st : config.storage) {
     auto snap =
-        nlohmann::json::parse(store.get("storage:" + st.path).value_or("{}"), nullptr, false);
+        nlohmann::json::parse(store.get(kv::storage(st.path)).value_or("{}"), nullptr, false);
     if (!snap.is_object() || !snap.contains("used_bytes")) continue;
     std::map<std::string, std::string> l = {{"path", st.path}};
     sample(used, "llmwatch_storage_used_bytes", l, snap["used_bytes"].get<double>());
@@ -172,7 +169,7 @@ std::string render_metrics(const Config& config, Store& store, double now) {
          "Forecast seconds until the usable capacity is full.", to_full);
 
   // Nodes needing attention, from the last sinfo.
-  auto nodes = nlohmann::json::parse(store.get("nodes").value_or("{}"), nullptr, false);
+  auto nodes = nlohmann::json::parse(store.get(kv::kNodes).value_or("{}"), nullptr, false);
   Family(m, "llmwatch_node_unusable", "gauge",
          "1 for a node that is drained or down, with its reason.");
   if (nodes.is_object())
@@ -183,19 +180,12 @@ std::string render_metrics(const Config& config, Store& store, double now) {
   // GPU health ([gpu]): each node's last node-check verdict, and what llmwatch drained.
   Family(m, "llmwatch_node_gpu_health", "gauge",
          "Last node-check verdict as a Nagios code: 0 OK, 1 WARN, 2 CRITICAL, 3 UNKNOWN.");
-  int drained_by_llmwatch = 0;
-  auto kv = store.db().prepare(
-      "SELECT key, value FROM kv WHERE key LIKE 'nodehealth:%' OR key LIKE 'drained:%'");
-  while (kv.step()) {
-    std::string key = kv.text(0), value = kv.text(1);
-    if (key.rfind("drained:", 0) == 0) {
-      drained_by_llmwatch += !value.empty();
-      continue;
-    }
-    std::string verdict = value.substr(0, value.find(' '));
+  for (const auto& [node, summary] : store.node_health()) {
+    std::string verdict = summary.substr(0, summary.find(' '));
     double code = verdict == "OK" ? 0 : verdict == "WARN" ? 1 : verdict == "CRITICAL" ? 2 : 3;
-    sample(m, "llmwatch_node_gpu_health", {{"node", key.substr(11)}}, code);
+    sample(m, "llmwatch_node_gpu_health", {{"node", node}}, code);
   }
+  int drained_by_llmwatch = store.drained_by_llmwatch();
   Family(m, "llmwatch_nodes_drained_by_llmwatch", "gauge",
          "Nodes llmwatch drained and has not yet returned to service.");
   sample(m, "llmwatch_nodes_drained_by_llmwatch", {}, drained_by_llmwatch);

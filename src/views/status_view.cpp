@@ -7,6 +7,7 @@
 
 #include "rules/job_progress.h"
 #include "rules/job_rules.h"
+#include "store/keys.h"
 #include "store/lease.h"
 #include "store/store.h"
 #include "util/paths.h"
@@ -19,7 +20,7 @@ nlohmann::json build_status(const Config& config, Store& store, double now) {
   using nlohmann::json;
   json s = {{"schema", "llmwatch.status/1"}, {"now", now}, {"dry_run", config.dry_run}};
   json self = {{"state_dir", config.state_dir}};
-  auto hb = json::parse(store.get("heartbeat").value_or("{}"), nullptr, false);
+  auto hb = json::parse(store.get(kv::kHeartbeat).value_or("{}"), nullptr, false);
   if (hb.is_object() && hb.contains("ts")) {
     self["last_cycle"] = hb["ts"];
     self["last_cycle_age_s"] = now - hb["ts"].get<double>();
@@ -33,9 +34,9 @@ nlohmann::json build_status(const Config& config, Store& store, double now) {
   // self-perpetuating job when its chain is on), or a lease whose holder died on this host,
   // means nobody is watching: everything below is history, and must say so.
   double interval = static_cast<double>(config.interval.count());
-  if (store.get("self.chain").value_or("off") == "on")
+  if (store.get(kv::kSelfChain).value_or("off") == "on")
     interval = std::strtod(
-        store.get("self.interval").value_or(std::to_string(config.self.interval.count())).c_str(),
+        store.get(kv::kSelfInterval).value_or(std::to_string(config.self.interval.count())).c_str(),
         nullptr);
   self["interval_s"] = interval;
   std::string stale;
@@ -51,15 +52,15 @@ nlohmann::json build_status(const Config& config, Store& store, double now) {
     stale = "the lease holder " + lease->str() + " is gone";
   self["supervising"] = stale.empty();
   if (!stale.empty()) self["not_supervising"] = stale;
-  self["chain"] = store.get("self.chain").value_or("off");
-  if (auto succ = store.get("self.successor")) self["successor_job"] = *succ;
+  self["chain"] = store.get(kv::kSelfChain).value_or("off");
+  if (auto succ = store.get(kv::kSelfSuccessor)) self["successor_job"] = *succ;
   s["llmwatch"] = self;
 
   json jobs = json::array();
   for (const auto& job : config.jobs) {
     std::string label = job_label(job);
-    JobProgress p = JobProgress::from_json(store.get("progress:" + label).value_or("{}"));
-    auto view = json::parse(store.get("jobview:" + label).value_or("{}"), nullptr, false);
+    JobProgress p = JobProgress::from_json(store.get(kv::progress(label)).value_or("{}"));
+    auto view = json::parse(store.get(kv::job_view(label)).value_or("{}"), nullptr, false);
     json j = {{"name", label}, {"task", p.task}, {"log", p.log_path}};
     j["entries"] = view.is_object() && view.contains("entries") ? view["entries"] : json::array();
     if (p.step) j["step"] = *p.step;
@@ -88,14 +89,14 @@ nlohmann::json build_status(const Config& config, Store& store, double now) {
 
   json storage = json::array();
   for (const auto& st : config.storage) {
-    auto snap = json::parse(store.get("storage:" + st.path).value_or("{}"), nullptr, false);
+    auto snap = json::parse(store.get(kv::storage(st.path)).value_or("{}"), nullptr, false);
     if (snap.is_object() && snap.contains("used_bytes")) {
       snap["path"] = st.path;
       storage.push_back(snap);
     }
   }
   s["storage"] = storage;
-  auto nodes = json::parse(store.get("nodes").value_or("{}"), nullptr, false);
+  auto nodes = json::parse(store.get(kv::kNodes).value_or("{}"), nullptr, false);
   s["nodes"] = nodes.is_object() ? nodes.value("attention", json::array()) : json::array();
 
   json actions = json::array();

@@ -9,6 +9,7 @@
 #include "cycle/check.h"
 #include "fake_slurm.h"
 #include "store/store.h"
+#include "store_test_access.h"
 #include "test_util.h"
 #include "util/identity.h"
 
@@ -276,7 +277,7 @@ TEST(Supervisor, ADeposedSupervisorActsOnNothing) {
 TEST(Supervisor, AnAlertIsJournaledOnlyTogetherWithItsDelivery) {
   World w(job("ghost", "on_absent = [\"alert\"]\n"));
   w.slurm.jobs.clear();
-  w.store->db().exec(
+  StoreTestAccess::db(*w.store).exec(
       "CREATE TRIGGER full BEFORE INSERT ON deliveries BEGIN "
       "SELECT RAISE(FAIL, 'database or disk is full'); END");
   double now = unix_now();
@@ -284,7 +285,7 @@ TEST(Supervisor, AnAlertIsJournaledOnlyTogetherWithItsDelivery) {
   EXPECT_TRUE(w.firing("job:ghost/absent"));
   EXPECT_TRUE(w.store->recent_actions(10).empty());  // neither journaled nor queued
   EXPECT_EQ(w.alerts(), "");
-  w.store->db().exec("DROP TRIGGER full");
+  StoreTestAccess::db(*w.store).exec("DROP TRIGGER full");
   w.cycle(now + 5);  // space again: the first announcement goes out now, not in 6 hours
   EXPECT_NE(w.alerts().find("job:ghost/absent"), std::string::npos);
   auto actions = w.store->recent_actions(10);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "store/migrations.h"
+#include "store_test_access.h"
 #include "test_util.h"
 
 namespace llmwatch {
@@ -21,7 +22,8 @@ TEST(Migrations, FreshStoreIsAtTheLatestVersionAndReopens) {
   testing::TempDir dir;
   {
     Store store(dir.path);
-    EXPECT_EQ(schema_version(store.db()), static_cast<int>(schema_migrations().size()));
+    EXPECT_EQ(schema_version(StoreTestAccess::db(store)),
+              static_cast<int>(schema_migrations().size()));
     store.put("k", "v", 1);
   }
   Store again(dir.path);  // migrating an up-to-date store is a no-op and keeps the data
@@ -45,7 +47,7 @@ TEST(Migrations, StoreFromANewerLlmwatchIsRefused) {
 TEST(Migrations, UsesARollbackJournalNotWal) {
   testing::TempDir dir;
   Store store(dir.path);
-  auto st = store.db().prepare("PRAGMA journal_mode");
+  auto st = StoreTestAccess::db(store).prepare("PRAGMA journal_mode");
   ASSERT_TRUE(st.step());
   EXPECT_EQ(st.text(0), "delete");
 }
@@ -118,11 +120,12 @@ TEST(Store, CachedStatementsNestAndReset) {
   store.put("a", "1", 1);
   store.put("b", "2", 1);
   int outer = 0;
-  auto st = store.db().prepare("SELECT key FROM kv ORDER BY key");
+  auto st = StoreTestAccess::db(store).prepare("SELECT key FROM kv ORDER BY key");
   while (st.step()) {
     ++outer;
     EXPECT_EQ(store.get(st.text(0)).value_or(""), st.text(0) == "a" ? "1" : "2");
-    auto inner = store.db().prepare("SELECT key FROM kv ORDER BY key");  // in use: a fresh one
+    auto inner = StoreTestAccess::db(store).prepare(
+        "SELECT key FROM kv ORDER BY key");  // in use: a fresh one
     ASSERT_TRUE(inner.step());
     EXPECT_EQ(inner.text(0), "a");
   }
@@ -142,4 +145,23 @@ TEST(Store, UnwritableStateDirIsAClearError) {
 }
 
 }  // namespace
+// Findings are kept with their fields, so views never search event text ("/hung:"); events
+// written before that are read the old way.
+TEST(Store, FindingEventsAreTyped) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  Finding f = make_finding("job:tr", "tr", "ended", Severity::Critical, "task 7 ended: completed");
+  f.cause = "software error";  // the class, whatever the summary says
+  store.add_finding_event(10, f);
+  store.add_event(20, "finding", "tr", "info", "job:tr/ended: task 9 ended: completed on n1");
+  store.add_event(30, "finding", "other", "info", "job:other/hung: no progress");
+  auto events = store.finding_events("tr");
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].key, "job:tr/ended");
+  EXPECT_EQ(events[0].kind, "ended");
+  EXPECT_EQ(events[0].cause, "software error");
+  EXPECT_EQ(events[1].kind, "ended");
+  EXPECT_EQ(events[1].cause, "completed");
+}
+
 }  // namespace llmwatch

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "cycle/check.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "util/files.h"
 #include "util/paths.h"
@@ -22,7 +23,7 @@ class ClockCheck : public Check {
   std::string name() const override { return "clock"; }
   int stage() const override { return 0; }
   void prepare(CycleState& s) override {
-    has_previous_ = ClockReading::from_json(s.store.get("clock").value_or(""), &previous_);
+    has_previous_ = ClockReading::from_json(s.store.get(kv::kClock).value_or(""), &previous_);
   }
   CheckReport judge(CycleState& s) override {
     ClockReading now;

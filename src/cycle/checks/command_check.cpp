@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cycle/check.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
@@ -42,7 +43,7 @@ class CommandCheck : public Check {
     results_.assign(all.size(), {});
     for (size_t i = 0; i < all.size(); ++i) {
       double last = static_cast<double>(
-          to_int64(s.store.get("cmdcheck:" + all[i].name).value_or("")).value_or(0));
+          to_int64(s.store.get(kv::command_check(all[i].name)).value_or("")).value_or(0));
       // A clock that went back makes the last run "in the future": run now.
       due_[i] = s.now - last >= static_cast<double>(all[i].every.count()) || last > s.now;
     }
@@ -69,7 +70,7 @@ class CommandCheck : public Check {
       if (!due_[i]) continue;
       const auto& k = s.config.checks[i];
       const ProcessResult& res = results_[i];
-      s.store.put("cmdcheck:" + k.name, std::to_string(static_cast<long long>(s.now)), s.now);
+      s.store.put(kv::command_check(k.name), std::to_string(static_cast<long long>(s.now)), s.now);
       r.scopes.push_back("check:" + k.name + "/");
       auto severity = verdict_of(res);
       r.probes.push_back({"check:" + k.name, severity != Severity::Unknown, res.seconds});

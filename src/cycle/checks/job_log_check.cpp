@@ -18,6 +18,7 @@
 #include "probes/job_logs.h"
 #include "probes/log_tail.h"
 #include "slurm/hostlist.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "util/deadline_call.h"
 
@@ -227,7 +228,7 @@ void prepare_end(CycleState& s, JobWork& w, const QueueIndex& index, const Clust
   // What only an ended run needs: a running one costs no store reads here (1,000 watched
   // jobs would otherwise cost 2,000 queries a cycle).
   if (w.obs.running || !w.last) return;
-  if (auto pm = PostMortem::from_json(s.store.get("postmortem:" + w.label).value_or(""));
+  if (auto pm = PostMortem::from_json(s.store.get(kv::post_mortem(w.label)).value_or(""));
       pm && pm->same_task(w.last->display_id(), w.last->start_time))
     w.ended = std::move(pm);
   w.cancelled_by_llmwatch =
@@ -250,12 +251,12 @@ class JobLogCheck : public Check {
       w.obs.entries = select_jobs(index, job, s.config.self.job_name);
       for (const auto& e : w.obs.entries)
         if (e.running() && !w.obs.running) w.obs.running = e;
-      w.last = slurm_job_from_json(s.store.get("lastjob:" + w.label).value_or(""));
+      w.last = slurm_job_from_json(s.store.get(kv::last_job(w.label)).value_or(""));
       prepare_end(s, w, index, cluster);
-      w.progress = JobProgress::from_json(s.store.get("progress:" + w.label).value_or("{}"));
+      w.progress = JobProgress::from_json(s.store.get(kv::progress(w.label)).value_or("{}"));
       // A dump whose two rounds saw the stacks move disproved a hang: the clock restarts then.
       auto near_miss =
-          nlohmann::json::parse(s.store.get("nearmiss:" + w.label).value_or("{}"), nullptr, false);
+          nlohmann::json::parse(s.store.get(kv::near_miss(w.label)).value_or("{}"), nullptr, false);
       if (near_miss.is_object() && near_miss.value("task", "") == w.progress.task)
         w.progress.last_progress = std::max(w.progress.last_progress, near_miss.value("ts", 0.0));
       // Time the clock jumped by, or llmwatch did not watch, is not the job's idle time.

@@ -12,6 +12,7 @@
 #include "policy/node_policy.h"
 #include "rules/node_findings.h"
 #include "slurm/hostlist.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "util/files.h"
 #include "util/paths.h"
@@ -43,7 +44,7 @@ std::set<std::string> managed_nodes(const GpuSettings& g, const NodeFacts& facts
 std::map<std::string, double> drained_by_us(Store& store, const std::vector<SlurmNode>& nodes) {
   std::map<std::string, double> out;
   for (const auto& n : nodes) {
-    auto at = store.get("drained:" + n.name).value_or("");
+    auto at = store.get(kv::drained(n.name)).value_or("");
     if (at.empty()) continue;
     try {
       out[n.name] = std::stod(at);
@@ -95,8 +96,8 @@ void record_history(Store& store, const NodeFacts& facts, Seconds max_age) {
   for (const auto& [node, r] : facts.reports) {
     if (facts.now - r.ts > static_cast<double>(max_age.count())) continue;
     std::string summary = std::string(verdict_name(r.verdict)) + " " + r.headline();
-    if (store.get("nodehealth:" + node).value_or("") == summary) continue;
-    store.put("nodehealth:" + node, summary, facts.now);
+    if (store.get(kv::node_health(node)).value_or("") == summary) continue;
+    store.put(kv::node_health(node), summary, facts.now);
     std::string sev = r.verdict == Verdict::Critical ? "critical"
                       : r.verdict == Verdict::Ok     ? "info"
                                                      : "warning";

@@ -7,6 +7,7 @@
 
 #include "cycle/check.h"
 #include "cycle/failure_domain.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "util/strings.h"
 #include "util/text.h"
@@ -30,9 +31,9 @@ class SlurmCheck : public Check {
     }
     s.slurm.set_filter(std::move(filter));
     // The format chosen in an earlier cycle holds: a queue too big for JSON stays text.
-    if (s.store.get("slurm.format").value_or("") == "text") s.slurm.use_text_mode();
+    if (s.store.get(kv::kSlurmFormat).value_or("") == "text") s.slurm.use_text_mode();
     s.slurm_failures =
-        static_cast<int>(to_int64(s.store.get("slurm.failures").value_or("0")).value_or(0));
+        static_cast<int>(to_int64(s.store.get(kv::kSlurmFailures).value_or("0")).value_or(0));
   }
 
   void observe(CycleState& s) override {
@@ -70,7 +71,7 @@ class SlurmCheck : public Check {
                                {"by", n.reason_set_by}});
         }
       s.snapshots.emplace_back(
-          "nodes", json_dump({{"total", s.nodes->nodes.size()}, {"attention", attention}}));
+          kv::kNodes, json_dump({{"total", s.nodes->nodes.size()}, {"attention", attention}}));
     } else {
       ++r.unknown;
     }

@@ -11,6 +11,7 @@
 #include "probes/checkpoints.h"
 #include "probes/storage_probe.h"
 #include "rules/storage_rules.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "util/deadline_call.h"
 #include "util/text.h"
@@ -86,7 +87,7 @@ class StorageCheck : public Check {
       if (o.quota)
         snap["quota"] = {{"used_bytes", o.quota->used_bytes},
                          {"limit_bytes", o.quota->limit_bytes}};
-      s.snapshots.emplace_back(prefix, json_dump(snap));
+      s.snapshots.emplace_back(kv::storage(settings.path), json_dump(snap));
     }
     auto findings = evaluate_storage(settings, o, f);
     if (!settings.checkpoint_dir.empty() && o.ok()) {

@@ -1,0 +1,61 @@
+#pragma once
+// Every key of the store's key-value table, in one place. Who writes a key and who reads it is
+// a search for its function here; nothing spells a key's text anywhere else.
+#include <string>
+
+namespace llmwatch::kv {
+
+// Per watched job (its [[job]] label).
+inline std::string progress(const std::string& job) {
+  return "progress:" + job;
+}  // JobProgress
+inline std::string last_job(const std::string& job) {
+  return "lastjob:" + job;
+}  // last task seen
+inline std::string post_mortem(const std::string& job) {
+  return "postmortem:" + job;
+}
+inline std::string job_view(const std::string& job) {
+  return "jobview:" + job;
+}  // for views
+inline std::string near_miss(const std::string& job) {
+  return "nearmiss:" + job;
+}
+inline std::string stacks(const std::string& job) {
+  return "stacks:" + job;
+}  // last dump
+inline std::string save_requested(const std::string& job) {
+  return "save.requested:" + job;
+}
+
+// Per node: when llmwatch drained it ("" once returned), and its last health summary.
+inline std::string drained(const std::string& node) {
+  return "drained:" + node;
+}
+inline std::string node_health(const std::string& node) {
+  return "nodehealth:" + node;
+}
+inline constexpr const char* kNodeHealthPrefix = "nodehealth:";
+inline constexpr const char* kDrainedPrefix = "drained:";
+
+// Per [[storage]] path and per [[check]].
+inline std::string storage(const std::string& path) {
+  return "storage:" + path;
+}
+inline std::string command_check(const std::string& name) {
+  return "cmdcheck:" + name;
+}
+
+// The supervisor's own.
+inline constexpr const char* kHeartbeat = "heartbeat";
+inline constexpr const char* kNodes = "nodes";  // sinfo's nodes needing attention
+inline constexpr const char* kClock = "clock";
+inline constexpr const char* kSlurmFailures = "slurm.failures";
+inline constexpr const char* kSlurmFormat = "slurm.format";
+inline constexpr const char* kCompactedAt = "compacted_at";
+inline constexpr const char* kSelfChain = "self.chain";
+inline constexpr const char* kSelfConfig = "self.config";
+inline constexpr const char* kSelfInterval = "self.interval";
+inline constexpr const char* kSelfSuccessor = "self.successor";
+
+}  // namespace llmwatch::kv
