@@ -36,8 +36,14 @@ struct ActionContext {
   double now;
 };
 
+// How an action ended, as the journal records it ("done", "failed", "skipped", "dry-run"). A
+// skipped action did not run (nothing to do, over budget, not llmwatch's to touch); a dry-run
+// one says what it would have done.
+enum class ActionState { Done, Failed, Skipped, DryRun };
+const char* action_state_name(ActionState s);
+
 struct ActionOutcome {
-  std::string state;   // done | failed | skipped
+  ActionState state = ActionState::Failed;
   std::string detail;  // one line for the journal, status and alerts
   // The action found the finding wrong (dump: the stacks moved, the run is not hung): the rest
   // of the plan runs only its alerts, which say so.

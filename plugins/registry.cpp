@@ -9,6 +9,20 @@ std::string ActionPlugin::idem_key(const ActionRequest& r) const {
   return name() + ":" + (r.task ? r.task->display_id() : r.job) + ":" + r.finding.key;
 }
 
+const char* action_state_name(ActionState s) {
+  switch (s) {
+    case ActionState::Done:
+      return "done";
+    case ActionState::Failed:
+      return "failed";
+    case ActionState::Skipped:
+      return "skipped";
+    case ActionState::DryRun:
+      return "dry-run";
+  }
+  return "failed";
+}
+
 namespace {
 
 // A function-local static, so that registration from any file's static initialiser finds it.

@@ -36,11 +36,12 @@ class AlertAction : public ActionPlugin {
     m.host = hostname();
     ctx.store.set_notified(r.finding.key, ctx.now);
     auto queued = queue_alert(ctx.config, ctx.store, m, ctx.now);
-    if (!queued.silenced_by.empty()) return {"skipped", "muted by " + queued.silenced_by};
-    if (queued.channels.empty()) return {"done", "recorded (no alert channel takes it)"};
+    if (!queued.silenced_by.empty())
+      return {ActionState::Skipped, "muted by " + queued.silenced_by};
+    if (queued.channels.empty()) return {ActionState::Done, "recorded (no alert channel takes it)"};
     std::string detail = "queued for";
     for (const auto& c : queued.channels) detail += " " + c;
-    return {"done", detail};
+    return {ActionState::Done, detail};
   }
 };
 

@@ -16,11 +16,11 @@ class CancelAction : public ActionPlugin {
     return "cancel:" + (r.task ? r.task->display_id() : r.job);
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
-    if (!r.task) return {"skipped", "no running task to cancel"};
+    if (!r.task) return {ActionState::Skipped, "no running task to cancel"};
     std::string id = r.task->display_id();
     std::string err = ctx.slurm.cancel(id);
-    if (!err.empty()) return {"failed", err};
-    return {"done", "scancel " + id};
+    if (!err.empty()) return {ActionState::Failed, err};
+    return {ActionState::Done, "scancel " + id};
   }
 };
 

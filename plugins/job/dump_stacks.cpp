@@ -58,7 +58,7 @@ std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
   if (second.empty() || !stacks_moved(first, second)) return std::nullopt;
   ctx.store.put(kv::near_miss(r.job), json_dump({{"task", r.task->display_id()}, {"ts", ctx.now}}),
                 ctx.now);
-  ActionOutcome out{"done",
+  ActionOutcome out{ActionState::Done,
                     "near miss: the stacks moved between two dumps " +
                         format_duration(r.settings->confirm_hang) +
                         " apart, so the run is not hung; nothing else is done and its hang clock "
@@ -77,7 +77,7 @@ class DumpStacksAction : public ActionPlugin {
   }
   bool manual() const override { return true; }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
-    if (!r.task || !r.task->running()) return {"skipped", "no running task of " + r.job};
+    if (!r.task || !r.task->running()) return {ActionState::Skipped, "no running task of " + r.job};
     // srun and SLURM_JOB_ID know an array task by its own job id.
     std::string id = std::to_string(r.task->job_id);
     size_t nodes = expand_hostlist(r.task->nodes).value_or(std::vector<std::string>{}).size();
@@ -90,7 +90,7 @@ class DumpStacksAction : public ActionPlugin {
     };
     auto res = dump();
     auto stacks = parse_stacks(res.out);
-    if (stacks.empty()) return {"failed", res.describe("srun llmwatch stacks in " + id)};
+    if (stacks.empty()) return {ActionState::Failed, res.describe("srun llmwatch stacks in " + id)};
     std::string summary = summarize_stacks(stacks);
     if (auto moved = confirm(r, ctx, stacks, dump)) return *moved;
     std::filesystem::path dir = std::filesystem::path(ctx.config.state_dir) / "stacks";
@@ -104,7 +104,7 @@ class DumpStacksAction : public ActionPlugin {
     nlohmann::json record = {
         {"ts", ctx.now}, {"task", r.task->display_id()}, {"file", where}, {"summary", summary}};
     ctx.store.put(kv::stacks(r.job), json_dump(record), ctx.now);
-    return {"done", summary + " (stacks: " + where + ")"};
+    return {ActionState::Done, summary + " (stacks: " + where + ")"};
   }
 };
 

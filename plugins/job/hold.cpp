@@ -20,13 +20,13 @@ class HoldAction : public ActionPlugin {
       if (!q.pending()) continue;
       std::string id = q.control_id();
       std::string err = ctx.slurm.control("hold", id);
-      if (!err.empty()) return {"failed", err};
+      if (!err.empty()) return {ActionState::Failed, err};
       held.push_back(id);
     }
-    if (held.empty()) return {"skipped", "nothing pending to hold"};
+    if (held.empty()) return {ActionState::Skipped, "nothing pending to hold"};
     std::string detail = "held";
     for (const auto& id : held) detail += " " + id;
-    return {"done", detail};
+    return {ActionState::Done, detail};
   }
 };
 

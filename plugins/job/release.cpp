@@ -27,11 +27,11 @@ class ReleaseAction : public ActionPlugin {
       if (!q.pending()) continue;
       std::string id = q.control_id();
       std::string err = ctx.slurm.control("release", id);
-      if (!err.empty()) return {"failed", err};
+      if (!err.empty()) return {ActionState::Failed, err};
       detail += (detail.empty() ? "" : "; ") + std::string("released ") + id;
     }
-    return detail.empty() ? ActionOutcome{"skipped", "nothing held and no kill switch"}
-                          : ActionOutcome{"done", detail};
+    return detail.empty() ? ActionOutcome{ActionState::Skipped, "nothing held and no kill switch"}
+                          : ActionOutcome{ActionState::Done, detail};
   }
 };
 

@@ -17,10 +17,10 @@ class RequeueAction : public ActionPlugin {
     return "requeue:" + (r.task ? r.task->display_id() : r.job);
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
-    if (!r.task || !r.task->running()) return {"skipped", "no running task to requeue"};
+    if (!r.task || !r.task->running()) return {ActionState::Skipped, "no running task to requeue"};
     std::string err = ctx.slurm.control("requeue", r.task->display_id());
-    if (!err.empty()) return {"failed", err};
-    return {"done",
+    if (!err.empty()) return {ActionState::Failed, err};
+    return {ActionState::Done,
             "scontrol requeue " + r.task->display_id() + " (Slurm delays its restart ~2 min)"};
   }
 };

@@ -30,23 +30,24 @@ class RestartAction : public ActionPlugin {
       if (q.pending() && q.is_array() &&
           (!r.task ||
            (q.array_job_id == r.task->array_job_id && q.display_id() != r.task->display_id())))
-        return {"done", "next task of array " + q.display_id() + " starts by itself"};
-    if (!r.task) return {"skipped", "no earlier run of " + r.job + " known to resubmit"};
+        return {ActionState::Done, "next task of array " + q.display_id() + " starts by itself"};
+    if (!r.task) return {ActionState::Skipped, "no earlier run of " + r.job + " known to resubmit"};
     const SlurmJob& t = *r.task;
     if (t.command.empty())
-      return {"failed", "squeue did not report the batch script of " + t.display_id()};
+      return {ActionState::Failed, "squeue did not report the batch script of " + t.display_id()};
     // Identity: the run is resubmitted as its owner, never as llmwatch's user (root under
     // the systemd unit), and with none of llmwatch's environment (its secrets).
     std::vector<std::string> args = {"--job-name=" + t.name, "--export=NONE"};
     if (running_as_root()) {
       if (t.user.empty())
-        return {"failed", "the owner of " + t.display_id() +
-                              " is unknown: llmwatch runs as root and never submits as root "
-                              "on someone's behalf"};
+        return {ActionState::Failed,
+                "the owner of " + t.display_id() +
+                    " is unknown: llmwatch runs as root and never submits as root "
+                    "on someone's behalf"};
       if (t.user != "root") args.push_back("--uid=" + t.user);
     } else if (!t.user.empty() && t.user != current_user_name()) {
-      return {"failed", t.display_id() + " belongs to " + t.user +
-                            ": only its owner (or root) can resubmit it"};
+      return {ActionState::Failed, t.display_id() + " belongs to " + t.user +
+                                       ": only its owner (or root) can resubmit it"};
     }
     // An array task is continued as the next task id, so SLURM_ARRAY_TASK_ID and %a keep
     // counting and the training script's resume logic sees what it expects.
@@ -62,9 +63,10 @@ class RestartAction : public ActionPlugin {
     if (!t.std_err.empty()) args.push_back("--error=" + t.std_err);
     args.push_back(t.command);
     auto submitted = ctx.slurm.submit(args);
-    if (!submitted.job_id) return {"failed", submitted.error};
-    return {"done", "resubmitted " + t.command + " as job " + std::to_string(*submitted.job_id) +
-                        (exclude.empty() ? "" : " excluding " + exclude)};
+    if (!submitted.job_id) return {ActionState::Failed, submitted.error};
+    return {ActionState::Done, "resubmitted " + t.command + " as job " +
+                                   std::to_string(*submitted.job_id) +
+                                   (exclude.empty() ? "" : " excluding " + exclude)};
   }
 };
 

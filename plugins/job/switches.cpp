@@ -32,7 +32,7 @@ class SwitchAction : public ActionPlugin {
   bool manual() const override { return true; }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     if (!r.settings || (r.settings->*path_).empty())
-      return {"skipped", "no " + name_ + "_switch configured for " + r.job};
+      return {ActionState::Skipped, "no " + name_ + "_switch configured for " + r.job};
     const std::string& path = r.settings->*path_;
     // As root, llmwatch acts for the job's owner: it creates no directories for them, and
     // the switch it creates belongs to them.
@@ -40,8 +40,9 @@ class SwitchAction : public ActionPlugin {
     if (running_as_root()) {
       owner = r.task ? lookup_user(r.task->user) : std::nullopt;
       if (!owner)
-        return {"failed", "the owner of " + r.job +
-                              " is unknown: llmwatch runs as root and creates no file for no one"};
+        return {ActionState::Failed,
+                "the owner of " + r.job +
+                    " is unknown: llmwatch runs as root and creates no file for no one"};
     } else {
       std::error_code ec;
       std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
@@ -52,20 +53,21 @@ class SwitchAction : public ActionPlugin {
     if (fd < 0 && errno == EEXIST) {
       struct stat st {};
       if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-        return {"done", path + " already present"};
-      return {"failed", path + ": exists and is not a regular file (a symlink?): not touched"};
+        return {ActionState::Done, path + " already present"};
+      return {ActionState::Failed,
+              path + ": exists and is not a regular file (a symlink?): not touched"};
     }
-    if (fd < 0) return {"failed", path + ": " + std::strerror(errno)};
+    if (fd < 0) return {ActionState::Failed, path + ": " + std::strerror(errno)};
     if (owner && ::fchown(fd, owner->uid, owner->gid) != 0) {
       std::string why = std::strerror(errno);
       ::close(fd);
       ::unlink(path.c_str());
-      return {"failed", path + ": cannot give it to " + r.task->user + ": " + why};
+      return {ActionState::Failed, path + ": cannot give it to " + r.task->user + ": " + why};
     }
     ::close(fd);
     // The cycle reports when the training loop removes a save switch (checkpoint taken).
     if (name_ == "save") ctx.store.put(kv::save_requested(r.job), "1", ctx.now);
-    return {"done", "created " + path};
+    return {ActionState::Done, "created " + path};
   }
 
  private:

@@ -25,19 +25,19 @@ class DrainAction : public ActionPlugin {
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     auto show = ctx.slurm.show_node(r.job);
-    if (show.empty()) return {"failed", "scontrol show node " + r.job + " gave nothing"};
+    if (show.empty()) return {ActionState::Failed, "scontrol show node " + r.job + " gave nothing"};
     const std::string reason = show["Reason"];
     if (reason_by(reason) == ReasonBy::Someone)
-      return {"skipped",
+      return {ActionState::Skipped,
               r.job + " already has a reason set by someone else: " + sanitize_line(reason, 120)};
     if (reason_by(reason) == ReasonBy::Llmwatch)
-      return {"done", r.job + " already drained by llmwatch"};
+      return {ActionState::Done, r.job + " already drained by llmwatch"};
     std::string why = std::string(kOwnReasonPrefix) + " " + r.finding.summary;
     why = truncate_utf8(why, 200);  // never inside a character
     if (auto error = ctx.slurm.update_node(r.job, "drain", why); !error.empty())
-      return {"failed", error};
+      return {ActionState::Failed, error};
     ctx.store.put(kv::drained(r.job), std::to_string(ctx.now), ctx.now);
-    return {"done", "drained " + r.job + " (reason \"" + why + "\")"};
+    return {ActionState::Done, "drained " + r.job + " (reason \"" + why + "\")"};
   }
 };
 
@@ -51,15 +51,16 @@ class UndrainAction : public ActionPlugin {
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     auto show = ctx.slurm.show_node(r.job);
-    if (show.empty()) return {"failed", "scontrol show node " + r.job + " gave nothing"};
+    if (show.empty()) return {ActionState::Failed, "scontrol show node " + r.job + " gave nothing"};
     const std::string reason = show["Reason"];
     if (!undrain_allowed(reason, ctx.config.gpu.undrain_kill_task_failed))
-      return {"skipped", r.job + " is drained for a reason llmwatch did not set: " +
-                             sanitize_line(reason, 120)};
+      return {ActionState::Skipped, r.job + " is drained for a reason llmwatch did not set: " +
+                                        sanitize_line(reason, 120)};
     if (auto error = ctx.slurm.update_node(r.job, "resume"); !error.empty())
-      return {"failed", error};
+      return {ActionState::Failed, error};
     ctx.store.put(kv::drained(r.job), "", ctx.now);
-    return {"done", "returned " + r.job + " to service (was: " + sanitize_line(reason, 120) + ")"};
+    return {ActionState::Done,
+            "returned " + r.job + " to service (was: " + sanitize_line(reason, 120) + ")"};
   }
 };
 

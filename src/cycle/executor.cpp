@@ -43,9 +43,9 @@ std::optional<ActionOutcome> Executor::run_journaled(ActionPlugin& plugin, const
   if (!id) return std::nullopt;
   ActionOutcome outcome;
   if (!budget.empty()) {
-    outcome = {"skipped", "not done: " + budget + "; needs a human"};
+    outcome = {ActionState::Skipped, "not done: " + budget + "; needs a human"};
   } else if (config_.dry_run && name != "alert") {
-    outcome = {"dry-run",
+    outcome = {ActionState::DryRun,
                "would " + name + (req.task ? " " + req.task->display_id() : " " + req.job)};
   } else {
     try {
@@ -53,13 +53,14 @@ std::optional<ActionOutcome> Executor::run_journaled(ActionPlugin& plugin, const
       outcome = plugin.execute(req, ctx);
     } catch (const std::exception& e) {
       if (plugin.store_only()) throw;  // rolls back with its journal entry; retried next cycle
-      outcome = {"failed", e.what()};
+      outcome = {ActionState::Failed, e.what()};
     }
   }
-  store_.finish_action(*id, outcome.state, outcome.detail, now_);
-  std::string sev = outcome.state == "failed" || outcome.state == "skipped" ? "warning" : "info";
-  store_.add_event(now_, "action", req.job, sev,
-                   name + " " + outcome.state + ": " + outcome.detail);
+  const std::string state = action_state_name(outcome.state);
+  store_.finish_action(*id, state, outcome.detail, now_);
+  bool not_done = outcome.state == ActionState::Failed || outcome.state == ActionState::Skipped;
+  store_.add_event(now_, "action", req.job, not_done ? "warning" : "info",
+                   name + " " + state + ": " + outcome.detail);
   return outcome;
 }
 
@@ -108,9 +109,9 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
     if (!ran) continue;  // journaled before: idempotent, never twice
     ++count;
     const ActionOutcome& outcome = *ran;
-    spdlog::info("action {} for {}: {} ({})", name, base.finding.key, outcome.state,
-                 outcome.detail);
-    if (name != "alert") done.push_back(name + ": " + outcome.state + " — " + outcome.detail);
+    const std::string state = action_state_name(outcome.state);
+    spdlog::info("action {} for {}: {} ({})", name, base.finding.key, state, outcome.detail);
+    if (name != "alert") done.push_back(name + ": " + state + " — " + outcome.detail);
     disproved |= outcome.disproves;
   }
   return count;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "action.h"
 #include "store/store.h"
 #include "util/units.h"
 
@@ -28,7 +29,7 @@ int clean_checkpoints(const StorageSettings& s, const CheckpointScan& scan, Stor
     }
     std::error_code ec;
     fs::remove_all(c.path, ec);
-    store.finish_action(*id, ec ? "failed" : "done",
+    store.finish_action(*id, action_state_name(ec ? ActionState::Failed : ActionState::Done),
                         (ec ? "could not delete " : "deleted ") + c.path + " (" + size + ")" +
                             (ec ? ": " + ec.message() : ""),
                         now);

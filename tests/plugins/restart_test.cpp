@@ -35,14 +35,14 @@ TEST(RestartAction, ArrayWithPendingTasksRestartsByItself) {
   r.task = task(3, 1, "RUNNING");
   r.queue = {*r.task, task(3, 2, "PENDING")};
   auto out = find_action("restart")->execute(r, ctx);
-  EXPECT_EQ(out.state, "done");
+  EXPECT_EQ(out.state, ActionState::Done);
   EXPECT_EQ(out.detail, "next task of array 3_2 starts by itself");
   EXPECT_EQ(slurm.calls(), 0);
   // Another array's pending task does not count; the resubmission is attempted (and fails here).
   r.queue = {*r.task, task(4, 2, "PENDING")};
   r.task->command = "/train.sh";
   out = find_action("restart")->execute(r, ctx);
-  EXPECT_EQ(out.state, "failed");
+  EXPECT_EQ(out.state, ActionState::Failed);
   EXPECT_EQ(slurm.calls(), 1);
 }
 
@@ -89,7 +89,7 @@ TEST(RestartAction, ResubmitsAsTheOwnerWithNoneOfLlmwatchsEnvironment) {
   RecordedRestart t;
   auto& slurm = t.slurm;
   auto out = t.run(running_as_root() ? "alice" : current_user_name());
-  ASSERT_EQ(out.state, "done") << out.detail;
+  ASSERT_EQ(out.state, ActionState::Done) << out.detail;
   ASSERT_EQ(slurm.submitted.size(), 1u);
   const auto& args = slurm.submitted[0];
   EXPECT_TRUE(has(args, "--export=NONE"));
@@ -105,7 +105,7 @@ TEST(RestartAction, NeverSubmitsForAnUnknownOrForeignOwner) {
   RecordedRestart t;
   // As root an unknown owner is refused; as a user, someone else's job is.
   auto out = t.run(running_as_root() ? "" : "someone-else");
-  EXPECT_EQ(out.state, "failed");
+  EXPECT_EQ(out.state, ActionState::Failed);
   EXPECT_TRUE(t.slurm.submitted.empty());
 }
 
