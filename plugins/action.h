@@ -50,6 +50,10 @@ struct ActionOutcome {
   bool disproves = false;
 };
 
+// The cluster-wide hourly limit ([limits]) an action counts against. Actions with the same
+// budget share it: a reboot takes a node out as a drain does, so both count as drains.
+enum class HourlyBudget { None, Restarts, Drains, Cancels };
+
 class ActionPlugin {
  public:
   virtual ~ActionPlugin() = default;
@@ -59,6 +63,7 @@ class ActionPlugin {
   virtual ActionTarget target() const { return ActionTarget::Job; }
   virtual std::string help() const = 0;
   virtual bool manual() const { return false; }
+  virtual HourlyBudget budget() const { return HourlyBudget::None; }
   // The same key never runs twice (the journal enforces it): e.g. "cancel:3_1".
   virtual std::string idem_key(const ActionRequest& r) const;
   virtual ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) = 0;

@@ -11,6 +11,7 @@ class CancelAction : public ActionPlugin {
  public:
   std::string name() const override { return "cancel"; }
   std::string help() const override { return "scancel the job's running task"; }
+  HourlyBudget budget() const override { return HourlyBudget::Cancels; }
   bool manual() const override { return true; }
   std::string idem_key(const ActionRequest& r) const override {
     return "cancel:" + (r.task ? r.task->display_id() : r.job);

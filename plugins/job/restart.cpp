@@ -20,6 +20,7 @@ class RestartAction : public ActionPlugin {
   std::string help() const override {
     return "cancel the running task and start the run again, as its owner, off bad nodes";
   }
+  HourlyBudget budget() const override { return HourlyBudget::Restarts; }
   bool manual() const override { return true; }
   std::string idem_key(const ActionRequest& r) const override {
     return "restart:" + (r.task ? r.task->display_id() : r.job + ":" + r.finding.key);

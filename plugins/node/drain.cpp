@@ -1,7 +1,6 @@
-// drain: take a node out of service with a reason a human understands
-// ("llmwatch: Xid 79 GPU 3: GPU has fallen off the bus"). Slurm's current reason is read
-// first: a node someone else drained keeps their reason and is left alone.
-#include "action.h"
+// drain: take a node out of service with a reason a human understands (take_out.h), and
+// undrain: return one llmwatch drained to service.
+#include "node/take_out.h"
 #include "registry.h"
 #include "store/keys.h"
 #include "store/store.h"
@@ -11,32 +10,20 @@
 namespace llmwatch {
 namespace {
 
-class DrainAction : public ActionPlugin {
+class DrainAction : public TakeOutAction {
  public:
   std::string name() const override { return "drain"; }
-  ActionTarget target() const override { return ActionTarget::Node; }
   std::string help() const override {
     return "take a node out of service with an llmwatch: reason (never over someone else's)";
   }
-  // Once per firing episode of the finding.
-  std::string idem_key(const ActionRequest& r) const override {
-    return "drain:" + r.job + ":" + r.finding.key + ":" +
-           std::to_string(static_cast<long long>(r.episode));
-  }
-  ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
-    auto show = ctx.slurm.show_node(r.job);
-    if (show.empty()) return {ActionState::Failed, "scontrol show node " + r.job + " gave nothing"};
-    const std::string reason = show["Reason"];
-    if (reason_by(reason) == ReasonBy::Someone)
-      return {ActionState::Skipped,
-              r.job + " already has a reason set by someone else: " + sanitize_line(reason, 120)};
-    if (reason_by(reason) == ReasonBy::Llmwatch)
-      return {ActionState::Done, r.job + " already drained by llmwatch"};
-    std::string why = std::string(kOwnReasonPrefix) + " " + r.finding.summary;
-    why = truncate_utf8(why, 200);  // never inside a character
+
+ protected:
+  ActionOutcome take_out(const ActionRequest& r, ActionContext& ctx, const std::string& why,
+                         bool ours) override {
+    if (ours) return {ActionState::Done, r.job + " already drained by llmwatch"};
     if (auto error = ctx.slurm.update_node(r.job, "drain", why); !error.empty())
       return {ActionState::Failed, error};
-    ctx.store.put(kv::drained(r.job), std::to_string(ctx.now), ctx.now);
+    mark_taken_out(r, ctx);
     return {ActionState::Done, "drained " + r.job + " (reason \"" + why + "\")"};
   }
 };

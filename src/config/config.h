@@ -144,6 +144,9 @@ struct GpuSettings {
   std::string manage_nodes;  // hostlist llmwatch may drain/undrain; "": nodes of watched jobs
   double max_drained_fraction = 0.1;  // of a partition (of all nodes when unknown)
   std::vector<std::string> on_critical{"drain", "alert"};
+  // A GPU a reset heals (reset-class Xid, pending row remap): Slurm's reboot ASAP returns it to
+  // service by itself. Empty: such nodes get on_critical (CRITICAL) or an alert (WARN).
+  std::vector<std::string> on_reset{"reboot", "alert"};
   bool undrain = true;                    // undrain what llmwatch drained once checks pass
   bool undrain_kill_task_failed = false;  // also "Kill task failed" with no GPU processes left
   int lemon_failures = 3;                 // job failures + GPU faults in lemon_window

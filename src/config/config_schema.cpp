@@ -203,6 +203,13 @@ const std::vector<KeySpec<StorageSettings>>& storage_keys() {
   return keys;
 }
 
+// What a node's plan may hold: the node actions of the catalogue, and alert.
+static std::vector<std::string> node_plan_choices() {
+  auto names = action_names_for(ActionTarget::Node);
+  names.push_back("alert");
+  return names;
+}
+
 const std::vector<KeySpec<GpuSettings>>& gpu_keys() {
   auto num = [](const char* name, double GpuSettings::*field) {
     return KeySpec<GpuSettings>{name,
@@ -262,13 +269,10 @@ const std::vector<KeySpec<GpuSettings>>& gpu_keys() {
       {"result_max_age", KeyKind::Duration, LW_SET(GpuSettings, result_max_age, dur)},
       {"manage_nodes", KeyKind::String, LW_SET(GpuSettings, manage_nodes, s)},
       {"max_drained_fraction", KeyKind::Percent, LW_SET(GpuSettings, max_drained_fraction, d)},
-      {"on_critical",
-       KeyKind::StringList,
-       LW_SET(GpuSettings, on_critical, list),
-       false,
-       0,
-       0,
-       {"drain", "alert"}},
+      {"on_critical", KeyKind::StringList, LW_SET(GpuSettings, on_critical, list), false, 0, 0,
+       node_plan_choices()},
+      {"on_reset", KeyKind::StringList, LW_SET(GpuSettings, on_reset, list), false, 0, 0,
+       node_plan_choices()},
       {"undrain", KeyKind::Bool, LW_SET(GpuSettings, undrain, b)},
       {"undrain_kill_task_failed", KeyKind::Bool, LW_SET(GpuSettings, undrain_kill_task_failed, b)},
       int_key("lemon_failures", &GpuSettings::lemon_failures, 1000),

@@ -12,25 +12,26 @@ namespace llmwatch {
 
 std::string Executor::over_budget(const std::string& action, const ActionRequest& r) {
   const double hour_ago = now_ - 3600;
-  if (action == "restart") {
-    if (store_.count_actions("restart", "", hour_ago) >= config_.limits.max_restarts_per_hour)
-      return "max_restarts_per_hour (" + std::to_string(config_.limits.max_restarts_per_hour) +
-             ") reached";
-    if (r.settings) {
-      double window_start = now_ - static_cast<double>(r.settings->restart_window.count());
-      if (store_.count_actions("restart", r.job, window_start) >= r.settings->max_restarts)
-        return "max_restarts (" + std::to_string(r.settings->max_restarts) + " per " +
-               format_duration(r.settings->restart_window) + ") reached for " + r.job;
-    }
+  const ActionPlugin* plugin = find_action(action);
+  const HourlyBudget budget = plugin ? plugin->budget() : HourlyBudget::None;
+  if (budget == HourlyBudget::None) return "";
+  // Every action on this budget counts, whatever its name.
+  int used = 0;
+  for (const auto& name : action_names())
+    if (find_action(name)->budget() == budget) used += store_.count_actions(name, "", hour_ago);
+  const Limits& l = config_.limits;
+  auto [limit, key] =
+      budget == HourlyBudget::Restarts ? std::pair{l.max_restarts_per_hour, "max_restarts_per_hour"}
+      : budget == HourlyBudget::Drains ? std::pair{l.max_drains_per_hour, "max_drains_per_hour"}
+                                       : std::pair{l.max_cancels_per_hour, "max_cancels_per_hour"};
+  if (used >= limit) return std::string(key) + " (" + std::to_string(limit) + ") reached";
+  // A job's own restart budget, within its restart_window.
+  if (budget == HourlyBudget::Restarts && r.settings) {
+    double window_start = now_ - static_cast<double>(r.settings->restart_window.count());
+    if (store_.count_actions(action, r.job, window_start) >= r.settings->max_restarts)
+      return "max_restarts (" + std::to_string(r.settings->max_restarts) + " per " +
+             format_duration(r.settings->restart_window) + ") reached for " + r.job;
   }
-  if (action == "drain" &&
-      store_.count_actions("drain", "", hour_ago) >= config_.limits.max_drains_per_hour)
-    return "max_drains_per_hour (" + std::to_string(config_.limits.max_drains_per_hour) +
-           ") reached";
-  if (action == "cancel" &&
-      store_.count_actions("cancel", "", hour_ago) >= config_.limits.max_cancels_per_hour)
-    return "max_cancels_per_hour (" + std::to_string(config_.limits.max_cancels_per_hour) +
-           ") reached";
   return "";
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rules/node_findings.h"
+
 namespace llmwatch {
 
 std::string drain_blocked(const std::string& node, const std::vector<SlurmNode>& nodes,
@@ -35,15 +37,20 @@ std::string drain_blocked(const std::string& node, const std::vector<SlurmNode>&
 
 namespace {
 
-// on_critical for a node, without "drain" when that would take too much of its partition out
-// (the finding then says so), and always announced.
-std::vector<std::string> critical_plan(const GpuSettings& g, const std::vector<SlurmNode>& nodes,
-                                       std::set<std::string>& draining_now, Finding& f) {
-  std::vector<std::string> plan = g.on_critical;
-  if (std::find(plan.begin(), plan.end(), "drain") != plan.end()) {
+// Actions that take the node out of service at once: a reboot ASAP drains it first.
+bool takes_node_out(const std::string& action) {
+  return action == "drain" || action == "reboot";
+}
+
+// A node plan without what would take too much of its partition out (the finding then says
+// so), and always announced.
+std::vector<std::string> limited_plan(std::vector<std::string> plan, const GpuSettings& g,
+                                      const std::vector<SlurmNode>& nodes,
+                                      std::set<std::string>& draining_now, Finding& f) {
+  if (std::any_of(plan.begin(), plan.end(), takes_node_out)) {
     std::string blocked = drain_blocked(f.subject, nodes, g.max_drained_fraction, draining_now);
     if (!blocked.empty()) {
-      plan.erase(std::remove(plan.begin(), plan.end(), "drain"), plan.end());
+      plan.erase(std::remove_if(plan.begin(), plan.end(), takes_node_out), plan.end());
       f.evidence.push_back("not drained: " + blocked);
     } else {
       draining_now.insert(f.subject);
@@ -61,8 +68,11 @@ std::map<std::string, std::vector<std::string>> plan_node_findings(
   std::set<std::string> draining_now;  // planned this cycle: they count against the fraction
   for (auto& f : findings) {
     if (f.key.rfind("node:", 0) != 0) continue;
-    if (f.kind == "gpu-fault" || f.kind == "lemon")
-      plans[f.key] = critical_plan(g, nodes, draining_now, f);
+    bool reset = f.cause == kResetHeals && !g.on_reset.empty();
+    if ((f.kind == "gpu-fault" || f.kind == "gpu-warn") && reset)
+      plans[f.key] = limited_plan(g.on_reset, g, nodes, draining_now, f);
+    else if (f.kind == "gpu-fault" || f.kind == "lemon")
+      plans[f.key] = limited_plan(g.on_critical, g, nodes, draining_now, f);
     else if (f.kind == "gpu-warn")
       plans[f.key] = {"alert"};
     else if (f.kind == "repaired")

@@ -20,9 +20,11 @@ namespace llmwatch {
 std::string drain_blocked(const std::string& node, const std::vector<SlurmNode>& nodes,
                           double max_fraction, const std::set<std::string>& draining_now = {});
 
-// The plan of each node finding, by key: on_critical for gpu-fault and lemon (without "drain"
-// where that would exceed max_drained_fraction, which the finding's evidence then says; always
-// with "alert"), "alert" for gpu-warn, "undrain" and "alert" for repaired. Findings about jobs
+// The plan of each node finding, by key: on_reset for a gpu-fault or gpu-warn a GPU reset would
+// heal (reboot ASAP: drain, reboot when idle, resume), on_critical for other gpu-faults and
+// lemons (without "drain" or "reboot" where that would exceed max_drained_fraction, which the
+// finding's evidence then says; always with "alert"), "alert" for other gpu-warns, "undrain"
+// and "alert" for repaired. Findings about jobs
 // are left to the job policy; gpu-unknown gets no plan (unknown never acts).
 std::map<std::string, std::vector<std::string>> plan_node_findings(
     const GpuSettings& g, const std::vector<SlurmNode>& nodes, std::vector<Finding>& findings);

@@ -24,11 +24,23 @@ std::string evidence_of(const NodeReport& r, std::vector<std::string>& lines) {
   return r.headline();
 }
 
+// A GPU a reset would heal: every item that is not OK asks for a reset (now, or when idle).
+bool reset_heals(const NodeReport& r) {
+  bool any = false;
+  for (const auto& i : r.items) {
+    if (i.verdict == Verdict::Ok) continue;
+    if (i.hint != "reset" && i.hint != "save") return false;
+    any = true;
+  }
+  return any;
+}
+
 Finding node_finding(const std::string& node, const std::string& kind, Severity severity,
                      const NodeReport& r) {
   Finding f = make_finding("node:" + node, node, kind, severity, "");
   f.key = "node:" + node + "/gpu";  // one key whatever the verdict: a change replaces it
   f.summary = evidence_of(r, f.evidence);
+  if (reset_heals(r)) f.cause = kResetHeals;
   return f;
 }
 

@@ -19,6 +19,10 @@
 
 namespace llmwatch {
 
+// The cause of a gpu-fault or gpu-warn finding whose every item a GPU reset would heal (a
+// reset-class Xid, a pending row remap): policy may reboot the node instead of draining it.
+inline constexpr const char* kResetHeals = "reset";
+
 struct WatchedTask {
   std::string label;  // the [[job]]
   SlurmJob task;      // its running task

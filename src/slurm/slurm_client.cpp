@@ -118,6 +118,11 @@ std::string SlurmClient::update_node(const std::string& node, const std::string&
   return r.ok() ? "" : r.describe("scontrol update nodename=" + node + " state=" + state);
 }
 
+std::string SlurmClient::reboot_node(const std::string& node, const std::string& reason) {
+  auto r = run("scontrol", {"reboot", "ASAP", "nextstate=RESUME", "reason=" + reason, node});
+  return r.ok() ? "" : r.describe("scontrol reboot ASAP " + node);
+}
+
 ProcessResult SlurmClient::run_step(const std::vector<std::string>& args, Seconds timeout) {
   ProcessSpec spec;
   spec.argv.push_back(settings_.bin_dir.empty() ? "srun" : settings_.bin_dir + "/srun");

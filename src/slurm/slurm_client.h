@@ -49,6 +49,9 @@ class SlurmClient {
   // `scontrol update nodename=NAME state=STATE [reason=REASON]`; "" on success, else the error.
   virtual std::string update_node(const std::string& node, const std::string& state,
                                   const std::string& reason = "");
+  // `scontrol reboot ASAP nextstate=RESUME reason=REASON NAME`: Slurm drains the node, reboots
+  // it once idle (needs RebootProgram in slurm.conf) and returns it to service. "" or the error.
+  virtual std::string reboot_node(const std::string& node, const std::string& reason);
   // `srun ARGS` (a step in an existing allocation); the raw result, for node-check collection.
   virtual ProcessResult run_step(const std::vector<std::string>& args, Seconds timeout);
   bool text_mode() const { return text_mode_; }

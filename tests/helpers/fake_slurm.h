@@ -67,6 +67,12 @@ class FakeSlurm : public SlurmClient {
     controls.push_back("update " + node + " " + state);
     return "";
   }
+  std::string reboot_error;  // non-empty: `scontrol reboot` is refused (no RebootProgram)
+  std::string reboot_node(const std::string& node, const std::string& reason) override {
+    if (!reboot_error.empty()) return reboot_error;
+    controls.push_back("reboot " + node + " " + reason);
+    return "";
+  }
 };
 
 }  // namespace llmwatch::testing

@@ -24,7 +24,8 @@ TEST(ActionCatalogue, EveryPluginDescribesItselfOnce) {
     if (a.manual) verbs.push_back(a.name);
   EXPECT_EQ(verbs, (std::vector<std::string>{"cancel", "dump", "hold", "kill", "release", "restart",
                                              "save"}));
-  EXPECT_EQ(action_names_for(ActionTarget::Node), (std::vector<std::string>{"drain", "undrain"}));
+  EXPECT_EQ(action_names_for(ActionTarget::Node),
+            (std::vector<std::string>{"drain", "reboot", "undrain"}));
 }
 
 // Config validation follows the catalogue: every job action is accepted in an on_* list, a

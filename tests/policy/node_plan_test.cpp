@@ -76,5 +76,40 @@ TEST(NodePlan, UnknownGetsNoPlanAndJobFindingsAreLeftToTheJobPolicy) {
   EXPECT_EQ(plans.count("job:tr/node-fault"), 0u);
 }
 
+// A GPU a reset heals gets Slurm's reboot ASAP (drain, reboot when idle, resume), within the
+// same drain limits; one that needs a human is drained; on_reset = [] keeps the old ways.
+TEST(NodePlan, AResetClassFaultIsRebootedNotLeftDrained) {
+  GpuSettings g;
+  g.max_drained_fraction = 1;
+  NodeFacts facts;
+  facts.now = kNow;
+  facts.nodes = ten_idle_nodes();
+  facts.reports["n1"] = critical_report("n1");
+  facts.reports["n1"].items[0].hint = "reset";  // Xid 79: the catalogue says reset
+  facts.reports["n2"] = critical_report("n2");  // hint "drain": needs a human
+  facts.reports["n3"] = critical_report("n3");
+  facts.reports["n3"].verdict = Verdict::Warn;  // row remap pending: reset when idle
+  facts.reports["n3"].items[0] = {"remap", 0, Verdict::Warn, "save", "row remapping pending", {}};
+  auto judged = judge_nodes(g, facts);
+  auto plans = plan_node_findings(g, facts.nodes, judged.findings);
+  EXPECT_EQ(plans["node:n1/gpu"], (std::vector<std::string>{"reboot", "alert"}));
+  EXPECT_EQ(plans["node:n2/gpu"], (std::vector<std::string>{"drain", "alert"}));
+  EXPECT_EQ(plans["node:n3/gpu"], (std::vector<std::string>{"reboot", "alert"}));
+
+  g.max_drained_fraction = 0.1;  // one node of ten: the first takes it, the others may not
+  judged = judge_nodes(g, facts);
+  plans = plan_node_findings(g, facts.nodes, judged.findings);
+  EXPECT_EQ(plans["node:n1/gpu"], (std::vector<std::string>{"reboot", "alert"}));
+  EXPECT_EQ(plans["node:n2/gpu"], (std::vector<std::string>{"alert"}));
+  EXPECT_EQ(plans["node:n3/gpu"], (std::vector<std::string>{"alert"}));
+
+  g.on_reset.clear();
+  g.max_drained_fraction = 1;
+  judged = judge_nodes(g, facts);
+  plans = plan_node_findings(g, facts.nodes, judged.findings);
+  EXPECT_EQ(plans["node:n1/gpu"], (std::vector<std::string>{"drain", "alert"}));
+  EXPECT_EQ(plans["node:n3/gpu"], (std::vector<std::string>{"alert"}));
+}
+
 }  // namespace
 }  // namespace llmwatch

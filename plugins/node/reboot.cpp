@@ -1,0 +1,44 @@
+// reboot: Slurm's own remedy for a GPU that needs a reset (a reset-class Xid, a pending row
+// remap): `scontrol reboot ASAP nextstate=RESUME reason="llmwatch: ..."`. Slurm drains the
+// node at once (no new work), reboots it when its jobs are done, and returns it to service, so
+// nobody has to undrain it by hand. It counts against max_drains_per_hour, since it takes the
+// node out as a drain does (take_out.h: the reason rules are the drain's).
+// Needs RebootProgram in slurm.conf: where Slurm refuses the reboot, the node is drained
+// instead (a faulty GPU must not take new work), and the outcome says why.
+#include "node/take_out.h"
+#include "registry.h"
+
+namespace llmwatch {
+namespace {
+
+class RebootAction : public TakeOutAction {
+ public:
+  std::string name() const override { return "reboot"; }
+  std::string help() const override {
+    return "scontrol reboot ASAP nextstate=RESUME: drain, reboot when idle, back to service";
+  }
+
+ protected:
+  ActionOutcome take_out(const ActionRequest& r, ActionContext& ctx, const std::string& why,
+                         bool) override {
+    if (auto refused = ctx.slurm.reboot_node(r.job, why); !refused.empty()) {
+      if (auto error = ctx.slurm.update_node(r.job, "drain", why); !error.empty())
+        return {ActionState::Failed, refused + "; drain instead: " + error};
+      mark_taken_out(r, ctx);
+      return {ActionState::Done, "drained " + r.job +
+                                     " instead of a reboot, which Slurm refused (" +
+                                     sanitize_line(refused, 160) + ")"};
+    }
+    mark_taken_out(r, ctx);
+    return {ActionState::Done, "reboot of " + r.job +
+                                   " requested: drained now, rebooted when idle, then resumed "
+                                   "(reason \"" +
+                                   why + "\")"};
+  }
+};
+
+}  // namespace
+
+LLMWATCH_REGISTER_ACTION(std::make_unique<RebootAction>());
+
+}  // namespace llmwatch
