@@ -56,8 +56,12 @@ std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
   std::this_thread::sleep_for(r.settings->confirm_hang);
   auto second = parse_stacks(dump().out);
   if (second.empty() || !stacks_moved(first, second)) return std::nullopt;
-  ctx.store.put(kv::near_miss(r.job), json_dump({{"task", r.task->display_id()}, {"ts", ctx.now}}),
-                ctx.now);
+  // The run was seen moving when the second dump came back, not when the cycle began: two
+  // dumps and the wait can take longer than the run's whole allowance (the hang clock would
+  // have run out again by the next cycle).
+  double seen_moving = std::max(ctx.now, unix_now());
+  ctx.store.put(kv::near_miss(r.job),
+                json_dump({{"task", r.task->display_id()}, {"ts", seen_moving}}), ctx.now);
   ActionOutcome out{ActionState::Done,
                     "near miss: the stacks moved between two dumps " +
                         format_duration(r.settings->confirm_hang) +

@@ -11,10 +11,6 @@
 
 namespace llmwatch {
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 // The supervisor only sequences the phases. Each is a failure domain: whatever fails in
 // one is recorded, and the cycle record, the alert flush and the heartbeat still happen.
 CycleResult Supervisor::run_cycle(double now) {

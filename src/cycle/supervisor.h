@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "rules/finding.h"
 #include "slurm/slurm_client.h"
+#include "util/units.h"
 
 namespace llmwatch {
 
@@ -47,7 +48,5 @@ class Supervisor {
   SlurmClient& slurm_;
   Fence fence_;
 };
-
-double unix_now();
 
 }  // namespace llmwatch

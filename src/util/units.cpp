@@ -1,6 +1,7 @@
 #include "util/units.h"
 
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <ctime>
 #include <limits>
@@ -156,6 +157,10 @@ std::string format_utc(double unix_time) {
   std::tm tm{};
   if (gmtime_r(&t, &tm)) std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace llmwatch

@@ -24,4 +24,7 @@ std::string format_size(std::uint64_t bytes);
 // "2026-11-22T21:11:42Z": a Unix time as RFC 3339 in UTC, whole seconds ("?" if unrepresentable).
 std::string format_utc(double unix_time);
 
+// The wall clock, in seconds since the epoch.
+double unix_now();
+
 }  // namespace llmwatch

@@ -73,6 +73,11 @@ struct World {
     return false;
   }
   std::string alerts() { return testing::read_file(dir / "alerts.jsonl"); }
+  std::string events() {
+    std::string out;
+    for (const auto& e : store->events(0, "%", 1000)) out += e.kind + ": " + e.message + "\n";
+    return out;
+  }
 };
 
 std::string job(const std::string& name, const std::string& extra = "") {
@@ -313,6 +318,34 @@ TEST(Supervisor, AHungRunsStacksAreTakenBeforeItIsCancelled) {
       << w.alerts();
   auto kept = nlohmann::json::parse(w.store->get("stacks:tr").value_or("{}"));
   EXPECT_NE(testing::read_file(kept.value("file", "")).find("allreduce_wait"), std::string::npos);
+}
+
+// The defect: a near miss restarted the hang clock at the start of the cycle that took the two
+// dumps. A slow confirmation (dumps under load, 2 x gdb, the wait) could outlast the whole
+// allowance, so the very next cycle found the run "hung" again and cancelled it. The clock now
+// restarts when the run was seen moving. The cycle here starts 100 s before the wall clock,
+// as a cycle would whose dumps took that long.
+TEST(Supervisor, ANearMissRestartsTheHangClockWhenTheRunWasSeenMoving) {
+  World w(
+      "[[job]]\nname = \"tr\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n"
+      "confirm_hang = \"1s\"\n");
+  w.training("tr", "global_step: 1\n");
+  auto stack = [](const std::string& innermost) {
+    return "=== llmwatch-stack node=node-1 pid=4242 comm=python3 ===\n"
+           "Traceback (most recent call first):\n"
+           "  File \"/work/train.py\", line 9, in " +
+           innermost + "\n";
+  };
+  w.slurm.step_outputs = {stack("evaluate"), stack("forward")};  // it moves
+  double t0 = unix_now() - 220;
+  w.cycle_after(t0);
+  auto r = w.cycle_after(t0 + 120);  // hung by the log; 100 s of wall clock "left" in the cycle
+  ASSERT_TRUE(has_kind(r, "hung"));
+  EXPECT_NE(w.events().find("near miss"), std::string::npos) << w.events();
+  EXPECT_TRUE(w.slurm.cancelled.empty());
+  w.slurm.step_outputs = {stack("forward"), stack("forward")};
+  w.cycle_after(t0 + 200);  // 80 s after the near-miss cycle began, 20 s before it saw the run move
+  EXPECT_TRUE(w.slurm.cancelled.empty()) << w.events();
 }
 
 TEST(Checks, EveryCheckRegistersItselfOnce) {

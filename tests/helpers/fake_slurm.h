@@ -23,7 +23,8 @@ class FakeSlurm : public SlurmClient {
   std::map<std::string, std::map<std::string, std::string>> shown_jobs, shown_nodes;
   std::vector<std::string> cancelled, controls;
   std::vector<std::vector<std::string>> submitted, steps;
-  std::string step_output;  // what `srun` prints (e.g. `llmwatch stacks` blocks)
+  std::string step_output;                // what `srun` prints (e.g. `llmwatch stacks` blocks)
+  std::vector<std::string> step_outputs;  // if any: what the next `srun`s print, in turn
 
   SqueueParse queue() override {
     SqueueParse p;
@@ -56,6 +57,10 @@ class FakeSlurm : public SlurmClient {
     r.started = true;
     r.exit_code = 0;
     r.out = step_output;
+    if (!step_outputs.empty()) {
+      r.out = step_outputs.front();
+      step_outputs.erase(step_outputs.begin());
+    }
     return r;
   }
   std::map<std::string, std::string> show_node(const std::string& node) override {
