@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <future>
 #include <iostream>
+#include <map>
 
 #include "app/commands.h"
 #include "probes/python_stacks.h"

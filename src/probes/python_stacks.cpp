@@ -1,10 +1,14 @@
 #include "probes/python_stacks.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -32,6 +36,14 @@ bool on_path(const std::string& tool) {
   for (const auto& dir : split(path ? path : "/usr/bin:/bin", ':'))
     if (!dir.empty() && ::access((dir + "/" + tool).c_str(), X_OK) == 0) return true;
   return false;
+}
+
+std::map<std::string, std::string> environment_of(int pid) {
+  std::map<std::string, std::string> env;
+  for (const auto& var : split(read_all("/proc/" + std::to_string(pid) + "/environ"), '\0'))
+    if (auto eq = var.find('='); eq != std::string::npos)
+      env.emplace(var.substr(0, eq), var.substr(eq + 1));
+  return env;
 }
 
 bool is_python(int pid) {
@@ -73,24 +85,49 @@ std::vector<int> job_python_processes(const std::string& job_id, const std::stri
       if (pid != ::getpid() && is_python(pid)) out.push_back(pid);
   } else {
     // No slurmd to ask (run by hand on a node): the job's id in the environment.
-    const std::string want = "SLURM_JOB_ID=" + job_id;
     DIR* proc = ::opendir("/proc");
     if (!proc) return out;
     while (dirent* e = ::readdir(proc)) {
       char* end = nullptr;
       long pid = std::strtol(e->d_name, &end, 10);
       if (*end || pid <= 0 || pid == ::getpid() || !is_python(static_cast<int>(pid))) continue;
-      for (const auto& var : split(read_all("/proc/" + std::string(e->d_name) + "/environ"), '\0'))
-        if (var == want) {
-          out.push_back(static_cast<int>(pid));
-          break;
-        }
+      auto env = environment_of(static_cast<int>(pid));
+      if (auto id = env.find("SLURM_JOB_ID"); id != env.end() && id->second == job_id)
+        out.push_back(static_cast<int>(pid));
     }
     ::closedir(proc);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+std::string trigger_flight_recorder(int pid) {
+  auto env = environment_of(pid);
+  auto stem = env.find("TORCH_NCCL_DEBUG_INFO_PIPE_FILE");
+  if (stem == env.end() || stem->second.empty()) return "";
+  // The global rank, as torchrun (RANK) or srun (SLURM_PROCID) gave it.
+  std::string rank = env.count("RANK") ? env["RANK"] : env["SLURM_PROCID"];
+  if (rank.empty() || rank.find_first_not_of("0123456789") != std::string::npos)
+    return "flight recorder: pid " + std::to_string(pid) + " has no RANK to name its pipe";
+  const std::string pipe = stem->second + rank + ".pipe";
+  std::string dump_to = env.count("TORCH_NCCL_DEBUG_INFO_TEMP_FILE")
+                            ? env["TORCH_NCCL_DEBUG_INFO_TEMP_FILE"] + rank
+                            : "PyTorch's default";
+  struct stat proc_st {};
+  struct stat st {};
+  if (::stat(("/proc/" + std::to_string(pid)).c_str(), &proc_st) != 0 ||
+      ::lstat(pipe.c_str(), &st) != 0 || !S_ISFIFO(st.st_mode) || st.st_uid != proc_st.st_uid)
+    return "flight recorder: " + sanitize_line(pipe, 200) +
+           " is not a FIFO of the rank's own user: not touched";
+  // O_NONBLOCK: with no reader (the watchdog gone) the open fails at once instead of hanging.
+  int fd = ::open(pipe.c_str(), O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return "flight recorder: " + sanitize_line(pipe, 200) + ": " + std::strerror(errno);
+  bool written = ::write(fd, "1\n", 2) == 2;
+  ::close(fd);
+  return written
+             ? "flight recorder: rank " + rank + " asked to dump to " + sanitize_line(dump_to, 200)
+             : "flight recorder: " + sanitize_line(pipe, 200) + ": write failed";
 }
 
 ProcessStack dump_python_stack(int pid, Seconds timeout) {

@@ -26,6 +26,13 @@ struct ProcessStack {
 std::vector<int> job_python_processes(const std::string& job_id, const std::string& node);
 // The PIDs of `scontrol listpids` output; nullopt when it is not that table.
 std::optional<std::vector<int>> parse_listpids(const std::string& out);
+// PyTorch's NCCL flight recorder: where a rank was started with TORCH_NCCL_DEBUG_INFO_PIPE_FILE
+// (and a trace buffer), its watchdog reads the FIFO <stem><rank>.pipe, and anything written
+// there makes it dump its recent collectives to TORCH_NCCL_DEBUG_INFO_TEMP_FILE<rank>. Pokes
+// that FIFO of process `pid`: only a FIFO owned by the process's own user, never through a
+// link, never blocking. Returns one line for the dump ("flight recorder: rank 3 asked to dump
+// to /scratch/fr_3"), or "" when the process has no such pipe configured.
+std::string trigger_flight_recorder(int pid);
 // One process's stack; the text says why when it could not be taken.
 ProcessStack dump_python_stack(int pid, Seconds timeout);
 

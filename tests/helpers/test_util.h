@@ -1,10 +1,13 @@
 #pragma once
 // Shared test helpers: temp directories that clean up, fixture paths, file writing.
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace llmwatch::testing {
 
@@ -20,6 +23,16 @@ struct TempDir {
   }
   std::string operator/(const std::string& name) const { return path + "/" + name; }
 };
+
+// Polls `ready` until it holds or the deadline passes; never sleeps and hopes.
+inline bool eventually(const std::function<bool()>& ready, int seconds = 60) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (ready()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return ready();
+}
 
 inline std::string fixture(const std::string& name) {
   return std::string(LLMWATCH_TEST_FIXTURES) + "/" + name;

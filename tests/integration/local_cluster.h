@@ -36,16 +36,6 @@ inline std::string llmwatch_bin() {
   return LLMWATCH_BIN;
 }
 
-// Polls `ready` until it holds or the deadline passes; never sleeps and hopes.
-inline bool eventually(const std::function<bool()>& ready, int seconds = 60) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (ready()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  return ready();
-}
-
 class LocalCluster {
  public:
   TempDir dir;

@@ -1,6 +1,14 @@
 #include "probes/python_stacks.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_util.h"
 
 namespace llmwatch {
 namespace {
@@ -79,6 +87,62 @@ TEST(PythonStacks, SlurmdListsTheJobsProcesses) {
   EXPECT_FALSE(parse_listpids("slurm_load_jobs error: Invalid job id specified\n"));
   EXPECT_FALSE(parse_listpids("PID JOBID\nx12 2\n"));
   EXPECT_FALSE(parse_listpids(""));
+}
+
+// A stand-in rank: a process (sleep) whose environment names its flight-recorder pipe, as
+// torchrun's worker's would. Killed and reaped at the end.
+struct FakeRank {
+  pid_t pid = -1;
+  FakeRank(const std::vector<std::string>& env) {
+    std::vector<char*> envp;
+    std::vector<std::string> copy = env;
+    for (auto& e : copy) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    char sleep_path[] = "/bin/sleep", arg[] = "60";
+    char* argv[] = {sleep_path, arg, nullptr};
+    EXPECT_EQ(posix_spawn(&pid, "/bin/sleep", nullptr, nullptr, argv, envp.data()), 0);
+  }
+  ~FakeRank() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+TEST(FlightRecorder, ARanksPipeIsPokedOnlyWhereItIsItsOwnFifo) {
+  testing::TempDir dir;
+  std::string stem = dir / "fr_pipe_";
+  ASSERT_EQ(::mkfifo((stem + "3.pipe").c_str(), 0600), 0);
+  // The rank's watchdog: a reader on the FIFO.
+  int reader = ::open((stem + "3.pipe").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+  FakeRank rank({"RANK=3", "TORCH_NCCL_DEBUG_INFO_PIPE_FILE=" + stem,
+                 "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=" + (dir / "fr_dump_")});
+  std::string note;
+  ASSERT_TRUE(testing::eventually([&] {
+    note = trigger_flight_recorder(rank.pid);  // the child's environ is there once it execs
+    return note.find("rank 3") != std::string::npos;
+  })) << note;
+  EXPECT_EQ(note, "flight recorder: rank 3 asked to dump to " + (dir / "fr_dump_3"));
+  char buf[8] = {};
+  EXPECT_GT(::read(reader, buf, sizeof buf), 0);  // the watchdog was asked
+  ::close(reader);
+
+  // No reader (the watchdog is gone): says so at once, never blocks.
+  note = trigger_flight_recorder(rank.pid);
+  EXPECT_NE(note.find("No such device"), std::string::npos) << note;
+
+  // A regular file (or a link) where the pipe should be is not written to.
+  testing::write_file(stem + "4.pipe", "keep");
+  FakeRank other({"SLURM_PROCID=4", "TORCH_NCCL_DEBUG_INFO_PIPE_FILE=" + stem});
+  ASSERT_TRUE(testing::eventually([&] { return !trigger_flight_recorder(other.pid).empty(); }));
+  EXPECT_NE(trigger_flight_recorder(other.pid).find("not touched"), std::string::npos);
+  EXPECT_EQ(testing::read_file(stem + "4.pipe"), "keep");
+
+  // Not configured: nothing to say.
+  FakeRank plain({"RANK=0"});
+  EXPECT_EQ(trigger_flight_recorder(plain.pid), "");
 }
 
 }  // namespace
