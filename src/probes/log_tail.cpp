@@ -13,6 +13,13 @@
 
 namespace llmwatch {
 
+// How much of the line at `from` fits in `max` bytes without cutting a character in two.
+static size_t utf8_cut(const std::string& data, size_t from, size_t max) {
+  size_t len = max;
+  while (len > 0 && (static_cast<unsigned char>(data[from + len]) & 0xC0) == 0x80) --len;
+  return len;
+}
+
 LogChunk read_appended(const std::string& path, LogCursor& cursor, const LogTailLimits& limits) {
   LogChunk chunk;
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
@@ -42,7 +49,10 @@ LogChunk read_appended(const std::string& path, LogCursor& cursor, const LogTail
     }
   }
   std::uint64_t want = std::min<std::uint64_t>(size - cursor.offset, limits.max_bytes_per_read);
-  std::string data;
+  // Read straight into the chunk's shared buffer: the line views point into it, and it never
+  // moves (a moved small string would take its bytes along and leave the views dangling).
+  auto text = std::make_shared<std::string>();
+  std::string& data = *text;
   data.resize(want);
   std::uint64_t got = 0;
   while (got < want) {
@@ -65,10 +75,10 @@ LogChunk read_appended(const std::string& path, LogCursor& cursor, const LogTail
   // with '\r' only, and each redraw carries the current step.
   // One validity check for the whole read (almost always clean ASCII); only a read that is
   // not valid UTF-8 pays for repairing line by line.
-  const bool clean = is_valid_utf8(data);
+  // Repaired at once where needed: a repair keeps '\r' and '\n' where they were.
+  if (!is_valid_utf8(data)) data = valid_utf8(data);
   auto add_line = [&](size_t from, size_t len) {
-    std::string_view line = std::string_view(data).substr(from, len);
-    chunk.lines.push_back(clean ? std::string(line) : valid_utf8(line));
+    chunk.lines.push_back(std::string_view(data).substr(from, len));
   };
   // The next '\r' is remembered, so each byte is scanned once (find_first_of("\r\n") ran a
   // two-byte memchr per byte: most of a cycle's CPU on big logs).
@@ -85,17 +95,19 @@ LogChunk read_appended(const std::string& path, LogCursor& cursor, const LogTail
     if (end == std::string::npos) {
       // A partial line waits for its end, unless it is already absurdly long.
       if (data.size() - start >= limits.max_line) {
-        add_line(start, limits.max_line);
+        add_line(start, utf8_cut(data, start, limits.max_line));
         consumed = data.size();
       }
       break;
     }
-    add_line(start, std::min(end - start, limits.max_line));
+    add_line(start,
+             end - start <= limits.max_line ? end - start : utf8_cut(data, start, limits.max_line));
     start = end + 1;
     if (data[end] == '\r' && start < data.size() && data[start] == '\n') ++start;
     consumed = start;
   }
   cursor.offset += consumed;
+  chunk.text = std::move(text);
   return chunk;
 }
 

@@ -4,7 +4,9 @@
 // one starts over from the top; a partial last line waits for its newline.
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace llmwatch {
@@ -15,7 +17,10 @@ struct LogCursor {
 };
 
 struct LogChunk {
-  std::vector<std::string> lines;  // complete lines appended since the cursor
+  // Complete lines appended since the cursor: views into `text`, one buffer per read (no
+  // allocation per line). `text` lives on the heap, so the views survive moves and copies.
+  std::shared_ptr<const std::string> text;
+  std::vector<std::string_view> lines;
   std::uint64_t bytes_read = 0;
   bool reset = false;    // the file was replaced or truncated; reading restarted at 0
   bool skipped = false;  // first look at a huge file: only its tail was read

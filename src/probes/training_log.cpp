@@ -1,7 +1,9 @@
 #include "probes/training_log.h"
 
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
+#include <string>
 
 #include "util/regex_window.h"
 
@@ -37,10 +39,13 @@ std::optional<double> number_after(std::string_view line, std::string_view key) 
           line[end] == 'n' || line[end] == 'a' || line[end] == 'i' || line[end] == 'f'))
     ++end;
   if (end == pos) return std::nullopt;
-  std::string text(line.substr(pos, end - pos));
-  char* stop = nullptr;
-  double v = std::strtod(text.c_str(), &stop);
-  if (stop == text.c_str()) return std::nullopt;
+  // from_chars: no copy, no locale; a leading '+' is the one form strtod took that it does not.
+  if (line[pos] == '+') ++pos;
+  double v = 0;
+  auto [stop, ec] = std::from_chars(line.data() + pos, line.data() + end, v);
+  if (stop == line.data() + pos) return std::nullopt;
+  if (ec == std::errc::result_out_of_range)  // rare: strtod says what it overflows to
+    v = std::strtod(std::string(line.substr(pos, end - pos)).c_str(), nullptr);
   return v;
 }
 

@@ -161,6 +161,14 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
                                                          const std::vector<std::string>& lines,
                                                          const TrainingLogParser& parser,
                                                          double now) {
+  std::vector<std::string_view> views(lines.begin(), lines.end());
+  return apply_lines(p, views, parser, now);
+}
+
+std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
+                                                         std::span<const std::string_view> lines,
+                                                         const TrainingLogParser& parser,
+                                                         double now) {
   std::vector<std::pair<std::int64_t, double>> advances;
   // Lines arrive in batches, one per cycle: the time between progress observations is
   // quantized by the cycle interval. The step interval is that time divided by the steps it
@@ -168,11 +176,17 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
   const std::optional<std::int64_t> step_before = p.step;
   const double progress_before = p.last_progress;
   bool counters_rose = false;
+  size_t keep_from = lines.size();
+  for (size_t kept = 0; keep_from > 0 && kept < kRecentLines; --keep_from)
+    kept += !trim(lines[keep_from - 1]).empty();
   for (const auto& raw : lines) {
     if (trim(raw).empty()) continue;
     LogLine line = parser.parse(raw);
-    p.recent.push_back(sanitize_line(raw, 300));
-    if (p.recent.size() > kRecentLines) p.recent.pop_front();
+    // Only the batch's last non-blank lines can stay among the recent ones: no copy of the rest.
+    if (static_cast<size_t>(&raw - lines.data()) >= keep_from) {
+      p.recent.push_back(sanitize_line(raw, 300));
+      if (p.recent.size() > kRecentLines) p.recent.pop_front();
+    }
     if (line.checkpoint_start) p.checkpoint_since = now;
     if (line.evaluation && p.evaluation_since == 0) p.evaluation_since = now;
     if (line.checkpoint_end) {

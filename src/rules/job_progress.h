@@ -7,7 +7,9 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.h"
@@ -60,6 +62,10 @@ struct JobProgress {
 
 // Folds new log lines into the progress; `now` is the time they were read.
 // Returns the step advances seen, for the progress series.
+std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
+                                                         std::span<const std::string_view> lines,
+                                                         const TrainingLogParser& parser,
+                                                         double now);
 std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
                                                          const std::vector<std::string>& lines,
                                                          const TrainingLogParser& parser,

@@ -13,6 +13,11 @@
 namespace llmwatch {
 namespace {
 
+// A chunk's lines as strings, to compare with expected ones.
+std::vector<std::string> lines_of(const LogChunk& c) {
+  return {c.lines.begin(), c.lines.end()};
+}
+
 using testing::TempDir;
 using testing::write_file;
 
@@ -22,11 +27,11 @@ TEST(LogTail, ReadsOnlyWhatWasAppended) {
   write_file(path, "a\nb\n");
   LogCursor cursor;
   auto first = read_appended(path, cursor);
-  EXPECT_EQ(first.lines, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(lines_of(first), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(first.bytes_read, 4u);
   write_file(path, "c\n", true);
   auto second = read_appended(path, cursor);
-  EXPECT_EQ(second.lines, std::vector<std::string>{"c"});
+  EXPECT_EQ(lines_of(second), std::vector<std::string>{"c"});
   EXPECT_EQ(second.bytes_read, 2u);  // never re-reads
   EXPECT_EQ(read_appended(path, cursor).bytes_read, 0u);
 }
@@ -36,9 +41,9 @@ TEST(LogTail, PartialLineWaitsForItsNewline) {
   std::string path = dir / "log";
   write_file(path, "one\ntw");
   LogCursor cursor;
-  EXPECT_EQ(read_appended(path, cursor).lines, std::vector<std::string>{"one"});
+  EXPECT_EQ(lines_of(read_appended(path, cursor)), std::vector<std::string>{"one"});
   write_file(path, "o\r\n", true);
-  EXPECT_EQ(read_appended(path, cursor).lines, std::vector<std::string>{"two"});
+  EXPECT_EQ(lines_of(read_appended(path, cursor)), std::vector<std::string>{"two"});
 }
 
 TEST(LogTail, TruncationAndReplacementStartOver) {
@@ -50,7 +55,7 @@ TEST(LogTail, TruncationAndReplacementStartOver) {
   write_file(path, "new\n");  // truncated in place, shorter
   auto truncated = read_appended(path, cursor);
   EXPECT_TRUE(truncated.reset);
-  EXPECT_EQ(truncated.lines, std::vector<std::string>{"new"});
+  EXPECT_EQ(lines_of(truncated), std::vector<std::string>{"new"});
   // Replaced by a new file (logrotate's create mode): a new inode.
   write_file(dir / "log.new", "rotated 1\nrotated 2 which is longer than before\n");
   std::rename((dir / "log.new").c_str(), path.c_str());
@@ -118,7 +123,7 @@ TEST(LogTail, TwoGigabyteSingleLineIsReadInBoundedPieces) {
   EXPECT_EQ(cursor.offset, 2ull << 30);
   testing::write_file(dir / "log", "\nglobal_step: 7\n", true);
   chunk = read_appended(dir / "log", cursor);
-  EXPECT_EQ(chunk.lines, (std::vector<std::string>{"", "global_step: 7"}));
+  EXPECT_EQ(lines_of(chunk), (std::vector<std::string>{"", "global_step: 7"}));
 }
 
 // tqdm and Lightning redraw their bar with '\r' only: each redraw is a line, or a run whose
@@ -134,7 +139,7 @@ TEST(LogTail, CarriageReturnEndsALineLikeTqdmWritesIt) {
   auto chunk = read_appended(path, cursor);
   std::vector<std::string> complete;
   for (const auto& l : chunk.lines)
-    if (!l.empty()) complete.push_back(l);
+    if (!l.empty()) complete.emplace_back(l);
   ASSERT_EQ(complete.size(), 2u);  // the third redraw is still being drawn
   EXPECT_NE(complete[0].find("global_step=97"), std::string::npos);
   EXPECT_NE(complete[1].find("global_step=98"), std::string::npos);
@@ -148,7 +153,7 @@ TEST(LogTail, CrLfIsOneLineEnd) {
   TempDir dir;
   write_file(dir / "log", "a\r\nb\r\n");
   LogCursor cursor;
-  EXPECT_EQ(read_appended(dir / "log", cursor).lines, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(lines_of(read_appended(dir / "log", cursor)), (std::vector<std::string>{"a", "b"}));
 }
 
 // Every line leaves the probe as valid UTF-8, whatever the bytes in the file.
@@ -162,4 +167,34 @@ TEST(LogTail, LinesAreValidUtf8) {
 }
 
 }  // namespace
+// Lines are views into one buffer per read: they stay valid when the chunk moves, also for a
+// read small enough to fit a string's inline buffer (checked under ASan in the second pass).
+TEST(LogTail, LineViewsSurviveMovingTheChunk) {
+  testing::TempDir dir;
+  write_file(dir / "log", "ab\nc\n");
+  LogCursor cursor;
+  LogChunk moved;
+  {
+    LogChunk chunk = read_appended(dir / "log", cursor);
+    moved = std::move(chunk);
+  }
+  EXPECT_EQ(lines_of(moved), (std::vector<std::string>{"ab", "c"}));
+  LogChunk copy = moved;
+  moved = LogChunk{};
+  EXPECT_EQ(lines_of(copy), (std::vector<std::string>{"ab", "c"}));
+}
+
+// A line cut at max_line is cut between characters, never inside one.
+TEST(LogTail, AnOverlongLineIsCutBetweenCharacters) {
+  testing::TempDir dir;
+  std::string line;
+  for (int i = 0; i < 100; ++i) line += "\xC3\xA9";  // é, two bytes each
+  write_file(dir / "log", line + "\n");
+  LogCursor cursor;
+  auto chunk = read_appended(dir / "log", cursor, LogTailLimits{1 << 20, 51});
+  ASSERT_EQ(chunk.lines.size(), 1u);
+  EXPECT_EQ(chunk.lines[0].size(), 50u);
+  EXPECT_TRUE(is_valid_utf8(chunk.lines[0]));
+}
+
 }  // namespace llmwatch

@@ -41,6 +41,23 @@ TEST(TrainingLog, NeMo2StepLines) {
   EXPECT_TRUE(saw_save_end);
 }
 
+// Numbers are read without a copy (from_chars): every form a log prints still reads as before.
+TEST(TrainingLog, NumbersInEveryForm) {
+  TrainingLogParser p;
+  auto loss = [&](const std::string& v) {
+    return p.parse("global_step: 5 | reduced_train_loss: " + v).loss;
+  };
+  EXPECT_DOUBLE_EQ(*loss("2.312"), 2.312);
+  EXPECT_DOUBLE_EQ(*loss("+3"), 3);
+  EXPECT_DOUBLE_EQ(*loss("-1.5e-3"), -1.5e-3);
+  EXPECT_TRUE(std::isnan(*loss("nan")));
+  EXPECT_TRUE(std::isinf(*loss("inf")));
+  EXPECT_TRUE(std::isinf(*loss("1e999")));  // overflow: infinite, as strtod says
+  EXPECT_DOUBLE_EQ(*loss("1e-999"), 0);     // underflow: zero
+  EXPECT_FALSE(loss("abc").has_value());
+  EXPECT_EQ(p.parse("global_step=97.00").step, 97);
+}
+
 TEST(TrainingLog, NeMo1ProgressBar) {
   auto lines = parse_file("training-logs/nemo1-progress-bar.log");
   ASSERT_TRUE(lines[0].step);

@@ -95,7 +95,10 @@ std::vector<std::string> final_lines(JobWork& w, double now, Limit limit) {
     LogCursor& cursor = followed ? w.progress.cursors[path] : fresh;
     LogChunk chunk = read_appended_within(path, cursor, limit);
     if (followed) apply_lines(w.progress, chunk.lines, parser, now);
-    tail.insert(tail.end(), chunk.lines.begin(), chunk.lines.end());
+    // Only the last kTailLines can be kept: copy no more than those.
+    auto from =
+        chunk.lines.size() > kTailLines ? chunk.lines.end() - kTailLines : chunk.lines.begin();
+    tail.insert(tail.end(), from, chunk.lines.end());
   }
   if (tail.size() > kTailLines) tail.erase(tail.begin(), tail.end() - kTailLines);
   return tail;
