@@ -4,6 +4,7 @@
 
 #include "cycle/supervisor.h"
 #include "fake_slurm.h"
+#include "rules/node_report.h"
 #include "store/store.h"
 #include "test_util.h"
 #include "util/identity.h"
@@ -191,6 +192,57 @@ TEST(PostMortem, ANodeFailureBlamesTheNodeSlurmLost) {
   EXPECT_EQ(f->cause, "node failure");
   EXPECT_NE(f->summary.find("suspect node-2"), std::string::npos) << f->summary;
   EXPECT_NE(run.submitted().find("--exclude=node-2 "), std::string::npos) << run.submitted();
+}
+
+// A crash no line attributes but that may be a node's (a CUDA error with no node named):
+// before the restart, a quick node-check as a short job on the nodes the task left; the node
+// that fails it is excluded and charged, the others are not. Before: no node excluded, and the
+// restart could land on the failed GPU again.
+// What `llmwatch node-check --json` prints for one node.
+std::string node_check(const std::string& node, Verdict v, double ts) {
+  NodeReport r;
+  r.node = node;
+  r.ts = ts;
+  r.verdict = v;
+  if (v != Verdict::Ok)
+    r.items.push_back({"xid", 2, v, "drain", "Xid 48 GPU 2: double-bit ECC", {}});
+  return r.to_json() + "\n";
+}
+constexpr const char* kCudaError =
+    "RuntimeError: CUDA error: an illegal memory access was encountered\n";
+
+TEST(PostMortem, AnUnattributedGpuCrashChecksTheNodesBeforeTheRestart) {
+  EndingRun run("[gpu]\nenabled = true\ncollect = \"results\"\n");
+  run.slurm.step_output = node_check("node-1", Verdict::Ok, run.now + 30) +
+                          node_check("node-3", Verdict::Critical, run.now + 30);
+  auto r = run.runs_then_ends(kCudaError, "FAILED");
+  ASSERT_EQ(run.slurm.steps.size(), 1u);
+  std::string step;
+  for (const auto& a : run.slurm.steps[0]) step += a + " ";
+  EXPECT_NE(step.find("--nodelist=node-[1-3] "), std::string::npos) << step;
+  EXPECT_NE(step.find("--immediate=30 "), std::string::npos) << step;
+  EXPECT_NE(step.find("node-check --json"), std::string::npos) << step;
+  ASSERT_EQ(run.slurm.submitted.size(), 1u);
+  EXPECT_NE(run.submitted().find("--exclude=node-3 "), std::string::npos) << run.submitted();
+  EXPECT_EQ(run.store->incident_counts(0), (std::map<std::string, int>{{"node-3", 1}}));
+  auto f = run.finding(r, "ended");
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->summary.find("node-3"), std::string::npos) << f->summary;
+}
+
+// The same crash with every node passing: nothing excluded, nobody charged; and a Python error
+// (no hardware class) asks no node-check at all.
+TEST(PostMortem, NodesThatPassTheQuickCheckAreNotExcluded) {
+  EndingRun run("[gpu]\nenabled = true\ncollect = \"results\"\n");
+  run.slurm.step_output = node_check("node-1", Verdict::Ok, run.now + 30);
+  run.runs_then_ends(kCudaError, "FAILED");
+  ASSERT_EQ(run.slurm.submitted.size(), 1u);
+  EXPECT_EQ(run.submitted().find("--exclude"), std::string::npos) << run.submitted();
+  EXPECT_TRUE(run.store->incident_counts(0).empty());
+
+  EndingRun python("[gpu]\nenabled = true\ncollect = \"results\"\n");
+  python.runs_then_ends("Traceback (most recent call last):\nKeyError: 'input_ids'\n", "FAILED");
+  EXPECT_TRUE(python.slurm.steps.empty());
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "cycle/check.h"
+#include "cycle/checks/node_check_srun.h"
 #include "cycle/failure_domain.h"
 #include "probes/end_evidence.h"
 #include "probes/job_logs.h"
@@ -123,6 +124,28 @@ void post_mortem(JobWork& w, SlurmClient& slurm, double now, Limit limit) {
   w.ended = make_post_mortem(task.display_id(), task.start_time, task.nodes, task.node_count,
                              task.partition, o.evidence, o.layout, w.troubles, now);
   w.ended_new = true;
+}
+
+// A crash no line attributes that may still be a node's fault (a GPU error, a network error,
+// no cause at all): before the restart, a quick node-check on the nodes the task left, as a
+// short job of its own (--immediate: never queued behind others), and the nodes that fail it
+// become the suspects the restart avoids. Nothing found, nothing excluded.
+void check_nodes_after_crash(CycleState& s, JobWork& w) {
+  if (!s.config.gpu.enabled || !w.ended || !w.ended->suspects.empty() ||
+      !may_be_hardware(w.ended->verdict.cls) || w.ended->nodes.empty())
+    return;
+  const PostMortem& pm = *w.ended;
+  std::vector<std::string> placement = {"--nodelist=" + pm.nodes, "--ntasks-per-node=1",
+                                        "--immediate=30", "--time=5",
+                                        "--job-name=llmwatch-node-check"};
+  if (pm.node_count > 0) placement.push_back("--nodes=" + std::to_string(pm.node_count));
+  if (!pm.partition.empty()) placement.push_back("--partition=" + pm.partition);
+  auto got = node_check_by_srun(s.config, s.slurm, placement, "after task " + pm.task + " ended");
+  if (!got.error.empty()) s.store.add_event(s.now, "node-check", w.label, "warning", got.error);
+  for (const auto& r : got.reports)
+    if (r.verdict == Verdict::Critical)
+      w.ended->suspects.push_back(
+          {r.node, 0.8, {"node-check after the crash: CRITICAL " + r.headline()}});
 }
 
 void probe_job_log(JobWork& w, SlurmClient& slurm, double now, Limit limit) {
@@ -283,6 +306,9 @@ class JobLogCheck : public Check {
         seconds_[i] = seconds_since(t0);
       });
     pool.join();
+    // One at a time: each is a short job of its own on the nodes a crash left.
+    for (auto& w : s.work)
+      if (w.ended_new) check_nodes_after_crash(s, w);
   }
 
   CheckReport judge(CycleState& s) override {

@@ -9,13 +9,13 @@
 #include <set>
 
 #include "cycle/check.h"
+#include "cycle/checks/node_check_srun.h"
 #include "policy/node_policy.h"
 #include "rules/node_findings.h"
 #include "slurm/hostlist.h"
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/files.h"
-#include "util/paths.h"
 #include "util/strings.h"
 
 namespace llmwatch {
@@ -61,26 +61,15 @@ std::vector<NodeReport> collect_by_srun(const Config& config, SlurmClient& slurm
                                         std::vector<std::string>& errors) {
   std::vector<NodeReport> out;
   std::set<std::int64_t> asked;
-  const std::string self = self_exe();
   for (const auto& w : running) {
     if (!asked.insert(w.task.job_id).second) continue;
-    std::vector<std::string> args = {"--overlap", "--jobid=" + std::to_string(w.task.job_id),
-                                     "--ntasks-per-node=1"};
-    if (w.task.node_count > 0) args.push_back("--nodes=" + std::to_string(w.task.node_count));
-    args.push_back(self);
-    if (!config.path.empty() && config.path != "<embedded>")
-      args.insert(args.end(), {"--config", config.path});  // a global option: before the verb
-    args.insert(args.end(), {"node-check", "--json"});
-    auto r = slurm.run_step(args,
-                            config.gpu.nvidia_smi_timeout + config.gpu.dcgmi_timeout + Seconds(30));
-    // node-check exits 1-3 for WARN/CRITICAL/UNKNOWN: the documents matter, not the status.
-    size_t before = out.size();
-    for (const auto& line : split(r.out, '\n'))
-      if (auto report = NodeReport::from_json(std::string(trim(line)), nullptr))
-        out.push_back(std::move(*report));
-    if (out.size() == before)
-      errors.push_back("srun node-check in job " + std::to_string(w.task.job_id) + ": " +
-                       r.describe("srun") + " " + sanitize_line(r.err, 200));
+    std::vector<std::string> placement = {"--overlap", "--jobid=" + std::to_string(w.task.job_id),
+                                          "--ntasks-per-node=1"};
+    if (w.task.node_count > 0) placement.push_back("--nodes=" + std::to_string(w.task.node_count));
+    auto got =
+        node_check_by_srun(config, slurm, placement, "in job " + std::to_string(w.task.job_id));
+    if (!got.error.empty()) errors.push_back(got.error);
+    for (auto& report : got.reports) out.push_back(std::move(report));
   }
   return out;
 }
