@@ -84,7 +84,7 @@ class DumpStacksAction : public ActionPlugin {
     if (!r.task || !r.task->running()) return {ActionState::Skipped, "no running task of " + r.job};
     // srun and SLURM_JOB_ID know an array task by its own job id.
     std::string id = std::to_string(r.task->job_id);
-    size_t nodes = expand_hostlist(r.task->nodes).value_or(std::vector<std::string>{}).size();
+    size_t nodes = hosts_in(r.task->nodes).size();
     std::string n = std::to_string(std::max<size_t>(1, nodes));
     auto dump = [&] {
       return ctx.slurm.run_step(

@@ -35,7 +35,7 @@ std::vector<Suspect> suspects_for(const CycleState& s, const Finding& f) {
   const auto& t = w->obs.running ? w->obs.running : w->last;
   if (!t) return {};
   TaskLayout layout;
-  layout.nodes = expand_hostlist(t->nodes).value_or(std::vector<std::string>{});
+  layout.nodes = hosts_in(t->nodes);
   std::vector<std::string> lines(w->progress.recent.begin(), w->progress.recent.end());
   return attribute_crash(lines, layout, w->troubles);
 }

@@ -43,7 +43,7 @@ EndObservation observe_end(SlurmClient& slurm, const SlurmJob& task,
     if (tasks > node_count && node_count > 0 && tasks % node_count == 0)
       o.layout.ranks_per_node = static_cast<int>(tasks / node_count);
   }
-  o.layout.nodes = expand_hostlist(nodes).value_or(std::vector<std::string>{});
+  o.layout.nodes = hosts_in(nodes);
   if (names_addresses(o.evidence.log_tail) && o.layout.nodes.size() <= kMaxAddressLookups) {
     std::map<std::string, std::vector<std::string>> nodes_at;
     for (const auto& n : o.layout.nodes) {

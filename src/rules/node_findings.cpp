@@ -8,11 +8,6 @@
 namespace llmwatch {
 namespace {
 
-std::vector<std::string> hosts_of(const std::string& list) {
-  auto hosts = expand_hostlist(list);
-  return hosts ? *hosts : std::vector<std::string>{};
-}
-
 // The headline as the summary, and each non-OK item with a bounded share of its evidence.
 std::string evidence_of(const NodeReport& r, std::vector<std::string>& lines) {
   for (const auto& i : r.items) {
@@ -70,7 +65,7 @@ std::optional<Finding> repaired(const GpuSettings& g, const NodeFacts& facts,
 // should checkpoint. One finding per task, for its first such node.
 std::optional<Finding> task_on_bad_node(const WatchedTask& w, const NodeFacts& facts,
                                         const std::map<std::string, Verdict>& fresh) {
-  for (const auto& node : hosts_of(w.task.nodes)) {
+  for (const auto& node : hosts_in(w.task.nodes)) {
     if (!fresh.count(node)) continue;
     const NodeReport& r = facts.reports.at(node);
     if (r.verdict == Verdict::Critical) {

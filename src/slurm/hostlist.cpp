@@ -102,6 +102,10 @@ std::optional<std::vector<std::string>> expand_hostlist(std::string_view list, s
   return out;
 }
 
+std::vector<std::string> hosts_in(std::string_view list) {
+  return expand_hostlist(list).value_or(std::vector<std::string>{});
+}
+
 std::string compress_hostlist(const std::vector<std::string>& hosts) {
   // Group "prefix + digits" by (prefix, digit width); keep first-appearance order of groups.
   struct Group {

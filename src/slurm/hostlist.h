@@ -13,6 +13,8 @@ namespace llmwatch {
 // nullopt and *error on malformed input ("node[1-", "node[3-1]", "node[]", "[a-b]").
 std::optional<std::vector<std::string>> expand_hostlist(std::string_view list,
                                                         std::string* error = nullptr);
+// The hosts of `list`, or none when it is malformed (for callers that only iterate).
+std::vector<std::string> hosts_in(std::string_view list);
 std::string compress_hostlist(const std::vector<std::string>& hosts);
 
 }  // namespace llmwatch

@@ -334,11 +334,18 @@ std::map<std::string, std::string> Store::node_health() {
   return out;
 }
 
-int Store::drained_by_llmwatch() {
+std::map<std::string, double> Store::drained_nodes() {
+  std::map<std::string, double> out;
   const std::string prefix = kv::kDrainedPrefix;
-  auto st = db_.prepare("SELECT COUNT(*) FROM kv WHERE key >= ? AND key < ? AND value != ''");
+  auto st = db_.prepare("SELECT key, value FROM kv WHERE key >= ? AND key < ? AND value != ''");
   bind_prefix(st, prefix);
-  return st.step() ? static_cast<int>(st.integer(0)) : 0;
+  while (st.step()) {
+    const std::string at = st.text(1);
+    char* end = nullptr;
+    double t = std::strtod(at.c_str(), &end);
+    out[st.text(0).substr(prefix.size())] = end == at.c_str() ? 0 : t;
+  }
+  return out;
 }
 
 void Store::add_finding_event(double ts, const Finding& f) {

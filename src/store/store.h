@@ -101,9 +101,9 @@ class Store {
   };
   std::vector<ActionCount> action_counts();
   // Each node's last health summary ("CRITICAL Xid 79 ..."), and the nodes llmwatch drained
-  // and has not returned to service.
+  // and has not returned to service, with when (one query each, not one per node).
   std::map<std::string, std::string> node_health();
-  int drained_by_llmwatch();
+  std::map<std::string, double> drained_nodes();
 
   // The storage series: one sample per [[storage]] path per cycle, for the growth forecast.
   struct StorageSample {

@@ -185,7 +185,7 @@ std::string render_metrics(const Config& config, Store& store, double now) {
     double code = verdict == "OK" ? 0 : verdict == "WARN" ? 1 : verdict == "CRITICAL" ? 2 : 3;
     sample(m, "llmwatch_node_gpu_health", {{"node", node}}, code);
   }
-  int drained_by_llmwatch = store.drained_by_llmwatch();
+  int drained_by_llmwatch = static_cast<int>(store.drained_nodes().size());
   Family(m, "llmwatch_nodes_drained_by_llmwatch", "gauge",
          "Nodes llmwatch drained and has not yet returned to service.");
   sample(m, "llmwatch_nodes_drained_by_llmwatch", {}, drained_by_llmwatch);

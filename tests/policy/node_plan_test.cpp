@@ -34,6 +34,17 @@ std::vector<SlurmNode> ten_idle_nodes() {
   return nodes;
 }
 
+// The node findings of `facts` and their plans, as the node-health check makes them.
+struct Planned {
+  NodeJudgement judged;
+  std::map<std::string, std::vector<std::string>> plans;
+};
+Planned plan(const GpuSettings& g, const NodeFacts& facts) {
+  Planned p{judge_nodes(g, facts), {}};
+  p.plans = plan_node_findings(g, facts.nodes, p.judged.findings);
+  return p;
+}
+
 // The defect: max_drained_fraction was checked against the snapshot taken at the start of
 // the cycle, so 4 of 10 nodes were drained in one cycle under a 10% cap.
 TEST(NodePlan, DrainsPlannedInOneCycleCountAgainstTheFraction) {
@@ -44,8 +55,7 @@ TEST(NodePlan, DrainsPlannedInOneCycleCountAgainstTheFraction) {
   facts.nodes = ten_idle_nodes();
   for (int i = 1; i <= 4; ++i)
     facts.reports["n" + std::to_string(i)] = critical_report("n" + std::to_string(i));
-  auto judged = judge_nodes(g, facts);
-  auto plans = plan_node_findings(g, facts.nodes, judged.findings);
+  auto [judged, plans] = plan(g, facts);
   int drains = 0, blocked = 0;
   for (const auto& [key, plan] : plans) drains += std::count(plan.begin(), plan.end(), "drain");
   for (const auto& f : judged.findings)
@@ -69,8 +79,7 @@ TEST(NodePlan, UnknownGetsNoPlanAndJobFindingsAreLeftToTheJobPolicy) {
   task.job_id = 7;
   task.nodes = "n[2-3]";
   facts.running.push_back({"tr", task});
-  auto judged = judge_nodes(g, facts);
-  auto plans = plan_node_findings(g, facts.nodes, judged.findings);
+  auto [judged, plans] = plan(g, facts);
   EXPECT_EQ(plans.count("node:n1/gpu"), 0u);
   EXPECT_EQ(plans.count("node:n2/gpu"), 1u);
   EXPECT_EQ(plans.count("job:tr/node-fault"), 0u);
@@ -90,23 +99,20 @@ TEST(NodePlan, AResetClassFaultIsRebootedNotLeftDrained) {
   facts.reports["n3"] = critical_report("n3");
   facts.reports["n3"].verdict = Verdict::Warn;  // row remap pending: reset when idle
   facts.reports["n3"].items[0] = {"remap", 0, Verdict::Warn, "save", "row remapping pending", {}};
-  auto judged = judge_nodes(g, facts);
-  auto plans = plan_node_findings(g, facts.nodes, judged.findings);
+  auto [judged, plans] = plan(g, facts);
   EXPECT_EQ(plans["node:n1/gpu"], (std::vector<std::string>{"reboot", "alert"}));
   EXPECT_EQ(plans["node:n2/gpu"], (std::vector<std::string>{"drain", "alert"}));
   EXPECT_EQ(plans["node:n3/gpu"], (std::vector<std::string>{"reboot", "alert"}));
 
   g.max_drained_fraction = 0.1;  // one node of ten: the first takes it, the others may not
-  judged = judge_nodes(g, facts);
-  plans = plan_node_findings(g, facts.nodes, judged.findings);
+  plans = plan(g, facts).plans;
   EXPECT_EQ(plans["node:n1/gpu"], (std::vector<std::string>{"reboot", "alert"}));
   EXPECT_EQ(plans["node:n2/gpu"], (std::vector<std::string>{"alert"}));
   EXPECT_EQ(plans["node:n3/gpu"], (std::vector<std::string>{"alert"}));
 
   g.on_reset.clear();
   g.max_drained_fraction = 1;
-  judged = judge_nodes(g, facts);
-  plans = plan_node_findings(g, facts.nodes, judged.findings);
+  plans = plan(g, facts).plans;
   EXPECT_EQ(plans["node:n1/gpu"], (std::vector<std::string>{"drain", "alert"}));
   EXPECT_EQ(plans["node:n3/gpu"], (std::vector<std::string>{"alert"}));
 }

@@ -224,7 +224,7 @@ struct ClusterView {
 std::vector<NodeTrouble> troubles_of(const ClusterView& c, const SlurmJob& task) {
   std::vector<NodeTrouble> out;
   if (c.unusable.empty()) return out;
-  for (const auto& name : expand_hostlist(task.nodes).value_or(std::vector<std::string>{}))
+  for (const auto& name : hosts_in(task.nodes))
     if (auto it = c.unusable.find(name); it != c.unusable.end())
       out.push_back(
           {name, "Slurm shows it " + it->second->describe() +
