@@ -9,6 +9,7 @@
 
 #include "app/commands.h"
 #include "app/cycle_watchdog.h"
+#include "app/detached_worker.h"
 #include "app/http_listener.h"
 #include "config/job_owner.h"
 #include "cycle/self_chain.h"
@@ -49,6 +50,7 @@ bool cycle_under_lease(const Config& config, Store& store, Lease& lease) {
         format_duration(config.cycle_deadline / 4), format_duration(config.cycle_deadline));
     spdlog::default_logger()->flush();
     lease.release();
+    report_exit_code(kExitFailure);  // the exit itself may block on the stuck thread
     std::_Exit(kExitFailure);
   });
   SlurmClient slurm(config.slurm);

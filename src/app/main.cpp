@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "app/commands.h"
+#include "app/detached_worker.h"
 #include "config/action_catalogue.h"
 
 using namespace llmwatch;
@@ -181,8 +182,9 @@ int main(int argc, char** argv) {
   auto cfg = load_or_report(config_path);
   if (!cfg) return kExitUsage;
   if (app.get_option("--log-format")->count() == 0) setup_logging(cfg->log_format, verbose);
-  if (*run) return cmd_run_once(*cfg);
-  if (*daemon) return cmd_daemon(config_path, *cfg, listen);
+  // A thread left blocked on a hung mount must not keep the caller waiting (detached_worker.h).
+  if (*run) return run_in_worker([&] { return cmd_run_once(*cfg); });
+  if (*daemon) return run_in_worker([&] { return cmd_daemon(config_path, *cfg, listen); });
   if (*status) return cmd_status(*cfg, status_json, status_watch, status_check);
   if (*nodes) return cmd_nodes(*cfg, nodes_json, nodes_node);
   if (*job_view) return cmd_job_view(*cfg, view_job, job_json);

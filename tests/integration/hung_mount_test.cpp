@@ -140,6 +140,55 @@ TEST(HungMount, ALogOnAHungMountIsUnknownNeverHungAndTheCycleGoesOn) {
     if (j["job_state"] == "RUNNING") c.slurm({"scancel", std::to_string(j["job_id"].get<int>())});
 }
 
+// Whoever waits for llmwatch (cron, the self-job's batch script, systemd, a shell) must get
+// it back while a read is still stuck on the hung mount. Before, `run --once` finished its
+// cycle but could not exit: a process does not end while one of its threads is blocked in the
+// kernel, so it waited as long as the mount hung, and so did a daemon told to stop.
+TEST(HungMount, RunOnceAndADaemonStopEndWhileAReadIsStuckInTheKernel) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  REQUIRE_FUSE();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  HangingMount m(c.dir.path);
+  WAIT_FOR_MOUNT(m);
+  auto r = c.slurm({"sbatch", "--parsable", "--job-name=hm-exit", "--chdir=" + m.backing,
+                    "--output=" + m.backing + "/train-%j.out",
+                    "--export=ALL,FAKE_TRAINER_DIR=" + m.backing + ",FAKE_STEP_TIME=0.2",
+                    source_dir() + "/examples/fake-trainer.sh"});
+  ASSERT_TRUE(r.ok()) << r.err;
+  std::string id = r.out.substr(0, r.out.find_first_of(";\n"));
+  std::string log = m.backing + "/train-" + id + ".out";
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(log); }));
+  std::string state = c.dir / "state", config = c.dir / "llmwatch.toml";
+  write_file(config, "[llmwatch]\nstate_dir = \"" + state +
+                         "\"\ninterval = \"1s\"\ncycle_deadline = \"20s\"\nlease_ttl = \"60s\"\n"
+                         "file_timeout = \"1s\"\n[slurm]\ntimeout = \"10s\"\n"
+                         "[[job]]\nname = \"hm-exit\"\n" +
+                         job_owner() + "logs = [\"" + m.mount + "/train-%j.out\"]\n");
+  auto cycles = [&] {
+    return std::atol(llmwatch_sql(state, "SELECT COUNT(*) FROM cycles").c_str());
+  };
+  m.hang();
+  BackgroundProcess once({llmwatch_bin(), "--config", config, "run", "--once"}, c.dir / "once.log");
+  int once_rc = once.wait_exit(40);
+  long once_cycles = cycles();
+  BackgroundProcess daemon({llmwatch_bin(), "--config", config, "daemon"}, c.dir / "daemon.log");
+  bool daemon_cycled = eventually([&] { return cycles() > once_cycles; }, 40);
+  kill(daemon.pid, SIGTERM);
+  int daemon_rc = daemon.wait_exit(40);
+  m.answer();  // frees whatever is still stuck, before the processes are reaped
+  EXPECT_EQ(once_rc, 0) << "run --once did not return while the mount hung\n"
+                        << read_file(once.log);
+  EXPECT_EQ(once_cycles, 1);
+  EXPECT_TRUE(daemon_cycled) << read_file(daemon.log);
+  EXPECT_EQ(daemon_rc, 0) << "the daemon did not stop while the mount hung\n"
+                          << read_file(daemon.log);
+  EXPECT_EQ(
+      llmwatch_sql(state, "SELECT severity FROM findings WHERE key='job:hm-exit/log-unreadable'"),
+      "unknown\n");
+  c.slurm({"scancel", id});
+}
+
 // A command blocked in the kernel on the hung mount does not die of SIGKILL. Before,
 // run_process waited for it forever (12 minutes here, until the mount answered); now it gives
 // up shortly after the deadline and the command is reaped whenever it goes.
