@@ -271,7 +271,8 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
   StaleVerdict v;
   if (!p.step) {
     v.phase = "startup";
-    v.idle = now - p.task_seen;
+    // A near miss (stacks seen moving) restarts this clock too.
+    v.idle = now - std::max(p.task_seen, p.last_progress);
     v.allowance = static_cast<double>(job.startup_grace.count());
   } else {
     v.phase = "training";

@@ -348,6 +348,35 @@ TEST(Supervisor, ANearMissRestartsTheHangClockWhenTheRunWasSeenMoving) {
   EXPECT_TRUE(w.slurm.cancelled.empty()) << w.events();
 }
 
+// The same in the start-up phase (#15): a run that printed no step yet was measured from when
+// its task was first seen, so the near miss did not restart its clock: the next cycle found it
+// "hung" again, its one near miss spent, and cancelled it.
+TEST(Supervisor, ANearMissBeforeTheFirstStepRestartsTheStartupClock) {
+  World w(
+      "[[job]]\nname = \"tr\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n"
+      "confirm_hang = \"1s\"\n");
+  double t0 = unix_now() - 220;
+  std::string log = w.dir / "tr.log";
+  write_file(log, "compiling the model\n");
+  w.run("tr", 7, static_cast<std::int64_t>(t0), log);
+  auto stack = [](const std::string& innermost) {
+    return "=== llmwatch-stack node=node-1 pid=4242 comm=python3 ===\n"
+           "Traceback (most recent call first):\n"
+           "  File \"/work/train.py\", line 9, in " +
+           innermost + "\n";
+  };
+  w.slurm.step_outputs = {stack("load_shard"), stack("compile")};  // it moves
+  w.cycle_after(t0);
+  auto r = w.cycle_after(t0 + 120);
+  ASSERT_TRUE(has_kind(r, "hung"));
+  EXPECT_NE(w.events().find("near miss"), std::string::npos) << w.events();
+  EXPECT_TRUE(w.slurm.cancelled.empty());
+  w.slurm.step_outputs = {stack("compile"), stack("compile")};
+  r = w.cycle_after(t0 + 200);
+  EXPECT_FALSE(has_kind(r, "hung")) << w.events();
+  EXPECT_TRUE(w.slurm.cancelled.empty()) << w.events();
+}
+
 TEST(Checks, EveryCheckRegistersItselfOnce) {
   auto names = check_names();
   for (const char* expected :
