@@ -18,7 +18,7 @@ packages=(
   libboost-dev libboost-filesystem-dev libspdlog-dev libfmt-dev libtomlplusplus-dev
   libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
   libsqlite3-dev sqlite3 libsimdjson-dev
-  slurmctld slurmd slurm-client munge
+  slurmctld slurmd slurm-client munge slurmdbd mariadb-server
   python3 python3-aiosmtpd prometheus prometheus-alertmanager
   gdb python3.11-dbg
   fuse python3-fusepy e2fsprogs

@@ -27,12 +27,14 @@ EndObservation observe_end(SlurmClient& slurm, const SlurmJob& task,
   EndObservation o;
   o.evidence.task = task.display_id();
   o.evidence.log_tail = std::move(log_tail);
+  std::string nodes = task.nodes;
   if (final_entry) {
+    o.evidence.source = "squeue";
     o.evidence.state = final_entry->state;
     o.evidence.reason = final_entry->reason;
   }
-  std::string nodes = task.nodes;
   if (!show.empty()) {
+    o.evidence.source = "scontrol";
     std::string state = show["JobState"];
     if (!state.empty()) o.evidence.state = state;
     if (!show["Reason"].empty()) o.evidence.reason = show["Reason"];
@@ -42,6 +44,17 @@ EndObservation observe_end(SlurmClient& slurm, const SlurmJob& task,
     long node_count = std::strtol(show["NumNodes"].c_str(), nullptr, 10);
     if (tasks > node_count && node_count > 0 && tasks % node_count == 0)
       o.layout.ranks_per_node = static_cast<int>(tasks / node_count);
+  } else if (!final_entry) {
+    // slurmctld has forgotten the task (MinJobAge): where the cluster keeps accounting,
+    // slurmdbd still knows how it ended ("CANCELLED by 1000", "NODE_FAIL", the exit code).
+    auto acct = slurm.accounting(task.display_id(), task.start_time);
+    if (!acct.empty()) {
+      o.evidence.source = "sacct";
+      o.evidence.state = acct["State"];
+      o.evidence.reason = acct["Reason"];
+      o.evidence.exit_code = acct["ExitCode"];
+      if (nodes.empty() && acct["NodeList"] != "None assigned") nodes = acct["NodeList"];
+    }
   }
   o.layout.nodes = hosts_in(nodes);
   if (names_addresses(o.evidence.log_tail) && o.layout.nodes.size() <= kMaxAddressLookups) {

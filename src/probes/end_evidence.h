@@ -1,8 +1,9 @@
 #pragma once
 // What can still be learned about a task that ended: Slurm's final state, reason and exit
 // code (squeue while it still lists the job, else `scontrol show job`, both forget it after
-// MinJobAge), the task's layout (nodes, ranks per node) and, when its log names peers by
-// address, each node's NodeAddr. Observes only; rules/post_mortem.h judges.
+// MinJobAge; then `sacct`, where the cluster keeps accounting), the task's layout (nodes, ranks per
+// node) and, when its log names peers by address, each node's NodeAddr. Observes only;
+// rules/post_mortem.h judges.
 #include <map>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@ struct EndEvidence {
   std::string state;                  // Slurm's final state; "" when Slurm no longer knows the task
   std::string reason;                 // scontrol Reason
   std::string exit_code;              // "0:0", "1:0", "0:9"
+  std::string source;                 // who told the state: squeue, scontrol or sacct
   std::vector<std::string> log_tail;  // the last lines the task printed, oldest first
   bool cancelled_by_llmwatch = false;
   bool reached_max_steps = false;
@@ -37,8 +39,8 @@ struct EndObservation {
 };
 
 // `final_entry`: the task as squeue still lists it (COMPLETED, FAILED, ...), if it does;
-// `show`: its `scontrol show job` (empty when Slurm forgot it). `slurm` is asked only for
-// node addresses.
+// `show`: its `scontrol show job` (empty when Slurm forgot it). `slurm` is asked for its
+// accounting record when both have forgotten it, and for node addresses.
 EndObservation observe_end(SlurmClient& slurm, const SlurmJob& task,
                            const std::optional<SlurmJob>& final_entry,
                            std::map<std::string, std::string> show,

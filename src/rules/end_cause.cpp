@@ -32,7 +32,8 @@ constexpr Signature kSignatures[] = {
 };
 
 std::string state_line(const EndEvidence& e) {
-  std::string s = "Slurm: task " + e.task + " " + (e.state.empty() ? "no longer known" : e.state);
+  std::string s = std::string(e.source == "sacct" ? "Slurm accounting (sacct)" : "Slurm") +
+                  ": task " + e.task + " " + (e.state.empty() ? "no longer known" : e.state);
   if (!e.exit_code.empty()) s += ", exit code " + e.exit_code;
   if (!e.reason.empty() && e.reason != "None") s += ", reason " + e.reason;
   return s;

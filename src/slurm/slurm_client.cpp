@@ -102,6 +102,16 @@ std::map<std::string, std::string> SlurmClient::show_job(const std::string& job_
   return records.empty() ? std::map<std::string, std::string>{} : records.front();
 }
 
+std::map<std::string, std::string> SlurmClient::accounting(const std::string& job_id,
+                                                           std::int64_t started) {
+  auto r = run("sacct",
+               {"--jobs=" + job_id, "--allusers", "--allocations", "--duplicates", "--noheader",
+                "--parsable2", "--format=" + std::string(kSacctFields)},
+               {{"SLURM_TIME_FORMAT", "%s"}}, 1u << 20);
+  if (!r.ok() || r.out_truncated) return {};
+  return sacct_record_of(parse_sacct(r.out), job_id, started);
+}
+
 std::map<std::string, std::string> SlurmClient::show_node(const std::string& node) {
   auto r = run("scontrol", {"show", "node", node});
   if (!r.ok()) return {};

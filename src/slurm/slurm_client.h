@@ -44,6 +44,12 @@ class SlurmClient {
 
   // `scontrol show job ID` as key/value pairs (text mode fills StdOut/Command/WorkDir from it).
   virtual std::map<std::string, std::string> show_job(const std::string& job_id);
+  // `sacct`, for a task slurmctld may already have forgotten (MinJobAge): its allocation's
+  // record (State, ExitCode, NodeList, NNodes, Reason, Start, End; slurm_text.h), the one that
+  // started at `started` when the id was requeued. Empty where the cluster keeps no accounting,
+  // the task is not there, or sacct fails: the caller knows no more than before.
+  virtual std::map<std::string, std::string> accounting(const std::string& job_id,
+                                                        std::int64_t started);
   // `scontrol show node NAME` as key/value pairs (Reason, State, ...); empty when unknown.
   virtual std::map<std::string, std::string> show_node(const std::string& node);
   // `scontrol update nodename=NAME state=STATE [reason=REASON]`; "" on success, else the error.

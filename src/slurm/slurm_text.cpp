@@ -216,6 +216,38 @@ SinfoParse parse_sinfo_text(std::string_view text) {
   return out;
 }
 
+std::vector<std::map<std::string, std::string>> parse_sacct(std::string_view text) {
+  const auto names = split(kSacctFields, ',');
+  std::vector<std::map<std::string, std::string>> out;
+  for (const auto& line : lines_of(text)) {
+    auto fields = split(line, '|');
+    if (fields.size() < names.size()) continue;
+    for (size_t i = names.size(); i < fields.size(); ++i)
+      fields[names.size() - 1] += "|" + fields[i];
+    std::map<std::string, std::string> record;
+    for (size_t i = 0; i < names.size(); ++i) record[names[i]] = trim(fields[i]);
+    out.push_back(std::move(record));
+  }
+  return out;
+}
+
+std::map<std::string, std::string> sacct_record_of(
+    const std::vector<std::map<std::string, std::string>>& records, const std::string& job_id,
+    std::int64_t started) {
+  auto start_of = [](const std::string& text) {
+    std::int64_t t = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), t);
+    return ec == std::errc() && end == text.data() + text.size() ? t : slurm_timestamp(text);
+  };
+  const std::map<std::string, std::string>* latest = nullptr;
+  for (const auto& rec : records) {
+    if (rec.at("JobID") != job_id) continue;
+    if (started > 0 && start_of(rec.at("Start")) == started) return rec;
+    latest = &rec;
+  }
+  return started <= 0 && latest ? *latest : std::map<std::string, std::string>{};
+}
+
 std::vector<std::map<std::string, std::string>> parse_scontrol_show(std::string_view text) {
   std::vector<std::map<std::string, std::string>> out;
   std::map<std::string, std::string> record;

@@ -27,4 +27,16 @@ SinfoParse parse_sinfo_text(std::string_view text);
 // contain spaces (Reason=Kill task failed) and runs until the next Key=.
 std::vector<std::map<std::string, std::string>> parse_scontrol_show(std::string_view text);
 
+// `sacct -X -D -n -P -o kSacctFields` (with SLURM_TIME_FORMAT=%s): one record per allocation,
+// several for a job id that was requeued (-D), keyed by field name. Lines with fewer fields
+// (a cut output) are skipped; only the last field (Reason) may hold a '|'.
+inline constexpr const char* kSacctFields = "JobID,Start,End,State,ExitCode,NodeList,NNodes,Reason";
+std::vector<std::map<std::string, std::string>> parse_sacct(std::string_view text);
+// The record of task `job_id` that started at `started` (unix seconds; Start is read as unix
+// seconds or as Slurm's ISO time): a requeued id has one record per start, and another start's
+// record says nothing of this task. With no start known, the id's latest record. Else empty.
+std::map<std::string, std::string> sacct_record_of(
+    const std::vector<std::map<std::string, std::string>>& records, const std::string& job_id,
+    std::int64_t started);
+
 }  // namespace llmwatch

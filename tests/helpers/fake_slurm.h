@@ -17,8 +17,9 @@ class FakeSlurm : public SlurmClient {
 
   std::vector<SlurmJob> jobs;
   std::vector<SlurmNode> node_list;
-  std::string queue_error;                              // non-empty: squeue "fails"
-  std::function<void(const std::string&)> on_show_job;  // may throw
+  std::string queue_error;  // non-empty: squeue "fails"
+  std::map<std::string, std::map<std::string, std::string>> accounted_jobs;  // sacct, by id
+  std::function<void(const std::string&)> on_show_job;                       // may throw
   // What `scontrol show job|node` answers, by id or name (absent: Slurm forgot it).
   std::map<std::string, std::map<std::string, std::string>> shown_jobs, shown_nodes;
   std::vector<std::string> cancelled, controls;
@@ -50,6 +51,10 @@ class FakeSlurm : public SlurmClient {
     if (on_show_job) on_show_job(id);
     auto it = shown_jobs.find(id);
     return it == shown_jobs.end() ? std::map<std::string, std::string>{} : it->second;
+  }
+  std::map<std::string, std::string> accounting(const std::string& id, std::int64_t) override {
+    auto it = accounted_jobs.find(id);
+    return it == accounted_jobs.end() ? std::map<std::string, std::string>{} : it->second;
   }
   ProcessResult run_step(const std::vector<std::string>& args, Seconds) override {
     steps.push_back(args);

@@ -42,10 +42,14 @@ class LocalCluster {
   std::string cluster_dir;
   std::string error;
 
-  explicit LocalCluster(int nodes = 4) : cluster_dir(dir / "cluster") {
+  // `env`: local-cluster.sh's options, e.g. LLMWATCH_CLUSTER_ACCOUNTING=1 (MariaDB + slurmdbd,
+  // so sacct answers) and LLMWATCH_CLUSTER_MIN_JOB_AGE (how soon slurmctld forgets a job).
+  explicit LocalCluster(int nodes = 4, std::map<std::string, std::string> env = {})
+      : cluster_dir(dir / "cluster") {
     ProcessSpec spec;
     spec.argv = {source_dir() + "/slurm/local-cluster.sh", "start", cluster_dir,
                  std::to_string(nodes)};
+    spec.env = std::move(env);
     spec.timeout = std::chrono::seconds(150);
     auto r = run_process(spec);
     if (!r.ok()) error = r.describe("local-cluster.sh start") + "\n" + r.err;

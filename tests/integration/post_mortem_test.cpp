@@ -190,6 +190,37 @@ TEST(PostMortem, ACrashFirstSeenAfterItEndedIsExplained) {
       << run.events();
 }
 
+// A person cancels the run and llmwatch looks only after slurmctld has forgotten the job
+// (MinJobAge: a long interval, a restarted daemon, a self-job that ran late). Before, nothing
+// said why it ended, the class was "unknown" and the person's decision was undone by a
+// restart. Slurm's accounting still knows (sacct, from slurmdbd on MariaDB): left alone.
+TEST(PostMortem, APersonsCancelFirstSeenAfterSlurmForgotTheJobIsReadFromAccounting) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  if (access("/usr/sbin/slurmdbd", X_OK) != 0 || access("/usr/sbin/mariadbd", X_OK) != 0)
+    GTEST_SKIP() << "slurmdbd and mariadb-server are not installed (setup.sh installs them)";
+  LocalCluster c(2, {{"LLMWATCH_CLUSTER_ACCOUNTING", "1"}, {"LLMWATCH_CLUSTER_MIN_JOB_AGE", "2"}});
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  EndingRun run(c);
+  std::string first = run.start(1);
+  ASSERT_FALSE(first.empty());
+  ASSERT_TRUE(c.slurm({"scancel", first}).ok());
+  // Gone from squeue and from scontrol: only accounting remembers it now.
+  ASSERT_TRUE(eventually(
+      [&] {
+        return run.live().empty() && !c.slurm({"scontrol", "show", "job", first}).ok();
+      },
+      120));
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(llmwatch(run.config, {"run", "--once"}).ok());
+  EXPECT_TRUE(run.live().empty()) << run.events();
+  std::string events = run.events();
+  EXPECT_NE(events.find("task " + first + " ended: cancelled (by a person)"), std::string::npos)
+      << events;
+  auto story = llmwatch(run.config, {"job", "itest-pm"}).out;
+  EXPECT_NE(story.find("Slurm accounting (sacct): task " + first + " CANCELLED by "),
+            std::string::npos)
+      << story;
+}
+
 // Slurm's time limit ends the task: the run goes on from its checkpoint (on_timeout).
 TEST(PostMortem, TheTimeLimitIsNoCrashAndTheRunContinues) {
   LLMWATCH_REQUIRE_CLUSTER();

@@ -131,5 +131,28 @@ TEST(ScontrolShow, JobAndNodeRecords) {
   EXPECT_TRUE(kill_task_failed);  // a value with spaces
 }
 
+// sacct from a real slurmdbd: a failed job, a requeued id with a record per start (the second
+// never started), array tasks cancelled by root.
+TEST(Sacct, ParsesTheRealCaptureAndPicksTheTaskOfItsStart) {
+  auto records =
+      parse_sacct(testing::read_file(testing::fixture("slurm-22.05.8/sacct-parsable.txt")));
+  ASSERT_EQ(records.size(), 5u);
+  EXPECT_EQ(records[0].at("State"), "FAILED");
+  EXPECT_EQ(records[0].at("ExitCode"), "3:0");
+  EXPECT_EQ(records[2].at("JobID"), "3_1");
+  EXPECT_EQ(records[2].at("State"), "CANCELLED by 0");
+  EXPECT_EQ(records[4].at("NodeList"), "None assigned");
+  // Id 2 ran from 1795411562 and was requeued; its later record never started.
+  EXPECT_EQ(sacct_record_of(records, "2", 1795411562).at("State"), "REQUEUED");
+  EXPECT_TRUE(sacct_record_of(records, "2", 1795411999).empty());  // another start: not this
+  EXPECT_EQ(sacct_record_of(records, "2", 0).at("State"), "CANCELLED by 0");  // the latest
+  EXPECT_EQ(sacct_record_of(records, "3_2", 1795411565).at("NodeList"), "node-2");
+  EXPECT_TRUE(sacct_record_of(records, "3", 1795411564).empty());
+  // A cut line is skipped, never half-read; a '|' in the last field stays in it.
+  auto cut = parse_sacct("7|1795411562|1795411563|FAI\n8|1|2|FAILED|1:0|n1|1|a|b\n");
+  ASSERT_EQ(cut.size(), 1u);
+  EXPECT_EQ(cut[0].at("Reason"), "a|b");
+}
+
 }  // namespace
 }  // namespace llmwatch
