@@ -9,8 +9,11 @@
 #                                   printing heartbeat lines, like a rank stuck in a collective
 #   $FAKE_TRAINER_DIR/crash         how to die at the next step, printed the way real runs die:
 #                                   "nccl HOST" (HOST's rank prints an NCCL WARN, then a
-#                                   DistBackendError traceback), "oom", or "traceback" (a plain
-#                                   Python error). Removed first, so a restarted run trains on.
+#                                   DistBackendError traceback), "nccl-peer ADDR" (this host's
+#                                   rank reports a failed completion from the peer at ADDR),
+#                                   "rank N" (rank N hits a CUDA error; its lines are prefixed
+#                                   [rankN]:), "oom", or "traceback" (a plain Python error).
+#                                   Removed first, so a restarted run trains on.
 set -u
 dir=${FAKE_TRAINER_DIR:-$PWD}
 step_time=${FAKE_STEP_TIME:-1}
@@ -45,6 +48,14 @@ while [ "$step" -lt "$max_steps" ]; do
         echo "${host:-$(hostname)}:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error 12, opcode 0, len 0, vendor err 129"
         echo "Traceback (most recent call last):"
         echo "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error"
+        ;;
+      nccl-peer)
+        echo "$(hostname):48211:48377 [5] NCCL WARN NET/IB : Got completion from peer $host with error 12, opcode 0, len 0, vendor err 129"
+        echo "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error"
+        ;;
+      rank)
+        echo "[rank$host]: RuntimeError: CUDA error: an illegal memory access was encountered"
+        echo "[rank$host]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled cuda error (run with NCCL_DEBUG=INFO for details)"
         ;;
       oom) echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB" ;;
       *)

@@ -7,7 +7,9 @@
 # With LLMWATCH_CLUSTER_ACCOUNTING=1 the cluster also keeps accounting, as production clusters
 # do: a MariaDB server and a slurmdbd of its own (Debian's mariadb-server and slurmdbd), so
 # that `sacct` answers for jobs slurmctld has already forgotten. LLMWATCH_CLUSTER_MIN_JOB_AGE
-# sets how long slurmctld keeps an ended job (MinJobAge, default 60 s).
+# sets how long slurmctld keeps an ended job (MinJobAge, default 60 s). With
+# LLMWATCH_CLUSTER_NODE_ADDRS=loopback each node gets an address of its own (node-N at
+# 127.0.0.N+1, all this host), so an address in a log names one node, as on a real cluster.
 #
 # Everything lives under DIR: munge key and socket, slurm.conf, state, spool and logs.
 # Ports are picked free at start, so two runs never collide. Every process started here
@@ -148,6 +150,8 @@ start_cluster() {
   host=$(hostname)
   ctld_port=$(free_port)
   base_port=$(free_port "$nodes")
+  local node_addrs=""
+  [ "${LLMWATCH_CLUSTER_NODE_ADDRS:-}" = loopback ] && node_addrs="NodeAddr=127.0.0.[2-$((nodes + 1))]"
   local accounting="AccountingStorageType=accounting_storage/none" db_port dbd_port
   if [ "${LLMWATCH_CLUSTER_ACCOUNTING:-0}" = 1 ]; then
     db_port=$(free_port)
@@ -201,7 +205,7 @@ KillWait=5
 MinJobAge=${LLMWATCH_CLUSTER_MIN_JOB_AGE:-60}
 ReturnToService=2
 SchedulerParameters=sched_interval=2,bf_interval=2
-NodeName=node-[1-$nodes] NodeHostname=$host CPUs=1 RealMemory=1000 Port=$base_port-$((base_port + nodes - 1)) State=UNKNOWN
+NodeName=node-[1-$nodes] NodeHostname=$host $node_addrs CPUs=1 RealMemory=1000 Port=$base_port-$((base_port + nodes - 1)) State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
   export SLURM_CONF=$dir/slurm.conf

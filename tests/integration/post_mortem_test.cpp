@@ -133,6 +133,35 @@ TEST(PostMortem, AnNcclCrashIsExplainedAndTheRunRestartsOffTheNodeItNames) {
   EXPECT_EQ(run.live().size(), 1u);
 }
 
+// The other two ways a log names the culprit. A rank reports a failed completion from its
+// peer's address (NodeAddr: each node has its own here, as on a real cluster), or the failing
+// rank's own lines carry its [rankN] prefix, mapped to a node through the task's layout
+// (ranks per node, in SLURM_PROCID order). Either way only that node is avoided.
+TEST(PostMortem, AnAddressOrARankInTheLogNamesTheNodeTheRestartAvoids) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c(4, {{"LLMWATCH_CLUSTER_NODE_ADDRS", "loopback"}});
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  auto addr = c.slurm({"scontrol", "show", "node", "node-2"}).out;
+  ASSERT_NE(addr.find("NodeAddr=127.0.0.3 "), std::string::npos) << addr;
+  EndingRun run(c);
+  std::string first = run.start(3);
+  ASSERT_FALSE(first.empty());
+  std::string second = run.crash("nccl-peer 127.0.0.3", first);
+  ASSERT_FALSE(second.empty()) << run.events();
+  EXPECT_EQ(excluded(c, second), "node-2");
+  EXPECT_NE(run.events().find("named as peer 127.0.0.3"), std::string::npos)
+      << llmwatch(run.config, {"job", "itest-pm"}).out;
+  c.slurm({"scancel", second});
+  ASSERT_TRUE(eventually([&] { return run.live().empty(); }, 30));
+
+  // Two nodes, two ranks each: rank 3 is node-2's second rank.
+  std::string third = run.start(2, {"--ntasks=4", "--overcommit"});
+  ASSERT_FALSE(third.empty());
+  std::string fourth = run.crash("rank 3", third);
+  ASSERT_FALSE(fourth.empty()) << run.events();
+  EXPECT_EQ(excluded(c, fourth), "node-2") << llmwatch(run.config, {"job", "itest-pm"}).out;
+}
+
 // A person's scancel is a decision, not a failure: the run stays stopped.
 TEST(PostMortem, APersonsCancelIsLeftAlone) {
   LLMWATCH_REQUIRE_CLUSTER();
