@@ -17,6 +17,11 @@ namespace deadline_detail {
 // seconds it has been stuck are then in *stuck_for).
 bool claim(const std::string& key, long* stuck_for);
 void release(const std::string& key);
+// Runs task on a waiting worker thread, starting one when none waits. A cycle makes a few
+// such calls per watched job (a glob, a read, an lstat): a thread started for each cost a
+// tenth of a cycle's CPU at 1,000 jobs. A worker stuck in the kernel simply never waits
+// again (later calls get another); workers idle for a while end.
+void dispatch(std::function<void()> task);
 }  // namespace deadline_detail
 
 template <class T>
@@ -26,9 +31,9 @@ struct Deadlined {
   bool ok() const { return value.has_value(); }
 };
 
-// Runs fn on its own thread and waits at most `limit` for it. On a dead NFS or Lustre mount,
+// Runs fn on a worker thread and waits at most `limit` for it. On a dead NFS or Lustre mount,
 // open, read, stat, glob and statvfs block in the kernel where no signal reaches them; the
-// cycle must go on, so the caller gets an error and the thread is left behind, detached. At
+// cycle must go on, so the caller gets an error and the worker is left behind. At
 // most one call per key is ever outstanding: while one is stuck, later calls for that key
 // fail at once and start no thread (a dead mount would otherwise strand one more thread
 // every cycle). fn must own everything it touches (capture by value): it may outlive the
@@ -44,7 +49,7 @@ Deadlined<T> call_with_deadline(const std::string& key, std::chrono::millisecond
   }
   auto promise = std::make_shared<std::promise<T>>();
   auto future = promise->get_future();
-  std::thread([promise, key, fn = std::move(fn)] {
+  deadline_detail::dispatch([promise, key, fn = std::move(fn)] {
     // The key is free before the answer is: whoever sees the answer may call again at once.
     std::optional<T> value;
     std::exception_ptr failure;
@@ -58,7 +63,7 @@ Deadlined<T> call_with_deadline(const std::string& key, std::chrono::millisecond
       promise->set_exception(failure);
     else
       promise->set_value(std::move(*value));
-  }).detach();
+  });
   if (future.wait_for(limit) != std::future_status::ready) {
     out.error = key + ": no answer within " +
                 std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit).count()) +

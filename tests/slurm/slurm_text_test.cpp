@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <ctime>
+
 #include "test_util.h"
 
 namespace llmwatch {
@@ -129,6 +132,35 @@ TEST(ScontrolShow, JobAndNodeRecords) {
   bool kill_task_failed = false;
   for (auto& n : nodes) kill_task_failed |= n["Reason"].rfind("Kill task failed", 0) == 0;
   EXPECT_TRUE(kill_task_failed);  // a value with spaces
+}
+
+// slurm_timestamp converts each hour of local time once: it must still agree with mktime
+// minute by minute, across a DST change both ways (Berlin: 2026-03-29 and 2026-10-25). (Days
+// no other test converts: an hour converted under another zone is kept for a minute.)
+TEST(SlurmTimestamp, AgreesWithMktimeAcrossDaylightSavingChanges) {
+  if (access("/usr/share/zoneinfo/Europe/Berlin", R_OK) != 0) GTEST_SKIP() << "no tzdata";
+  const char* before = std::getenv("TZ");
+  std::string saved = before ? before : "";
+  setenv("TZ", "Europe/Berlin", 1);
+  tzset();
+  for (const char* day : {"2026-03-28", "2026-03-29", "2026-10-25", "2026-10-26"})
+    for (int h = 0; h < 24; ++h)
+      for (int m = 0; m < 60; m += 7) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%sT%02d:%02d:%02d", day, h, m, (h * 7 + m) % 60);
+        std::tm tm{};
+        ASSERT_TRUE(strptime(text, "%Y-%m-%dT%H:%M:%S", &tm));
+        tm.tm_isdst = -1;
+        std::time_t expected = std::mktime(&tm);
+        if (h == 2 && std::string(day) == "2026-03-29") continue;  // no such local time
+        if (h == 2 && std::string(day) == "2026-10-25") continue;  // twice: either is right
+        EXPECT_EQ(slurm_timestamp(text), expected) << text;
+      }
+  if (before)
+    setenv("TZ", saved.c_str(), 1);
+  else
+    unsetenv("TZ");
+  tzset();
 }
 
 // sacct from a real slurmdbd: a failed job, a requeued id with a record per start (the second

@@ -1,6 +1,8 @@
 #include "util/deadline_call.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -70,6 +72,30 @@ TEST(DeadlineCall, AThrowingCallIsAnErrorNotACrash) {
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.error, "boom: EIO");
   EXPECT_TRUE(call_with_deadline<int>("boom", std::chrono::seconds(5), [] { return 1; }).ok());
+}
+
+// run and daemon fork their worker after the parent may have made calls: the child has none
+// of the parent's threads, so it must neither wait on the parent's idle workers nor see the
+// parent's stuck call as its own.
+TEST(DeadlineCall, AForkedChildRunsCallsOfItsOwn) {
+  auto gate = std::make_shared<Gate>();
+  ASSERT_TRUE(call_with_deadline<int>("warm", std::chrono::seconds(5), [] { return 1; }).ok());
+  EXPECT_FALSE(call_with_deadline<int>("stuck", std::chrono::milliseconds(20), [gate] {
+                 gate->wait();
+                 return 1;
+               }).ok());
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    bool fresh = call_with_deadline<int>("fresh", std::chrono::seconds(5), [] { return 2; }).ok();
+    bool stuck = call_with_deadline<int>("stuck", std::chrono::seconds(5), [] { return 3; }).ok();
+    _exit(fresh && stuck ? 0 : (fresh ? 2 : 1));
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  gate->release();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: a call found no worker; 2: the parent's stuck key";
 }
 
 }  // namespace
