@@ -27,7 +27,7 @@ void resolve_cleared(CycleState& s, Executor& executor) {
 void remember_job(CycleState& s, JobWork& w) {
   for (const auto& [step, ts] : w.advances)
     s.store.add_progress(w.label, ts, step, w.progress.step_time, w.progress.loss);
-  s.store.put(kv::progress(w.label), w.progress.to_json(), s.now);
+  s.store.put_progress(w.label, w.progress, s.now);
   // The last run is rewritten only when it changed (a new task, state, nodes or start).
   const auto& run = w.obs.running;
   if (run && !(w.last && w.last->display_id() == run->display_id() && w.last->state == run->state &&

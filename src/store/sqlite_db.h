@@ -57,9 +57,14 @@ class Db {
   int changes() const { return sqlite3_changes(db_); }
   sqlite3* raw() { return db_; }
 
-  // Runs fn inside BEGIN IMMEDIATE ... COMMIT; rolls back if fn throws.
+  // Runs fn inside BEGIN IMMEDIATE ... COMMIT; rolls back if fn throws. Inside a transaction
+  // already, fn joins it (its failure rolls back the outer one, whose caller sees it throw).
   template <class F>
   void transaction(F&& fn) {
+    if (!sqlite3_get_autocommit(db_)) {
+      fn();
+      return;
+    }
     exec("BEGIN IMMEDIATE");
     try {
       fn();

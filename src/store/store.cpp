@@ -68,6 +68,28 @@ std::optional<std::string> Store::get(const std::string& key) {
   return st.text(0);
 }
 
+JobProgress Store::progress(const std::string& job) {
+  std::string text = get(kv::progress(job)).value_or("{}");
+  if (auto it = progress_.find(job); it != progress_.end() && it->second.text == text)
+    return it->second.parsed;
+  JobProgress parsed = JobProgress::from_json(text);
+  remember_progress(job, std::move(text), parsed);
+  return parsed;
+}
+
+void Store::put_progress(const std::string& job, const JobProgress& progress, double now) {
+  std::string text = progress.to_json();
+  if (auto it = progress_.find(job); it != progress_.end() && it->second.text == text) return;
+  put(kv::progress(job), text, now);
+  remember_progress(job, std::move(text), progress);
+}
+
+void Store::remember_progress(const std::string& job, std::string text, const JobProgress& parsed) {
+  auto& known = progress_[job];
+  known.text = std::move(text);
+  known.parsed = parsed;
+}
+
 static std::string evidence_json(const std::vector<std::string>& lines) {
   std::string out = "[";
   for (const auto& line : lines) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rules/finding.h"
+#include "rules/job_progress.h"
 #include "store/sqlite_db.h"
 
 namespace llmwatch {
@@ -45,11 +46,24 @@ class Store {
   explicit Store(const std::string& state_dir);
   static std::string db_path(const std::string& state_dir);
 
-  // Runs fn in one transaction (nested calls join the outer one).
+  // Runs fn in one transaction (nested calls join the outer one). A failure forgets the
+  // progress kept in memory: what it remembered may be what just rolled back.
   template <class F>
   void transaction(F&& fn) {
-    db_.transaction(std::forward<F>(fn));
+    try {
+      db_.transaction(std::forward<F>(fn));
+    } catch (...) {
+      progress_.clear();
+      throw;
+    }
   }
+
+  // A job's progress (empty when none is stored). The daemon reads and rewrites every
+  // watched job's progress each cycle: the last text read or written is kept parsed, so an
+  // unchanged row is neither parsed again nor rewritten. The row is still read each time, so
+  // another process's write is always seen.
+  JobProgress progress(const std::string& job);
+  void put_progress(const std::string& job, const JobProgress& progress, double now);
 
   void add_event(double ts, const std::string& kind, const std::string& subject,
                  const std::string& severity, const std::string& message,
@@ -124,7 +138,14 @@ class Store {
   friend class AlertJournal;
   friend struct StoreTestAccess;
   Db& db() { return db_; }
+  void remember_progress(const std::string& job, std::string text, const JobProgress& parsed);
+
+  struct KnownProgress {
+    std::string text;
+    JobProgress parsed;
+  };
   Db db_;
+  std::map<std::string, KnownProgress> progress_;
 };
 
 }  // namespace llmwatch

@@ -117,7 +117,7 @@ std::string sparkline(const std::deque<double>& values, size_t width) {
 
 nlohmann::json build_job(const JobSettings& job, Store& store, double now) {
   std::string label = job_label(job);
-  JobProgress p = JobProgress::from_json(store.get(kv::progress(label)).value_or("{}"));
+  JobProgress p = store.progress(label);
   nlohmann::json j = {{"schema", "llmwatch.job/1"}, {"name", label}, {"task", p.task}};
   if (p.step) j["step"] = *p.step;
   long long max_steps = job.max_steps > 0 ? job.max_steps : p.max_steps.value_or(0);

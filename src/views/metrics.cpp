@@ -105,7 +105,7 @@ std::string render_metrics(const Config& config, Store& store, double now) {
   for (const auto& job : config.jobs) {
     std::string label = job_label(job);
     std::map<std::string, std::string> l = {{"job", label}};
-    JobProgress p = JobProgress::from_json(store.get(kv::progress(label)).value_or("{}"));
+    JobProgress p = store.progress(label);
     auto view =
         nlohmann::json::parse(store.get(kv::job_view(label)).value_or("{}"), nullptr, false);
     bool is_running = false;

@@ -59,7 +59,7 @@ nlohmann::json build_status(const Config& config, Store& store, double now) {
   json jobs = json::array();
   for (const auto& job : config.jobs) {
     std::string label = job_label(job);
-    JobProgress p = JobProgress::from_json(store.get(kv::progress(label)).value_or("{}"));
+    JobProgress p = store.progress(label);
     auto view = json::parse(store.get(kv::job_view(label)).value_or("{}"), nullptr, false);
     json j = {{"name", label}, {"task", p.task}, {"log", p.log_path}};
     j["entries"] = view.is_object() && view.contains("entries") ? view["entries"] : json::array();

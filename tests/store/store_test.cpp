@@ -52,6 +52,33 @@ TEST(Migrations, UsesARollbackJournalNotWal) {
   EXPECT_EQ(st.text(0), "delete");
 }
 
+// A long-lived Store keeps the progress it last read or wrote, parsed (the daemon reads and
+// rewrites 1,000 of them a cycle). What another process wrote, or a write that rolled back,
+// must still be what the next read returns.
+TEST(Store, ProgressKeptInMemoryNeverHidesAnotherWriteOrARollback) {
+  testing::TempDir dir;
+  Store daemon(dir.path), other(dir.path);
+  JobProgress p;
+  p.task = "7";
+  p.step = 10;
+  daemon.put_progress("tr", p, 1);
+  EXPECT_EQ(other.progress("tr").step, 10);
+  p.step = 11;
+  other.put_progress("tr", p, 2);  // another process (a takeover after a failover)
+  EXPECT_EQ(daemon.progress("tr").step, 11);
+  p.step = 12;
+  EXPECT_THROW(daemon.transaction([&] {
+    daemon.put_progress("tr", p, 3);
+    throw std::runtime_error("disk full");
+  }),
+               std::runtime_error);
+  EXPECT_EQ(other.progress("tr").step, 11);
+  daemon.put_progress("tr", p, 4);  // the same write again: it must reach the file this time
+  EXPECT_EQ(other.progress("tr").step, 12);
+  EXPECT_EQ(daemon.progress("tr").step, 12);
+  EXPECT_EQ(daemon.progress("none").task, "");  // nothing stored: empty progress
+}
+
 TEST(Store, FindingLifecycleNewOngoingResolved) {
   testing::TempDir dir;
   Store store(dir.path);

@@ -268,6 +268,14 @@ class JobLogCheck : public Check {
   bool enabled(const CycleState& s) const override { return s.queue_ok(); }
 
   void prepare(CycleState& s) override {
+    // One transaction for every job's reads: outside one, each read takes and drops the
+    // file's lock (two fcntl calls), a quarter of this check's CPU at 1,000 watched jobs.
+    s.store.transaction([&] { prepare_jobs(s); });
+    errors_.assign(s.work.size(), "");
+    seconds_.assign(s.work.size(), 0);
+  }
+
+  void prepare_jobs(CycleState& s) {
     const QueueIndex index(s.queue->jobs);
     const ClusterView cluster(s);
     for (const auto& job : s.config.jobs) {
@@ -279,7 +287,7 @@ class JobLogCheck : public Check {
         if (e.running() && !w.obs.running) w.obs.running = e;
       w.last = slurm_job_from_json(s.store.get(kv::last_job(w.label)).value_or(""));
       prepare_end(s, w, index, cluster);
-      w.progress = JobProgress::from_json(s.store.get(kv::progress(w.label)).value_or("{}"));
+      w.progress = s.store.progress(w.label);
       // A dump whose two rounds saw the stacks move disproved a hang: the clock restarts then.
       auto near_miss =
           nlohmann::json::parse(s.store.get(kv::near_miss(w.label)).value_or("{}"), nullptr, false);
@@ -290,8 +298,6 @@ class JobLogCheck : public Check {
       if (!s.clock.trusted) w.obs.clock_untrusted = s.clock.why;
       s.work.push_back(std::move(w));
     }
-    errors_.assign(s.work.size(), "");
-    seconds_.assign(s.work.size(), 0);
   }
 
   void observe(CycleState& s) override {
