@@ -50,7 +50,7 @@ std::string slurp(const std::string& path) {
 }
 
 struct Sizes {
-  int jobs = 100000, nodes = 16384, watched = 1000, log_mib = 1024;
+  int jobs = 100000, nodes = 16384, watched = 1000, log_mib = 1024, cycles = 10;
   std::string format = "json";
 };
 
@@ -177,6 +177,8 @@ int main(int argc, char** argv) {
       s.format = v;
     else if (k == "--log-mib")
       s.log_mib = std::stoi(v);
+    else if (k == "--cycles")  // more steady cycles, for a profiler
+      s.cycles = std::stoi(v);
   }
   std::string dir =
       (std::filesystem::temp_directory_path() / ("llmwatch-bench-" + std::to_string(getpid())))
@@ -211,7 +213,7 @@ int main(int argc, char** argv) {
   t0 = Clock::now();
   supervisor.run_cycle(now);
   double first_cpu = cpu_seconds() - c0, first_wall = since(t0);
-  const int cycles = 10;
+  const int cycles = s.cycles;
   std::vector<double> cpu, wall;
   auto db_size = [&] { return std::filesystem::file_size(Store::db_path(config.state_dir)); };
   auto size_after_first = db_size();

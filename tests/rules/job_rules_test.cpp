@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "finding_kinds.h"
 #include "policy/policy.h"
 
@@ -212,6 +214,88 @@ TEST(JobProgress, SurvivesARoundTripThroughTheStore) {
   EXPECT_FALSE(back.step);
   EXPECT_EQ(back.best_step, 2);
   EXPECT_TRUE(back.cursors.empty());
+}
+
+// Every field comes back as it went in (the writer is hand-made: a field it forgot would
+// silently reset a run's state at each cycle).
+TEST(JobProgress, EveryFieldRoundTrips) {
+  JobProgress p;
+  p.task = "7_3";
+  p.task_start = 1700000000;
+  p.log_path = "/logs/a \"b\".out";
+  p.cursors["/logs/x"] = {1, 2, 3};
+  p.cursors["/logs/y"] = {4, 5, 6};
+  p.task_seen = 1.5;
+  p.step = 42;
+  p.best_step = 41;
+  p.max_steps = 1000;
+  p.last_progress = 2.25;
+  p.longest_interval = 3.125;
+  p.advances = 9;
+  p.step_time = 0.3;
+  p.loss = 2.7;
+  p.checkpoint_since = 4;
+  p.checkpoint_done = 5;
+  p.evaluation_since = 6;
+  p.crash = "CUDA error: \x01";
+  p.recent = {"line \r one", "caf\xC3\xA9"};
+  p.bytes_read = 123456789012ull;
+  p.quick_deaths = 2;
+  p.counted_task = "7_2";
+  p.step_times = {0.1, 0.2};
+  p.losses = {3.5, 3.25};
+  p.consumed_samples = 512;
+  p.global_batch_size = 256;
+  p.samples_stalled = 1;
+  p.nan_loss = true;
+  p.skipped_iterations = 3;
+  p.nan_iterations = 4;
+  p.counters_rising = true;
+  p.save_seconds = 30.5;
+  p.load_seconds = 12;
+  p.checkpoint_interval = 600;
+  p.after_checkpoint = true;
+  std::string text = p.to_json();
+  JobProgress b = JobProgress::from_json(text);
+  EXPECT_EQ(b.to_json(), text);
+  EXPECT_EQ(b.task, p.task);
+  EXPECT_EQ(b.task_start, p.task_start);
+  EXPECT_EQ(b.log_path, p.log_path);
+  EXPECT_EQ(b.cursors["/logs/y"].inode, 5u);
+  EXPECT_EQ(b.step, p.step);
+  EXPECT_EQ(b.best_step, p.best_step);
+  EXPECT_EQ(b.max_steps, p.max_steps);
+  EXPECT_EQ(b.last_progress, p.last_progress);
+  EXPECT_EQ(b.longest_interval, p.longest_interval);
+  EXPECT_EQ(b.advances, p.advances);
+  EXPECT_EQ(b.step_time, p.step_time);
+  EXPECT_EQ(b.loss, p.loss);
+  EXPECT_EQ(b.evaluation_since, p.evaluation_since);
+  EXPECT_EQ(b.crash, p.crash);
+  EXPECT_EQ(b.recent, p.recent);
+  EXPECT_EQ(b.bytes_read, p.bytes_read);
+  EXPECT_EQ(b.quick_deaths, p.quick_deaths);
+  EXPECT_EQ(b.counted_task, p.counted_task);
+  EXPECT_EQ(b.step_times, p.step_times);
+  EXPECT_EQ(b.losses, p.losses);
+  EXPECT_EQ(b.consumed_samples, p.consumed_samples);
+  EXPECT_EQ(b.global_batch_size, p.global_batch_size);
+  EXPECT_EQ(b.samples_stalled, p.samples_stalled);
+  EXPECT_TRUE(b.nan_loss);
+  EXPECT_EQ(b.skipped_iterations, p.skipped_iterations);
+  EXPECT_EQ(b.nan_iterations, p.nan_iterations);
+  EXPECT_TRUE(b.counters_rising);
+  EXPECT_EQ(b.save_seconds, p.save_seconds);
+  EXPECT_EQ(b.load_seconds, p.load_seconds);
+  EXPECT_EQ(b.checkpoint_interval, p.checkpoint_interval);
+  EXPECT_TRUE(b.after_checkpoint);
+  // A time that is not finite reads back (as 0), never as an error.
+  p.last_progress = std::numeric_limits<double>::infinity();
+  p.step_time = std::numeric_limits<double>::quiet_NaN();
+  JobProgress odd = JobProgress::from_json(p.to_json());
+  EXPECT_EQ(odd.task, "7_3");
+  EXPECT_EQ(odd.last_progress, 0);
+  EXPECT_FALSE(odd.step_time);
 }
 
 }  // namespace

@@ -76,7 +76,38 @@ std::optional<double> file_age(const std::string& path, double now, Limit limit)
 Deadlined<std::vector<std::string>> log_paths(const JobSettings& job, const SlurmJob& task,
                                               Limit limit) {
   return call_with_deadline<std::vector<std::string>>(
-      "logs of " + task.display_id(), limit, [job, task] { return log_paths_for(job, task); });
+      "logs of " + task.display_id(), limit,
+      [patterns = log_patterns_for(job, task)] { return glob_logs(patterns); });
+}
+
+// A running task's logs, listed and read in one deadline call (one hand-off to a worker per
+// job a cycle, not one per glob and per file). The reads start from the progress's cursors,
+// or from the top for a new task whose files are others (as start_task will decide).
+struct LogReads {
+  std::vector<std::string> paths;
+  std::string label;  // the paths, for status and evidence
+  std::vector<LogChunk> chunks;
+  std::vector<LogCursor> cursors;  // after each read
+};
+
+Deadlined<LogReads> read_logs(const JobSettings& job, const SlurmJob& task,
+                              const JobProgress& progress, bool new_task, Limit limit) {
+  return call_with_deadline<LogReads>(
+      "logs of " + task.display_id(), limit,
+      [patterns = log_patterns_for(job, task), known = progress.cursors,
+       old_label = progress.log_path, new_task] {
+        LogReads r;
+        r.paths = glob_logs(patterns);
+        for (const auto& p : r.paths) r.label += (r.label.empty() ? "" : " ") + p;
+        bool fresh = new_task && r.label != old_label;
+        for (const auto& path : r.paths) {
+          auto it = known.find(path);
+          LogCursor cursor = fresh || it == known.end() ? LogCursor{} : it->second;
+          r.chunks.push_back(read_appended(path, cursor));
+          r.cursors.push_back(cursor);
+        }
+        return r;
+      });
 }
 
 constexpr size_t kTailLines = 400;  // what a post-mortem reads of the log's last lines
@@ -165,43 +196,43 @@ void probe_job_log(JobWork& w, SlurmClient& slurm, double now, Limit limit) {
   // squeue's text form lacks the batch script and log paths.
   if (w.obs.running->command.empty()) fill_from_scontrol(*w.obs.running, slurm, w.last);
   const SlurmJob& task = *w.obs.running;
-  auto listed = log_paths(*w.settings, task, limit);
-  if (!listed.ok()) {
-    w.obs.log_error = listed.error;  // cannot tell: unknown, never "no progress"
+  bool new_task = is_new_task(w.progress, task.display_id(), task.start_time);
+  auto got = read_logs(*w.settings, task, w.progress, new_task, limit);
+  if (!got.ok()) {
+    w.obs.log_error = got.error;  // cannot tell: unknown, never "no progress"
     return;
   }
-  const auto& paths = *listed.value;
-  std::string label;
-  for (const auto& p : paths) label += (label.empty() ? "" : " ") + p;
-  if (is_new_task(w.progress, task.display_id(), task.start_time)) {
+  LogReads& reads = *got.value;
+  if (new_task) {
     task_ended(w.progress);
     double started = task.start_time > 0 ? static_cast<double>(task.start_time) : now;
-    start_task(w.progress, task.display_id(), label, std::min(started, now), task.start_time);
+    start_task(w.progress, task.display_id(), reads.label, std::min(started, now), task.start_time);
   }
-  w.progress.log_path = label;
+  w.progress.log_path = reads.label;
   TrainingLogParser parser(w.settings->progress_regex);
   std::string errors;
   size_t readable = 0;
-  bool hung = false;
-  for (const auto& path : paths) {
-    LogChunk chunk = read_appended_within(path, w.progress.cursors[path], limit);
+  for (size_t i = 0; i < reads.paths.size(); ++i) {
+    const std::string& path = reads.paths[i];
+    LogChunk& chunk = reads.chunks[i];
     if (!chunk.error.empty()) {
       errors += (errors.empty() ? "" : "; ") + chunk.error;
-      hung |= chunk.hung;
-      if (!chunk.hung) w.progress.cursors.erase(path);
+      w.progress.cursors.erase(path);
       continue;
     }
+    w.progress.cursors[path] = reads.cursors[i];
     ++readable;
     w.bytes += chunk.bytes_read;
     w.progress.bytes_read += chunk.bytes_read;
     auto advances = apply_lines(w.progress, chunk.lines, parser, now);
     w.advances.insert(w.advances.end(), advances.begin(), advances.end());
   }
-  // No output yet is normal while a job starts up; after that it is "cannot tell". A read
-  // that hung is "cannot tell" at once: what it would have shown may be progress.
-  if (hung || ((readable == 0) &&
-               now - w.progress.task_seen > static_cast<double>(w.settings->startup_grace.count())))
-    w.obs.log_error = errors.empty() ? "no log file matches " + label : errors;
+  // No output yet is normal while a job starts up; after that it is "cannot tell". (A read
+  // that hung made the whole job "cannot tell" above: what it would have shown may be
+  // progress.)
+  if (readable == 0 &&
+      now - w.progress.task_seen > static_cast<double>(w.settings->startup_grace.count()))
+    w.obs.log_error = errors.empty() ? "no log file matches " + reads.label : errors;
 }
 
 // What the cluster looks like to a restart, built once per cycle: with 16,384 nodes and 1,000

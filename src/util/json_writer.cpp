@@ -1,0 +1,135 @@
+#include "util/json_writer.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "util/text.h"
+
+namespace llmwatch {
+
+void JsonWriter::separate() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!first_) out_ += ',';
+  first_ = false;
+}
+
+JsonWriter& JsonWriter::begin_object() {
+  if (out_.empty()) out_.reserve(4096);  // a job's progress is 2-4 KiB: one allocation
+  separate();
+  out_ += '{';
+  first_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_object() {
+  out_ += '}';
+  first_ = false;
+  return *this;
+}
+
+JsonWriter& JsonWriter::begin_array() {
+  separate();
+  out_ += '[';
+  first_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_array() {
+  out_ += ']';
+  first_ = false;
+  return *this;
+}
+
+JsonWriter& JsonWriter::key(std::string_view k) {
+  value(k);
+  out_ += ':';
+  after_key_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(std::string_view s) {
+  separate();
+  // Almost every string is valid already: copy only when it is not.
+  std::string repaired;
+  if (!is_valid_utf8(s)) {
+    repaired = valid_utf8(s);
+    s = repaired;
+  }
+  out_ += '"';
+  static constexpr char kHex[] = "0123456789abcdef";
+  // Runs of plain characters are copied whole; only quotes, backslashes and control
+  // characters are written one by one.
+  size_t plain = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto u = static_cast<unsigned char>(s[i]);
+    if (u >= 0x20 && u != '"' && u != '\\') continue;
+    out_.append(s.data() + plain, i - plain);
+    plain = i + 1;
+    switch (u) {
+      case '"':
+        out_ += "\\\"";
+        break;
+      case '\\':
+        out_ += "\\\\";
+        break;
+      case '\n':
+        out_ += "\\n";
+        break;
+      case '\r':
+        out_ += "\\r";
+        break;
+      case '\t':
+        out_ += "\\t";
+        break;
+      default:
+        out_ += "\\u00";
+        out_ += kHex[u >> 4];
+        out_ += kHex[u & 15];
+    }
+  }
+  out_.append(s.data() + plain, s.size() - plain);
+  out_ += '"';
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(double d) {
+  if (!std::isfinite(d)) return null();
+  separate();
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, d);  // shortest form that reads back exactly
+  out_.append(buf, r.ptr);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(std::int64_t i) {
+  separate();
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, i);
+  out_.append(buf, r.ptr);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(std::uint64_t u) {
+  separate();
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, u);
+  out_.append(buf, r.ptr);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(bool b) {
+  separate();
+  out_ += b ? "true" : "false";
+  return *this;
+}
+
+JsonWriter& JsonWriter::null() {
+  separate();
+  out_ += "null";
+  return *this;
+}
+
+}  // namespace llmwatch
