@@ -13,8 +13,10 @@ SlurmClient::SlurmClient(SlurmSettings settings) : settings_(std::move(settings)
 
 ProcessResult SlurmClient::run(const std::string& tool, std::vector<std::string> args,
                                const std::map<std::string, std::string>& env,
-                               std::size_t max_output, bool inherit_environment) {
+                               std::size_t max_output, bool inherit_environment,
+                               std::function<void(std::string_view)> on_out) {
   ProcessSpec spec;
+  spec.on_out = std::move(on_out);
   spec.max_output = max_output;
   spec.inherit_environment = inherit_environment;
   spec.argv.push_back(settings_.bin_dir.empty() ? tool : settings_.bin_dir + "/" + tool);
@@ -36,34 +38,33 @@ bool json_unsupported(const ProcessResult& r) {
 
 }  // namespace
 
-// JSON first; on a Slurm without --json (and format = "auto") the explicit text format from
-// then on. Either way a failure is an error naming the command, never an empty answer.
-template <class Parse>
-Parse SlurmClient::read(const std::string& tool,
-                        const std::function<Parse(std::string_view)>& parse_json,
-                        std::vector<std::string> text_args,
+// JSON first, read as it is printed (never cut, never held whole: `reader` takes the
+// pieces); on a Slurm without --json (and format = "auto") the explicit text format from
+// then on, as after a JSON answer too big to be worth its CPU (that answer is still used).
+// Either way a failure is an error naming the command, never an empty answer.
+template <class Parse, class Reader>
+Parse SlurmClient::read(const std::string& tool, Reader& reader, std::vector<std::string> text_args,
                         const std::function<Parse(std::string_view)>& parse_text) {
   if (!text_mode_) {
-    // Captured one byte past the switch point, so that "too big for JSON" is seen as such.
-    auto r = run(tool, {"--json"}, {}, kJsonTooBig + 1);
+    auto r = run(tool, {"--json"}, {}, 1u << 20, false,
+                 [&reader](std::string_view piece) { reader.feed(piece); });
     if (json_unsupported(r) && settings_.format == "auto") {
       text_mode_ = true;
-    } else if (r.out_truncated && r.ok() && settings_.format == "auto") {
-      // A JSON document this big costs seconds of CPU every cycle (100,000 jobs are ~300 MB
-      // in 22.05's shape); the text format carries what llmwatch needs in 3% of the bytes.
-      spdlog::warn("{} --json printed more than {} MiB: using the text format from now on", tool,
-                   kJsonTooBig >> 20);
-      text_mode_ = true;
     } else {
-      Parse out;
-      if (!r.ok()) return out.error = r.describe(tool + " --json"), out;
-      // Half a queue is not a queue: a job missing from it would look gone.
-      if (r.out_truncated)
-        return out.error = tool + " --json: output over " + std::to_string(kJsonTooBig >> 20) +
-                           " MiB was cut; not trusted",
-               out;
-      out = parse_json(r.out);
+      Parse out = reader.finish();
+      if (!r.ok()) {
+        Parse failed;  // what a failed command printed is never used
+        failed.error = r.describe(tool + " --json");
+        return failed;
+      }
       if (!out.ok()) out.error = tool + " --json: " + out.error;
+      if (out.ok() && reader.bytes() > kJsonTooBig && settings_.format == "auto") {
+        // A JSON document this big costs a second of CPU every cycle (100,000 jobs are
+        // ~240 MiB in 22.05's shape); the text format carries what llmwatch needs in 4%.
+        spdlog::warn("{} --json printed more than {} MiB: using the text format from now on", tool,
+                     kJsonTooBig >> 20);
+        text_mode_ = true;
+      }
       return out;
     }
   }
@@ -81,18 +82,28 @@ Parse SlurmClient::read(const std::string& tool,
 
 SqueueParse SlurmClient::queue() {
   const JobFilter* f = filter();  // nullptr: keep every job
-  return read<SqueueParse>(
-      "squeue", [f](std::string_view t) { return parse_squeue_json(t, f); },
-      // -t all: ended jobs too, while Slurm still lists them (MinJobAge), as --json does;
-      // their final state is the first evidence of a post-mortem.
-      {"-h", "-a", "-t", "all", "-o", kSqueueTextFormat},
-      [f](std::string_view t) { return parse_squeue_text(t, f); });
+  SqueueJsonReader reader(f);
+  return read<SqueueParse>("squeue", reader,
+                           // -t all: ended jobs too, while Slurm still lists them (MinJobAge), as
+                           // --json does; their final state is the first evidence of a post-mortem.
+                           {"-h", "-a", "-t", "all", "-o", kSqueueTextFormat},
+                           [f](std::string_view t) { return parse_squeue_text(t, f); });
 }
 
+namespace {
+// sinfo's JSON (14 MiB at 16,384 nodes, every node kept) is parsed once whole.
+struct WholeSinfoJson {
+  std::string text;
+  void feed(std::string_view piece) { text += piece; }
+  std::size_t bytes() const { return text.size(); }
+  SinfoParse finish() { return parse_sinfo_json(text); }
+};
+}  // namespace
+
 SinfoParse SlurmClient::nodes() {
-  return read<SinfoParse>(
-      "sinfo", [](std::string_view t) { return parse_sinfo_json(t); },
-      {"-N", "-o", kSinfoTextFormat}, [](std::string_view t) { return parse_sinfo_text(t); });
+  WholeSinfoJson reader;
+  return read<SinfoParse>("sinfo", reader, {"-N", "-o", kSinfoTextFormat},
+                          [](std::string_view t) { return parse_sinfo_text(t); });
 }
 
 std::map<std::string, std::string> SlurmClient::show_job(const std::string& job_id) {

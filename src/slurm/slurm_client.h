@@ -69,17 +69,18 @@ class SlurmClient {
   int calls() const { return calls_; }  // for the command-budget benchmark
 
  protected:
-  template <class Parse>
-  Parse read(const std::string& tool, const std::function<Parse(std::string_view)>& parse_json,
-             std::vector<std::string> text_args,
+  template <class Parse, class Reader>
+  Parse read(const std::string& tool, Reader& json_reader, std::vector<std::string> text_args,
              const std::function<Parse(std::string_view)>& parse_text);
-  // Above this, JSON costs too much CPU per cycle and the text format is used instead.
+  // Above this, JSON costs too much CPU per cycle and the text format is used from the
+  // next cycle on.
   static constexpr std::size_t kJsonTooBig = 64u << 20;
   // The text format of 100,000 jobs is ~15 MiB: this leaves room for 1.5 million.
   static constexpr std::size_t kTextCap = 256u << 20;
   ProcessResult run(const std::string& tool, std::vector<std::string> args,
                     const std::map<std::string, std::string>& env = {},
-                    std::size_t max_output = 16u << 20, bool inherit_environment = false);
+                    std::size_t max_output = 16u << 20, bool inherit_environment = false,
+                    std::function<void(std::string_view)> on_out = {});
 
  private:
   SlurmSettings settings_;

@@ -1,6 +1,7 @@
 #pragma once
 // One job (or one array task, or the pending remainder of an array) as squeue reports it.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -66,6 +67,24 @@ struct JobFilter {
 // `squeue --json` (Slurm 21.08–22.05 shape; tolerant of newer list-valued state fields).
 // With a filter, only the entries it wants are kept.
 SqueueParse parse_squeue_json(std::string_view text, const JobFilter* filter = nullptr);
+
+struct SlurmListReader;
+// The same, fed in pieces as squeue prints them (SlurmClient reads the pipe into it): only
+// the job being read is held, never the document. The filter must outlive the reader.
+class SqueueJsonReader {
+ public:
+  explicit SqueueJsonReader(const JobFilter* filter = nullptr);
+  ~SqueueJsonReader();
+  SqueueJsonReader(const SqueueJsonReader&) = delete;
+  SqueueJsonReader& operator=(const SqueueJsonReader&) = delete;
+  void feed(std::string_view piece);
+  std::size_t bytes() const;  // fed so far
+  SqueueParse finish();
+
+ private:
+  SqueueParse out_;
+  std::unique_ptr<SlurmListReader> reader_;
+};
 
 // For remembering the last run of a watched job across cycles (the restart action needs it
 // after the job has left the queue).

@@ -32,12 +32,15 @@ struct PipeReader {
   bool& truncated;
   std::size_t cap;
   std::function<void()> on_eof;
+  std::function<void(std::string_view)> consumer;  // set: pieces go here instead
   std::array<char, 65536> buffer{};
 
   void start() {
     pipe.async_read_some(asio::buffer(buffer),
                          [this](const boost::system::error_code& ec, std::size_t n) {
-                           if (n > 0) {
+                           if (n > 0 && consumer) {
+                             consumer(std::string_view(buffer.data(), n));
+                           } else if (n > 0) {
                              std::size_t room = sink.size() < cap ? cap - sink.size() : 0;
                              if (n > room) truncated = true;
                              sink.append(buffer.data(), std::min(n, room));
@@ -152,8 +155,10 @@ ProcessResult run_process_unguarded(const ProcessSpec& spec) {
   auto on_eof = [&] {
     if (--open_streams == 0) timer.cancel();
   };
-  PipeReader out_reader{out_pipe, result.out, result.out_truncated, spec.max_output, on_eof};
-  PipeReader err_reader{err_pipe, result.err, result.err_truncated, spec.max_output, on_eof};
+  PipeReader out_reader{out_pipe,        result.out, result.out_truncated,
+                        spec.max_output, on_eof,     spec.on_out};
+  PipeReader err_reader{err_pipe,        result.err, result.err_truncated,
+                        spec.max_output, on_eof,     nullptr};
   out_reader.start();
   err_reader.start();
   timer.async_wait([&](const boost::system::error_code& e) {

@@ -4,8 +4,10 @@
 // Every probe and action goes through run_process, so a hanging squeue or nvidia-smi can
 // never hang llmwatch.
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace llmwatch {
@@ -18,8 +20,11 @@ struct ProcessSpec {
   bool inherit_environment = false;
   std::chrono::milliseconds timeout{30'000};
   std::size_t max_output = 16 * 1024 * 1024;  // per stream; the rest is read and dropped
-  std::string stdin_data;                     // written to the child's stdin, then closed
-  std::string cwd;                            // empty: inherit
+  // When set, stdout goes here piece by piece as it is read (and not into the result, nor
+  // under max_output): a 239 MiB `squeue --json` is parsed without being held.
+  std::function<void(std::string_view)> on_out;
+  std::string stdin_data;  // written to the child's stdin, then closed
+  std::string cwd;         // empty: inherit
 };
 
 struct ProcessResult {

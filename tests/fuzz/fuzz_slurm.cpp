@@ -18,6 +18,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 #if LLMWATCH_FUZZ_TARGET == 1
   auto p = parse_squeue_json(text);
   for (const auto& j : p.jobs) (void)slurm_job_from_json(slurm_job_to_json(j));
+  // Property: read in pieces as squeue prints it (cut at a size the input picks), the
+  // answer is the same as read whole.
+  SqueueJsonReader reader;
+  std::size_t piece = size ? 1 + data[0] % 97 : 1;
+  for (std::size_t i = 0; i < size; i += piece) reader.feed(text.substr(i, piece));
+  auto q = reader.finish();
+  if (q.ok() != p.ok() || q.error != p.error || q.jobs.size() != p.jobs.size()) __builtin_trap();
+  for (std::size_t i = 0; i < q.jobs.size(); ++i)
+    if (slurm_job_to_json(q.jobs[i]) != slurm_job_to_json(p.jobs[i])) __builtin_trap();
 #elif LLMWATCH_FUZZ_TARGET == 2
   (void)parse_sinfo_json(text);
 #elif LLMWATCH_FUZZ_TARGET == 3
