@@ -6,11 +6,13 @@
 
 #include "app/commands.h"
 #include "app/detached_worker.h"
+#include "app/process_memory.h"
 #include "config/action_catalogue.h"
 
 using namespace llmwatch;
 
 int main(int argc, char** argv) {
+  limit_malloc_arenas();
   CLI::App app{"llmwatch " LLMWATCH_VERSION
                " — watches Slurm training jobs, decides, acts safely, and tells people.\n"
                "Exit codes: 0 ok (also: another instance holds the lease), 1 runtime failure,\n"
