@@ -52,9 +52,13 @@ std::vector<EventRow> Store::events(double since, const std::string& subject_lik
 }
 
 void Store::put(const std::string& key, const std::string& value, double now) {
+  // An unchanged value is not written again (`updated` is when it last changed): a cycle
+  // puts every watched job's view and state, most of them the same as the cycle before, and
+  // each rewrite cost a page in the rollback journal and in the file.
   db_.prepare(
          "INSERT INTO kv(key, value, updated) VALUES(?,?,?) "
-         "ON CONFLICT(key) DO UPDATE SET value=excluded.value, updated=excluded.updated")
+         "ON CONFLICT(key) DO UPDATE SET value=excluded.value, updated=excluded.updated "
+         "WHERE kv.value IS NOT excluded.value")
       .bind(1, key)
       .bind(2, value)
       .bind(3, now)

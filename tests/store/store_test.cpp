@@ -79,6 +79,19 @@ TEST(Store, ProgressKeptInMemoryNeverHidesAnotherWriteOrARollback) {
   EXPECT_EQ(daemon.progress("none").task, "");  // nothing stored: empty progress
 }
 
+// A cycle puts every watched job's view and state; most are what they were a cycle ago. An
+// unchanged value is not rewritten (no page to journal), a changed one is.
+TEST(Store, AnUnchangedValueIsNotRewritten) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  store.put("view/tr", "{\"entries\":[]}", 1);
+  store.put("view/tr", "{\"entries\":[]}", 2);
+  EXPECT_EQ(StoreTestAccess::db(store).changes(), 0);
+  store.put("view/tr", "{\"entries\":[1]}", 3);
+  EXPECT_EQ(StoreTestAccess::db(store).changes(), 1);
+  EXPECT_EQ(store.get("view/tr"), "{\"entries\":[1]}");
+}
+
 TEST(Store, FindingLifecycleNewOngoingResolved) {
   testing::TempDir dir;
   Store store(dir.path);
