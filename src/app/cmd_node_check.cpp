@@ -102,6 +102,8 @@ std::string drain_self(const Config& config, const NodeReport& r) {
 NodeReport check_once(const Config& config, const XidTable& table, const std::string& node,
                       const NodeCheckOptions& o, NodeCheckState& state) {
   NodeInputs in = gather_node_inputs(config.gpu, node);
+  in.plugins = run_node_plugins(config.checks, node,
+                                config.gpu.node_state_dir + "/" + node + ".check.", unix_now());
   if (in.xids) {
     std::vector<XidEvent> live;
     for (auto& e : *in.xids) {

@@ -201,6 +201,13 @@ struct CommandCheckSettings {
   std::vector<std::string> command;  // argv, no shell
   Seconds every{300};                // at most this often; the last verdict stands between runs
   Seconds timeout{30};
+  // "here": on llmwatch's host, by the supervisor. "nodes": by node-check on each node it
+  // runs on (srun into the watched jobs, the quick check after a crash, an epilog), so that
+  // a CRITICAL is that node's verdict and may drain it, within the drain limits.
+  std::string where = "here";
+  // What a CRITICAL from a node means: drain ([gpu] on_critical), reset ([gpu] on_reset: a
+  // reboot), none (the verdict is shown and alerted, no node action).
+  std::string hint = "drain";
   int line = 0;
 };
 

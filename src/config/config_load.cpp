@@ -350,6 +350,9 @@ struct Loader {
       else if (!check_names.insert(k.name).second)
         at(k.line, "two [[check]]s are named '" + k.name + "'");
       if (k.command.empty()) at(k.line, "[[check]] " + k.name + " needs command");
+      if (k.where == "nodes" && !c.gpu.enabled)
+        at(k.line, "[[check]] " + k.name +
+                       " where = \"nodes\" needs [gpu] enabled = true: node-check runs it");
     }
     std::set<std::string> ids;
     for (const auto& a : c.alerts)

@@ -314,6 +314,20 @@ const std::vector<KeySpec<CommandCheckSettings>>& command_check_keys() {
       {"command", KeyKind::StringList, LW_SET(CommandCheckSettings, command, list)},
       {"every", KeyKind::Duration, LW_SET(CommandCheckSettings, every, dur)},
       {"timeout", KeyKind::Duration, LW_SET(CommandCheckSettings, timeout, dur)},
+      {"where",
+       KeyKind::String,
+       LW_SET(CommandCheckSettings, where, s),
+       false,
+       0,
+       0,
+       {"here", "nodes"}},
+      {"hint",
+       KeyKind::String,
+       LW_SET(CommandCheckSettings, hint, s),
+       false,
+       0,
+       0,
+       {"drain", "reset", "none"}},
   };
   return keys;
 }

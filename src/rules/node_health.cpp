@@ -193,6 +193,16 @@ NodeReport evaluate_node(const std::string& node, double now, const NodeInputs& 
                        "nvidia-smi output not understood: " + in.gpus->error,
                        {}});
   }
+  // The site's checks: a plugin's CRITICAL is the node's, with the hint its [[check]] gives.
+  for (const auto& p : in.plugins) {
+    r.sources.push_back("check:" + p.name);
+    if (p.answer.code == 0) continue;
+    Verdict v = p.answer.code == 1   ? Verdict::Warn
+                : p.answer.code == 2 ? Verdict::Critical
+                                     : Verdict::Unknown;
+    r.items.push_back({"check:" + p.name, -1, v, v == Verdict::Critical ? p.hint : "",
+                       p.name + ": " + p.answer.summary, p.answer.detail});
+  }
   if (in.nvlink) {
     r.sources.push_back("nvlink");
     for (const auto& l : *in.nvlink)

@@ -2,6 +2,8 @@
 // source per node, stand-in nvidia-smi printing the real H100 capture) writes its verdicts to
 // a results directory; the supervisor drains a node with an Xid 79, restarts the watched job
 // off it, undrains it once repaired, leaves an admin's drain alone, and honours its limits.
+#include <sys/stat.h>
+
 #include "local_cluster.h"
 #include "slurm/slurm_text.h"
 #include "util/strings.h"
@@ -236,6 +238,51 @@ TEST(NodeHealth, SrunCollectionIntoTheWatchedJobsAllocation) {
   EXPECT_FALSE(g.drained("node-1"));
   auto health = llmwatch(g.config, {"nodes", "--json"}).out;
   EXPECT_NE(health.find("\"node-1\": \"OK all checks passed\""), std::string::npos) << health;
+}
+
+// The site's own checks on the nodes (#17): an NHC-style health script and a gcm-style GPU
+// check, both Nagios plugins, run by node-check inside the watched job's allocation (srun),
+// each told its node. The CRITICAL on node-2 drains node-2 with the script's words; the
+// WARNING on node-1 is shown, never acted on.
+TEST(NodeHealth, SiteChecksRunOnTheNodesAndACriticalDrainsThatNode) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  GpuCluster g(c, "collect = \"srun\"\n");
+  std::string nhc = c.dir / "nhc", gcm = c.dir / "check_gpu_clocks";
+  write_file(nhc,
+             "#!/bin/sh\n# NHC in its Nagios mode: one line, the exit status is the verdict\n"
+             "if [ \"$LLMWATCH_NODE\" = node-2 ]; then\n"
+             "  echo 'ERROR: nhc: Health check failed: check_fs_mount: /scratch not mounted'\n"
+             "  exit 2\nfi\necho 'OK: nhc: all checks passed'\n");
+  write_file(gcm,
+             "#!/bin/sh\nif [ \"$LLMWATCH_NODE\" = node-1 ]; then\n"
+             "  echo 'WARNING - check_nvidia_smi clocks: GPU 2 throttled (HW slowdown) | gpu2=1'\n"
+             "  exit 1\nfi\necho 'OK - clocks nominal'\n");
+  ::chmod(nhc.c_str(), 0755);
+  ::chmod(gcm.c_str(), 0755);
+  write_file(g.config,
+             "[[check]]\nname = \"nhc\"\ncommand = [\"" + nhc +
+                 "\"]\nwhere = \"nodes\"\nevery = \"1h\"\n"
+                 "[[check]]\nname = \"gpu-clocks\"\ncommand = [\"" +
+                 gcm + "\"]\nwhere = \"nodes\"\n",
+             true);
+  auto valid = llmwatch(g.config, {"config", "check"});
+  ASSERT_TRUE(valid.ok()) << valid.out << valid.err;
+  g.submit(2);
+  std::pair<std::string, std::string> job;
+  ASSERT_TRUE(eventually([&] { return !(job = g.running()).first.empty(); }, 60));
+  ASSERT_EQ(job.second, "node-[1-2]");
+  g.cycle();
+  EXPECT_TRUE(g.drained("node-2")) << g.events();
+  EXPECT_NE(g.node("node-2")["Reason"].find("nhc: ERROR: nhc: Health check failed"),
+            std::string::npos)
+      << g.node("node-2")["Reason"];
+  EXPECT_FALSE(g.drained("node-1"));
+  auto health = llmwatch(g.config, {"nodes", "--json"}).out;
+  EXPECT_NE(health.find("\"node-1\": \"WARN gpu-clocks: WARNING - check_nvidia_smi clocks"),
+            std::string::npos)
+      << health;
 }
 
 }  // namespace

@@ -208,3 +208,28 @@ TEST(NodeReport, JsonRoundTrip) {
   EXPECT_FALSE(NodeReport::from_json("{\"schema\": \"other\"}", &error));
   EXPECT_FALSE(NodeReport::from_json("{\"schema\": \"llmwatch.node-check/1\"}", &error));
 }
+
+// A site's own check that a node ran ([[check]] where = "nodes"): its CRITICAL is the node's,
+// and its hint says what to do (drain, a reboot, or nothing but the alert).
+TEST(NodeHealth, ASiteChecksCriticalIsTheNodesWithItsHint) {
+  NodeInputs in;
+  NodePluginRun nhc{"nhc", "drain", {}, false};
+  nhc.answer.code = 2;
+  nhc.answer.summary = "ERROR: nhc: Health check failed: check_fs_mount: /lustre not mounted";
+  in.plugins.push_back(nhc);
+  auto r = evaluate_node("node-2", 100, in, GpuSettings{}, table());
+  EXPECT_EQ(r.verdict, Verdict::Critical);
+  EXPECT_TRUE(r.wants_drain());
+  EXPECT_NE(r.headline().find("nhc: ERROR: nhc: Health check failed"), std::string::npos)
+      << r.headline();
+  in.plugins[0].hint = "";  // hint = "none"
+  EXPECT_FALSE(evaluate_node("node-2", 100, in, GpuSettings{}, table()).wants_drain());
+  in.plugins[0].answer.code = 3;  // could not look: never a fault
+  auto unknown = evaluate_node("node-2", 100, in, GpuSettings{}, table());
+  EXPECT_EQ(unknown.verdict, Verdict::Unknown);
+  EXPECT_FALSE(unknown.wants_drain());
+  in.plugins[0].answer.code = 0;
+  auto ok = evaluate_node("node-2", 100, in, GpuSettings{}, table());
+  EXPECT_EQ(ok.verdict, Verdict::Ok);
+  EXPECT_EQ(ok.sources, std::vector<std::string>{"check:nhc"});
+}

@@ -9,6 +9,7 @@
 #include "probes/gpu/dcgmi.h"
 #include "probes/gpu/gpu_record.h"
 #include "probes/gpu/xid_line.h"
+#include "probes/nagios_plugin.h"
 
 namespace llmwatch {
 
@@ -21,6 +22,8 @@ struct NodeInputs {
   // Per source: why it could not be read ("nvidia-smi: timed out after 20s").
   std::vector<std::pair<std::string, std::string>> errors;
   int gpu_processes = -1;
+  // The site's own [[check]] where = "nodes" plugins (NHC, gcm, scripts), as this node ran them.
+  std::vector<NodePluginRun> plugins;
 };
 
 }  // namespace llmwatch
