@@ -30,6 +30,9 @@ class RebootAction : public TakeOutAction {
                                      sanitize_line(refused, 160) + ")"};
     }
     mark_taken_out(r, ctx);
+    // Until a node-check newer than the boot has spoken, the node's old verdict is not its
+    // verdict (cycle/checks/node_health_check.cpp).
+    ctx.store.put(kv::rebooting(r.job), std::to_string(ctx.now), ctx.now);
     return {ActionState::Done, "reboot of " + r.job +
                                    " requested: drained now, rebooted when idle, then resumed "
                                    "(reason \"" +

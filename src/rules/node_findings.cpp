@@ -91,8 +91,24 @@ NodeJudgement judge_nodes(const GpuSettings& g, const NodeFacts& facts) {
   NodeJudgement out;
   const double max_age = static_cast<double>(g.result_max_age.count());
   std::map<std::string, Verdict> fresh;  // node → verdict of a fresh report
+  // Rebooted at llmwatch's request: until a check newer than the boot speaks, the node has
+  // no verdict (its old one was about the GPU before the reset). Unknown never acts, and the
+  // old finding resolves, so what a new check finds is a new episode.
+  for (const auto& [node, boot] : facts.booted) {
+    auto it = facts.reports.find(node);
+    if (it != facts.reports.end() && it->second.ts >= boot) continue;
+    if (it == facts.reports.end()) out.scopes.push_back("node:" + node + "/");
+    ++out.unknown;
+    Finding f = make_finding(
+        "node:" + node, node, "rebooted", Severity::Unknown,
+        node + " was rebooted (" + format_utc(boot) + "): waiting for a node-check after the boot");
+    f.key = "node:" + node + "/reboot";
+    out.findings.push_back(f);
+  }
   for (const auto& [node, r] : facts.reports) {
     out.scopes.push_back("node:" + node + "/");
+    auto booted = facts.booted.find(node);
+    if (booted != facts.booted.end() && r.ts < booted->second) continue;  // waiting (above)
     if (facts.now - r.ts > max_age) {
       ++out.unknown;
       Finding f = make_finding(
@@ -104,11 +120,20 @@ NodeJudgement judge_nodes(const GpuSettings& g, const NodeFacts& facts) {
       continue;
     }
     fresh[node] = r.verdict;
+    // A reset-class fault that a reboot did not clear is a human's: drain, never reboot again.
+    auto after_reboot = [&](Finding f) {
+      if (booted != facts.booted.end() && f.cause == kResetHeals) {
+        f.cause.clear();
+        f.evidence.push_back("the reboot at " + format_utc(booted->second) +
+                             " did not clear it: not rebooted again");
+      }
+      return f;
+    };
     if (r.verdict == Verdict::Critical) {
       out.bad_nodes.push_back(node);
-      out.findings.push_back(node_finding(node, "gpu-fault", Severity::Critical, r));
+      out.findings.push_back(after_reboot(node_finding(node, "gpu-fault", Severity::Critical, r)));
     } else if (r.verdict == Verdict::Warn) {
-      out.findings.push_back(node_finding(node, "gpu-warn", Severity::Warning, r));
+      out.findings.push_back(after_reboot(node_finding(node, "gpu-warn", Severity::Warning, r)));
     } else if (r.verdict == Verdict::Unknown) {
       ++out.unknown;
       out.findings.push_back(node_finding(node, "gpu-unknown", Severity::Unknown, r));

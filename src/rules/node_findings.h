@@ -34,6 +34,9 @@ struct NodeFacts {
   std::vector<SlurmNode> nodes;               // sinfo
   std::map<std::string, double> drained_at;   // nodes llmwatch drained, and when
   std::map<std::string, int> incidents;       // per node, within the lemon window
+  // Nodes llmwatch had rebooted that have booted since, and when: a report older than the
+  // boot is not the node's verdict any more, and a reset-class fault after it needs a human.
+  std::map<std::string, double> booted;
   std::vector<WatchedTask> running;
   double now = 0;
 };

@@ -37,6 +37,11 @@ inline std::string node_health(const std::string& node) {
 }
 inline constexpr const char* kNodeHealthPrefix = "nodehealth:";
 inline constexpr const char* kDrainedPrefix = "drained:";
+// Per node: when llmwatch asked Slurm to reboot it ("" once a check after the boot spoke).
+inline std::string rebooting(const std::string& node) {
+  return "rebooting:" + node;
+}
+inline constexpr const char* kRebootingPrefix = "rebooting:";
 
 // Per [[storage]] path and per [[check]].
 inline std::string storage(const std::string& path) {

@@ -361,8 +361,15 @@ std::map<std::string, std::string> Store::node_health() {
 }
 
 std::map<std::string, double> Store::drained_nodes() {
+  return node_times(kv::kDrainedPrefix);
+}
+
+std::map<std::string, double> Store::rebooting_nodes() {
+  return node_times(kv::kRebootingPrefix);
+}
+
+std::map<std::string, double> Store::node_times(const std::string& prefix) {
   std::map<std::string, double> out;
-  const std::string prefix = kv::kDrainedPrefix;
   auto st = db_.prepare("SELECT key, value FROM kv WHERE key >= ? AND key < ? AND value != ''");
   bind_prefix(st, prefix);
   while (st.step()) {

@@ -118,6 +118,8 @@ class Store {
   // and has not returned to service, with when (one query each, not one per node).
   std::map<std::string, std::string> node_health();
   std::map<std::string, double> drained_nodes();
+  // The nodes llmwatch asked Slurm to reboot whose reboot is not over, and when it asked.
+  std::map<std::string, double> rebooting_nodes();
 
   // The storage series: one sample per [[storage]] path per cycle, for the growth forecast.
   struct StorageSample {
@@ -138,6 +140,8 @@ class Store {
   friend class AlertJournal;
   friend struct StoreTestAccess;
   Db& db() { return db_; }
+  // node -> time, for every non-empty kv row under `prefix` (drained:, rebooting:).
+  std::map<std::string, double> node_times(const std::string& prefix);
   void remember_progress(const std::string& job, std::string text, const JobProgress& parsed);
 
   struct KnownProgress {

@@ -285,5 +285,51 @@ TEST(NodeHealth, SiteChecksRunOnTheNodesAndACriticalDrainsThatNode) {
       << health;
 }
 
+// A reset-class fault (Xid 119, a GSP RPC timeout: the catalogue says reset) is healed through
+// Slurm (#17):
+// `scontrol reboot ASAP nextstate=RESUME`, here with a RebootProgram that restarts the node's
+// slurmd with a new boot time. Slurm returns the node to service by itself; llmwatch then
+// takes the verdict from before the boot as no verdict (waits, acts on nothing) until a
+// node-check after the boot passes.
+TEST(NodeHealth, AResetClassFaultRebootsTheNodeWhichMustPassACheckAfterTheBoot) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c(4, {{"LLMWATCH_CLUSTER_REBOOT", LLMWATCH_FAKE_BOOT_TIME_LIB}});
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  GpuCluster g(c);
+  std::string boot_before = g.node("node-2")["BootTime"];
+  write_file(g.kmsg + "/node-2.log",
+             "[171167.620236] NVRM: Xid (PCI:0000:00:09): 119, pid=3372, name=python3, Timeout "
+             "after 6s of waiting for RPC response from GPU0 GSP! Expected function 76 "
+             "(GSP_RM_CONTROL) (0x20801702 0x4).\n",
+             true);
+  g.check_all();
+  g.cycle();
+  EXPECT_NE(g.events().find("reboot of node-2 requested"), std::string::npos) << g.events();
+  // node-2 is idle: Slurm reboots it at once and resumes it.
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto n = g.node("node-2");
+        return n["BootTime"] != boot_before && n["State"] == "IDLE";
+      },
+      90))
+      << g.node("node-2")["State"] << " " << read_file(c.dir / "cluster/log/reboots.log");
+  g.cycle();  // the last verdict is from before the boot: no verdict, no action
+  EXPECT_FALSE(g.drained("node-2")) << g.events();
+  auto status = llmwatch(g.config, {"status", "--json"}).out;
+  EXPECT_NE(status.find("waiting for a node-check after the boot"), std::string::npos) << status;
+  // A fresh boot's kernel log has no Xid: the check after the boot passes.
+  write_file(g.kmsg + "/node-2.log", "[1.0] Linux version 6.1\n");
+  EXPECT_EQ(g.node_check("node-2"), 0);
+  g.cycle();
+  EXPECT_NE(g.events().find("node-2 is back in service after its reboot: node-check OK"),
+            std::string::npos)
+      << g.events();
+  EXPECT_FALSE(g.drained("node-2"));
+  EXPECT_EQ(llmwatch_sql(c.dir / "state",
+                         "SELECT COUNT(*) FROM kv WHERE key IN ('drained:node-2', "
+                         "'rebooting:node-2') AND value != ''"),
+            "0\n");
+}
+
 }  // namespace
 }  // namespace llmwatch::testing

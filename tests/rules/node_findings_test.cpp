@@ -53,6 +53,34 @@ TEST(NodeFindings, EachVerdictHasItsFindingUnderOneKey) {
   EXPECT_EQ(j.scopes.size(), 5u);  // every node with a report: its old findings may resolve
 }
 
+// After a reboot llmwatch asked for, the verdict from before the boot is about the GPU before
+// its reset: the node waits (unknown, never acted on) for a check after the boot, and a
+// reset-class fault that survives the reboot is drained for a human, not rebooted again.
+TEST(NodeFindings, ARebootedNodeWaitsForACheckAfterItsBootAndAFaultThatSurvivesIsAHumans) {
+  NodeFacts facts;
+  facts.now = kNow;
+  facts.booted = {{"a", kNow - 60}, {"b", kNow - 60}};
+  facts.reports = {{"a", report("a", Verdict::Critical, kNow - 120)}};
+  facts.reports["a"].items[0].hint = "reset";
+  auto j = judge_nodes(GpuSettings{}, facts);
+  ASSERT_TRUE(find(j, "node:a/reboot"));
+  EXPECT_EQ(find(j, "node:a/reboot")->severity, Severity::Unknown);
+  EXPECT_EQ(find(j, "node:a/gpu"), nullptr);  // the old fault resolves: a new one is new
+  ASSERT_TRUE(find(j, "node:b/reboot"));      // no report at all: waiting too
+  EXPECT_TRUE(j.bad_nodes.empty());
+  EXPECT_EQ(j.unknown, 2);
+  EXPECT_EQ(j.scopes, (std::vector<std::string>{"node:b/", "node:a/"}));
+
+  facts.reports["a"].ts = kNow - 10;  // checked after the boot: still Xid 79
+  j = judge_nodes(GpuSettings{}, facts);
+  ASSERT_TRUE(find(j, "node:a/gpu"));
+  EXPECT_EQ(find(j, "node:a/gpu")->cause, "");  // not "a reset heals": drained, not rebooted
+  EXPECT_NE(find(j, "node:a/gpu")->evidence.back().find("did not clear it"), std::string::npos);
+  EXPECT_EQ(find(j, "node:a/reboot"), nullptr);
+  facts.booted.clear();  // never rebooted: a reset may heal it
+  EXPECT_EQ(find(judge_nodes(GpuSettings{}, facts), "node:a/gpu")->cause, kResetHeals);
+}
+
 TEST(NodeFindings, RepairedOnlyWhenACheckPassesAfterOurDrain) {
   GpuSettings g;
   g.undrain = true;

@@ -13,6 +13,7 @@
 #include "policy/node_policy.h"
 #include "rules/node_findings.h"
 #include "slurm/hostlist.h"
+#include "slurm/slurm_text.h"
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/files.h"
@@ -43,6 +44,42 @@ std::map<std::string, double> drained_by_us(Store& store, const std::vector<Slur
   for (const auto& n : nodes)
     if (auto it = drained.find(n.name); it != drained.end()) out.insert(*it);
   return out;
+}
+
+// The nodes llmwatch had rebooted that have booted since (scontrol's BootTime is not before
+// the request; whole seconds): one `scontrol show node` per such node, a handful at most
+// (the drain limits bound them).
+std::map<std::string, double> booted_since_reboot(Store& store, SlurmClient& slurm) {
+  std::map<std::string, double> out;
+  for (const auto& [node, asked] : store.rebooting_nodes()) {
+    auto show = slurm.show_node(node);
+    auto boot = show.count("BootTime") ? slurm_timestamp(show["BootTime"]) : 0;
+    if (boot > 0 && static_cast<double>(boot) + 1 > asked) out[node] = static_cast<double>(boot);
+  }
+  return out;
+}
+
+// A reboot is over once a check newer than the boot has spoken. Slurm returned the node to
+// service by itself (nextstate=RESUME): one that passes is no longer llmwatch's drained node
+// (nothing to undrain); one that still fails is drained for a human (rules/node_findings).
+void finish_reboots(Store& store, NodeFacts& facts) {
+  for (const auto& [node, boot] : facts.booted) {
+    auto it = facts.reports.find(node);
+    if (it == facts.reports.end() || it->second.ts < boot || it->second.verdict == Verdict::Unknown)
+      continue;
+    const NodeReport& r = it->second;
+    store.put(kv::rebooting(node), "", facts.now);
+    bool passes = r.verdict != Verdict::Critical;
+    if (passes) {
+      store.put(kv::drained(node), "", facts.now);
+      facts.drained_at.erase(node);
+    }
+    store.add_event(facts.now, "reboot", node, passes ? "info" : "warning",
+                    node +
+                        (passes ? " is back in service after its reboot: node-check "
+                                : " still fails after its reboot: node-check ") +
+                        verdict_name(r.verdict) + " " + r.headline());
+  }
 }
 
 // `srun --overlap` one node-check per node of a watched job's allocation.
@@ -114,6 +151,8 @@ class NodeHealthCheck : public Check {
         s.store.add_event(s.now, "node-check", "llmwatch", "warning", e);
       }
     }
+    facts.booted = booted_since_reboot(s.store, s.slurm);
+    finish_reboots(s.store, facts);
     record_history(s.store, facts, g.result_max_age);
     if (g.lemon_failures > 0)
       facts.incidents =
