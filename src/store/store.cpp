@@ -236,6 +236,15 @@ std::map<std::string, int> Store::incident_counts(double since) {
   return out;
 }
 
+std::map<std::pair<std::string, std::string>, int> Store::end_counts() {
+  std::map<std::pair<std::string, std::string>, int> out;
+  auto st = db_.prepare(
+      "SELECT subject, json_extract(data, '$.class'), COUNT(*) FROM events WHERE kind='ended' "
+      "AND json_valid(data) GROUP BY 1, 2");
+  while (st.step()) out[{st.text(0), st.text(1)}] = static_cast<int>(st.integer(2));
+  return out;
+}
+
 namespace {
 
 constexpr const char* kActionColumns =

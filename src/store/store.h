@@ -98,6 +98,8 @@ class Store {
   // The suspicion ledger: incidents per node since `since` (crashes attributed to it, GPU
   // warnings and faults). Feeds the lemon drain and every restart's --exclude.
   std::map<std::string, int> incident_counts(double since);
+  // How the watched jobs' tasks ended, from the post-mortems kept: (job, class) -> count.
+  std::map<std::pair<std::string, std::string>, int> end_counts();
   std::vector<ActionRow> recent_actions(int limit);
   // Actions journaled as intent before `before` and never finished: llmwatch stopped (a
   // crash, a full disk) between deciding and recording the outcome.

@@ -101,7 +101,7 @@ std::string render_metrics(const Config& config, Store& store, double now) {
   sample(m, "llmwatch_deliveries_pending", {}, AlertJournal(store).pending_count());
 
   // Per watched job.
-  std::ostringstream running, step, step_time, tps, mfu_m, loss, restarts, since, ratio;
+  std::ostringstream running, step, step_time, tps, mfu_m, loss, restarts, since, ratio, lost, ends;
   for (const auto& job : config.jobs) {
     std::string label = job_label(job);
     std::map<std::string, std::string> l = {{"job", label}};
@@ -128,7 +128,11 @@ std::string render_metrics(const Config& config, Store& store, double now) {
     if (h.contains("effective_training_ratio"))
       sample(ratio, "llmwatch_job_effective_training_ratio", l,
              h["effective_training_ratio"].get<double>());
+    if (h.contains("lost_s"))
+      sample(lost, "llmwatch_job_lost_seconds", l, h["lost_s"].get<double>());
   }
+  for (const auto& [key, count] : store.end_counts())
+    sample(ends, "llmwatch_job_ends", {{"job", key.first}, {"class", key.second}}, count);
   auto family = [&m](const char* name, const char* type, const char* help,
                      const std::ostringstream& samples) {
     Family(m, name, type, help);
@@ -145,6 +149,11 @@ std::string render_metrics(const Config& config, Store& store, double now) {
          "Seconds since the step counter last advanced.", since);
   family("llmwatch_job_effective_training_ratio", "gauge",
          "Productive time / wall time since first seen.", ratio);
+  family("llmwatch_job_lost_seconds", "gauge",
+         "Wall time lost to interruptions (from the last step before each to the first after).",
+         lost);
+  family("llmwatch_job_ends", "gauge",
+         "Tasks of the job that ended, by the post-mortem's class, within keep_history.", ends);
 
   // Storage entries, from the last cycle.
   std::ostringstream used, usable, inodes, inode_total, to_full;
@@ -185,6 +194,12 @@ std::string render_metrics(const Config& config, Store& store, double now) {
     double code = verdict == "OK" ? 0 : verdict == "WARN" ? 1 : verdict == "CRITICAL" ? 2 : 3;
     sample(m, "llmwatch_node_gpu_health", {{"node", node}}, code);
   }
+  // The lemon ledger: job crashes a node was blamed for and its GPU warnings, in the window.
+  Family(m, "llmwatch_node_incidents", "gauge",
+         "Incidents charged to the node within [gpu] lemon_window (crash suspect, GPU warning).");
+  for (const auto& [node, count] :
+       store.incident_counts(now - static_cast<double>(config.gpu.lemon_window.count())))
+    sample(m, "llmwatch_node_incidents", {{"node", node}}, count);
   int drained_by_llmwatch = static_cast<int>(store.drained_nodes().size());
   Family(m, "llmwatch_nodes_drained_by_llmwatch", "gauge",
          "Nodes llmwatch drained and has not yet returned to service.");

@@ -31,5 +31,38 @@ TEST(Metrics, NodeGpuHealthAndOwnDrains) {
   EXPECT_TRUE(r.ok()) << r.out << r.err;
 }
 
+
+// The run lifecycle for dashboards: how tasks ended (by the post-mortem's class), the time
+// lost, and the nodes the lemon ledger charges. Valid for promtool.
+TEST(Metrics, TaskEndsByClassAndSuspectNodes) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  Config config;
+  JobSettings job;
+  job.name = "tr";
+  config.jobs.push_back(job);
+  double now = 1'800'000'000;
+  store.add_event(now - 300, "ended", "tr", "warning", "task 7 ended: GPU error",
+                  "{\"class\": \"gpu\", \"task\": \"7\"}");
+  store.add_event(now - 200, "ended", "tr", "warning", "task 8 ended: GPU error",
+                  "{\"class\": \"gpu\", \"task\": \"8\"}");
+  store.add_event(now - 100, "ended", "tr", "warning", "task 9 ended: out of memory",
+                  "{\"class\": \"oom\", \"task\": \"9\"}");
+  store.add_event(now - 100, "incident", "node-2", "warning", "suspect in task 8");
+  store.add_event(now - 50, "incident", "node-2", "warning", "suspect in task 7");
+  std::string text = render_metrics(config, store, now);
+  EXPECT_NE(text.find("llmwatch_job_ends{class=\"gpu\",job=\"tr\"} 2\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("llmwatch_job_ends{class=\"oom\",job=\"tr\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("llmwatch_node_incidents{node=\"node-2\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE llmwatch_job_lost_seconds gauge"), std::string::npos);
+  ProcessSpec promtool;
+  promtool.argv = {"promtool", "check", "metrics"};
+  promtool.stdin_data = text;
+  auto r = run_process(promtool);
+  if (!r.started) GTEST_SKIP() << "promtool is not installed";
+  EXPECT_TRUE(r.ok()) << r.out << r.err;
+}
+
 }  // namespace
 }  // namespace llmwatch
