@@ -22,6 +22,7 @@ packages=(
   python3 python3-aiosmtpd prometheus prometheus-alertmanager
   gdb python3.11-dbg
   fuse python3-fusepy e2fsprogs
+  tmux
 )
 
 sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -27,6 +27,10 @@ struct ActionRequest {
   std::vector<std::string> exclude;  // nodes a resubmitted run must avoid
   std::vector<std::string> done;     // what other actions did for this finding this cycle
   double episode = 0;                // when the finding started firing (alerts: one per episode)
+  // Storage actions: the [[storage]] entry and the one file or directory acted on.
+  const StorageSettings* storage = nullptr;
+  std::string path;
+  bool dry_run = false;  // [llmwatch] dry_run: the executor says what it would do
 };
 
 struct ActionContext {

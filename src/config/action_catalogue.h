@@ -10,7 +10,9 @@
 
 namespace llmwatch {
 
-enum class ActionTarget { Job, Node };
+// Storage: acts on a [[storage]] path (checkpoint cleanup); planned by the storage check,
+// never named in an on_* list.
+enum class ActionTarget { Job, Node, Storage };
 
 struct ActionInfo {
   std::string name;

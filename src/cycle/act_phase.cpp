@@ -4,10 +4,10 @@
 
 #include "cycle/executor.h"
 #include "cycle/failure_domain.h"
-#include "cycle/housekeeping.h"
 #include "cycle/phases.h"
 #include "policy/policy.h"
 #include "policy/restart_exclusion.h"
+#include "probes/checkpoints.h"
 #include "rules/attribution.h"
 #include "slurm/hostlist.h"
 #include "store/store.h"
@@ -61,6 +61,19 @@ void record_crash_incidents(CycleState& s, const Finding& f) {
     s.store.add_event(s.now, "incident", suspect.node, "warning",
                       f.subject + " " + f.kind + ", attributed to " + suspect.node + ": " +
                           (suspect.why.empty() ? "" : suspect.why.front()));
+}
+
+// One old checkpoint to delete, as the cleanup action takes it (plugins/storage/cleanup.cpp).
+ActionRequest cleanup_request(const StorageSettings& storage, const Checkpoint& k, double now) {
+  ActionRequest r;
+  r.job = "storage:" + storage.path;
+  r.storage = &storage;
+  r.path = k.path;
+  r.finding = make_finding(r.job, r.job, "cleanup", Severity::Info,
+                           "keep_last " + std::to_string(std::max(2, storage.keep_last)));
+  r.finding.evidence = {format_size(k.bytes)};
+  r.episode = now;
+  return r;
 }
 
 void record_findings(CycleState& s, std::map<std::string, double>& first_seen) {
@@ -142,11 +155,12 @@ void act_phase(CycleState& s) {
     s.errors.push_back("not acting: " + s.fenced());
     return;  // nor deleting checkpoints: the holder of the lease decides that
   }
-  // Old checkpoints go only after the findings that need them were acted on.
+  // Old checkpoints go only after the findings that need them were acted on: each one the
+  // storage check's scan allows is a cleanup action (journaled first, once per checkpoint).
   for (const auto& c : s.cleanups) {
     std::string error = run_guarded("checkpoint cleanup of " + c.settings->path, [&] {
-      clean_checkpoints(*c.settings, c.scan, s.store, s.now,
-                        c.settings->cleanup_dry_run || s.config.dry_run);
+      for (const auto& k : cleanup_candidates(c.scan, c.settings->keep_last))
+        s.result.actions += executor.run_plan(cleanup_request(*c.settings, k, s.now), {"cleanup"});
     });
     if (!error.empty()) s.errors.push_back(error);
   }
