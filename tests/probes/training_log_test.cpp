@@ -42,6 +42,27 @@ TEST(TrainingLog, NeMo2StepLines) {
 }
 
 // Numbers are read without a copy (from_chars): every form a log prints still reads as before.
+// The keys are found in one pass over the line's underscores: a key inside another, a key
+// twice, a key at the very end, each read as a search for it would.
+TEST(TrainingLog, KeysInsideOthersTwiceOrCutAtTheEnd) {
+  TrainingLogParser p;
+  auto l = p.parse(
+      "train_loss=1.5 xglobal_step=7 reduced_train_loss=2.5 train_step_timing in s=3.25 "
+      "global_step=8 global_batch_size=512 consumed_samples=4096 peak_memory_usage=1e9 "
+      "global_batch_size=1");
+  ASSERT_TRUE(l.step);
+  EXPECT_EQ(*l.step, 7);  // the first "global_step", even inside "xglobal_step"
+  EXPECT_EQ(l.loss, 2.5);  // reduced_train_loss wins over train_loss
+  EXPECT_EQ(l.step_time, 3.25);
+  EXPECT_EQ(l.global_batch_size, 512);  // the first one
+  EXPECT_EQ(l.consumed_samples, 4096);
+  EXPECT_EQ(l.peak_memory_bytes, 1e9);
+  auto only_train = p.parse("global_step: 3 | train_loss: 0.75 | train_step_timing in s");
+  EXPECT_EQ(only_train.loss, 0.75);
+  EXPECT_FALSE(only_train.step_time);  // the key ends the line: no number
+  EXPECT_FALSE(p.parse("global_step: 3 train_step_timing in").step_time);
+}
+
 TEST(TrainingLog, NumbersInEveryForm) {
   TrainingLogParser p;
   auto loss = [&](const std::string& v) {
