@@ -18,8 +18,10 @@ struct LogCursor {
 
 struct LogChunk {
   // Complete lines appended since the cursor: views into `text`, one buffer per read (no
-  // allocation per line). `text` lives on the heap, so the views survive moves and copies.
-  std::shared_ptr<const std::string> text;
+  // allocation per line), or into `repaired` for a read that was not valid UTF-8. Both live
+  // on the heap, so the views survive moves and copies.
+  std::shared_ptr<const char[]> text;
+  std::shared_ptr<const std::string> repaired;
   std::vector<std::string_view> lines;
   std::uint64_t bytes_read = 0;
   bool reset = false;    // the file was replaced or truncated; reading restarted at 0

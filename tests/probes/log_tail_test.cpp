@@ -166,6 +166,26 @@ TEST(LogTail, LinesAreValidUtf8) {
   for (const auto& l : chunk.lines) EXPECT_TRUE(is_valid_utf8(l)) << l;
 }
 
+// The defect: invalid bytes were repaired before the lines were counted, so the cursor moved
+// by the repaired length (U+FFFD is 3 bytes for 1) and the next read began past the start of
+// the next line ("obal_step: 2").
+TEST(LogTail, ARepairedLineDoesNotMoveTheCursorPastTheFile) {
+  TempDir dir;
+  write_file(dir / "log",
+             "a\xFF"
+             "b\nstep 1\n");
+  LogCursor cursor;
+  auto first = read_appended(dir / "log", cursor);
+  ASSERT_EQ(first.lines.size(), 2u);
+  EXPECT_EQ(first.lines[0],
+            "a\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(cursor.offset, 11u);  // the file's bytes
+  write_file(dir / "log", "global_step: 2\n", true);
+  auto second = read_appended(dir / "log", cursor);
+  EXPECT_EQ(lines_of(second), std::vector<std::string>{"global_step: 2"});
+}
+
 }  // namespace
 // Lines are views into one buffer per read: they stay valid when the chunk moves, also for a
 // read small enough to fit a string's inline buffer (checked under ASan in the second pass).
