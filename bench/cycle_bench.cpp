@@ -60,7 +60,7 @@ std::string slurp(const std::string& path) {
 }
 
 struct Sizes {
-  int jobs = 100000, nodes = 16384, watched = 1000, log_mib = 1024, cycles = 10;
+  int jobs = 100000, nodes = 16384, watched = 1000, log_mib = 1024, cycles = 20;
   std::string format = "json";
 };
 
@@ -207,7 +207,8 @@ int main(int argc, char** argv) {
 
   Config config;
   config.state_dir = dir + "/state";
-  config.interval = Seconds(300);
+  // The shipped daemon interval (30 s) and a run stepping every 10 s: 3 steps per cycle.
+  config.interval = Seconds(30);
   for (int i = 0; i < s.watched; ++i) {
     JobSettings j;
     j.name = "train-" + std::to_string(i);
@@ -231,8 +232,8 @@ int main(int argc, char** argv) {
   auto db_size = [&] { return std::filesystem::file_size(Store::db_path(config.state_dir)); };
   auto size_after_first = db_size();
   for (int c = 0; c < cycles; ++c) {
-    for (int i = 0; i < s.watched; ++i) append_steps(config.jobs[i].logs[0], 21 + 2 * c, 2);
-    now += 300;
+    for (int i = 0; i < s.watched; ++i) append_steps(config.jobs[i].logs[0], 21 + 3 * c, 3);
+    now += 30;
     c0 = cpu_seconds();
     t0 = Clock::now();
     supervisor.run_cycle(now);
@@ -333,9 +334,10 @@ int main(int argc, char** argv) {
   std::printf("| first cycle (every log read from the top) | %.0f ms CPU, %.0f ms wall | |\n",
               first_cpu * 1000, first_wall * 1000);
   std::printf(
-      "| steady cycle, median of %d (parse, evaluate, decide, record) | %.0f ms CPU, %.0f ms wall "
-      "| <= 50 ms CPU (text), <= 1 s (json) |\n",
-      cycles, cpu[cycles / 2] * 1000, wall[cycles / 2] * 1000);
+      "| steady cycle at the 30 s interval, median of %d (parse, evaluate, decide, record) | %.0f "
+      "ms CPU, %.0f ms wall; slowest %.0f ms CPU (a cycle that also writes the baselines) | <= 50 "
+      "ms CPU (text), <= 1 s (json) |\n",
+      cycles, cpu[cycles / 2] * 1000, wall[cycles / 2] * 1000, cpu.back() * 1000);
   std::printf(
       "| peak RSS through the cycles, outputs excluded (bench process %.0f MiB, of which the "
       "generated outputs held %.0f MiB) | %.0f MiB | <= 40 MiB |\n",
@@ -343,9 +345,9 @@ int main(int argc, char** argv) {
   std::printf("| peak RSS after also parsing the whole queue unfiltered | %.0f MiB | |\n",
               status_mib("VmHWM:"));
   std::printf(
-      "| state growth per cycle / per day at 5 min | %.1f KiB / %.1f MiB (history kept %s, "
+      "| state growth per cycle / per day at 30 s | %.1f KiB / %.1f MiB (history kept %s, "
       "compacted hourly) | bounded |\n",
-      growth_per_cycle / 1024, growth_per_cycle * 288 / 1048576,
+      growth_per_cycle / 1024, growth_per_cycle * 2880 / 1048576,
       format_duration(config.keep_history).c_str());
   std::printf(
       "| scontrol calls per cycle (text mode asks once per new task) | %d over %d cycles | |\n",

@@ -162,9 +162,7 @@ int cmd_demo(bool keep) {
       lease.acquire(now, 60);
       return supervisor.run_cycle(now);
     };
-    auto progress = [&] {
-      return JobProgress::from_json(store.get("progress:demo-train").value_or("{}"));
-    };
+    auto progress = [&] { return store.progress("demo-train"); };
     auto show_status = [&] {
       std::cout << render_status(build_status(config, store, unix_now()),
                                  isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));

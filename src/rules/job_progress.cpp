@@ -32,6 +32,16 @@ std::optional<T> opt_from(const nlohmann::json& j, const char* key) {
 // Written by hand (util/json_writer.h): the daemon writes 1,000 of these a cycle. Every
 // field from_json reads; a time that is not finite is written as 0, so it reads back.
 std::string JobProgress::to_json() const {
+  return write(true, true);
+}
+std::string JobProgress::hot_json() const {
+  return write(true, false);
+}
+std::string JobProgress::cold_json() const {
+  return write(false, true);
+}
+
+std::string JobProgress::write(bool hot, bool cold) const {
   JsonWriter w;
   auto time = [](double t) { return std::isfinite(t) ? t : 0.0; };
   auto optional = [&w](const char* key, const auto& v) {
@@ -47,6 +57,12 @@ std::string JobProgress::to_json() const {
     w.end_array();
   };
   w.begin_object();
+  if (cold) {
+    series("recent", recent);
+    series("step_times", step_times);
+    series("losses", losses);
+  }
+  if (!hot) return w.end_object().take();
   w.key("task").value(task);
   w.key("task_start").value(task_start);
   w.key("log_path").value(log_path);
@@ -63,11 +79,9 @@ std::string JobProgress::to_json() const {
   w.key("checkpoint_done").value(time(checkpoint_done));
   w.key("evaluation_since").value(time(evaluation_since));
   w.key("crash").value(crash);
-  series("recent", recent);
   w.key("bytes_read").value(bytes_read);
+  w.key("series_at").value(time(series_at));
   w.key("quick_deaths").value(quick_deaths);
-  series("step_times", step_times);
-  series("losses", losses);
   optional("consumed_samples", consumed_samples);
   optional("global_batch_size", global_batch_size);
   w.key("samples_stalled").value(samples_stalled);
@@ -88,10 +102,37 @@ std::string JobProgress::to_json() const {
   return w.take();
 }
 
+namespace {
+// The cold fields, where a document has them (a whole to_json, or a cold_json).
+void read_cold_fields(JobProgress& p, const nlohmann::json& j) {
+  if (j.contains("recent") && j["recent"].is_array()) {
+    p.recent.clear();
+    for (const auto& line : j["recent"])
+      if (line.is_string()) p.recent.push_back(line.get<std::string>());
+  }
+  if (j.contains("step_times") && j["step_times"].is_array()) {
+    p.step_times.clear();
+    for (const auto& v : j["step_times"])
+      if (v.is_number()) p.step_times.push_back(v.get<double>());
+  }
+  if (j.contains("losses") && j["losses"].is_array()) {
+    p.losses.clear();
+    for (const auto& v : j["losses"])
+      if (v.is_number()) p.losses.push_back(v.get<double>());
+  }
+}
+}  // namespace
+
+void JobProgress::read_cold(JobProgress& p, const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_object()) read_cold_fields(p, j);
+}
+
 JobProgress JobProgress::from_json(const std::string& text) {
   JobProgress p;
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object()) return p;
+  read_cold_fields(p, j);
   p.task = j.value("task", "");
   p.task_start = j.value("task_start", std::int64_t{0});
   p.log_path = j.value("log_path", "");
@@ -109,17 +150,9 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.checkpoint_done = j.value("checkpoint_done", 0.0);
   p.evaluation_since = j.value("evaluation_since", 0.0);
   p.crash = j.value("crash", "");
-  if (j.contains("recent") && j["recent"].is_array())
-    for (const auto& line : j["recent"])
-      if (line.is_string()) p.recent.push_back(line.get<std::string>());
   p.bytes_read = j.value("bytes_read", std::uint64_t{0});
+  p.series_at = j.value("series_at", 0.0);
   p.quick_deaths = j.value("quick_deaths", 0);
-  if (j.contains("step_times") && j["step_times"].is_array())
-    for (const auto& v : j["step_times"])
-      if (v.is_number()) p.step_times.push_back(v.get<double>());
-  if (j.contains("losses") && j["losses"].is_array())
-    for (const auto& v : j["losses"])
-      if (v.is_number()) p.losses.push_back(v.get<double>());
   p.consumed_samples = opt_from<double>(j, "consumed_samples");
   p.global_batch_size = opt_from<double>(j, "global_batch_size");
   p.samples_stalled = j.value("samples_stalled", 0);

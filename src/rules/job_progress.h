@@ -39,6 +39,7 @@ struct JobProgress {
   std::string crash;               // crash signature seen in this task
   std::deque<std::string> recent;  // the last lines, as evidence
   std::uint64_t bytes_read = 0;    // total, for the bytes-per-cycle measurement
+  double series_at = 0;            // when the progress series last got a row (store/)
   // Tasks in a row that ended before making any progress (a crash loop), and the last
   // task counted so that one death is never counted twice.
   int quick_deaths = 0;
@@ -56,8 +57,19 @@ struct JobProgress {
   double checkpoint_interval = 0;  // between the last two completed saves
   bool after_checkpoint = false;   // the next step includes a save: not a baseline sample
 
-  std::string to_json() const;
-  static JobProgress from_json(const std::string& text);
+  std::string to_json() const;  // every field
+  // The same split in two for the store: the hot part changes every cycle and is small
+  // (cursors, step, clocks); the cold part is most of the bytes (the step-time and loss
+  // baselines, the evidence lines) and may be written less often.
+  std::string hot_json() const;
+  std::string cold_json() const;
+  static JobProgress from_json(const std::string& text);  // a whole or a hot document
+  static void read_cold(JobProgress& p, const std::string& cold);
+
+ private:
+  std::string write(bool hot, bool cold) const;
+
+ public:
 };
 
 // Folds new log lines into the progress; `now` is the time they were read.

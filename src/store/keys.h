@@ -8,7 +8,10 @@ namespace llmwatch::kv {
 // Per watched job (its [[job]] label).
 inline std::string progress(const std::string& job) {
   return "progress:" + job;
-}  // JobProgress
+}  // JobProgress (its hot part)
+inline std::string progress_cold(const std::string& job) {
+  return "progress.cold:" + job;
+}  // JobProgress's baselines and evidence lines
 inline std::string last_job(const std::string& job) {
   return "lastjob:" + job;
 }  // last task seen

@@ -77,21 +77,29 @@ JobProgress Store::progress(const std::string& job) {
   if (auto it = progress_.find(job); it != progress_.end() && it->second.text == text)
     return it->second.parsed;
   JobProgress parsed = JobProgress::from_json(text);
-  remember_progress(job, std::move(text), parsed);
+  if (auto cold = get(kv::progress_cold(job))) JobProgress::read_cold(parsed, *cold);
+  auto& known = progress_[job];
+  known.text = std::move(text);
+  known.parsed = parsed;
+  known.cold_at = 0;  // not written by this process yet: the next put writes it
   return parsed;
 }
 
 void Store::put_progress(const std::string& job, const JobProgress& progress, double now) {
-  std::string text = progress.to_json();
-  if (auto it = progress_.find(job); it != progress_.end() && it->second.text == text) return;
-  put(kv::progress(job), text, now);
-  remember_progress(job, std::move(text), progress);
-}
-
-void Store::remember_progress(const std::string& job, std::string text, const JobProgress& parsed) {
-  auto& known = progress_[job];
-  known.text = std::move(text);
-  known.parsed = parsed;
+  std::string hot = progress.hot_json();
+  auto it = progress_.find(job);
+  bool known = it != progress_.end();
+  // The cold part goes at most every kColdEvery, and at once for a new task or a crash (what
+  // a post-mortem after a restart of llmwatch needs). A clock gone back writes it too.
+  bool cold_due = !known || now - it->second.cold_at >= kColdEvery || now < it->second.cold_at ||
+                  it->second.parsed.task != progress.task ||
+                  it->second.parsed.crash != progress.crash;
+  if (cold_due) put(kv::progress_cold(job), progress.cold_json(), now);
+  if (!known || it->second.text != hot) put(kv::progress(job), hot, now);
+  auto& memo = progress_[job];
+  memo.text = std::move(hot);
+  memo.parsed = progress;
+  if (cold_due) memo.cold_at = now;
 }
 
 static std::string evidence_json(const std::vector<std::string>& lines) {

@@ -61,9 +61,13 @@ class Store {
   // A job's progress (empty when none is stored). The daemon reads and rewrites every
   // watched job's progress each cycle: the last text read or written is kept parsed, so an
   // unchanged row is neither parsed again nor rewritten. The row is still read each time, so
-  // another process's write is always seen.
+  // another process's write is seen (new log lines always move its cursors). Its cold part
+  // (step-time and loss baselines, evidence lines: most of the bytes) is written at most every
+  // kColdEvery, and at once for a new task or a crash; a restart of llmwatch, or another process,
+  // sees it that old.
   JobProgress progress(const std::string& job);
   void put_progress(const std::string& job, const JobProgress& progress, double now);
+  static constexpr double kColdEvery = 300;
 
   void add_event(double ts, const std::string& kind, const std::string& subject,
                  const std::string& severity, const std::string& message,
@@ -144,11 +148,10 @@ class Store {
   Db& db() { return db_; }
   // node -> time, for every non-empty kv row under `prefix` (drained:, rebooting:).
   std::map<std::string, double> node_times(const std::string& prefix);
-  void remember_progress(const std::string& job, std::string text, const JobProgress& parsed);
-
   struct KnownProgress {
-    std::string text;
+    std::string text;  // the hot part as last read or written
     JobProgress parsed;
+    double cold_at = 0;  // when this process last wrote the cold part
   };
   Db db_;
   std::map<std::string, KnownProgress> progress_;

@@ -240,6 +240,7 @@ TEST(JobProgress, EveryFieldRoundTrips) {
   p.crash = "CUDA error: \x01";
   p.recent = {"line \r one", "caf\xC3\xA9"};
   p.bytes_read = 123456789012ull;
+  p.series_at = 1234.5;
   p.quick_deaths = 2;
   p.counted_task = "7_2";
   p.step_times = {0.1, 0.2};
@@ -274,6 +275,7 @@ TEST(JobProgress, EveryFieldRoundTrips) {
   EXPECT_EQ(b.crash, p.crash);
   EXPECT_EQ(b.recent, p.recent);
   EXPECT_EQ(b.bytes_read, p.bytes_read);
+  EXPECT_EQ(b.series_at, p.series_at);
   EXPECT_EQ(b.quick_deaths, p.quick_deaths);
   EXPECT_EQ(b.counted_task, p.counted_task);
   EXPECT_EQ(b.step_times, p.step_times);

@@ -81,6 +81,38 @@ TEST(Store, ProgressKeptInMemoryNeverHidesAnotherWriteOrARollback) {
 
 // A cycle puts every watched job's view and state; most are what they were a cycle ago. An
 // unchanged value is not rewritten (no page to journal), a changed one is.
+// The cold part of a job's progress (baselines, evidence lines: most of its bytes) is written
+// at most every kColdEvery, and at once for a new task or a crash; the hot part every time.
+// The daemon itself always reads what it holds.
+TEST(Store, TheColdPartOfProgressIsWrittenLessOftenButNeverLostForANewTaskOrACrash) {
+  testing::TempDir dir;
+  Store daemon(dir.path), other(dir.path);
+  JobProgress p;
+  p.task = "7";
+  p.step = 1;
+  p.recent = {"step 1"};
+  daemon.put_progress("tr", p, 1000);
+  EXPECT_EQ(other.progress("tr").recent, p.recent);
+  p.step = 2;
+  p.recent.push_back("step 2");
+  daemon.put_progress("tr", p, 1030);
+  EXPECT_EQ(other.progress("tr").step, 2);                                    // hot: at once
+  EXPECT_EQ(other.progress("tr").recent, std::deque<std::string>{"step 1"});  // cold: later
+  EXPECT_EQ(daemon.progress("tr").recent.size(), 2u);  // the daemon reads what it holds
+  p.step = 3;  // new lines come with new reads: the hot part changes with the cold
+  daemon.put_progress("tr", p, 1000 + Store::kColdEvery);
+  EXPECT_EQ(other.progress("tr").recent.size(), 2u);
+  p.crash = "cuda-error";
+  p.recent.push_back("CUDA error: an illegal memory access");
+  daemon.put_progress("tr", p, 1000 + Store::kColdEvery + 30);  // a crash: at once
+  EXPECT_EQ(other.progress("tr").recent.back(), "CUDA error: an illegal memory access");
+  start_task(p, "8", "/log", 1400);
+  p.recent = {"starting"};
+  daemon.put_progress("tr", p, 1000 + Store::kColdEvery + 60);  // a new task: at once
+  EXPECT_EQ(other.progress("tr").task, "8");
+  EXPECT_EQ(other.progress("tr").recent, std::deque<std::string>{"starting"});
+}
+
 TEST(Store, AnUnchangedValueIsNotRewritten) {
   testing::TempDir dir;
   Store store(dir.path);

@@ -309,6 +309,9 @@ class JobLogCheck : public Check {
   void prepare_jobs(CycleState& s) {
     const QueueIndex index(s.queue->jobs);
     const ClusterView cluster(s);
+    // JobWork may not move without a copy (its members' moves are not noexcept): a growing
+    // vector copied every job's progress again and again.
+    s.work.reserve(s.work.size() + s.config.jobs.size());
     for (const auto& job : s.config.jobs) {
       JobWork w;
       w.settings = &job;
