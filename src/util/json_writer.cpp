@@ -16,30 +16,17 @@ void JsonWriter::separate() {
   first_ = false;
 }
 
-JsonWriter& JsonWriter::begin_object() {
+JsonWriter& JsonWriter::open(char bracket) {
   if (out_.empty()) out_.reserve(4096);  // a job's progress is 2-4 KiB: one allocation
   separate();
-  out_ += '{';
+  out_ += bracket;
   first_ = true;
   return *this;
 }
 
-JsonWriter& JsonWriter::end_object() {
-  out_ += '}';
-  first_ = false;
-  return *this;
-}
-
-JsonWriter& JsonWriter::begin_array() {
-  separate();
-  out_ += '[';
-  first_ = true;
-  return *this;
-}
-
-JsonWriter& JsonWriter::end_array() {
-  out_ += ']';
-  first_ = false;
+JsonWriter& JsonWriter::close(char bracket) {
+  out_ += bracket;
+  first_ = false;  // the enclosing object or array now has a value
   return *this;
 }
 
@@ -95,29 +82,26 @@ JsonWriter& JsonWriter::value(std::string_view s) {
   return *this;
 }
 
-JsonWriter& JsonWriter::value(double d) {
-  if (!std::isfinite(d)) return null();
+// to_chars: no locale, and for a double the shortest form that reads back exactly.
+template <class T>
+JsonWriter& JsonWriter::number(T n) {
   separate();
   char buf[32];
-  auto r = std::to_chars(buf, buf + sizeof buf, d);  // shortest form that reads back exactly
+  auto r = std::to_chars(buf, buf + sizeof buf, n);
   out_.append(buf, r.ptr);
   return *this;
+}
+
+JsonWriter& JsonWriter::value(double d) {
+  return std::isfinite(d) ? number(d) : null();
 }
 
 JsonWriter& JsonWriter::value(std::int64_t i) {
-  separate();
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, i);
-  out_.append(buf, r.ptr);
-  return *this;
+  return number(i);
 }
 
 JsonWriter& JsonWriter::value(std::uint64_t u) {
-  separate();
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, u);
-  out_.append(buf, r.ptr);
-  return *this;
+  return number(u);
 }
 
 JsonWriter& JsonWriter::value(bool b) {

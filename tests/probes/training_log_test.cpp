@@ -51,7 +51,7 @@ TEST(TrainingLog, KeysInsideOthersTwiceOrCutAtTheEnd) {
       "global_step=8 global_batch_size=512 consumed_samples=4096 peak_memory_usage=1e9 "
       "global_batch_size=1");
   ASSERT_TRUE(l.step);
-  EXPECT_EQ(*l.step, 7);  // the first "global_step", even inside "xglobal_step"
+  EXPECT_EQ(*l.step, 7);   // the first "global_step", even inside "xglobal_step"
   EXPECT_EQ(l.loss, 2.5);  // reduced_train_loss wins over train_loss
   EXPECT_EQ(l.step_time, 3.25);
   EXPECT_EQ(l.global_batch_size, 512);  // the first one

@@ -9,6 +9,15 @@
 namespace llmwatch {
 namespace {
 
+void expect_valid_for_promtool(const std::string& text) {
+  ProcessSpec promtool;
+  promtool.argv = {"promtool", "check", "metrics"};
+  promtool.stdin_data = text;
+  auto r = run_process(promtool);
+  if (!r.started) GTEST_SKIP() << "promtool is not installed";
+  EXPECT_TRUE(r.ok()) << r.out << r.err;
+}
+
 // Node GPU health in the exposition: the last verdict per node and the nodes llmwatch drained,
 // valid for promtool.
 TEST(Metrics, NodeGpuHealthAndOwnDrains) {
@@ -23,14 +32,8 @@ TEST(Metrics, NodeGpuHealthAndOwnDrains) {
   EXPECT_NE(text.find("llmwatch_node_gpu_health{node=\"node-2\"} 2\n"), std::string::npos) << text;
   EXPECT_NE(text.find("llmwatch_node_gpu_health{node=\"node-1\"} 0\n"), std::string::npos);
   EXPECT_NE(text.find("llmwatch_nodes_drained_by_llmwatch 1\n"), std::string::npos);
-  ProcessSpec promtool;
-  promtool.argv = {"promtool", "check", "metrics"};
-  promtool.stdin_data = text;
-  auto r = run_process(promtool);
-  if (!r.started) GTEST_SKIP() << "promtool is not installed";
-  EXPECT_TRUE(r.ok()) << r.out << r.err;
+  expect_valid_for_promtool(text);
 }
-
 
 // The run lifecycle for dashboards: how tasks ended (by the post-mortem's class), the time
 // lost, and the nodes the lemon ledger charges. Valid for promtool.
@@ -56,12 +59,7 @@ TEST(Metrics, TaskEndsByClassAndSuspectNodes) {
   EXPECT_NE(text.find("llmwatch_job_ends{class=\"oom\",job=\"tr\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("llmwatch_node_incidents{node=\"node-2\"} 2\n"), std::string::npos);
   EXPECT_NE(text.find("# TYPE llmwatch_job_lost_seconds gauge"), std::string::npos);
-  ProcessSpec promtool;
-  promtool.argv = {"promtool", "check", "metrics"};
-  promtool.stdin_data = text;
-  auto r = run_process(promtool);
-  if (!r.started) GTEST_SKIP() << "promtool is not installed";
-  EXPECT_TRUE(r.ok()) << r.out << r.err;
+  expect_valid_for_promtool(text);
 }
 
 }  // namespace
