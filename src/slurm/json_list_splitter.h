@@ -17,8 +17,8 @@ namespace llmwatch {
 class JsonListSplitter {
  public:
   // `element` gets each element's text. It may read up to `padding` bytes past its end (a
-  // SIMD parser does): the view is followed by that many readable bytes. It returns false to
-  // stop (a malformed element): finish() then says so.
+  // SIMD parser does): the view is followed by that many zero bytes. It returns false to stop
+  // (a malformed element): finish() then says so.
   using Element = std::function<bool(std::string_view text)>;
   JsonListSplitter(std::string list, std::size_t padding, Element element);
 
@@ -31,15 +31,16 @@ class JsonListSplitter {
   std::size_t bytes() const { return bytes_; }
 
  private:
-  void hand_on(std::string_view text, std::size_t readable_after);
+  void hand_on(std::string_view text);
 
   std::string list_, key_quoted_;
   std::size_t padding_;
   Element element_;
 
-  std::string rest_;      // the document outside the list's elements
-  std::string partial_;   // an element cut by the end of a piece
-  std::string last_key_;  // the last string closed at depth 1 (a key, when ':' follows)
+  std::string rest_;         // the document outside the list's elements
+  std::string partial_;      // an element cut by the end of a piece
+  std::string element_buf_;  // the element handed on, followed by zero padding
+  std::string last_key_;     // the last string closed at depth 1 (a key, when ':' follows)
   std::string current_string_;
   bool collecting_string_ = false;
   int depth_ = 0;

@@ -218,7 +218,7 @@ std::string walk_slurm_document(std::string_view text, const std::string& list, 
 }  // namespace
 
 // A Slurm --json document read as it arrives: the list's objects are split off one by one
-// (slurm/json_list_splitter.h) and each is parsed on its own, in place where it can be; the
+// (slurm/json_list_splitter.h) and each is parsed on its own, from a zero-padded copy; the
 // small rest is walked at the end for Slurm's own errors. Memory: one object, not the
 // document (239 MiB at 100,000 jobs) nor simdjson's padded copy and index of it.
 struct SlurmListReader {

@@ -9,6 +9,7 @@
 #include "probes/quota.h"
 #include "probes/training_log.h"
 #include "slurm/hostlist.h"
+#include "slurm/slurm_job.h"
 #include "slurm/slurm_text.h"
 #include "test_util.h"
 #include "util/strings.h"
@@ -32,6 +33,24 @@ TEST(FuzzRegressions, SqueueTextHugeIdsAreAnErrorNotAnException) {
   auto r = parse_squeue_text("1|99999999999999999999999|N/A|RUNNING|a|b|c|d|e|f|g\n");
   EXPECT_FALSE(r.ok());
   EXPECT_NE(r.error.find("is not a number"), std::string::npos);
+}
+
+// A malformed job object ("resv_name": }) got a verdict from simdjson that depended on the
+// bytes after it in memory, so the same squeue output read whole and read in 27-byte pieces
+// gave two answers. Every cut must give the same answer.
+TEST(FuzzRegressions, SqueueJsonInPiecesIsTheSameAsWhole) {
+  auto all = inputs("squeue_json");
+  ASSERT_FALSE(all.empty());
+  for (const auto& text : all)
+    for (size_t piece : {size_t{1}, size_t{27}, size_t{4096}}) {
+      auto whole = parse_squeue_json(text);
+      SqueueJsonReader reader;
+      for (size_t i = 0; i < text.size(); i += piece)
+        reader.feed(std::string_view(text).substr(i, piece));
+      auto pieces = reader.finish();
+      EXPECT_EQ(pieces.error, whole.error) << piece;
+      EXPECT_EQ(pieces.jobs.size(), whole.jobs.size()) << piece;
+    }
 }
 
 TEST(FuzzRegressions, QuotaHugeNumbersAreNotUnderstood) {

@@ -93,8 +93,9 @@ TEST(HungMount, ALogOnAHungMountIsUnknownNeverHungAndTheCycleGoesOn) {
                          "[[job]]\nname = \"hm-local\"\n" +
                          job_owner() + "stale_floor = \"5s\"\n");
   auto number = [&](const std::string& sql) { return std::atol(llmwatch_sql(state, sql).c_str()); };
+  // The step llmwatch holds for the run now (the progress series keeps one a minute).
   auto step_of = [&](const std::string& job) {
-    return number("SELECT MAX(step) FROM progress WHERE job='" + job + "'");
+    return number("SELECT json_extract(value, '$.step') FROM kv WHERE key='progress:" + job + "'");
   };
   // The daemon, as on a login node: a thread stuck on the mount stays inside it, and cycles go on.
   BackgroundProcess daemon({llmwatch_bin(), "--config", config, "daemon"}, c.dir / "daemon.log");
