@@ -349,6 +349,31 @@ std::vector<std::pair<double, std::int64_t>> Store::progress_steps(const std::st
   return out;
 }
 
+std::optional<double> Store::progress_first(const std::string& job) {
+  auto st = db_.prepare("SELECT ts FROM progress WHERE job = ? ORDER BY ts LIMIT 1");
+  st.bind(1, job);
+  if (!st.step()) return std::nullopt;
+  return st.real(0);
+}
+
+std::optional<std::pair<double, std::int64_t>> Store::progress_at(const std::string& job,
+                                                                  double ts) {
+  auto st = db_.prepare(
+      "SELECT ts, step FROM progress WHERE job = ? AND ts <= ? ORDER BY ts DESC LIMIT 1");
+  st.bind(1, job).bind(2, ts);
+  if (!st.step()) return std::nullopt;
+  return std::make_pair(st.real(0), st.integer(1));
+}
+
+std::optional<double> Store::progress_reached(const std::string& job, double after,
+                                              std::int64_t step) {
+  auto st = db_.prepare(
+      "SELECT ts FROM progress WHERE job = ? AND ts > ? AND step >= ? ORDER BY ts LIMIT 1");
+  st.bind(1, job).bind(2, after).bind(3, step);
+  if (!st.step()) return std::nullopt;
+  return st.real(0);
+}
+
 std::vector<Store::ActionCount> Store::action_counts() {
   std::vector<ActionCount> out;
   auto st = db_.prepare(

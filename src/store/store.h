@@ -113,6 +113,12 @@ class Store {
                     std::optional<double> step_time, std::optional<double> loss);
   // (ts, step) of a job's progress rows, oldest first.
   std::vector<std::pair<double, std::int64_t>> progress_steps(const std::string& job);
+  // The series around a moment, by index (metrics ask every cycle, for every job; a month of
+  // rows each is too many to read): its first row, the last row at or before `ts`, and when
+  // `step` was first reached again after `ts`.
+  std::optional<double> progress_first(const std::string& job);
+  std::optional<std::pair<double, std::int64_t>> progress_at(const std::string& job, double ts);
+  std::optional<double> progress_reached(const std::string& job, double after, std::int64_t step);
 
   // Journaled actions by kind and outcome, for the metrics.
   struct ActionCount {

@@ -49,11 +49,9 @@ nlohmann::json job_figures(const JobSettings& job, const JobProgress& p, double 
   return f;
 }
 
-nlohmann::json job_history(const JobSettings& job, Store& store, double now) {
+nlohmann::json job_history(const JobSettings& job, Store& store, double now, bool series) {
   std::string label = job_label(job);
   nlohmann::json h = nlohmann::json::object();
-  // Progress rows: the first and last, and each failure's gap.
-  auto rows = store.progress_steps(label);
   // Failures: hang/crash/absent findings as they were raised, and runs that ended for any
   // reason but completion or a person's cancel.
   std::vector<std::pair<double, std::string>> failures;
@@ -69,34 +67,30 @@ nlohmann::json job_history(const JobSettings& job, Store& store, double now) {
     // Lost: from the last step before the failure until the run is back at that step.
     // That is detection, restart and the steps redone since the checkpoint it resumed from
     // (a run resuming 20 steps back loses those 20 steps' time too).
-    double before = 0, after = 0;
-    long long before_step = 0;
-    for (const auto& [t, step] : rows) {
-      if (t <= ts)
-        before = t, before_step = step;
-      else if (after == 0 && step >= before_step)
-        after = t;
-    }
+    // Read by index around each failure: a month of rows is not read for each job.
     nlohmann::json r = {{"ts", ts}, {"reason", why}};
-    if (before > 0 && after > 0) {
-      r["lost_s"] = after - before;
-      lost_total += after - before;
-    }
+    if (auto before = store.progress_at(label, ts); before && before->first > 0)
+      if (auto after = store.progress_reached(label, ts, before->second)) {
+        r["lost_s"] = *after - before->first;
+        lost_total += *after - before->first;
+      }
     restarts.push_back(r);
   }
   h["failures"] = restarts;
   h["restarts_done"] = store.count_actions("restart", label, 0);
-  if (!rows.empty()) {
-    double wall = now - rows.front().first;
+  if (auto first = store.progress_first(label)) {
+    double wall = now - *first;
     h["wall_s"] = wall;
     h["lost_s"] = lost_total;
     if (wall > 0) h["effective_training_ratio"] = std::clamp((wall - lost_total) / wall, 0.0, 1.0);
-    // Steps over time, thinned to at most 200 points.
-    nlohmann::json series = nlohmann::json::array();
-    size_t stride = std::max<size_t>(1, rows.size() / 200);
-    for (size_t i = 0; i < rows.size(); i += stride)
-      series.push_back({rows[i].first, rows[i].second});
-    h["steps"] = series;
+    if (series) {  // steps over time, thinned to at most 200 points
+      auto rows = store.progress_steps(label);
+      nlohmann::json steps = nlohmann::json::array();
+      size_t stride = std::max<size_t>(1, rows.size() / 200);
+      for (size_t i = 0; i < rows.size(); i += stride)
+        steps.push_back({rows[i].first, rows[i].second});
+      h["steps"] = steps;
+    }
     if (!failures.empty() && wall > 0) h["mtbf_s"] = wall / static_cast<double>(failures.size());
   }
   return h;

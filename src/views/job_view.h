@@ -16,7 +16,8 @@ class Store;
 // Figures from the progress and the [[job]]'s model facts; absent keys could not be derived.
 nlohmann::json job_figures(const JobSettings& job, const JobProgress& p, double now);
 // Restarts, lost time, effective training time ratio and checkpoint advice from the store.
-nlohmann::json job_history(const JobSettings& job, Store& store, double now);
+// `series`: also the steps over time (the job view); metrics, every cycle, go without.
+nlohmann::json job_history(const JobSettings& job, Store& store, double now, bool series = true);
 // "▁▂▄█": recent step times at a glance.
 std::string sparkline(const std::deque<double>& values, size_t width = 20);
 std::string render_job(const nlohmann::json& job, bool color);

@@ -124,7 +124,7 @@ std::string render_metrics(const Config& config, Store& store, double now) {
     sample(restarts, "llmwatch_job_restarts_total", l, store.count_actions("restart", label, 0));
     if (p.last_progress > 0)
       sample(since, "llmwatch_job_seconds_since_progress", l, now - p.last_progress);
-    auto h = job_history(job, store, now);
+    auto h = job_history(job, store, now, false);  // every cycle: no step series
     if (h.contains("effective_training_ratio"))
       sample(ratio, "llmwatch_job_effective_training_ratio", l,
              h["effective_training_ratio"].get<double>());
