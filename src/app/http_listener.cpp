@@ -17,18 +17,28 @@ constexpr std::size_t kMaxRequest = 8192;
 constexpr auto kReadDeadline = std::chrono::seconds(5);
 constexpr int kMaxConnections = 32;
 
+}  // namespace
+
+// What a connection shares with the listener. Connections hold it too, because one may be
+// freed after the listener: pending handlers are destroyed with the io_context.
+struct HttpListener::Shared {
+  Handler handler;
+  int open_connections = 0;  // the io_context is single-threaded
+};
+
+namespace {
+
 struct Connection : std::enable_shared_from_this<Connection> {
   tcp::socket socket;
   boost::asio::streambuf request{kMaxRequest};
   boost::asio::steady_timer deadline;
   std::string response;
-  HttpListener::Handler& handler;
-  int& open_connections;
-  Connection(tcp::socket s, HttpListener::Handler& h, int& open)
-      : socket(std::move(s)), deadline(socket.get_executor()), handler(h), open_connections(open) {
-    ++open_connections;
+  std::shared_ptr<HttpListener::Shared> shared;
+  Connection(tcp::socket s, std::shared_ptr<HttpListener::Shared> sh)
+      : socket(std::move(s)), deadline(socket.get_executor()), shared(std::move(sh)) {
+    ++shared->open_connections;
   }
-  ~Connection() { --open_connections; }
+  ~Connection() { --shared->open_connections; }
 
   void reply(HttpReply reply) {
     auto self = shared_from_this();
@@ -70,7 +80,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
           in >> method >> path;
           if (method != "GET") return self->reply({405, "text/plain", "GET only\n"});
           try {
-            self->reply(self->handler(path));
+            self->reply(self->shared->handler(path));
           } catch (const std::exception& e) {
             self->reply({500, "text/plain", std::string("error: ") + e.what() + "\n"});
           }
@@ -95,7 +105,7 @@ tcp::endpoint parse_listen(const std::string& listen) {
 }  // namespace
 
 HttpListener::HttpListener(boost::asio::io_context& io, const std::string& listen, Handler handler)
-    : acceptor_(io), retry_(io), handler_(std::move(handler)) {
+    : acceptor_(io), retry_(io), shared_(std::make_shared<Shared>(Shared{std::move(handler)})) {
   auto endpoint = parse_listen(listen);
   boost::system::error_code ec;
   acceptor_.open(endpoint.protocol(), ec);
@@ -117,14 +127,16 @@ void HttpListener::accept() {
       });
       return;
     }
-    if (open_connections_ >= kMaxConnections) {
+    if (shared_->open_connections >= kMaxConnections) {
       boost::system::error_code ignored;
       socket.close(ignored);  // over the cap: refused at once
     } else {
-      std::make_shared<Connection>(std::move(socket), handler_, open_connections_)->start();
+      std::make_shared<Connection>(std::move(socket), shared_)->start();
     }
     accept();
   });
 }
+
+HttpListener::~HttpListener() = default;
 
 }  // namespace llmwatch

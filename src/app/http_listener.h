@@ -22,14 +22,15 @@ class HttpListener {
   using Handler = std::function<HttpReply(const std::string& path)>;
   // listen: "127.0.0.1:9464" or ":9464". Throws std::runtime_error with the address on failure.
   HttpListener(boost::asio::io_context& io, const std::string& listen, Handler handler);
+  ~HttpListener();
   unsigned short port() const { return acceptor_.local_endpoint().port(); }
+  struct Shared;  // the handler and the connection count, shared with open connections
 
  private:
   void accept();
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer retry_;  // accept again after a transient failure (EMFILE)
-  Handler handler_;
-  int open_connections_ = 0;  // the io_context is single-threaded
+  std::shared_ptr<Shared> shared_;
 };
 
 }  // namespace llmwatch

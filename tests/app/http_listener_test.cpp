@@ -84,5 +84,24 @@ TEST(HttpListener, IdleClientsAreCappedAndDroppedAndServiceResumes) {
   EXPECT_EQ(out.rfind("HTTP/1.1 200 OK", 0), 0u) << out;
 }
 
+// The defect (found by the ASan pass): a connection still open when the listener is
+// destroyed, and freed only later with the io_context, counted itself out in the freed
+// listener. The daemon destroys the two in that order; so does this test.
+TEST(HttpListener, AConnectionMayOutliveTheListener) {
+  boost::asio::io_context io;
+  auto listener = std::make_unique<HttpListener>(io, "127.0.0.1:0",
+                                                 [](const std::string&) { return HttpReply{}; });
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(listener->port());
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  EXPECT_EQ(io.run_one(), 1u);  // the accept: the connection now waits for its request
+  listener.reset();
+  io.stop();
+  ::close(fd);
+}  // io is destroyed here, and with it the waiting connection
+
 }  // namespace
 }  // namespace llmwatch
