@@ -8,10 +8,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <string_view>
 
 #include "util/deadline_call.h"
+#include "util/line_ends.h"
 #include "util/text.h"
 
 namespace llmwatch {
@@ -25,21 +27,52 @@ size_t utf8_cut(std::string_view data, size_t from, size_t max) {
   return len;
 }
 
-// A read's bytes: one allocation, not zero-filled. A big one asks for transparent huge pages:
-// a fresh 64 MiB buffer otherwise costs a page fault per 4 KiB, more than the read itself.
+// Read buffers. A fresh big buffer costs a page fault and a zeroed page per 4 KiB, more
+// than the read itself, so the last one released is kept for the next read (one at a time:
+// reads of one cycle follow each other) until release_log_read_buffers() at the end of the
+// cycle gives it back. A big one asks for transparent huge pages.
+// The lines vector of a big read is as costly (16 bytes a line, grown by doubling into fresh
+// pages), so its storage is kept the same way.
+struct SpareBuffer {
+  std::mutex mutex;
+  char* data = nullptr;
+  std::size_t capacity = 0;
+  std::vector<std::string_view> lines;
+};
+SpareBuffer& spare() {
+  static SpareBuffer s;
+  return s;
+}
+
 std::shared_ptr<char[]> read_buffer(std::size_t n) {
-  constexpr std::size_t kHuge = 2u << 20;
-  auto release = [](char* p) { std::free(p); };
-  if (n >= kHuge) {
-    std::size_t rounded = (n + kHuge - 1) / kHuge * kHuge;
-    if (void* p = std::aligned_alloc(kHuge, rounded)) {
-      ::madvise(p, rounded, MADV_HUGEPAGE);  // advice only: without it, small pages
-      return {static_cast<char*>(p), release};
+  n = std::max<std::size_t>(n, 1);
+  char* data = nullptr;
+  std::size_t capacity = 0;
+  {
+    std::lock_guard lock(spare().mutex);
+    if (spare().capacity >= n) {
+      std::swap(data, spare().data);
+      std::swap(capacity, spare().capacity);
     }
   }
-  void* p = std::malloc(std::max<std::size_t>(n, 1));
-  if (!p) throw std::bad_alloc();
-  return {static_cast<char*>(p), release};
+  if (!data) {
+    constexpr std::size_t kHuge = 2u << 20;
+    capacity = n >= kHuge ? (n + kHuge - 1) / kHuge * kHuge : n;
+    data = static_cast<char*>(n >= kHuge ? std::aligned_alloc(kHuge, capacity)
+                                         : std::malloc(capacity));
+    if (!data) throw std::bad_alloc();
+    if (n >= kHuge) ::madvise(data, capacity, MADV_HUGEPAGE);  // advice only
+  }
+  return {data, [capacity](char* p) {
+            std::lock_guard lock(spare().mutex);
+            if (capacity > spare().capacity) {  // keep the larger of the two
+              std::free(spare().data);
+              spare().data = p;
+              spare().capacity = capacity;
+            } else {
+              std::free(p);
+            }
+          }};
 }
 
 // Lines with invalid UTF-8, made valid (invalid sequences become U+FFFD) in a buffer of
@@ -90,62 +123,76 @@ LogChunk read_appended(const std::string& path, LogCursor& cursor, const LogTail
   }
   std::uint64_t want = std::min<std::uint64_t>(size - cursor.offset, limits.max_bytes_per_read);
   // Read straight into the chunk's shared buffer: the line views point into it, and it never
-  // moves.
+  // moves. It is read a piece at a time, and each piece is split into lines while it is still
+  // in the CPU's cache.
   std::shared_ptr<char[]> buffer = read_buffer(static_cast<std::size_t>(want));
+  const char* data = buffer.get();
+  if (want >= (1 << 20)) {  // a big read: take the kept lines storage
+    std::lock_guard lock(spare().mutex);
+    chunk.lines.swap(spare().lines);
+    chunk.lines.clear();
+  }
+  constexpr std::uint64_t kPiece = 1 << 16;
   std::uint64_t got = 0;
-  while (got < want) {
-    ssize_t n =
-        ::pread(fd, buffer.get() + got, want - got, static_cast<off_t>(cursor.offset + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::uint64_t>(n);
+  size_t start = 0, consumed = 0;  // where the current line begins; what the lines cover
+  bool fragment = chunk.skipped;   // we landed mid-line: drop up to the first line end
+  bool ascii = true;
+  auto add_line = [&](size_t from, size_t len) {  // longer than max_line: cut, never buffered
+    if (len > limits.max_line) len = utf8_cut({data, from + len}, from, limits.max_line);
+    chunk.lines.emplace_back(data + from, len);
+  };
+  auto on_end = [&](size_t end) {
+    if (end < start) return;  // the '\n' of a "\r\n"
+    if (!fragment) add_line(start, end - start);
+    fragment = false;
+    start = end + 1;
+    if (data[end] == '\r' && start < got && data[start] == '\n') ++start;
+    consumed = start;
+  };
+  for (size_t scanned = 0;;) {
+    std::uint64_t piece = std::min(kPiece, want - got);
+    ssize_t n = 0;
+    while (piece > 0 &&
+           (n = ::pread(fd, buffer.get() + got, piece, static_cast<off_t>(cursor.offset + got))) <
+               0 &&
+           errno == EINTR) {
+    }
+    if (n > 0) got += static_cast<std::uint64_t>(n);
+    bool last = n <= 0 || got == want;
+    // A '\r' that ends the piece may be the first half of a "\r\n": it waits for the next.
+    size_t to = last ? static_cast<size_t>(got) : static_cast<size_t>(got) - 1;
+    ascii &= !scan_line_ends(data, scanned, to, on_end);
+    scanned = to;
+    if (last) break;
   }
   ::close(fd);
   chunk.bytes_read = got;
-  const std::string_view data(buffer.get(), static_cast<std::size_t>(got));
-
-  size_t start = 0;
-  if (chunk.skipped) {  // we landed mid-line: drop the fragment
-    size_t nl = data.find_first_of("\r\n");
-    start = nl == std::string_view::npos ? data.size() : nl + 1;
+  // A partial line waits for its end, unless it is already absurdly long.
+  if (fragment || got - start >= limits.max_line) {
+    if (!fragment) add_line(start, static_cast<size_t>(got) - start);
+    consumed = static_cast<size_t>(got);
   }
-  size_t consumed = start;
-  // A line ends at '\n', '\r\n' or a lone '\r': tqdm and Lightning progress bars redraw
-  // with '\r' only, and each redraw carries the current step.
-  auto add_line = [&](size_t from, size_t len) { chunk.lines.push_back(data.substr(from, len)); };
-  // The next '\r' is remembered, so each byte is scanned once (find_first_of("\r\n") ran a
-  // two-byte memchr per byte: most of a cycle's CPU on big logs).
-  size_t next_cr = data.find('\r', start);
-  auto line_end = [&](size_t from) {
-    if (next_cr != std::string_view::npos && next_cr < from) next_cr = data.find('\r', from);
-    const void* nl = std::memchr(data.data() + from, '\n', data.size() - from);
-    size_t lf = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data.data())
-                   : std::string_view::npos;
-    return std::min(lf, next_cr);
-  };
-  while (start < data.size()) {
-    size_t end = line_end(start);
-    if (end == std::string_view::npos) {
-      // A partial line waits for its end, unless it is already absurdly long.
-      if (data.size() - start >= limits.max_line) {
-        add_line(start, utf8_cut(data, start, limits.max_line));
-        consumed = data.size();
-      }
-      break;
-    }
-    add_line(start,
-             end - start <= limits.max_line ? end - start : utf8_cut(data, start, limits.max_line));
-    start = end + 1;
-    if (data[end] == '\r' && start < data.size() && data[start] == '\n') ++start;
-    consumed = start;
-  }
-  // One validity check for the whole read (almost always clean); only a read that is not
-  // valid UTF-8 pays for repairing its lines. The cursor counts the file's bytes, never the
-  // repaired ones (a U+FFFD is 3 bytes where the file had 1).
-  if (!is_valid_utf8(data.substr(0, consumed))) repair_lines(chunk);
+  // Validity is checked only for a read with a byte outside ASCII (almost none are); only a
+  // read that is not valid UTF-8 pays for repairing its lines. The cursor counts the file's
+  // bytes, never the repaired ones (a U+FFFD is 3 bytes where the file had 1).
+  if (!ascii && !is_valid_utf8({data, consumed})) repair_lines(chunk);
   cursor.offset += consumed;
   chunk.text = std::move(buffer);
   return chunk;
+}
+
+LogChunk::~LogChunk() {
+  if (lines.capacity() < 4096) return;  // small ones cost nothing to allocate
+  std::lock_guard lock(spare().mutex);
+  if (lines.capacity() > spare().lines.capacity()) spare().lines.swap(lines);
+}
+
+void release_log_read_buffers() {
+  std::lock_guard lock(spare().mutex);
+  std::free(spare().data);
+  spare().data = nullptr;
+  spare().capacity = 0;
+  spare().lines = {};
 }
 
 LogChunk read_appended_within(const std::string& path, LogCursor& cursor,

@@ -17,6 +17,13 @@ struct LogCursor {
 };
 
 struct LogChunk {
+  LogChunk() = default;
+  LogChunk(LogChunk&&) = default;
+  LogChunk& operator=(LogChunk&&) = default;
+  LogChunk(const LogChunk&) = default;
+  LogChunk& operator=(const LogChunk&) = default;
+  ~LogChunk();  // the lines' storage is kept for the next read (see log_tail.cpp)
+
   // Complete lines appended since the cursor: views into `text`, one buffer per read (no
   // allocation per line), or into `repaired` for a read that was not valid UTF-8. Both live
   // on the heap, so the views survive moves and copies.
@@ -37,6 +44,10 @@ struct LogTailLimits {
 
 LogChunk read_appended(const std::string& path, LogCursor& cursor,
                        const LogTailLimits& limits = {});
+
+// Frees the read buffer kept for the next read (see log_tail.cpp); called once a cycle's
+// reads are done, so a big first read does not stay resident between cycles.
+void release_log_read_buffers();
 
 // read_appended bounded by a deadline (util/deadline_call.h): on a hung mount the read is
 // left behind, `hung` is set, and the cursor stays where it was, so nothing is lost or read

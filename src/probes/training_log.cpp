@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "util/regex_window.h"
@@ -10,8 +11,25 @@
 namespace llmwatch {
 namespace {
 
+// string_view::find, with the needle's second byte checked before comparing the rest: in a
+// log line most letters are the first letter of some key, and a memcmp call at each of them
+// cost more than the search.
+size_t find(std::string_view line, std::string_view needle) {
+  if (needle.size() < 2 || line.size() < needle.size()) return line.find(needle);
+  const char* p = line.data();
+  const char* last = line.data() + (line.size() - needle.size());  // the last possible start
+  while (p <= last) {
+    p = static_cast<const char*>(std::memchr(p, needle[0], static_cast<size_t>(last - p) + 1));
+    if (!p) break;
+    if (p[1] == needle[1] && std::memcmp(p + 2, needle.data() + 2, needle.size() - 2) == 0)
+      return static_cast<size_t>(p - line.data());
+    ++p;
+  }
+  return std::string_view::npos;
+}
+
 bool contains(std::string_view line, std::string_view needle) {
-  return line.find(needle) != std::string_view::npos;
+  return find(line, needle) != std::string_view::npos;
 }
 
 bool contains_nocase(std::string_view line, std::string_view needle) {
@@ -28,7 +46,7 @@ bool contains_nocase(std::string_view line, std::string_view needle) {
 
 // The number after `key` and any of ' :=' (e.g. "global_step: 45", "global_step=97.00").
 std::optional<double> number_after(std::string_view line, std::string_view key) {
-  size_t pos = line.find(key);
+  size_t pos = find(line, key);
   if (pos == std::string_view::npos) return std::nullopt;
   pos += key.size();
   while (pos < line.size() && (line[pos] == ' ' || line[pos] == ':' || line[pos] == '=')) ++pos;
@@ -86,8 +104,9 @@ TrainingLogParser::TrainingLogParser(const std::string& user_regex) {
 
 LogLine TrainingLogParser::parse(std::string_view line) const {
   LogLine out;
-  if (contains(line, "global_step")) {  // NeMo 2 lines and NeMo 1 / Lightning progress bars
-    out.step = as_step(number_after(line, "global_step"));
+  // NeMo 2 lines and NeMo 1 / Lightning progress bars
+  if (size_t at = find(line, "global_step"); at != std::string_view::npos) {
+    out.step = as_step(number_after(line.substr(at), "global_step"));
     out.step_time = number_after(line, "train_step_timing in s");
     out.loss = number_after(line, "reduced_train_loss");
     if (!out.loss) out.loss = number_after(line, "train_loss");

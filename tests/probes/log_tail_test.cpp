@@ -94,6 +94,44 @@ TEST(LogTail, OverlongLineIsCutNotBufferedForever) {
   EXPECT_EQ(cursor.offset, 5000u);
 }
 
+// The defect: a partial line of exactly max_line bytes was cut by looking at the byte after
+// it, one past the end of the read (a heap overflow under ASan).
+TEST(LogTail, APartialLineOfExactlyMaxLineIsReadInBounds) {
+  TempDir dir;
+  std::string path = dir / "log";
+  write_file(path, std::string(100, 'x'));
+  LogCursor cursor;
+  LogTailLimits limits;
+  limits.max_line = 100;
+  auto chunk = read_appended(path, cursor, limits);
+  ASSERT_EQ(chunk.lines.size(), 1u);
+  EXPECT_EQ(chunk.lines[0].size(), 100u);
+  EXPECT_EQ(cursor.offset, 100u);
+}
+
+// A big read is taken a piece at a time: a "\r\n" split between two pieces is still one line
+// end, and lines that cross a piece are whole.
+TEST(LogTail, LinesAcrossReadPiecesAreWhole) {
+  TempDir dir;
+  std::string path = dir / "log";
+  std::string first((1 << 20) - 1, 'a');  // its "\r" is the piece's last byte
+  std::string text = first + "\r\n" + std::string(3 << 19, 'b') + "\nstep 7\r";
+  write_file(path, text);
+  LogCursor cursor;
+  LogTailLimits limits;
+  limits.max_line = 4 << 20;
+  auto chunk = read_appended(path, cursor, limits);
+  ASSERT_EQ(chunk.lines.size(), 3u);
+  EXPECT_EQ(chunk.lines[0], first);
+  EXPECT_EQ(chunk.lines[1], std::string(3 << 19, 'b'));
+  EXPECT_EQ(chunk.lines[2], "step 7");
+  EXPECT_EQ(cursor.offset, text.size());
+  // Read again, with the lines storage of the first read handed on: nothing stale remains.
+  chunk = {};
+  write_file(path, "step 8\n", true);
+  EXPECT_EQ(lines_of(read_appended(path, cursor, limits)), std::vector<std::string>{"step 8"});
+}
+
 TEST(LogTail, MissingFileIsAnErrorWithThePath) {
   LogCursor cursor;
   auto chunk = read_appended("/nonexistent/llmwatch.log", cursor);
