@@ -84,4 +84,69 @@ void dispatch(std::function<void()> task) {
     std::thread(work, std::ref(w)).detach();
 }
 
+namespace {
+
+// One batch: the next task to start, and each task's state and start.
+struct Batch {
+  enum class Slot { pending, running, done, left_behind };
+  std::mutex mutex;
+  std::condition_variable all_resolved;
+  std::vector<std::function<void()>> tasks;
+  std::vector<Slot> slots;
+  std::vector<std::chrono::steady_clock::time_point> started;
+  std::size_t next = 0, resolved = 0;
+};
+
+// Takes tasks in turn until none is left, or until its own task was left behind (it has
+// been replaced by then).
+void run_tasks(const std::shared_ptr<Batch>& b) {
+  std::unique_lock lock(b->mutex);
+  while (b->next < b->tasks.size()) {
+    std::size_t i = b->next++;
+    b->slots[i] = Batch::Slot::running;
+    b->started[i] = std::chrono::steady_clock::now();
+    auto task = std::move(b->tasks[i]);
+    lock.unlock();
+    task();
+    lock.lock();
+    if (b->slots[i] != Batch::Slot::running) return;
+    b->slots[i] = Batch::Slot::done;
+    // Only the last answer wakes the caller: a wake-up per task is what batching avoids.
+    if (++b->resolved == b->tasks.size()) b->all_resolved.notify_one();
+  }
+}
+
+}  // namespace
+
+std::vector<bool> run_batch(std::vector<std::function<void()>> tasks,
+                            std::chrono::milliseconds limit, std::size_t runners) {
+  auto b = std::make_shared<Batch>();
+  const std::size_t n = tasks.size();
+  b->tasks = std::move(tasks);
+  b->slots.assign(n, Batch::Slot::pending);
+  b->started.resize(n);
+  auto start_runner = [&b] { dispatch([b] { run_tasks(b); }); };
+  for (std::size_t r = 0; r < std::min(std::max<std::size_t>(runners, 1), n); ++r) start_runner();
+  std::unique_lock lock(b->mutex);
+  while (b->resolved < n) {
+    // Sleep until the earliest running task's deadline (or a whole limit, while runners are
+    // still starting), or until the last answer.
+    auto now = std::chrono::steady_clock::now();
+    auto wake = now + limit;
+    for (std::size_t i = 0; i < n; ++i)
+      if (b->slots[i] == Batch::Slot::running) wake = std::min(wake, b->started[i] + limit);
+    b->all_resolved.wait_until(lock, wake, [&] { return b->resolved == n; });
+    now = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (b->slots[i] != Batch::Slot::running || now < b->started[i] + limit) continue;
+      b->slots[i] = Batch::Slot::left_behind;  // its runner is stuck: another takes over
+      ++b->resolved;
+      if (b->next < n) start_runner();
+    }
+  }
+  std::vector<bool> finished(n);
+  for (std::size_t i = 0; i < n; ++i) finished[i] = b->slots[i] == Batch::Slot::done;
+  return finished;
+}
+
 }  // namespace llmwatch::deadline_detail

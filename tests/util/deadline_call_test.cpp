@@ -98,5 +98,54 @@ TEST(DeadlineCall, AForkedChildRunsCallsOfItsOwn) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << "1: a call found no worker; 2: the parent's stuck key";
 }
 
+// A batch answers every call in order, each with its own result or error.
+TEST(DeadlineBatch, AnswersEveryCallInOrder) {
+  std::vector<DeadlineTask<int>> calls;
+  for (int i = 0; i < 50; ++i) calls.push_back({"batch " + std::to_string(i), [i] { return i; }});
+  calls[7].fn = []() -> int { throw std::runtime_error("EIO"); };
+  auto out = call_all_with_deadline<int>(std::move(calls), std::chrono::seconds(5), 3);
+  ASSERT_EQ(out.size(), 50u);
+  for (int i = 0; i < 50; ++i) {
+    if (i == 7) {
+      EXPECT_EQ(out[i].error, "batch 7: EIO");
+      continue;
+    }
+    ASSERT_TRUE(out[i].ok()) << out[i].error;
+    EXPECT_EQ(*out[i].value, i);
+  }
+}
+
+// One runner, and the second call hangs: it is left behind with the usual error, its key
+// stays claimed, and a new runner answers the calls after it.
+TEST(DeadlineBatch, AHungCallHoldsUpOnlyItself) {
+  auto gate = std::make_shared<Gate>();
+  std::vector<DeadlineTask<int>> calls;
+  calls.push_back({"batch a", [] { return 1; }});
+  calls.push_back({"batch /nfs", [gate] {
+                     gate->wait();
+                     return 2;
+                   }});
+  for (int i = 3; i <= 5; ++i) calls.push_back({"batch " + std::to_string(i), [i] { return i; }});
+  auto out = call_all_with_deadline<int>(std::move(calls), std::chrono::milliseconds(100), 1);
+  ASSERT_EQ(out.size(), 5u);
+  EXPECT_EQ(out[0].value, 1);
+  EXPECT_NE(out[1].error.find("no answer within"), std::string::npos) << out[1].error;
+  EXPECT_EQ(out[2].value, 3);
+  EXPECT_EQ(out[4].value, 5);
+  // Still stuck: the next batch fails that key at once, and answers the others.
+  std::vector<DeadlineTask<int>> again;
+  again.push_back({"batch /nfs", [] { return 9; }});
+  again.push_back({"batch b", [] { return 8; }});
+  auto next = call_all_with_deadline<int>(std::move(again), std::chrono::seconds(5));
+  EXPECT_NE(next[0].error.find("an earlier call has not answered"), std::string::npos)
+      << next[0].error;
+  EXPECT_EQ(next[1].value, 8);
+  gate->release();
+}
+
+TEST(DeadlineBatch, AnEmptyBatchIsEmpty) {
+  EXPECT_TRUE(call_all_with_deadline<int>({}, std::chrono::seconds(1)).empty());
+}
+
 }  // namespace
 }  // namespace llmwatch
