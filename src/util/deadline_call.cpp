@@ -86,22 +86,25 @@ void dispatch(std::function<void()> task) {
 
 namespace {
 
-// One batch: the next task to start, and each task's state and start.
+// One batch: the next task to start, each task's state and start, and the runners counted.
 struct Batch {
   enum class Slot { pending, running, done, left_behind };
   std::mutex mutex;
-  std::condition_variable all_resolved;
+  std::condition_variable runners_done;
   std::vector<std::function<void()>> tasks;
   std::vector<Slot> slots;
   std::vector<std::chrono::steady_clock::time_point> started;
-  std::size_t next = 0, resolved = 0;
+  std::function<bool()> more;
+  std::size_t next = 0;
+  std::size_t active = 0;  // runners still taking tasks (one left stuck is no longer counted)
+  bool may_start() const { return next < tasks.size() && (!more || more()); }
 };
 
-// Takes tasks in turn until none is left, or until its own task was left behind (it has
-// been replaced by then).
+// Takes tasks in turn while the batch may start more, then signs off; a runner whose task
+// was left behind meanwhile was replaced and no longer counts, so it just returns.
 void run_tasks(const std::shared_ptr<Batch>& b) {
   std::unique_lock lock(b->mutex);
-  while (b->next < b->tasks.size()) {
+  while (b->may_start()) {
     std::size_t i = b->next++;
     b->slots[i] = Batch::Slot::running;
     b->started[i] = std::chrono::steady_clock::now();
@@ -111,41 +114,45 @@ void run_tasks(const std::shared_ptr<Batch>& b) {
     lock.lock();
     if (b->slots[i] != Batch::Slot::running) return;
     b->slots[i] = Batch::Slot::done;
-    // Only the last answer wakes the caller: a wake-up per task is what batching avoids.
-    if (++b->resolved == b->tasks.size()) b->all_resolved.notify_one();
   }
+  // Only the last runner wakes the caller: a wake-up per task is what batching avoids.
+  if (--b->active == 0) b->runners_done.notify_one();
 }
 
 }  // namespace
 
 std::vector<bool> run_batch(std::vector<std::function<void()>> tasks,
-                            std::chrono::milliseconds limit, std::size_t runners) {
+                            std::chrono::milliseconds limit, std::size_t runners,
+                            std::function<bool()> more) {
   auto b = std::make_shared<Batch>();
   const std::size_t n = tasks.size();
   b->tasks = std::move(tasks);
   b->slots.assign(n, Batch::Slot::pending);
   b->started.resize(n);
-  auto start_runner = [&b] { dispatch([b] { run_tasks(b); }); };
-  for (std::size_t r = 0; r < std::min(std::max<std::size_t>(runners, 1), n); ++r) start_runner();
+  b->more = std::move(more);
   std::unique_lock lock(b->mutex);
-  while (b->resolved < n) {
+  auto start_runner = [&b] {
+    ++b->active;
+    dispatch([b] { run_tasks(b); });
+  };
+  for (std::size_t r = 0; r < std::min(std::max<std::size_t>(runners, 1), n); ++r) start_runner();
+  while (b->active > 0) {
     // Sleep until the earliest running task's deadline (or a whole limit, while runners are
-    // still starting), or until the last answer.
-    auto now = std::chrono::steady_clock::now();
-    auto wake = now + limit;
-    for (std::size_t i = 0; i < n; ++i)
+    // still starting), or until the last runner is done.
+    auto wake = std::chrono::steady_clock::now() + limit;
+    for (std::size_t i = 0; i < b->next; ++i)
       if (b->slots[i] == Batch::Slot::running) wake = std::min(wake, b->started[i] + limit);
-    b->all_resolved.wait_until(lock, wake, [&] { return b->resolved == n; });
-    now = std::chrono::steady_clock::now();
-    for (std::size_t i = 0; i < n; ++i) {
+    b->runners_done.wait_until(lock, wake, [&] { return b->active == 0; });
+    auto now = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < b->next; ++i) {
       if (b->slots[i] != Batch::Slot::running || now < b->started[i] + limit) continue;
       b->slots[i] = Batch::Slot::left_behind;  // its runner is stuck: another takes over
-      ++b->resolved;
-      if (b->next < n) start_runner();
+      --b->active;
+      if (b->may_start()) start_runner();
     }
   }
-  std::vector<bool> finished(n);
-  for (std::size_t i = 0; i < n; ++i) finished[i] = b->slots[i] == Batch::Slot::done;
+  std::vector<bool> finished(b->next);
+  for (std::size_t i = 0; i < b->next; ++i) finished[i] = b->slots[i] == Batch::Slot::done;
   return finished;
 }
 

@@ -23,11 +23,13 @@ void release(const std::string& key);
 // tenth of a cycle's CPU at 1,000 jobs. A worker stuck in the kernel simply never waits
 // again (later calls get another); workers idle for a while end.
 void dispatch(std::function<void()> task);
-// Runs every task, `runners` at a time, each bounded by `limit` from its own start. Returns
-// for each task whether it finished in time (true) or was left behind (false). A runner whose
-// task is left behind is replaced, so the rest of the batch goes on.
+// Runs tasks from the front, `runners` at a time, each bounded by `limit` from its own start,
+// while more() holds (asked before each start; null: always). Returns, for the tasks it
+// started (always a prefix), whether each finished in time (true) or was left behind (false).
+// A runner whose task is left behind is replaced, so the rest of the batch goes on.
 std::vector<bool> run_batch(std::vector<std::function<void()>> tasks,
-                            std::chrono::milliseconds limit, std::size_t runners);
+                            std::chrono::milliseconds limit, std::size_t runners,
+                            std::function<bool()> more);
 }  // namespace deadline_detail
 
 template <class T>
@@ -95,11 +97,15 @@ struct DeadlineTask {
 // a cycle's per-job file work costs no thread wake-up per job: handed off one call at a time,
 // the wake-ups cost a third of a cycle's CPU at 1,000 jobs. A call that hangs holds up only
 // its runner; another takes over the rest.
+//
+// Calls are started from the front while more() holds: the ones started are removed from
+// `calls` and their results returned; the rest wait for the caller's next round. A caller
+// whose answers hold memory (a log read holds up to 64 MiB) bounds a round this way.
 template <class T>
-std::vector<Deadlined<T>> call_all_with_deadline(std::vector<DeadlineTask<T>> calls,
-                                                 std::chrono::milliseconds limit,
-                                                 std::size_t runners = 4) {
-  std::vector<Deadlined<T>> out(calls.size());
+std::vector<Deadlined<T>> call_some_with_deadline(std::vector<DeadlineTask<T>>& calls,
+                                                  std::chrono::milliseconds limit,
+                                                  std::function<bool()> more,
+                                                  std::size_t runners = 4) {
   // Owned by the tasks too: one left behind may write its answer after this returns.
   struct Answers {
     std::vector<std::optional<T>> values;
@@ -109,16 +115,14 @@ std::vector<Deadlined<T>> call_all_with_deadline(std::vector<DeadlineTask<T>> ca
   answers->values.resize(calls.size());
   answers->errors.resize(calls.size());
   std::vector<std::function<void()>> tasks;
-  std::vector<size_t> index;  // task -> call
-  for (size_t i = 0; i < calls.size(); ++i) {
-    long stuck = 0;
-    if (!deadline_detail::claim(calls[i].key, &stuck)) {
-      out[i].error =
-          calls[i].key + ": an earlier call has not answered for " + std::to_string(stuck) + "s";
-      continue;
-    }
-    index.push_back(i);
-    tasks.push_back([answers, i, key = calls[i].key, fn = std::move(calls[i].fn)] {
+  for (size_t i = 0; i < calls.size(); ++i)
+    tasks.push_back([answers, i, key = calls[i].key, fn = calls[i].fn] {
+      long stuck = 0;
+      if (!deadline_detail::claim(key, &stuck)) {
+        answers->errors[i] =
+            key + ": an earlier call has not answered for " + std::to_string(stuck) + "s";
+        return;
+      }
       try {
         answers->values[i] = fn();
       } catch (const std::exception& e) {
@@ -128,11 +132,10 @@ std::vector<Deadlined<T>> call_all_with_deadline(std::vector<DeadlineTask<T>> ca
       }
       deadline_detail::release(key);
     });
-  }
-  auto finished = deadline_detail::run_batch(std::move(tasks), limit, runners);
-  for (size_t t = 0; t < index.size(); ++t) {
-    size_t i = index[t];
-    if (!finished[t]) {
+  auto finished = deadline_detail::run_batch(std::move(tasks), limit, runners, std::move(more));
+  std::vector<Deadlined<T>> out(finished.size());
+  for (size_t i = 0; i < finished.size(); ++i) {
+    if (!finished[i]) {
       out[i].error =
           calls[i].key + ": no answer within " +
           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit).count()) +
@@ -143,7 +146,15 @@ std::vector<Deadlined<T>> call_all_with_deadline(std::vector<DeadlineTask<T>> ca
       out[i].error = std::move(answers->errors[i]);
     }
   }
+  calls.erase(calls.begin(), calls.begin() + static_cast<std::ptrdiff_t>(finished.size()));
   return out;
+}
+
+template <class T>
+std::vector<Deadlined<T>> call_all_with_deadline(std::vector<DeadlineTask<T>> calls,
+                                                 std::chrono::milliseconds limit,
+                                                 std::size_t runners = 4) {
+  return call_some_with_deadline(calls, limit, nullptr, runners);
 }
 
 }  // namespace llmwatch

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
@@ -95,31 +96,35 @@ struct FileAsk {
   bool new_task = false;
 };
 
-DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask) {
+// `bytes` counts what the batch's reads hold.
+DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask,
+                                 std::shared_ptr<std::atomic<std::uint64_t>> bytes) {
   std::vector<std::string> patterns;
   if (ask.logs) patterns = log_patterns_for(*w.settings, *w.obs.running);
-  return {"files of " + w.label, [patterns = std::move(patterns), known = w.progress.cursors,
-                                  old_label = w.progress.log_path, ask,
-                                  kill = w.settings->kill_switch, save = w.settings->save_switch] {
-            auto t0 = std::chrono::steady_clock::now();
-            JobFiles f;
-            f.kill_mtime = mtime_of(kill);
-            f.save_mtime = mtime_of(save);
-            if (ask.logs) {
-              LogReads& r = f.logs.emplace();
-              r.paths = glob_logs(patterns);
-              for (const auto& p : r.paths) r.label += (r.label.empty() ? "" : " ") + p;
-              bool fresh = ask.new_task && r.label != old_label;
-              for (const auto& path : r.paths) {
-                auto it = known.find(path);
-                LogCursor cursor = fresh || it == known.end() ? LogCursor{} : it->second;
-                r.chunks.push_back(read_appended(path, cursor));
-                r.cursors.push_back(cursor);
-              }
-            }
-            f.seconds = seconds_since(t0);
-            return f;
-          }};
+  return {
+      "files of " + w.label,
+      [patterns = std::move(patterns), known = w.progress.cursors, old_label = w.progress.log_path,
+       ask, kill = w.settings->kill_switch, save = w.settings->save_switch, bytes] {
+        auto t0 = std::chrono::steady_clock::now();
+        JobFiles f;
+        f.kill_mtime = mtime_of(kill);
+        f.save_mtime = mtime_of(save);
+        if (ask.logs) {
+          LogReads& r = f.logs.emplace();
+          r.paths = glob_logs(patterns);
+          for (const auto& p : r.paths) r.label += (r.label.empty() ? "" : " ") + p;
+          bool fresh = ask.new_task && r.label != old_label;
+          for (const auto& path : r.paths) {
+            auto it = known.find(path);
+            LogCursor cursor = fresh || it == known.end() ? LogCursor{} : it->second;
+            r.chunks.push_back(read_appended(path, cursor));
+            r.cursors.push_back(cursor);
+            *bytes += r.chunks.back().bytes_read;
+          }
+        }
+        f.seconds = seconds_since(t0);
+        return f;
+      }};
 }
 
 constexpr size_t kTailLines = 400;  // what a post-mortem reads of the log's last lines
@@ -356,32 +361,42 @@ class JobLogCheck : public Check {
 
   // Three steps, so that no job's file work costs a thread hand-off of its own (one per job
   // was a third of the cycle's CPU at 1,000 jobs): what each job needs (a pool of four: an
-  // scontrol or a post-mortem may wait), then every job's files in one batch of calls under
-  // the deadline, then each job's lines applied (the pool again).
+  // scontrol or a post-mortem may wait), then the jobs' files in batches of calls under the
+  // deadline, each batch's lines applied (the pool again) before the next is read. A batch
+  // starts no more reads once it holds kBatchBytes: a first look reads up to 64 MiB of each
+  // log, and all at once would hold them all. (The steady state, a few lines per job, is one
+  // batch; the bench's first cycle held 6 MiB more with a 256 MiB batch.)
+  static constexpr std::uint64_t kBatchBytes = 1ull << 20;
+
   void observe(CycleState& s) override {
     auto limit = std::chrono::duration_cast<Limit>(s.config.file_timeout);
     std::vector<FileAsk> asks(s.work.size());
-    per_job(s, "log of ",
-            [&](size_t i) { asks[i] = before_files(s.work[i], s.slurm, s.now, limit); });
+    per_job(s, [&](size_t i) { asks[i] = before_files(s.work[i], s.slurm, s.now, limit); });
+    auto bytes = std::make_shared<std::atomic<std::uint64_t>>(0);
     std::vector<DeadlineTask<JobFiles>> calls;
     std::vector<size_t> job_of;  // call -> job
     for (size_t i = 0; i < s.work.size(); ++i) {
       if (!errors_[i].empty()) continue;
       errors_[i] = run_guarded("log of " + s.work[i].label, [&] {
-        calls.push_back(job_files(s.work[i], asks[i]));
+        calls.push_back(job_files(s.work[i], asks[i], bytes));
         job_of.push_back(i);
       });
     }
-    auto files = call_all_with_deadline(std::move(calls), limit);
-    std::vector<Deadlined<JobFiles>*> files_of(s.work.size(), nullptr);
-    for (size_t c = 0; c < job_of.size(); ++c) {
-      files_of[job_of[c]] = &files[c];
-      seconds_[job_of[c]] +=
-          files[c].ok() ? files[c].value->seconds : std::chrono::duration<double>(limit).count();
+    for (size_t first = 0; !calls.empty();) {
+      *bytes = 0;
+      auto files = call_some_with_deadline(calls, limit, [bytes] { return *bytes < kBatchBytes; });
+      std::vector<Deadlined<JobFiles>*> files_of(s.work.size(), nullptr);
+      for (size_t c = 0; c < files.size(); ++c) {
+        size_t job = job_of[first + c];
+        files_of[job] = &files[c];
+        seconds_[job] +=
+            files[c].ok() ? files[c].value->seconds : std::chrono::duration<double>(limit).count();
+      }
+      per_job(s, [&](size_t i) {
+        if (files_of[i]) after_files(s.work[i], *files_of[i], asks[i], s.now);
+      });
+      first += files.size();
     }
-    per_job(s, "log of ", [&](size_t i) {
-      if (files_of[i]) after_files(s.work[i], *files_of[i], asks[i], s.now);
-    });
     // One at a time: each is a short job of its own on the nodes a crash left.
     for (auto& w : s.work)
       if (w.ended_new) check_nodes_after_crash(s, w);
@@ -422,13 +437,13 @@ class JobLogCheck : public Check {
   // fn(i) for every job still without an error, on a pool of four; a job whose fn fails
   // keeps the error (and is unknown this cycle). The time it took is the job's.
   template <class Fn>
-  void per_job(CycleState& s, const char* what, Fn fn) {
+  void per_job(CycleState& s, Fn fn) {
     boost::asio::thread_pool pool(4);
     for (size_t i = 0; i < s.work.size(); ++i)
       boost::asio::post(pool, [&, i] {
         if (!errors_[i].empty()) return;
         auto t0 = std::chrono::steady_clock::now();
-        errors_[i] = run_guarded(what + s.work[i].label, [&] { fn(i); });
+        errors_[i] = run_guarded("log of " + s.work[i].label, [&] { fn(i); });
         seconds_[i] += seconds_since(t0);
       });
     pool.join();
