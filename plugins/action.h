@@ -31,6 +31,7 @@ struct ActionRequest {
   const StorageSettings* storage = nullptr;
   std::string path;
   bool dry_run = false;  // [llmwatch] dry_run: the executor says what it would do
+  double now = 0;        // the cycle that asked (an action that may repeat keys on it)
 };
 
 struct ActionContext {

@@ -21,7 +21,7 @@ while IFS= read -r file; do
   [ "$from_rank" -ge 0 ] || { echo "$file: layer '$from' is not in the list"; bad=1; continue; }
   while IFS= read -r line; do
     dir=$(sed -E 's/^#include "([a-z_]+)\/.*/\1/' <<<"$line")
-    [ "$dir" = "alert" ] && dir=plugins  # plugins/alert, included as "alert/..."
+    case "$dir" in alert | self) dir=plugins ;; esac  # plugins/alert, included as "alert/..."
     to_rank=$(rank "$dir")
     [ "$to_rank" -ge 0 ] || continue
     if [ "$to_rank" -gt "$from_rank" ]; then

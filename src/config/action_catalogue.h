@@ -11,8 +11,9 @@
 namespace llmwatch {
 
 // Storage: acts on a [[storage]] path (checkpoint cleanup); planned by the storage check,
-// never named in an on_* list.
-enum class ActionTarget { Job, Node, Storage };
+// never named in an on_* list. Self: llmwatch's own job chain (its successor); planned by
+// the self-chain check, never named in an on_* list either.
+enum class ActionTarget { Job, Node, Storage, Self };
 
 struct ActionInfo {
   std::string name;

@@ -98,6 +98,7 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
   const JobWork* w = work_for(s, f.subject);
   if (!w) {
     base.job = f.subject;
+    if (f.key.rfind("llmwatch/successor", 0) == 0) base.queue = s.self_pending;
     return actions_for(f, JobSettings{});
   }
   base.job = w->label;

@@ -78,6 +78,9 @@ struct CycleState {
     CheckpointScan scan;
   };
   std::vector<Cleanup> cleanups;
+  // llmwatch's own pending chain jobs, when the self-chain check found none or several: what
+  // the successor action mends.
+  std::vector<SlurmJob> self_pending;
   // What failed inside a phase's failure domains this cycle (logged, kept as events).
   std::vector<std::string> errors;
 

@@ -95,6 +95,7 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
     req.action = name;
     req.done = done;
     req.dry_run = config_.dry_run;
+    req.now = now_;
     std::string key = plugin->idem_key(req);
     std::string reason = base.finding.key + ": " + base.finding.summary;
     // The budget is read before this action is journaled, so it does not count itself.

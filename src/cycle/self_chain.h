@@ -7,16 +7,10 @@
 #include <vector>
 
 #include "config/config.h"
-#include "rules/finding.h"
+#include "self/self_job.h"
 #include "slurm/slurm_client.h"
 
 namespace llmwatch {
-
-class Store;
-
-// sbatch arguments for one llmwatch job that starts after `delay` seconds.
-std::vector<std::string> self_job_args(const Config& config, const std::string& config_path,
-                                       long delay_seconds);
 
 struct ChainCheck {
   std::vector<SlurmJob> mine;         // llmwatch jobs of this user, other than the current one
@@ -27,14 +21,9 @@ struct ChainCheck {
 ChainCheck check_chain(const std::vector<SlurmJob>& queue, const Config& config,
                        const std::string& own_job_id, const std::string& user);
 
-// Submits a successor when the chain is on and none is queued. Returns a finding when
-// the chain is broken and could not be mended; records what it did as events.
-std::optional<Finding> ensure_successor(const std::vector<SlurmJob>& queue, const Config& config,
-                                        SlurmClient& slurm, Store& store, double now, bool dry_run);
-
 // In a self-job run, the first thing done: queue the successor, before the lease, squeue or
 // any probe, which can fail or hang and would otherwise end the chain for good. A duplicate
-// this may create is cancelled by ensure_successor.
+// this may create is cancelled by the successor action (plugins/self/successor.cpp).
 SubmitResult queue_successor_first(const Config& config, const std::string& config_path,
                                    long delay_seconds, SlurmClient& slurm);
 

@@ -42,6 +42,8 @@ std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
     out = job.on_node_fault;
   else if (f.kind == "node-degraded")
     out = job.on_node_degraded;
+  else if (f.kind == "successor-missing" || f.kind == "successor-duplicate")
+    out = {"successor"};  // llmwatch's own chain (plugins/self/successor.cpp)
   else if (f.severity != Severity::Info)
     out = {"alert"};
   // Every action is announced: a plan that acts without alerting gets an alert.
