@@ -141,7 +141,8 @@ struct GpuSettings {
   std::string collect = "results";  // results | srun | both
   std::string results_dir;          // where node-checks write <node>.json (shared filesystem)
   Seconds result_max_age{900};      // an older result is not evidence of anything
-  std::string manage_nodes;  // hostlist llmwatch may drain/undrain; "": nodes of watched jobs
+  std::string manage_nodes;     // hostlist llmwatch may drain/undrain; "": nodes of watched jobs
+  Seconds idle_check_every{0};  // idle managed nodes run node-check as a short job; 0: off
   double max_drained_fraction = 0.1;  // of a partition (of all nodes when unknown)
   std::vector<std::string> on_critical{"drain", "alert"};
   // A GPU a reset heals (reset-class Xid, pending row remap): Slurm's reboot ASAP returns it to

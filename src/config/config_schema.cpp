@@ -268,6 +268,7 @@ const std::vector<KeySpec<GpuSettings>>& gpu_keys() {
       {"results_dir", KeyKind::String, LW_SET(GpuSettings, results_dir, s)},
       {"result_max_age", KeyKind::Duration, LW_SET(GpuSettings, result_max_age, dur)},
       {"manage_nodes", KeyKind::String, LW_SET(GpuSettings, manage_nodes, s)},
+      {"idle_check_every", KeyKind::Duration, LW_SET(GpuSettings, idle_check_every, dur)},
       {"max_drained_fraction", KeyKind::Percent, LW_SET(GpuSettings, max_drained_fraction, d)},
       {"on_critical", KeyKind::StringList, LW_SET(GpuSettings, on_critical, list), false, 0, 0,
        node_plan_choices()},

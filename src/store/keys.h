@@ -45,6 +45,11 @@ inline std::string rebooting(const std::string& node) {
   return "rebooting:" + node;
 }
 inline constexpr const char* kRebootingPrefix = "rebooting:";
+// Per node: when llmwatch last asked an idle node for a node-check as a short job.
+inline std::string idle_checked(const std::string& node) {
+  return "idlecheck:" + node;
+}
+inline constexpr const char* kIdleCheckedPrefix = "idlecheck:";
 
 // Per [[storage]] path and per [[check]].
 inline std::string storage(const std::string& path) {

@@ -410,6 +410,10 @@ std::map<std::string, double> Store::rebooting_nodes() {
   return node_times(kv::kRebootingPrefix);
 }
 
+std::map<std::string, double> Store::idle_checked_nodes() {
+  return node_times(kv::kIdleCheckedPrefix);
+}
+
 std::map<std::string, double> Store::node_times(const std::string& prefix) {
   std::map<std::string, double> out;
   auto st = db_.prepare("SELECT key, value FROM kv WHERE key >= ? AND key < ? AND value != ''");

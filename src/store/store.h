@@ -132,6 +132,8 @@ class Store {
   std::map<std::string, double> drained_nodes();
   // The nodes llmwatch asked Slurm to reboot whose reboot is not over, and when it asked.
   std::map<std::string, double> rebooting_nodes();
+  // The idle nodes llmwatch asked for a node-check as a short job, and when.
+  std::map<std::string, double> idle_checked_nodes();
 
   // The storage series: one sample per [[storage]] path per cycle, for the growth forecast.
   struct StorageSample {

@@ -101,6 +101,47 @@ std::vector<NodeReport> collect_by_srun(const Config& config, SlurmClient& slurm
   return out;
 }
 
+// The idle managed nodes whose last check as a short job is older than idle_check_every, each
+// partition's as one short job (`srun --nodelist --immediate`: it runs now or not at all),
+// kIdleNodesPerCycle at most a cycle. A node is asked once per period whatever the answer: a
+// partition that cannot run the job now is not asked again every cycle.
+constexpr size_t kIdleNodesPerCycle = 32;
+std::vector<NodeReport> collect_idle(CycleState& s, const std::set<std::string>& managed,
+                                     std::vector<std::string>& errors) {
+  const Seconds every = s.config.gpu.idle_check_every;
+  std::vector<NodeReport> out;
+  if (every.count() <= 0) return out;
+  auto asked = s.store.idle_checked_nodes();
+  std::map<std::string, std::vector<std::string>> by_partition;
+  size_t picked = 0;
+  for (const auto& n : s.nodes->nodes) {
+    if (picked == kIdleNodesPerCycle) break;
+    if (n.state != "idle" || n.unusable() || n.partitions.empty() || !managed.count(n.name))
+      continue;
+    if (auto it = asked.find(n.name); it != asked.end() &&
+                                      s.now - it->second < static_cast<double>(every.count()) &&
+                                      s.now >= it->second)
+      continue;
+    by_partition[n.partitions.front()].push_back(n.name);
+    ++picked;
+  }
+  for (const auto& [partition, nodes] : by_partition) {
+    for (const auto& node : nodes)
+      s.store.put(kv::idle_checked(node), std::to_string(s.now), s.now);
+    std::vector<std::string> placement = {"--nodelist=" + compress_hostlist(nodes),
+                                          "--nodes=" + std::to_string(nodes.size()),
+                                          "--ntasks-per-node=1",
+                                          "--immediate=30",
+                                          "--time=5",
+                                          "--job-name=llmwatch-node-check",
+                                          "--partition=" + partition};
+    auto got = node_check_by_srun(s.config, s.slurm, placement, "on idle nodes of " + partition);
+    if (!got.error.empty()) errors.push_back(got.error);
+    for (auto& report : got.reports) out.push_back(std::move(report));
+  }
+  return out;
+}
+
 // Reads DIR/<node>.json; nullopt when missing or malformed.
 std::optional<NodeReport> read_node_result(const std::string& dir, const std::string& node) {
   auto text = read_text_file(dir + "/" + node + ".json");
@@ -142,14 +183,17 @@ class NodeHealthCheck : public Check {
       for (const auto& node : facts.managed)
         if (auto report = read_node_result(g.results_dir, node))
           facts.reports[node] = std::move(*report);
-    if (g.collect != "results") {
-      std::vector<std::string> errors;
-      for (auto& report : collect_by_srun(s.config, s.slurm, facts.running, errors))
-        if (facts.managed.count(report.node)) facts.reports[report.node] = std::move(report);
-      for (const auto& e : errors) {
-        ++r.unknown;
-        s.store.add_event(s.now, "node-check", "llmwatch", "warning", e);
-      }
+    std::vector<std::string> errors;
+    std::vector<NodeReport> collected;
+    if (g.collect != "results")
+      collected = collect_by_srun(s.config, s.slurm, facts.running, errors);
+    for (auto& report : collect_idle(s, facts.managed, errors))
+      collected.push_back(std::move(report));
+    for (auto& report : collected)
+      if (facts.managed.count(report.node)) facts.reports[report.node] = std::move(report);
+    for (const auto& e : errors) {
+      ++r.unknown;
+      s.store.add_event(s.now, "node-check", "llmwatch", "warning", e);
     }
     facts.booted = booted_since_reboot(s.store, s.slurm);
     finish_reboots(s.store, facts);
