@@ -17,6 +17,10 @@ bool SlurmNode::down() const {
          has("NOT_RESPONDING") || has("DOWN") || has("FAIL");
 }
 
+bool SlurmNode::idle() const {
+  return state == "idle" || state == "IDLE";
+}
+
 std::string SlurmNode::describe() const {
   std::string out = state;
   for (const auto& f : flags) out += "+" + f;

@@ -17,6 +17,7 @@ struct SlurmNode {
   bool drained() const;  // DRAIN flag (draining or drained)
   bool down() const;     // down, fail, or not responding
   bool unusable() const { return drained() || down(); }
+  bool idle() const;  // no job on it ("idle" in 22.05, "IDLE" from 23.02)
   // "idle+DRAIN", for status and evidence lines.
   std::string describe() const;
 };

@@ -116,8 +116,7 @@ std::vector<NodeReport> collect_idle(CycleState& s, const std::set<std::string>&
   size_t picked = 0;
   for (const auto& n : s.nodes->nodes) {
     if (picked == kIdleNodesPerCycle) break;
-    if (n.state != "idle" || n.unusable() || n.partitions.empty() || !managed.count(n.name))
-      continue;
+    if (!n.idle() || n.unusable() || n.partitions.empty() || !managed.count(n.name)) continue;
     if (auto it = asked.find(n.name); it != asked.end() &&
                                       s.now - it->second < static_cast<double>(every.count()) &&
                                       s.now >= it->second)
