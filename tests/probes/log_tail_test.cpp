@@ -81,32 +81,29 @@ TEST(LogTail, HugeFileFirstLookReadsOnlyTheTail) {
   EXPECT_EQ(cursor.offset, body.size());
 }
 
-TEST(LogTail, OverlongLineIsCutNotBufferedForever) {
+// A log of `bytes` bytes and no line end, read with max_line = 100: one line of 100 bytes,
+// and the whole file consumed.
+void expect_one_line_of_100(size_t bytes) {
   TempDir dir;
   std::string path = dir / "log";
-  write_file(path, std::string(5000, 'x'));
+  write_file(path, std::string(bytes, 'x'));
   LogCursor cursor;
   LogTailLimits limits;
   limits.max_line = 100;
   auto chunk = read_appended(path, cursor, limits);
   ASSERT_EQ(chunk.lines.size(), 1u);
   EXPECT_EQ(chunk.lines[0].size(), 100u);
-  EXPECT_EQ(cursor.offset, 5000u);
+  EXPECT_EQ(cursor.offset, bytes);
+}
+
+TEST(LogTail, OverlongLineIsCutNotBufferedForever) {
+  expect_one_line_of_100(5000);
 }
 
 // The defect: a partial line of exactly max_line bytes was cut by looking at the byte after
 // it, one past the end of the read (a heap overflow under ASan).
 TEST(LogTail, APartialLineOfExactlyMaxLineIsReadInBounds) {
-  TempDir dir;
-  std::string path = dir / "log";
-  write_file(path, std::string(100, 'x'));
-  LogCursor cursor;
-  LogTailLimits limits;
-  limits.max_line = 100;
-  auto chunk = read_appended(path, cursor, limits);
-  ASSERT_EQ(chunk.lines.size(), 1u);
-  EXPECT_EQ(chunk.lines[0].size(), 100u);
-  EXPECT_EQ(cursor.offset, 100u);
+  expect_one_line_of_100(100);
 }
 
 // A big read is taken a piece at a time: a "\r\n" split between two pieces is still one line
