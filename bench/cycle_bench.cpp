@@ -281,20 +281,23 @@ int main(int argc, char** argv) {
     for (int m = 0; m < s.log_mib; ++m) out << block;
   }
   double big_mib = std::filesystem::file_size(big) / 1048576.0;
-  // Read only, then read + parse (what a cycle does), each from the top in bounded chunks.
+  // Read only, then read + parse (what a cycle does), each from the top in bounded reads,
+  // through scan_appended as the cycle reads (the lines handed on as they are read).
+  struct stat big_stat {};
+  ::stat(big.c_str(), &big_stat);
   auto scan = [&](bool parse, std::uint64_t& bytes, std::uint64_t& lines) {
-    LogCursor c;
+    // Known to the cursor, so read from the top (a first look at a huge file reads its tail).
+    LogCursor c{big_stat.st_dev, big_stat.st_ino, 0};
     TrainingLogParser parser;
     auto start = Clock::now();
     for (;;) {
-      LogChunk chunk = read_appended(big, c, LogTailLimits{64ull << 20, 1 << 20});
-      if (chunk.skipped) {  // a huge file's first look reads its tail only: start from 0
-        c.offset = 0;
-        continue;
-      }
+      LogChunk chunk = scan_appended(big, c, LogTailLimits{64ull << 20, 1 << 20},
+                                     [&](std::span<const std::string_view> got) {
+                                       if (!parse) return void(lines += got.size());
+                                       for (const auto& l : got)
+                                         lines += parser.parse(l).step ? 1 : 0;
+                                     });
       bytes += chunk.bytes_read;
-      if (parse)
-        for (const auto& l : chunk.lines) lines += parser.parse(l).step ? 1 : 0;
       if (chunk.bytes_read == 0) break;
     }
     return since(start);

@@ -8,7 +8,6 @@
 #include "cycle/cycle_state.h"
 #include "cycle/failure_domain.h"
 #include "cycle/phases.h"
-#include "probes/log_tail.h"
 
 namespace llmwatch {
 
@@ -29,7 +28,6 @@ CycleResult Supervisor::run_cycle(double now) {
   phase("record", record_phase);
   phase("notify", notify_phase);
   finish_phase(state);
-  release_log_read_buffers();  // the logs' read buffer is reused within a cycle, not kept
   return std::move(state.result);
 }
 

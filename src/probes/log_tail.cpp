@@ -1,15 +1,13 @@
 #include "probes/log_tail.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <mutex>
-#include <new>
+#include <list>
+#include <memory>
 #include <string_view>
 
 #include "util/deadline_call.h"
@@ -27,87 +25,24 @@ size_t utf8_cut(std::string_view data, size_t from, size_t max) {
   return len;
 }
 
-// Read buffers. A fresh big buffer costs a page fault and a zeroed page per 4 KiB, more
-// than the read itself, so the last one released is kept for the next read (one at a time:
-// reads of one cycle follow each other) until release_log_read_buffers() at the end of the
-// cycle gives it back. A big one asks for transparent huge pages.
-// The lines vector of a big read is as costly (16 bytes a line, grown by doubling into fresh
-// pages), so its storage is kept the same way.
-struct SpareBuffer {
-  std::mutex mutex;
-  char* data = nullptr;
-  std::size_t capacity = 0;
-  std::vector<std::string_view> lines;
-};
-SpareBuffer& spare() {
-  static SpareBuffer s;
-  return s;
-}
-
-std::shared_ptr<char[]> read_buffer(std::size_t n) {
-  n = std::max<std::size_t>(n, 1);
-  char* data = nullptr;
-  std::size_t capacity = 0;
-  {
-    std::lock_guard lock(spare().mutex);
-    if (spare().capacity >= n) {
-      std::swap(data, spare().data);
-      std::swap(capacity, spare().capacity);
-    }
-  }
-  if (!data) {
-    constexpr std::size_t kHuge = 2u << 20;
-    capacity = n >= kHuge ? (n + kHuge - 1) / kHuge * kHuge : n;
-    data = static_cast<char*>(n >= kHuge ? std::aligned_alloc(kHuge, capacity)
-                                         : std::malloc(capacity));
-    if (!data) throw std::bad_alloc();
-    if (n >= kHuge) ::madvise(data, capacity, MADV_HUGEPAGE);  // advice only
-  }
-  return {data, [capacity](char* p) {
-            std::lock_guard lock(spare().mutex);
-            if (capacity > spare().capacity) {  // keep the larger of the two
-              std::free(spare().data);
-              spare().data = p;
-              spare().capacity = capacity;
-            } else {
-              std::free(p);
-            }
-          }};
-}
-
-// Lines with invalid UTF-8, made valid (invalid sequences become U+FFFD) in a buffer of
-// their own; the views move there.
-void repair_lines(LogChunk& chunk) {
-  auto repaired = std::make_shared<std::string>();
-  std::vector<std::pair<size_t, size_t>> spans;
-  for (const auto& line : chunk.lines) {
-    std::string valid = valid_utf8(line);
-    spans.emplace_back(repaired->size(), valid.size());
-    *repaired += valid;
-  }
-  const std::string_view text(*repaired);
-  for (size_t i = 0; i < spans.size(); ++i)
-    chunk.lines[i] = text.substr(spans[i].first, spans[i].second);
-  chunk.repaired = std::move(repaired);
-}
-
-}  // namespace
-
-LogChunk read_appended(const std::string& path, LogCursor& cursor, const LogTailLimits& limits) {
-  LogChunk chunk;
+// The file at the cursor: opened, checked, and the cursor moved to where reading starts (the
+// top of a replaced or truncated file; the tail of a huge one seen for the first time).
+// Returns the descriptor (-1 with chunk.error set) and how many bytes to read.
+int open_at_cursor(const std::string& path, LogCursor& cursor, const LogTailLimits& limits,
+                   LogChunk& chunk, std::uint64_t& want) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return chunk.error = path + ": " + std::strerror(errno), chunk;
+  if (fd < 0) return chunk.error = path + ": " + std::strerror(errno), -1;
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     chunk.error = path + ": " + std::strerror(errno);
     ::close(fd);
-    return chunk;
+    return -1;
   }
   if (!S_ISREG(st.st_mode)) {
     chunk.error = path + ": not a regular file (a FIFO, device or directory cannot be followed)";
     ::close(fd);
-    return chunk;
+    return -1;
   }
   auto size = static_cast<std::uint64_t>(st.st_size);
   bool same_file = cursor.dev == st.st_dev && cursor.inode == st.st_ino;
@@ -121,78 +56,100 @@ LogChunk read_appended(const std::string& path, LogCursor& cursor, const LogTail
       chunk.skipped = true;
     }
   }
-  std::uint64_t want = std::min<std::uint64_t>(size - cursor.offset, limits.max_bytes_per_read);
-  // Read straight into the chunk's shared buffer: the line views point into it, and it never
-  // moves. It is read a piece at a time, and each piece is split into lines while it is still
-  // in the CPU's cache.
-  std::shared_ptr<char[]> buffer = read_buffer(static_cast<std::size_t>(want));
-  const char* data = buffer.get();
-  if (want >= (1 << 20)) {  // a big read: take the kept lines storage
-    std::lock_guard lock(spare().mutex);
-    chunk.lines.swap(spare().lines);
-    chunk.lines.clear();
-  }
+  want = std::min<std::uint64_t>(size - cursor.offset, limits.max_bytes_per_read);
+  return fd;
+}
+
+}  // namespace
+
+LogChunk scan_appended(const std::string& path, LogCursor& cursor, const LogTailLimits& limits,
+                       const std::function<void(std::span<const std::string_view>)>& on_lines) {
+  LogChunk chunk;
+  std::uint64_t want = 0;
+  int fd = open_at_cursor(path, cursor, limits, chunk, want);
+  if (fd < 0) return chunk;
+  // One buffer, as small as the read or as a line plus a piece: what is read is split while it
+  // is in the CPU's cache, handed on, and dropped; a partial line moves to the front.
   constexpr std::uint64_t kPiece = 1 << 16;
-  std::uint64_t got = 0;
-  size_t start = 0, consumed = 0;  // where the current line begins; what the lines cover
-  bool fragment = chunk.skipped;   // we landed mid-line: drop up to the first line end
-  bool ascii = true;
-  auto add_line = [&](size_t from, size_t len) {  // longer than max_line: cut, never buffered
-    if (len > limits.max_line) len = utf8_cut({data, from + len}, from, limits.max_line);
-    chunk.lines.emplace_back(data + from, len);
+  const std::uint64_t capacity = std::min<std::uint64_t>(want, limits.max_line + kPiece) + 1;
+  std::unique_ptr<char[]> holder(new char[capacity]);
+  char* buf = holder.get();
+  const std::uint64_t end_pos = cursor.offset + want;
+  std::uint64_t file_pos = cursor.offset;  // the file offset of buf[0]
+  std::uint64_t read_pos = cursor.offset;  // the next byte to read
+  std::uint64_t consumed = cursor.offset;  // up to here, lines were handed on
+  size_t len = 0, start = 0, scanned = 0;  // bytes in buf; the current line; scanned up to
+  bool fragment = chunk.skipped;           // we landed mid-line: drop up to the first line end
+  bool overlong = false;                   // the current line was handed on cut: drop its rest
+  bool maybe_invalid = false;              // a byte outside ASCII was seen: validate lines
+  std::vector<std::string_view> lines;
+  std::list<std::string> repaired;  // lines that were not valid UTF-8, made valid (stable;
+                                    // unlike a deque, allocates nothing while empty)
+  auto take = [&](size_t from, size_t n) {
+    if (n > limits.max_line) n = utf8_cut({buf, from + n}, from, limits.max_line);
+    lines.emplace_back(buf + from, n);
   };
   auto on_end = [&](size_t end) {
     if (end < start) return;  // the '\n' of a "\r\n"
-    if (!fragment) add_line(start, end - start);
-    fragment = false;
+    if (!fragment && !overlong) take(start, end - start);
+    fragment = overlong = false;
     start = end + 1;
-    if (data[end] == '\r' && start < got && data[start] == '\n') ++start;
-    consumed = start;
+    if (buf[end] == '\r' && start < len && buf[start] == '\n') ++start;
+    consumed = file_pos + start;
   };
-  for (size_t scanned = 0;;) {
-    std::uint64_t piece = std::min(kPiece, want - got);
+  for (;;) {
     ssize_t n = 0;
-    while (piece > 0 &&
-           (n = ::pread(fd, buffer.get() + got, piece, static_cast<off_t>(cursor.offset + got))) <
-               0 &&
+    std::uint64_t room = std::min<std::uint64_t>(capacity - 1 - len, end_pos - read_pos);
+    while (room > 0 && (n = ::pread(fd, buf + len, room, static_cast<off_t>(read_pos))) < 0 &&
            errno == EINTR) {
     }
-    if (n > 0) got += static_cast<std::uint64_t>(n);
-    bool last = n <= 0 || got == want;
-    // A '\r' that ends the piece may be the first half of a "\r\n": it waits for the next.
-    size_t to = last ? static_cast<size_t>(got) : static_cast<size_t>(got) - 1;
-    ascii &= !scan_line_ends(data, scanned, to, on_end);
+    if (n > 0) len += static_cast<size_t>(n), read_pos += static_cast<std::uint64_t>(n);
+    bool last = n <= 0 || read_pos == end_pos;
+    // A '\r' that ends what was read may be the first half of a "\r\n": it waits for more.
+    size_t to = last || len == 0 ? len : len - 1;
+    maybe_invalid |= scan_line_ends(buf, scanned, to, on_end);
     scanned = to;
+    // A line that fills max_line is handed on cut, and the rest of it dropped.
+    if (!fragment && !overlong && len - start >= limits.max_line) {
+      take(start, limits.max_line);
+      overlong = true;
+    }
+    // Validity is checked only once a byte outside ASCII was seen (in most logs, never).
+    if (maybe_invalid)
+      for (auto& line : lines)
+        if (!is_valid_utf8(line)) line = repaired.emplace_back(valid_utf8(line));
+    if (!lines.empty()) on_lines(lines);
+    lines.clear();
+    repaired.clear();
     if (last) break;
+    if (fragment || overlong) start = scanned;  // what was scanned of it is dropped
+    std::memmove(buf, buf + start, len - start);
+    file_pos += start, len -= start, scanned -= start, start = 0;
   }
   ::close(fd);
-  chunk.bytes_read = got;
-  // A partial line waits for its end, unless it is already absurdly long.
-  if (fragment || got - start >= limits.max_line) {
-    if (!fragment) add_line(start, static_cast<size_t>(got) - start);
-    consumed = static_cast<size_t>(got);
-  }
-  // Validity is checked only for a read with a byte outside ASCII (almost none are); only a
-  // read that is not valid UTF-8 pays for repairing its lines. The cursor counts the file's
-  // bytes, never the repaired ones (a U+FFFD is 3 bytes where the file had 1).
-  if (!ascii && !is_valid_utf8({data, consumed})) repair_lines(chunk);
-  cursor.offset += consumed;
-  chunk.text = std::move(buffer);
+  chunk.bytes_read = read_pos - cursor.offset;
+  // A line end never came: a dropped fragment or the rest of a cut line is consumed whole;
+  // a plain partial line waits for its end.
+  if (fragment || overlong) consumed = file_pos + len;
+  cursor.offset = consumed;
   return chunk;
 }
 
-LogChunk::~LogChunk() {
-  if (lines.capacity() < 4096) return;  // small ones cost nothing to allocate
-  std::lock_guard lock(spare().mutex);
-  if (lines.capacity() > spare().lines.capacity()) spare().lines.swap(lines);
-}
-
-void release_log_read_buffers() {
-  std::lock_guard lock(spare().mutex);
-  std::free(spare().data);
-  spare().data = nullptr;
-  spare().capacity = 0;
-  spare().lines = {};
+LogChunk read_appended(const std::string& path, LogCursor& cursor, const LogTailLimits& limits) {
+  auto storage = std::make_shared<std::string>();
+  std::vector<std::pair<size_t, size_t>> spans;
+  LogChunk chunk =
+      scan_appended(path, cursor, limits, [&](std::span<const std::string_view> lines) {
+        for (const auto& line : lines) {
+          spans.emplace_back(storage->size(), line.size());
+          storage->append(line);
+        }
+      });
+  const std::string_view text(*storage);
+  chunk.lines.reserve(spans.size());
+  for (const auto& [from, n] : spans) chunk.lines.push_back(text.substr(from, n));
+  chunk.storage = std::move(storage);
+  return chunk;
 }
 
 LogChunk read_appended_within(const std::string& path, LogCursor& cursor,

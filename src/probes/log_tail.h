@@ -4,7 +4,9 @@
 // one starts over from the top; a partial last line waits for its newline.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,18 +19,10 @@ struct LogCursor {
 };
 
 struct LogChunk {
-  LogChunk() = default;
-  LogChunk(LogChunk&&) = default;
-  LogChunk& operator=(LogChunk&&) = default;
-  LogChunk(const LogChunk&) = default;
-  LogChunk& operator=(const LogChunk&) = default;
-  ~LogChunk();  // the lines' storage is kept for the next read (see log_tail.cpp)
-
-  // Complete lines appended since the cursor: views into `text`, one buffer per read (no
-  // allocation per line), or into `repaired` for a read that was not valid UTF-8. Both live
-  // on the heap, so the views survive moves and copies.
-  std::shared_ptr<const char[]> text;
-  std::shared_ptr<const std::string> repaired;
+  // Complete lines appended since the cursor (read_appended: views into `storage`, which
+  // lives on the heap, so the views survive moves and copies; scan_appended hands them on
+  // instead and keeps none).
+  std::shared_ptr<const std::string> storage;
   std::vector<std::string_view> lines;
   std::uint64_t bytes_read = 0;
   bool reset = false;    // the file was replaced or truncated; reading restarted at 0
@@ -42,12 +36,18 @@ struct LogTailLimits {
   std::size_t max_line = 1 << 20;               // longer lines are cut, not buffered forever
 };
 
+// Hands on the complete lines appended since the cursor, a batch at a time, reading through
+// one small buffer (a line and a piece at most): nothing of the file is held after its lines
+// were handed on, so a 64 MiB first look costs what `cat` costs, not 64 MiB. Lines are valid
+// UTF-8 (repaired where not), end at '\n', '\r\n' or a lone '\r' (tqdm and Lightning redraw
+// with '\r'), and are at most max_line bytes (the rest of a longer one is dropped). The views
+// are valid during the call only. The returned chunk has no lines.
+LogChunk scan_appended(const std::string& path, LogCursor& cursor, const LogTailLimits& limits,
+                       const std::function<void(std::span<const std::string_view>)>& on_lines);
+
+// scan_appended, with the lines kept in the chunk.
 LogChunk read_appended(const std::string& path, LogCursor& cursor,
                        const LogTailLimits& limits = {});
-
-// Frees the read buffer kept for the next read (see log_tail.cpp); called once a cycle's
-// reads are done, so a big first read does not stay resident between cycles.
-void release_log_read_buffers();
 
 // read_appended bounded by a deadline (util/deadline_call.h): on a hung mount the read is
 // left behind, `hung` is set, and the cursor stays where it was, so nothing is lost or read

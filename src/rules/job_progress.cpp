@@ -212,23 +212,18 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
   return apply_lines(p, views, parser, now);
 }
 
-std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
-                                                         std::span<const std::string_view> lines,
-                                                         const TrainingLogParser& parser,
-                                                         double now) {
-  std::vector<std::pair<std::int64_t, double>> advances;
-  // Lines arrive in batches, one per cycle: the time between progress observations is
-  // quantized by the cycle interval. The step interval is that time divided by the steps it
-  // covered, so a 0.5 s step watched every 5 s counts as 0.5 s, not 5 s.
-  const std::optional<std::int64_t> step_before = p.step;
-  const double progress_before = p.last_progress;
-  bool counters_rose = false;
+ProgressUpdate::ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, double now)
+    : p_(p), parser_(parser), now_(now), step_before_(p.step), progress_before_(p.last_progress) {}
+
+void ProgressUpdate::feed(std::span<const std::string_view> lines) {
+  JobProgress& p = p_;
+  const double now = now_;
   size_t keep_from = lines.size();
   for (size_t kept = 0; keep_from > 0 && kept < kRecentLines; --keep_from)
     kept += !trim(lines[keep_from - 1]).empty();
   for (const auto& raw : lines) {
     if (trim(raw).empty()) continue;
-    LogLine line = parser.parse(raw);
+    LogLine line = parser_.parse(raw);
     // Only the batch's last non-blank lines can stay among the recent ones: no copy of the rest.
     if (static_cast<size_t>(&raw - lines.data()) >= keep_from) {
       p.recent.push_back(sanitize_line(raw, 300));
@@ -260,7 +255,7 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
       p.checkpoint_since = 0;
       p.evaluation_since = 0;
       p.quick_deaths = 0;
-      advances.emplace_back(*line.step, now);
+      advances_.emplace_back(*line.step, now);
       continue;
     }
     // Training health. A step right after a save includes the save: keep it out of the
@@ -287,7 +282,7 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
     };
     if (rising(p.skipped_iterations, line.skipped_iterations) ||
         rising(p.nan_iterations, line.nan_iterations))
-      counters_rose = true;
+      counters_rose_ = true;
     if (line.skipped_iterations) p.skipped_iterations = line.skipped_iterations;
     if (line.nan_iterations) p.nan_iterations = line.nan_iterations;
     if (p.step) ++p.advances;
@@ -297,15 +292,29 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
     p.last_progress = now;
     p.checkpoint_since = 0;  // a step after a save means the save is over
     p.evaluation_since = 0;  // and after an evaluation pass, that the pass is over
-    advances.emplace_back(*line.step, now);
+    advances_.emplace_back(*line.step, now);
   }
-  if (p.step && (!step_before || *p.step > *step_before)) p.counters_rising = counters_rose;
-  if (step_before && p.step && *p.step > *step_before && progress_before > 0 &&
+}
+
+std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish() {
+  JobProgress& p = p_;
+  const auto& step_before = step_before_;
+  if (p.step && (!step_before || *p.step > *step_before)) p.counters_rising = counters_rose_;
+  if (step_before && p.step && *p.step > *step_before && progress_before_ > 0 &&
       p.advances > kWarmupAdvances) {
-    double per_step = (now - progress_before) / static_cast<double>(*p.step - *step_before);
+    double per_step = (now_ - progress_before_) / static_cast<double>(*p.step - *step_before);
     p.longest_interval = std::max(p.longest_interval, per_step);
   }
-  return advances;
+  return std::move(advances_);
+}
+
+std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
+                                                         std::span<const std::string_view> lines,
+                                                         const TrainingLogParser& parser,
+                                                         double now) {
+  ProgressUpdate update(p, parser, now);
+  update.feed(lines);
+  return update.finish();
 }
 
 void task_ended(JobProgress& p) {

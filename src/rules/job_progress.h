@@ -72,6 +72,25 @@ struct JobProgress {
  public:
 };
 
+// apply_lines over lines handed on in batches (a log read through a small buffer): the
+// lines of one read are fed in order, then finish() does what is done once per read (the
+// step interval over all of it) and returns the step advances seen.
+class ProgressUpdate {
+ public:
+  ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, double now);
+  void feed(std::span<const std::string_view> lines);
+  std::vector<std::pair<std::int64_t, double>> finish();
+
+ private:
+  JobProgress& p_;
+  const TrainingLogParser& parser_;
+  double now_;
+  std::optional<std::int64_t> step_before_;
+  double progress_before_;
+  bool counters_rose_ = false;
+  std::vector<std::pair<std::int64_t, double>> advances_;
+};
+
 // Folds new log lines into the progress; `now` is the time they were read.
 // Returns the step advances seen, for the progress series.
 std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,

@@ -94,13 +94,12 @@ struct Batch {
   std::vector<std::function<void()>> tasks;
   std::vector<Slot> slots;
   std::vector<std::chrono::steady_clock::time_point> started;
-  std::function<bool()> more;
   std::size_t next = 0;
   std::size_t active = 0;  // runners still taking tasks (one left stuck is no longer counted)
-  bool may_start() const { return next < tasks.size() && (!more || more()); }
+  bool may_start() const { return next < tasks.size(); }
 };
 
-// Takes tasks in turn while the batch may start more, then signs off; a runner whose task
+// Takes tasks in turn while any is left, then signs off; a runner whose task
 // was left behind meanwhile was replaced and no longer counts, so it just returns.
 void run_tasks(const std::shared_ptr<Batch>& b) {
   std::unique_lock lock(b->mutex);
@@ -122,14 +121,12 @@ void run_tasks(const std::shared_ptr<Batch>& b) {
 }  // namespace
 
 std::vector<bool> run_batch(std::vector<std::function<void()>> tasks,
-                            std::chrono::milliseconds limit, std::size_t runners,
-                            std::function<bool()> more) {
+                            std::chrono::milliseconds limit, std::size_t runners) {
   auto b = std::make_shared<Batch>();
   const std::size_t n = tasks.size();
   b->tasks = std::move(tasks);
   b->slots.assign(n, Batch::Slot::pending);
   b->started.resize(n);
-  b->more = std::move(more);
   std::unique_lock lock(b->mutex);
   auto start_runner = [&b] {
     ++b->active;

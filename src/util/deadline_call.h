@@ -23,13 +23,11 @@ void release(const std::string& key);
 // tenth of a cycle's CPU at 1,000 jobs. A worker stuck in the kernel simply never waits
 // again (later calls get another); workers idle for a while end.
 void dispatch(std::function<void()> task);
-// Runs tasks from the front, `runners` at a time, each bounded by `limit` from its own start,
-// while more() holds (asked before each start; null: always). Returns, for the tasks it
-// started (always a prefix), whether each finished in time (true) or was left behind (false).
-// A runner whose task is left behind is replaced, so the rest of the batch goes on.
+// Runs every task, `runners` at a time, each bounded by `limit` from its own start. Returns
+// for each task whether it finished in time (true) or was left behind (false). A runner whose
+// task is left behind is replaced, so the rest of the batch goes on.
 std::vector<bool> run_batch(std::vector<std::function<void()>> tasks,
-                            std::chrono::milliseconds limit, std::size_t runners,
-                            std::function<bool()> more);
+                            std::chrono::milliseconds limit, std::size_t runners);
 }  // namespace deadline_detail
 
 template <class T>
@@ -97,15 +95,10 @@ struct DeadlineTask {
 // a cycle's per-job file work costs no thread wake-up per job: handed off one call at a time,
 // the wake-ups cost a third of a cycle's CPU at 1,000 jobs. A call that hangs holds up only
 // its runner; another takes over the rest.
-//
-// Calls are started from the front while more() holds: the ones started are removed from
-// `calls` and their results returned; the rest wait for the caller's next round. A caller
-// whose answers hold memory (a log read holds up to 64 MiB) bounds a round this way.
 template <class T>
-std::vector<Deadlined<T>> call_some_with_deadline(std::vector<DeadlineTask<T>>& calls,
-                                                  std::chrono::milliseconds limit,
-                                                  std::function<bool()> more,
-                                                  std::size_t runners = 4) {
+std::vector<Deadlined<T>> call_all_with_deadline(std::vector<DeadlineTask<T>> calls,
+                                                 std::chrono::milliseconds limit,
+                                                 std::size_t runners = 4) {
   // Owned by the tasks too: one left behind may write its answer after this returns.
   struct Answers {
     std::vector<std::optional<T>> values;
@@ -116,7 +109,7 @@ std::vector<Deadlined<T>> call_some_with_deadline(std::vector<DeadlineTask<T>>& 
   answers->errors.resize(calls.size());
   std::vector<std::function<void()>> tasks;
   for (size_t i = 0; i < calls.size(); ++i)
-    tasks.push_back([answers, i, key = calls[i].key, fn = calls[i].fn] {
+    tasks.push_back([answers, i, key = calls[i].key, fn = std::move(calls[i].fn)] {
       long stuck = 0;
       if (!deadline_detail::claim(key, &stuck)) {
         answers->errors[i] =
@@ -132,7 +125,7 @@ std::vector<Deadlined<T>> call_some_with_deadline(std::vector<DeadlineTask<T>>& 
       }
       deadline_detail::release(key);
     });
-  auto finished = deadline_detail::run_batch(std::move(tasks), limit, runners, std::move(more));
+  auto finished = deadline_detail::run_batch(std::move(tasks), limit, runners);
   std::vector<Deadlined<T>> out(finished.size());
   for (size_t i = 0; i < finished.size(); ++i) {
     if (!finished[i]) {
@@ -146,15 +139,7 @@ std::vector<Deadlined<T>> call_some_with_deadline(std::vector<DeadlineTask<T>>& 
       out[i].error = std::move(answers->errors[i]);
     }
   }
-  calls.erase(calls.begin(), calls.begin() + static_cast<std::ptrdiff_t>(finished.size()));
   return out;
-}
-
-template <class T>
-std::vector<Deadlined<T>> call_all_with_deadline(std::vector<DeadlineTask<T>> calls,
-                                                 std::chrono::milliseconds limit,
-                                                 std::size_t runners = 4) {
-  return call_some_with_deadline(calls, limit, nullptr, runners);
 }
 
 }  // namespace llmwatch

@@ -143,28 +143,6 @@ TEST(DeadlineBatch, AHungCallHoldsUpOnlyItself) {
   gate->release();
 }
 
-// A round stops starting calls once more() says so (here: once three have run, as a reader
-// stops once a round holds enough bytes); the rest stay for the next round, in order.
-TEST(DeadlineBatch, CallsAreStartedInRoundsWhileMoreHolds) {
-  auto ran = std::make_shared<std::atomic<int>>(0);
-  std::vector<DeadlineTask<int>> calls;
-  for (int i = 0; i < 8; ++i)
-    calls.push_back({"round " + std::to_string(i), [i, ran] {
-                       ++*ran;
-                       return i;
-                     }});
-  std::vector<int> order;
-  for (int round = 0; !calls.empty(); ++round) {
-    ASSERT_LT(round, 3);
-    *ran = 0;
-    auto out = call_some_with_deadline(
-        calls, std::chrono::seconds(5), [ran] { return *ran < 3; }, 1);
-    EXPECT_EQ(out.size(), round < 2 ? 3u : 2u);
-    for (auto& r : out) order.push_back(r.value.value_or(-1));
-  }
-  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
-}
-
 TEST(DeadlineBatch, AnEmptyBatchIsEmpty) {
   EXPECT_TRUE(call_all_with_deadline<int>({}, std::chrono::seconds(1)).empty());
 }

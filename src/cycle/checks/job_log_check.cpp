@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <atomic>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
@@ -74,57 +73,82 @@ Deadlined<std::vector<std::string>> log_paths(const JobSettings& job, const Slur
       [patterns = log_patterns_for(job, task)] { return glob_logs(patterns); });
 }
 
-// A job's file work for one cycle, all in one call under the deadline: the switches' mtimes,
-// and a running task's logs listed and read. The reads start from the progress's cursors, or
-// from the top for a new task whose files are others (as start_task will decide).
-struct LogReads {
-  std::vector<std::string> paths;
-  std::string label;  // the paths, for status and evidence
-  std::vector<LogChunk> chunks;
-  std::vector<LogCursor> cursors;  // after each read
-};
-
-struct JobFiles {
-  std::optional<double> kill_mtime, save_mtime;
-  std::optional<LogReads> logs;  // absent: no running task to read
-  double seconds = 0;            // how long the call took
-};
-
 // What a job's files are asked this cycle, decided before any is touched.
 struct FileAsk {
   bool logs = false;  // a task runs: read its logs
   bool new_task = false;
 };
 
-// `bytes` counts what the batch's reads hold.
-DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask,
-                                 std::shared_ptr<std::atomic<std::uint64_t>> bytes) {
-  std::vector<std::string> patterns;
-  if (ask.logs) patterns = log_patterns_for(*w.settings, *w.obs.running);
-  return {
-      "files of " + w.label,
-      [patterns = std::move(patterns), known = w.progress.cursors, old_label = w.progress.log_path,
-       ask, kill = w.settings->kill_switch, save = w.settings->save_switch, bytes] {
-        auto t0 = std::chrono::steady_clock::now();
-        JobFiles f;
-        f.kill_mtime = mtime_of(kill);
-        f.save_mtime = mtime_of(save);
-        if (ask.logs) {
-          LogReads& r = f.logs.emplace();
-          r.paths = glob_logs(patterns);
-          for (const auto& p : r.paths) r.label += (r.label.empty() ? "" : " ") + p;
-          bool fresh = ask.new_task && r.label != old_label;
-          for (const auto& path : r.paths) {
-            auto it = known.find(path);
-            LogCursor cursor = fresh || it == known.end() ? LogCursor{} : it->second;
-            r.chunks.push_back(read_appended(path, cursor));
-            r.cursors.push_back(cursor);
-            *bytes += r.chunks.back().bytes_read;
-          }
-        }
-        f.seconds = seconds_since(t0);
-        return f;
-      }};
+// A job's file work for one cycle, all in one call under the deadline: the switches' mtimes,
+// and a running task's logs listed, read and applied to a copy of its progress. The lines are
+// applied as they are read, through a small buffer (probes/log_tail.h): no read is held, and
+// the copy is the job's progress only once the call answered in time.
+struct JobFiles {
+  std::optional<double> kill_mtime, save_mtime;
+  bool read_logs = false;
+  JobProgress progress;  // with the new lines applied (read_logs)
+  std::vector<std::pair<std::int64_t, double>> advances;
+  std::string label;   // the log paths, for status and evidence
+  std::string errors;  // files that could not be read
+  size_t readable = 0;
+  std::uint64_t bytes = 0;
+  double seconds = 0;  // how long the call took
+};
+
+DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double now) {
+  struct Task {
+    std::vector<std::string> patterns;
+    std::string id, regex;
+    std::int64_t start_time = 0;
+  } t;
+  if (ask.logs) {
+    const SlurmJob& task = *w.obs.running;
+    t = {log_patterns_for(*w.settings, task), task.display_id(), w.settings->progress_regex,
+         task.start_time};
+  }
+  // Copied once here; the call, which runs at most once, moves it into its answer.
+  auto progress = std::make_shared<JobProgress>(ask.logs ? w.progress : JobProgress{});
+  return {"files of " + w.label, [t = std::move(t), progress, ask, now,
+                                  kill = w.settings->kill_switch, save = w.settings->save_switch] {
+            auto t0 = std::chrono::steady_clock::now();
+            JobFiles f;
+            f.kill_mtime = mtime_of(kill);
+            f.save_mtime = mtime_of(save);
+            if (ask.logs) {
+              f.read_logs = true;
+              f.progress = std::move(*progress);
+              JobProgress& p = f.progress;
+              auto paths = glob_logs(t.patterns);
+              for (const auto& path : paths) f.label += (f.label.empty() ? "" : " ") + path;
+              if (ask.new_task) {
+                task_ended(p);
+                double started = t.start_time > 0 ? static_cast<double>(t.start_time) : now;
+                start_task(p, t.id, f.label, std::min(started, now), t.start_time);
+              }
+              p.log_path = f.label;
+              TrainingLogParser parser(t.regex);
+              for (const auto& path : paths) {
+                LogCursor cursor = p.cursors.count(path) ? p.cursors[path] : LogCursor{};
+                ProgressUpdate update(p, parser, now);
+                LogChunk chunk = scan_appended(
+                    path, cursor, {},
+                    [&](std::span<const std::string_view> lines) { update.feed(lines); });
+                auto advances = update.finish();
+                if (!chunk.error.empty()) {
+                  f.errors += (f.errors.empty() ? "" : "; ") + chunk.error;
+                  p.cursors.erase(path);
+                  continue;
+                }
+                p.cursors[path] = cursor;
+                ++f.readable;
+                f.bytes += chunk.bytes_read;
+                p.bytes_read += chunk.bytes_read;
+                f.advances.insert(f.advances.end(), advances.begin(), advances.end());
+              }
+            }
+            f.seconds = seconds_since(t0);
+            return f;
+          }};
 }
 
 constexpr size_t kTailLines = 400;  // what a post-mortem reads of the log's last lines
@@ -215,7 +239,7 @@ FileAsk before_files(JobWork& w, SlurmClient& slurm, double now, Limit limit) {
   return {true, is_new_task(w.progress, task.display_id(), task.start_time)};
 }
 
-// After: the switches' ages, and a running task's new lines applied to its progress.
+// After: the switches' ages, and a running task's progress as its new lines left it.
 void after_files(JobWork& w, Deadlined<JobFiles>& got, const FileAsk& ask, double now) {
   if (got.ok()) {
     if (got.value->kill_mtime) w.obs.kill_switch_age = now - *got.value->kill_mtime;
@@ -226,38 +250,16 @@ void after_files(JobWork& w, Deadlined<JobFiles>& got, const FileAsk& ask, doubl
     w.obs.log_error = got.error;  // cannot tell: unknown, never "no progress"
     return;
   }
-  const SlurmJob& task = *w.obs.running;
-  LogReads& reads = *got.value->logs;
-  if (ask.new_task) {
-    task_ended(w.progress);
-    double started = task.start_time > 0 ? static_cast<double>(task.start_time) : now;
-    start_task(w.progress, task.display_id(), reads.label, std::min(started, now), task.start_time);
-  }
-  w.progress.log_path = reads.label;
-  TrainingLogParser parser(w.settings->progress_regex);
-  std::string errors;
-  size_t readable = 0;
-  for (size_t i = 0; i < reads.paths.size(); ++i) {
-    const std::string& path = reads.paths[i];
-    LogChunk& chunk = reads.chunks[i];
-    if (!chunk.error.empty()) {
-      errors += (errors.empty() ? "" : "; ") + chunk.error;
-      w.progress.cursors.erase(path);
-      continue;
-    }
-    w.progress.cursors[path] = reads.cursors[i];
-    ++readable;
-    w.bytes += chunk.bytes_read;
-    w.progress.bytes_read += chunk.bytes_read;
-    auto advances = apply_lines(w.progress, chunk.lines, parser, now);
-    w.advances.insert(w.advances.end(), advances.begin(), advances.end());
-  }
+  JobFiles& f = *got.value;
+  w.progress = std::move(f.progress);
+  w.advances = std::move(f.advances);
+  w.bytes += f.bytes;
   // No output yet is normal while a job starts up; after that it is "cannot tell". (A read
   // that hung made the whole job "cannot tell" above: what it would have shown may be
   // progress.)
-  if (readable == 0 &&
+  if (f.readable == 0 &&
       now - w.progress.task_seen > static_cast<double>(w.settings->startup_grace.count()))
-    w.obs.log_error = errors.empty() ? "no log file matches " + reads.label : errors;
+    w.obs.log_error = f.errors.empty() ? "no log file matches " + f.label : f.errors;
 }
 
 // What the cluster looks like to a restart, built once per cycle: with 16,384 nodes and 1,000
@@ -359,43 +361,31 @@ class JobLogCheck : public Check {
     }
   }
 
-  // Three steps, so that no job's file work costs a thread hand-off of its own (one per job
-  // was a third of the cycle's CPU at 1,000 jobs): what each job needs (a pool of four: an
-  // scontrol or a post-mortem may wait), then the jobs' files in batches of calls under the
-  // deadline, each batch's lines applied (the pool again) before the next is read. A batch
-  // starts no more reads once it holds kBatchBytes: a first look reads up to 64 MiB of each
-  // log, and all at once would hold them all. (The steady state, a few lines per job, is one
-  // batch; the bench's first cycle held 6 MiB more with a 256 MiB batch.)
-  static constexpr std::uint64_t kBatchBytes = 1ull << 20;
-
+  // No job's file work costs a thread hand-off of its own (one per job was a third of the
+  // cycle's CPU at 1,000 jobs): first what each job needs (a pool of four: an scontrol or a
+  // post-mortem may wait), then every job's files in one batch of calls under the deadline
+  // (each reads its logs through a small buffer and applies the lines as it goes, so nothing
+  // read is held), then each job takes its answer.
   void observe(CycleState& s) override {
     auto limit = std::chrono::duration_cast<Limit>(s.config.file_timeout);
     std::vector<FileAsk> asks(s.work.size());
     per_job(s, [&](size_t i) { asks[i] = before_files(s.work[i], s.slurm, s.now, limit); });
-    auto bytes = std::make_shared<std::atomic<std::uint64_t>>(0);
     std::vector<DeadlineTask<JobFiles>> calls;
     std::vector<size_t> job_of;  // call -> job
     for (size_t i = 0; i < s.work.size(); ++i) {
       if (!errors_[i].empty()) continue;
       errors_[i] = run_guarded("log of " + s.work[i].label, [&] {
-        calls.push_back(job_files(s.work[i], asks[i], bytes));
+        calls.push_back(job_files(s.work[i], asks[i], s.now));
         job_of.push_back(i);
       });
     }
-    for (size_t first = 0; !calls.empty();) {
-      *bytes = 0;
-      auto files = call_some_with_deadline(calls, limit, [bytes] { return *bytes < kBatchBytes; });
-      std::vector<Deadlined<JobFiles>*> files_of(s.work.size(), nullptr);
-      for (size_t c = 0; c < files.size(); ++c) {
-        size_t job = job_of[first + c];
-        files_of[job] = &files[c];
-        seconds_[job] +=
-            files[c].ok() ? files[c].value->seconds : std::chrono::duration<double>(limit).count();
-      }
-      per_job(s, [&](size_t i) {
-        if (files_of[i]) after_files(s.work[i], *files_of[i], asks[i], s.now);
-      });
-      first += files.size();
+    auto files = call_all_with_deadline(std::move(calls), limit);
+    for (size_t c = 0; c < files.size(); ++c) {
+      size_t i = job_of[c];
+      seconds_[i] +=
+          files[c].ok() ? files[c].value->seconds : std::chrono::duration<double>(limit).count();
+      errors_[i] = run_guarded("log of " + s.work[i].label,
+                               [&] { after_files(s.work[i], files[c], asks[i], s.now); });
     }
     // One at a time: each is a short job of its own on the nodes a crash left.
     for (auto& w : s.work)
