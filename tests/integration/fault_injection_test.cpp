@@ -2,6 +2,7 @@
 // instances racing. The state store must stay intact, the lease must be taken over once it
 // holder is gone, no action may be lost or repeated beyond what the journal allows, and exactly one
 // of two racing instances may act.
+#include <filesystem>
 #include <random>
 #include <sstream>
 
@@ -85,22 +86,58 @@ TEST(FaultInjection, SigkillAtRandomPointsOfACycle50Times) {
   RecordProperty("deliveries", deliveries);
 }
 
+// Slurm's commands as llmwatch finds them in [slurm] bin_dir, with a squeue that says it was
+// called and then waits for a gate: whoever holds the lease is held inside its cycle for as
+// long as the test wants, so the other instance surely runs while the lease is held. (Left to
+// timing, a 40 ms cycle under load often ended before the second instance started: both then
+// cycled in turn, correctly, and the race was never tested.)
+struct GatedSlurm {
+  std::string dir, called, open;
+  explicit GatedSlurm(const std::string& base)
+      : dir(base + "/gated-bin"), called(base + "/squeue-called"), open(base + "/gate-open") {
+    std::filesystem::create_directories(dir);
+    for (const char* cmd : {"sinfo", "scontrol", "sacct", "sbatch", "scancel", "srun"})
+      std::filesystem::create_symlink(std::string("/usr/bin/") + cmd, dir + "/" + cmd);
+    write_file(dir + "/squeue",
+               "#!/bin/sh\ntouch " + called + "\ni=0\nwhile [ ! -e " + open +
+                   " ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\nexec /usr/bin/squeue "
+                   "\"$@\"\n");
+    std::filesystem::permissions(dir + "/squeue", std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::add);
+  }
+};
+
 TEST(FaultInjection, TwoInstancesAtOnceExactlyOneActs20Times) {
   LLMWATCH_REQUIRE_CLUSTER();
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
   Faulty f(c, 3);
+  GatedSlurm gate(c.dir.path);
+  {  // the [slurm] table of Faulty's config, pointed at the gated commands
+    std::string text = read_file(f.config);
+    auto at = text.find("[slurm]\n");
+    ASSERT_NE(at, std::string::npos);
+    text.insert(at + 8, "bin_dir = \"" + gate.dir + "\"\n");
+    write_file(f.config, text);
+  }
+  write_file(gate.open, "");
   ASSERT_TRUE(llmwatch(f.config, {"run", "--once"}).ok());
   for (int round = 0; round < 20; ++round) {
+    std::filesystem::remove(gate.open);
+    std::filesystem::remove(gate.called);
     int before = f.cycles();
     BackgroundProcess a({llmwatch_bin(), "--config", f.config, "run", "--once"}, c.dir / "a.log");
+    // a holds the lease and is inside its cycle, waiting on the gate: now the other one starts.
+    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(gate.called); }, 30))
+        << read_file(c.dir / "a.log");
     BackgroundProcess b({llmwatch_bin(), "--config", f.config, "run", "--once"}, c.dir / "b.log");
+    EXPECT_EQ(b.wait_exit(60), 0);  // it stood aside without waiting for a (nor for the gate)
+    write_file(gate.open, "");
     EXPECT_EQ(a.wait_exit(60), 0);
-    EXPECT_EQ(b.wait_exit(60), 0);
     std::string logs = read_file(c.dir / "a.log") + read_file(c.dir / "b.log");
     // Exactly one cycled; the other saw the lease and stood aside (exit 0, not an error)...
     EXPECT_EQ(f.cycles(), before + 1) << "round " << round << "\n" << logs;
-    EXPECT_NE(logs.find("holds the lease"), std::string::npos) << logs;
+    EXPECT_NE(read_file(c.dir / "b.log").find("holds the lease"), std::string::npos) << logs;
   }
   // ...and the actions were taken once: one alert per watched job, however many rounds.
   EXPECT_EQ(llmwatch_sql(f.state, "SELECT COUNT(*) FROM actions WHERE kind='alert'"), "3\n");
