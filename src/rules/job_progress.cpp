@@ -296,6 +296,9 @@ void ProgressUpdate::feed(std::span<const std::string_view> lines) {
   }
 }
 
+// Lines arrive in batches, one read per cycle: the time between progress observations is
+// quantized by the cycle interval. The step interval is that time divided by the steps the
+// whole read covered, so a 0.5 s step watched every 5 s counts as 0.5 s, not 5 s.
 std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish() {
   JobProgress& p = p_;
   const auto& step_before = step_before_;

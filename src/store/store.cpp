@@ -96,7 +96,7 @@ void Store::put_progress(const std::string& job, const JobProgress& progress, do
                   it->second.parsed.crash != progress.crash;
   if (cold_due) put(kv::progress_cold(job), progress.cold_json(), now);
   if (!known || it->second.text != hot) put(kv::progress(job), hot, now);
-  auto& memo = progress_[job];
+  auto& memo = known ? it->second : progress_[job];
   memo.text = std::move(hot);
   memo.parsed = progress;
   if (cold_due) memo.cold_at = now;

@@ -67,6 +67,16 @@ bool claim(const std::string& key, long* stuck_for) {
   return fresh;
 }
 
+std::string stuck_error(const std::string& key, long stuck_seconds) {
+  return key + ": an earlier call has not answered for " + std::to_string(stuck_seconds) + "s";
+}
+
+std::string timeout_error(const std::string& key, std::chrono::milliseconds limit) {
+  return key + ": no answer within " +
+         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit).count()) +
+         "s (a hung mount?)";
+}
+
 void release(const std::string& key) {
   State& s = the_state();
   std::lock_guard lock(s.outstanding_mutex);

@@ -18,6 +18,9 @@ namespace deadline_detail {
 // seconds it has been stuck are then in *stuck_for).
 bool claim(const std::string& key, long* stuck_for);
 void release(const std::string& key);
+// The two ways a call fails without an answer, in the same words for one call or a batch.
+std::string stuck_error(const std::string& key, long stuck_seconds);
+std::string timeout_error(const std::string& key, std::chrono::milliseconds limit);
 // Runs task on a waiting worker thread, starting one when none waits. A cycle makes a few
 // such calls per watched job (a glob, a read, an lstat): a thread started for each cost a
 // tenth of a cycle's CPU at 1,000 jobs. A worker stuck in the kernel simply never waits
@@ -50,7 +53,7 @@ Deadlined<T> call_with_deadline(const std::string& key, std::chrono::millisecond
   Deadlined<T> out;
   long stuck = 0;
   if (!deadline_detail::claim(key, &stuck)) {
-    out.error = key + ": an earlier call has not answered for " + std::to_string(stuck) + "s";
+    out.error = deadline_detail::stuck_error(key, stuck);
     return out;
   }
   auto promise = std::make_shared<std::promise<T>>();
@@ -71,9 +74,7 @@ Deadlined<T> call_with_deadline(const std::string& key, std::chrono::millisecond
       promise->set_value(std::move(*value));
   });
   if (future.wait_for(limit) != std::future_status::ready) {
-    out.error = key + ": no answer within " +
-                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit).count()) +
-                "s (a hung mount?)";
+    out.error = deadline_detail::timeout_error(key, limit);
     return out;
   }
   try {
@@ -112,8 +113,7 @@ std::vector<Deadlined<T>> call_all_with_deadline(std::vector<DeadlineTask<T>> ca
     tasks.push_back([answers, i, key = calls[i].key, fn = std::move(calls[i].fn)] {
       long stuck = 0;
       if (!deadline_detail::claim(key, &stuck)) {
-        answers->errors[i] =
-            key + ": an earlier call has not answered for " + std::to_string(stuck) + "s";
+        answers->errors[i] = deadline_detail::stuck_error(key, stuck);
         return;
       }
       try {
@@ -129,10 +129,7 @@ std::vector<Deadlined<T>> call_all_with_deadline(std::vector<DeadlineTask<T>> ca
   std::vector<Deadlined<T>> out(finished.size());
   for (size_t i = 0; i < finished.size(); ++i) {
     if (!finished[i]) {
-      out[i].error =
-          calls[i].key + ": no answer within " +
-          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit).count()) +
-          "s (a hung mount?)";
+      out[i].error = deadline_detail::timeout_error(calls[i].key, limit);
     } else if (answers->values[i]) {
       out[i].value = std::move(answers->values[i]);
     } else {

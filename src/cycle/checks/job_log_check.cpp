@@ -85,8 +85,7 @@ struct FileAsk {
 // the copy is the job's progress only once the call answered in time.
 struct JobFiles {
   std::optional<double> kill_mtime, save_mtime;
-  bool read_logs = false;
-  JobProgress progress;  // with the new lines applied (read_logs)
+  JobProgress progress;  // with the new lines applied (when a task runs)
   std::vector<std::pair<std::int64_t, double>> advances;
   std::string label;   // the log paths, for status and evidence
   std::string errors;  // files that could not be read
@@ -115,7 +114,6 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
             f.kill_mtime = mtime_of(kill);
             f.save_mtime = mtime_of(save);
             if (ask.logs) {
-              f.read_logs = true;
               f.progress = std::move(*progress);
               JobProgress& p = f.progress;
               auto paths = glob_logs(t.patterns);
@@ -128,7 +126,8 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
               p.log_path = f.label;
               TrainingLogParser parser(t.regex);
               for (const auto& path : paths) {
-                LogCursor cursor = p.cursors.count(path) ? p.cursors[path] : LogCursor{};
+                auto known = p.cursors.find(path);
+                LogCursor cursor = known == p.cursors.end() ? LogCursor{} : known->second;
                 ProgressUpdate update(p, parser, now);
                 LogChunk chunk = scan_appended(
                     path, cursor, {},
