@@ -1,10 +1,10 @@
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "cycle/executor.h"
 #include "cycle/phases.h"
 #include "store/keys.h"
 #include "store/store.h"
+#include "util/json_writer.h"
 #include "util/text.h"
 #include "util/units.h"
 
@@ -38,18 +38,17 @@ void remember_job(CycleState& s, JobWork& w) {
     s.store.add_progress(w.label, ts, step, w.progress.step_time, w.progress.loss);
     w.progress.series_at = s.now;
   }
-  s.store.put_progress(w.label, w.progress, s.now);
   // The last run is rewritten only when it changed (a new task, state, nodes or start).
   const auto& run = w.obs.running;
   if (run && !(w.last && w.last->display_id() == run->display_id() && w.last->state == run->state &&
                w.last->nodes == run->nodes && w.last->start_time == run->start_time &&
                w.last->command == run->command))
-    s.store.put(kv::last_job(w.label), slurm_job_to_json(*run), s.now);
+    s.store.put_last_job(w.label, *run, s.now);
   // A post-mortem is made once per task: kept with the task it is about (which may be one
   // llmwatch never saw running, found ended in squeue), and told in the history.
   if (w.ended && w.ended_new && w.last) {
     s.store.put(kv::post_mortem(w.label), w.ended->to_json(), s.now);
-    s.store.put(kv::last_job(w.label), slurm_job_to_json(*w.last), s.now);
+    s.store.put_last_job(w.label, *w.last, s.now);
     std::string text = w.ended->verdict.summary;
     if (!w.ended->suspects.empty()) text += "; suspect " + describe_suspects(w.ended->suspects);
     s.store.add_event(s.now, "ended", w.label,
@@ -64,11 +63,22 @@ void remember_job(CycleState& s, JobWork& w) {
                           (w.progress.step ? std::to_string(*w.progress.step) : std::string("?")) +
                           ")");
   }
-  nlohmann::json view = {{"entries", nlohmann::json::array()}};
+  JsonWriter view;
+  view.begin_object().key("entries").begin_array();
   for (const auto& e : w.obs.entries)
-    view["entries"].push_back(
-        {{"id", e.display_id()}, {"state", e.state}, {"reason", e.reason}, {"nodes", e.nodes}});
-  s.store.put(kv::job_view(w.label), json_dump(view), s.now);
+    view.begin_object()
+        .key("id")
+        .value(e.display_id())
+        .key("nodes")
+        .value(e.nodes)
+        .key("reason")
+        .value(e.reason)
+        .key("state")
+        .value(e.state)
+        .end_object();
+  s.store.put(kv::job_view(w.label), view.end_array().end_object().take(), s.now);
+  // The job's progress is not read after this phase: moved into the store, not copied.
+  s.store.put_progress(w.label, std::move(w.progress), s.now);
 }
 
 }  // namespace

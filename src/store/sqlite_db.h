@@ -56,6 +56,7 @@ class Db {
   std::int64_t last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
   int changes() const { return sqlite3_changes(db_); }
   sqlite3* raw() { return db_; }
+  bool in_transaction() const { return !sqlite3_get_autocommit(db_); }
 
   // Runs fn inside BEGIN IMMEDIATE ... COMMIT; rolls back if fn throws. Inside a transaction
   // already, fn joins it (its failure rolls back the outer one, whose caller sees it throw).

@@ -52,6 +52,8 @@ std::vector<EventRow> Store::events(double since, const std::string& subject_lik
 }
 
 void Store::put(const std::string& key, const std::string& value, double now) {
+  if (kv_trusted_)
+    if (const auto* known = kv_.find(key); known && *known == value) return;
   // An unchanged value is not written again (`updated` is when it last changed): a cycle
   // puts every watched job's view and state, most of them the same as the cycle before, and
   // each rewrite cost a page in the rollback journal and in the file.
@@ -63,13 +65,26 @@ void Store::put(const std::string& key, const std::string& value, double now) {
       .bind(2, value)
       .bind(3, now)
       .run();
+  kv_.remember(key, value);
 }
 
 std::optional<std::string> Store::get(const std::string& key) {
+  if (kv_trusted_)
+    if (const auto* known = kv_.find(key)) return *known;
   auto st = db_.prepare("SELECT value FROM kv WHERE key = ?");
   st.bind(1, key);
-  if (!st.step()) return std::nullopt;
-  return st.text(0);
+  std::optional<std::string> value;
+  if (st.step()) value = st.text(0);
+  // What was just read is true now; the next transaction's check forgets it if another
+  // connection writes it.
+  kv_.remember(key, value);
+  return value;
+}
+
+void Store::trust_kv_memo() {
+  auto st = db_.prepare("PRAGMA data_version");
+  kv_.check(st.step() ? st.integer(0) : -1);
+  kv_trusted_ = true;
 }
 
 JobProgress Store::progress(const std::string& job) {
@@ -85,7 +100,7 @@ JobProgress Store::progress(const std::string& job) {
   return parsed;
 }
 
-void Store::put_progress(const std::string& job, const JobProgress& progress, double now) {
+void Store::put_progress(const std::string& job, JobProgress progress, double now) {
   std::string hot = progress.hot_json();
   auto it = progress_.find(job);
   bool known = it != progress_.end();
@@ -98,8 +113,23 @@ void Store::put_progress(const std::string& job, const JobProgress& progress, do
   if (!known || it->second.text != hot) put(kv::progress(job), hot, now);
   auto& memo = known ? it->second : progress_[job];
   memo.text = std::move(hot);
-  memo.parsed = progress;
+  memo.parsed = std::move(progress);
   if (cold_due) memo.cold_at = now;
+}
+
+std::optional<SlurmJob> Store::last_job(const std::string& job) {
+  std::string text = get(kv::last_job(job)).value_or("");
+  auto& [known, parsed] = last_jobs_[job];
+  if (known != text || text.empty()) {
+    parsed = slurm_job_from_json(text);
+    known = std::move(text);
+  }
+  return parsed;
+}
+
+void Store::put_last_job(const std::string& job, const SlurmJob& task, double now) {
+  put(kv::last_job(job), slurm_job_to_json(task), now);
+  last_jobs_.erase(job);  // read back as the next reader would: parsed from what was stored
 }
 
 static std::string evidence_json(const std::vector<std::string>& lines) {

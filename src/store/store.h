@@ -11,6 +11,8 @@
 
 #include "rules/finding.h"
 #include "rules/job_progress.h"
+#include "slurm/slurm_job.h"
+#include "store/kv_memo.h"
 #include "store/sqlite_db.h"
 
 namespace llmwatch {
@@ -46,16 +48,25 @@ class Store {
   explicit Store(const std::string& state_dir);
   static std::string db_path(const std::string& state_dir);
 
-  // Runs fn in one transaction (nested calls join the outer one). A failure forgets the
-  // progress kept in memory: what it remembered may be what just rolled back.
+  // Runs fn in one transaction (nested calls join the outer one). Inside it, kv reads and
+  // unchanged writes are answered from memory when no other connection wrote since (KvMemo).
+  // A failure forgets what is kept in memory: it may be what just rolled back.
   template <class F>
   void transaction(F&& fn) {
+    bool outer = !db_.in_transaction();
     try {
-      db_.transaction(std::forward<F>(fn));
+      db_.transaction([&] {
+        if (outer) trust_kv_memo();
+        fn();
+      });
     } catch (...) {
       progress_.clear();
+      last_jobs_.clear();
+      kv_.forget_all();
+      kv_trusted_ = false;
       throw;
     }
+    if (outer) kv_trusted_ = false;
   }
 
   // A job's progress (empty when none is stored). The daemon reads and rewrites every
@@ -66,8 +77,14 @@ class Store {
   // kColdEvery, and at once for a new task or a crash; a restart of llmwatch, or another process,
   // sees it that old.
   JobProgress progress(const std::string& job);
-  void put_progress(const std::string& job, const JobProgress& progress, double now);
+  // By value: a caller done with its progress moves it in (the daemon, once a cycle).
+  void put_progress(const std::string& job, JobProgress progress, double now);
   static constexpr double kColdEvery = 300;
+
+  // A job's last task as llmwatch saw it (what ended, when it ends between two looks). Kept
+  // parsed, like the progress: 1,000 watched jobs' tasks were parsed again every cycle.
+  std::optional<SlurmJob> last_job(const std::string& job);
+  void put_last_job(const std::string& job, const SlurmJob& task, double now);
 
   void add_event(double ts, const std::string& kind, const std::string& subject,
                  const std::string& severity, const std::string& message,
@@ -161,8 +178,14 @@ class Store {
     JobProgress parsed;
     double cold_at = 0;  // when this process last wrote the cold part
   };
+  // Checks the kv memo against other connections' commits; called at a transaction's start.
+  void trust_kv_memo();
   Db db_;
   std::map<std::string, KnownProgress> progress_;
+  std::map<std::string, std::pair<std::string, std::optional<SlurmJob>>>
+      last_jobs_;  // text, parsed
+  KvMemo kv_;
+  bool kv_trusted_ = false;  // inside a transaction whose start checked kv_
 };
 
 }  // namespace llmwatch

@@ -345,7 +345,7 @@ class JobLogCheck : public Check {
       w.obs.entries = select_jobs(index, job, s.config.self.job_name);
       for (const auto& e : w.obs.entries)
         if (e.running() && !w.obs.running) w.obs.running = e;
-      w.last = slurm_job_from_json(s.store.get(kv::last_job(w.label)).value_or(""));
+      w.last = s.store.last_job(w.label);
       prepare_end(s, w, index, cluster);
       w.progress = s.store.progress(w.label);
       // A dump whose two rounds saw the stacks move disproved a hang: the clock restarts then.
