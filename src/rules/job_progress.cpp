@@ -15,10 +15,18 @@ constexpr size_t kRecentLines = 6;
 constexpr int kWarmupAdvances = 2;  // the first intervals include compilation and data loading
 constexpr size_t kSeriesLength = 64;
 
+// While lines are applied a series may hold up to twice its length, trimmed in one move
+// rather than one per step line; ProgressUpdate::finish leaves exactly the last kSeriesLength.
+// (Vectors, not deques: a JobProgress is copied and moved a few times per job per cycle, and
+// each deque costs allocations to copy and even to move from.)
 template <class T>
-void push_bounded(std::deque<T>& d, T v) {
-  d.push_back(v);
-  if (d.size() > kSeriesLength) d.pop_front();
+void push_bounded(std::vector<T>& v, T x) {
+  v.push_back(x);
+  if (v.size() >= 2 * kSeriesLength) v.erase(v.begin(), v.end() - kSeriesLength);
+}
+template <class T>
+void trim_series(std::vector<T>& v) {
+  if (v.size() > kSeriesLength) v.erase(v.begin(), v.end() - kSeriesLength);
 }
 
 template <class T>
@@ -41,15 +49,24 @@ std::string JobProgress::cold_json() const {
   return write(false, true);
 }
 
+// A field at its default (from_json's) is left out: the hot part is rewritten for every
+// running job every cycle, and half of its bytes were zeros, nulls and falses.
 std::string JobProgress::write(bool hot, bool cold) const {
   JsonWriter w;
-  auto time = [](double t) { return std::isfinite(t) ? t : 0.0; };
+  auto number = [&w](const char* key, auto v, decltype(v) fallback) {
+    if (v != fallback) w.key(key).value(v);
+  };
+  auto time = [&w](const char* key, double t) {
+    if (std::isfinite(t) && t != 0) w.key(key).value(t);
+  };
+  auto text = [&w](const char* key, const std::string& v) {
+    if (!v.empty()) w.key(key).value(v);
+  };
+  auto flag = [&w](const char* key, bool v) {
+    if (v) w.key(key).value(true);
+  };
   auto optional = [&w](const char* key, const auto& v) {
-    w.key(key);
-    if (v)
-      w.value(*v);
-    else
-      w.null();
+    if (v) w.key(key).value(*v);
   };
   auto series = [&w](const char* key, const auto& values) {
     w.key(key).begin_array();
@@ -63,39 +80,41 @@ std::string JobProgress::write(bool hot, bool cold) const {
     series("losses", losses);
   }
   if (!hot) return w.end_object().take();
-  w.key("task").value(task);
-  w.key("task_start").value(task_start);
-  w.key("log_path").value(log_path);
-  w.key("cursors").begin_object();
-  for (const auto& [path, c] : cursors)
-    w.key(path).begin_array().value(c.dev).value(c.inode).value(c.offset).end_array();
-  w.end_object();
-  w.key("task_seen").value(time(task_seen));
-  w.key("best_step").value(best_step);
-  w.key("last_progress").value(time(last_progress));
-  w.key("longest_interval").value(time(longest_interval));
-  w.key("advances").value(advances);
-  w.key("checkpoint_since").value(time(checkpoint_since));
-  w.key("checkpoint_done").value(time(checkpoint_done));
-  w.key("evaluation_since").value(time(evaluation_since));
-  w.key("crash").value(crash);
-  w.key("bytes_read").value(bytes_read);
-  w.key("series_at").value(time(series_at));
-  w.key("quick_deaths").value(quick_deaths);
+  text("task", task);
+  number("task_start", task_start, std::int64_t{0});
+  text("log_path", log_path);
+  if (!cursors.empty()) {
+    w.key("cursors").begin_object();
+    for (const auto& [path, c] : cursors)
+      w.key(path).begin_array().value(c.dev).value(c.inode).value(c.offset).end_array();
+    w.end_object();
+  }
+  time("task_seen", task_seen);
+  number("best_step", best_step, std::int64_t{-1});
+  time("last_progress", last_progress);
+  time("longest_interval", longest_interval);
+  number("advances", advances, 0);
+  time("checkpoint_since", checkpoint_since);
+  time("checkpoint_done", checkpoint_done);
+  time("evaluation_since", evaluation_since);
+  text("crash", crash);
+  number("bytes_read", bytes_read, std::uint64_t{0});
+  time("series_at", series_at);
+  number("quick_deaths", quick_deaths, 0);
   optional("consumed_samples", consumed_samples);
   optional("global_batch_size", global_batch_size);
-  w.key("samples_stalled").value(samples_stalled);
-  w.key("nan_loss").value(nan_loss);
+  number("samples_stalled", samples_stalled, 0);
+  flag("nan_loss", nan_loss);
   optional("skipped_iterations", skipped_iterations);
   optional("nan_iterations", nan_iterations);
-  w.key("counters_rising").value(counters_rising);
-  w.key("after_checkpoint").value(after_checkpoint);
-  w.key("checkpoint_interval").value(time(checkpoint_interval));
+  flag("counters_rising", counters_rising);
+  flag("after_checkpoint", after_checkpoint);
+  time("checkpoint_interval", checkpoint_interval);
   optional("save_seconds", save_seconds);
   optional("load_seconds", load_seconds);
-  w.key("counted_task").value(counted_task);
-  if (step) w.key("step").value(*step);
-  if (max_steps) w.key("max_steps").value(*max_steps);
+  text("counted_task", counted_task);
+  optional("step", step);
+  optional("max_steps", max_steps);
   if (step_time && std::isfinite(*step_time)) w.key("step_time").value(*step_time);
   if (loss && std::isfinite(*loss)) w.key("loss").value(*loss);
   w.end_object();
@@ -227,7 +246,7 @@ void ProgressUpdate::feed(std::span<const std::string_view> lines) {
     // Only the batch's last non-blank lines can stay among the recent ones: no copy of the rest.
     if (static_cast<size_t>(&raw - lines.data()) >= keep_from) {
       p.recent.push_back(sanitize_line(raw, 300));
-      if (p.recent.size() > kRecentLines) p.recent.pop_front();
+      if (p.recent.size() > kRecentLines) p.recent.erase(p.recent.begin());
     }
     if (line.checkpoint_start) p.checkpoint_since = now;
     if (line.evaluation && p.evaluation_since == 0) p.evaluation_since = now;
@@ -301,6 +320,8 @@ void ProgressUpdate::feed(std::span<const std::string_view> lines) {
 // whole read covered, so a 0.5 s step watched every 5 s counts as 0.5 s, not 5 s.
 std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish() {
   JobProgress& p = p_;
+  trim_series(p.step_times);
+  trim_series(p.losses);
   const auto& step_before = step_before_;
   if (p.step && (!step_before || *p.step > *step_before)) p.counters_rising = counters_rose_;
   if (step_before && p.step && *p.step > *step_before && progress_before_ > 0 &&

@@ -4,7 +4,6 @@
 // The allowance adapts to the job (k × the longest step interval seen after warm-up,
 // clamped to [floor, ceiling]) and widens for startup and checkpoint saves.
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <span>
@@ -33,21 +32,21 @@ struct JobProgress {
   double longest_interval = 0;  // between step advances, after warm-up
   int advances = 0;             // step advances seen in this task
   std::optional<double> step_time, loss;
-  double checkpoint_since = 0;     // a save is in progress since (0: none)
-  double checkpoint_done = 0;      // when the last save finished: the step clock restarts
-  double evaluation_since = 0;     // an evaluation pass prints since (0: none); a step ends it
-  std::string crash;               // crash signature seen in this task
-  std::deque<std::string> recent;  // the last lines, as evidence
-  std::uint64_t bytes_read = 0;    // total, for the bytes-per-cycle measurement
-  double series_at = 0;            // when the progress series last got a row (store/)
+  double checkpoint_since = 0;      // a save is in progress since (0: none)
+  double checkpoint_done = 0;       // when the last save finished: the step clock restarts
+  double evaluation_since = 0;      // an evaluation pass prints since (0: none); a step ends it
+  std::string crash;                // crash signature seen in this task
+  std::vector<std::string> recent;  // the last lines, as evidence
+  std::uint64_t bytes_read = 0;     // total, for the bytes-per-cycle measurement
+  double series_at = 0;             // when the progress series last got a row (store/)
   // Tasks in a row that ended before making any progress (a crash loop), and the last
   // task counted so that one death is never counted twice.
   int quick_deaths = 0;
   std::string counted_task;
 
   // Training health, for the training detectors and views.
-  std::deque<double> step_times;  // recent printed step times, saves excluded
-  std::deque<double> losses;      // recent finite losses
+  std::vector<double> step_times;  // recent printed step times, saves excluded
+  std::vector<double> losses;      // recent finite losses
   std::optional<double> consumed_samples, global_batch_size;
   int samples_stalled = 0;  // step advances in a row without consumed samples moving
   bool nan_loss = false;    // a NaN/inf loss in this task

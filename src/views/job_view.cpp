@@ -96,7 +96,7 @@ nlohmann::json job_history(const JobSettings& job, Store& store, double now, boo
   return h;
 }
 
-std::string sparkline(const std::deque<double>& values, size_t width) {
+std::string sparkline(const std::vector<double>& values, size_t width) {
   static const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
   if (values.empty()) return "";
   size_t start = values.size() > width ? values.size() - width : 0;
@@ -167,7 +167,7 @@ std::string render_job(const nlohmann::json& j, bool color) {
   out << "\n";
   if (f.contains("step_time_s")) {
     out << "  step time      " << fmt(f["step_time_s"].get<double>(), "%.2f s");
-    std::deque<double> recent;
+    std::vector<double> recent;
     for (const auto& v : f["recent_step_times"]) recent.push_back(v.get<double>());
     if (color && !recent.empty()) out << "  " << sparkline(recent);
     out << "\n";

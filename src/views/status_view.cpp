@@ -192,7 +192,7 @@ std::string render_status(const nlohmann::json& s, bool color) {
         out << "  ETA "
             << format_duration(Seconds(static_cast<long long>(f["eta_s"].get<double>())));
       if (color && f.contains("recent_step_times") && !f["recent_step_times"].empty()) {
-        std::deque<double> recent;
+        std::vector<double> recent;
         for (const auto& v : f["recent_step_times"]) recent.push_back(v.get<double>());
         out << "  " << sparkline(recent, 12);
       }

@@ -47,5 +47,53 @@ TEST(ProgressUpdate, FedInBatchesEndsAsAppliedWhole) {
   EXPECT_DOUBLE_EQ(whole.longest_interval, 0.75);
 }
 
+// The step-time and loss series hold the last 64 values however many steps one read covers
+// (during a read they may grow past it and are trimmed once, at finish).
+TEST(ProgressUpdate, TheSeriesKeepExactlyTheLastValues) {
+  std::vector<std::string> text;
+  for (int step = 1; step <= 300; ++step)
+    text.push_back("reduced_train_loss: " + std::to_string(step) + " | global_step: " +
+                   std::to_string(step) + " | train_step_timing in s: " + std::to_string(step));
+  std::vector<std::string_view> lines(text.begin(), text.end());
+  TrainingLogParser parser;
+  JobProgress p;
+  p.task = "7";
+  ProgressUpdate update(p, parser, 1000);
+  update.feed(std::span(lines).first(150));
+  update.feed(std::span(lines).subspan(150));
+  update.finish();
+  ASSERT_EQ(p.step_times.size(), 64u);
+  EXPECT_DOUBLE_EQ(p.step_times.front(), 237);
+  EXPECT_DOUBLE_EQ(p.step_times.back(), 300);
+  ASSERT_EQ(p.losses.size(), 64u);
+  EXPECT_DOUBLE_EQ(p.losses.back(), 300);
+  EXPECT_EQ(p.recent.size(), 6u);
+  EXPECT_EQ(p.recent.back(), text.back());
+}
+
+// The hot part leaves out what is at its default (it is rewritten for every job every cycle):
+// a fresh progress writes nothing, and every field read back is what was written.
+TEST(JobProgressJson, DefaultsAreLeftOutAndReadBackTheSame) {
+  JobProgress fresh;
+  EXPECT_EQ(fresh.hot_json(), "{}");
+  EXPECT_EQ(JobProgress::from_json(fresh.to_json()).to_json(), fresh.to_json());
+  EXPECT_EQ(JobProgress::from_json("{}").best_step, -1);
+
+  JobProgress p = warmed_up();
+  p.best_step = 0;  // a value that is some other field's default is still written
+  p.crash = "xid";
+  p.nan_loss = true;
+  p.consumed_samples = 0;
+  p.cursors["/l"] = {1, 2, 3};
+  p.step_times = {1.5, 2.5};
+  std::string whole = p.to_json();
+  JobProgress back = JobProgress::from_json(whole);
+  EXPECT_EQ(back.to_json(), whole);
+  EXPECT_EQ(back.best_step, 0);
+  EXPECT_EQ(back.consumed_samples, 0.0);
+  EXPECT_TRUE(back.nan_loss);
+  EXPECT_EQ(back.cursors["/l"].offset, 3u);
+}
+
 }  // namespace
 }  // namespace llmwatch

@@ -96,8 +96,8 @@ TEST(Store, TheColdPartOfProgressIsWrittenLessOftenButNeverLostForANewTaskOrACra
   p.step = 2;
   p.recent.push_back("step 2");
   daemon.put_progress("tr", p, 1030);
-  EXPECT_EQ(other.progress("tr").step, 2);                                    // hot: at once
-  EXPECT_EQ(other.progress("tr").recent, std::deque<std::string>{"step 1"});  // cold: later
+  EXPECT_EQ(other.progress("tr").step, 2);                                     // hot: at once
+  EXPECT_EQ(other.progress("tr").recent, std::vector<std::string>{"step 1"});  // cold: later
   EXPECT_EQ(daemon.progress("tr").recent.size(), 2u);  // the daemon reads what it holds
   p.step = 3;  // new lines come with new reads: the hot part changes with the cold
   daemon.put_progress("tr", p, 1000 + Store::kColdEvery);
@@ -110,7 +110,7 @@ TEST(Store, TheColdPartOfProgressIsWrittenLessOftenButNeverLostForANewTaskOrACra
   p.recent = {"starting"};
   daemon.put_progress("tr", p, 1000 + Store::kColdEvery + 60);  // a new task: at once
   EXPECT_EQ(other.progress("tr").task, "8");
-  EXPECT_EQ(other.progress("tr").recent, std::deque<std::string>{"starting"});
+  EXPECT_EQ(other.progress("tr").recent, std::vector<std::string>{"starting"});
 }
 
 TEST(Store, AnUnchangedValueIsNotRewritten) {
