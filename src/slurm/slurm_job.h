@@ -1,6 +1,7 @@
 #pragma once
 // One job (or one array task, or the pending remainder of an array) as squeue reports it.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,11 +57,16 @@ struct SqueueParse {
 // llmwatch's own. Parsing drops the rest early: with 100,000 queued jobs a cycle looks at its
 // own few, and building 100,000 SlurmJobs dominated it.
 struct JobFilter {
-  std::unordered_set<std::string> names;
+  // Looked up by view (is_transparent): every line of a 100,000-job queue asks, and a string
+  // made for each was a tenth of the parse.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_set<std::string, NameHash, std::equal_to<>> names;
   std::unordered_set<std::int64_t> ids;
   bool wants(std::string_view name, std::int64_t job_id, std::int64_t array_job_id) const {
-    return names.count(std::string(name)) || ids.count(job_id) ||
-           (array_job_id && ids.count(array_job_id));
+    return names.contains(name) || ids.count(job_id) || (array_job_id && ids.count(array_job_id));
   }
 };
 
