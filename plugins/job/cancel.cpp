@@ -19,8 +19,7 @@ class CancelAction : public ActionPlugin {
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     if (!r.task) return {ActionState::Skipped, "no running task to cancel"};
     std::string id = r.task->display_id();
-    std::string err = ctx.slurm.cancel(id);
-    if (!err.empty()) return {ActionState::Failed, err};
+    if (auto cancel = ctx.slurm.cancel(id); !cancel) return {ActionState::Failed, cancel.error()};
     return {ActionState::Done, "scancel " + id};
   }
 };

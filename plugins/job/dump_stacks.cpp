@@ -103,7 +103,7 @@ class DumpStacksAction : public ActionPlugin {
     std::string file = (dir / (r.job + "-" + r.task->display_id() + "-" +
                                std::to_string(static_cast<long long>(ctx.now)) + ".txt"))
                            .string();
-    std::string where = write_file_atomic(file, valid_utf8(res.out)).empty() ? file : "not kept";
+    std::string where = write_file_atomic(file, valid_utf8(res.out)).ok() ? file : "not kept";
     prune(dir);
     nlohmann::json record = {
         {"ts", ctx.now}, {"task", r.task->display_id()}, {"file", where}, {"summary", summary}};

@@ -19,8 +19,8 @@ class HoldAction : public ActionPlugin {
     for (const auto& q : r.queue) {
       if (!q.pending()) continue;
       std::string id = q.control_id();
-      std::string err = ctx.slurm.control("hold", id);
-      if (!err.empty()) return {ActionState::Failed, err};
+      if (auto done = ctx.slurm.control("hold", id); !done)
+        return {ActionState::Failed, done.error()};
       held.push_back(id);
     }
     if (held.empty()) return {ActionState::Skipped, "nothing pending to hold"};

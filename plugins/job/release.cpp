@@ -26,8 +26,8 @@ class ReleaseAction : public ActionPlugin {
     for (const auto& q : r.queue) {
       if (!q.pending()) continue;
       std::string id = q.control_id();
-      std::string err = ctx.slurm.control("release", id);
-      if (!err.empty()) return {ActionState::Failed, err};
+      if (auto done = ctx.slurm.control("release", id); !done)
+        return {ActionState::Failed, done.error()};
       detail += (detail.empty() ? "" : "; ") + std::string("released ") + id;
     }
     return detail.empty() ? ActionOutcome{ActionState::Skipped, "nothing held and no kill switch"}

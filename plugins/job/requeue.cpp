@@ -18,8 +18,8 @@ class RequeueAction : public ActionPlugin {
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     if (!r.task || !r.task->running()) return {ActionState::Skipped, "no running task to requeue"};
-    std::string err = ctx.slurm.control("requeue", r.task->display_id());
-    if (!err.empty()) return {ActionState::Failed, err};
+    if (auto requeue = ctx.slurm.control("requeue", r.task->display_id()); !requeue)
+      return {ActionState::Failed, requeue.error()};
     return {ActionState::Done,
             "scontrol requeue " + r.task->display_id() + " (Slurm delays its restart ~2 min)"};
   }

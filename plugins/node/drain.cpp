@@ -21,8 +21,8 @@ class DrainAction : public TakeOutAction {
   ActionOutcome take_out(const ActionRequest& r, ActionContext& ctx, const std::string& why,
                          bool ours) override {
     if (ours) return {ActionState::Done, r.job + " already drained by llmwatch"};
-    if (auto error = ctx.slurm.update_node(r.job, "drain", why); !error.empty())
-      return {ActionState::Failed, error};
+    if (auto drain = ctx.slurm.update_node(r.job, "drain", why); !drain)
+      return {ActionState::Failed, drain.error()};
     mark_taken_out(r, ctx);
     return {ActionState::Done, "drained " + r.job + " (reason \"" + why + "\")"};
   }
@@ -43,8 +43,8 @@ class UndrainAction : public ActionPlugin {
     if (!undrain_allowed(reason, ctx.config.gpu.undrain_kill_task_failed))
       return {ActionState::Skipped, r.job + " is drained for a reason llmwatch did not set: " +
                                         sanitize_line(reason, 120)};
-    if (auto error = ctx.slurm.update_node(r.job, "resume"); !error.empty())
-      return {ActionState::Failed, error};
+    if (auto resume = ctx.slurm.update_node(r.job, "resume"); !resume)
+      return {ActionState::Failed, resume.error()};
     ctx.store.put(kv::drained(r.job), "", ctx.now);
     return {ActionState::Done,
             "returned " + r.job + " to service (was: " + sanitize_line(reason, 120) + ")"};

@@ -21,13 +21,13 @@ class RebootAction : public TakeOutAction {
  protected:
   ActionOutcome take_out(const ActionRequest& r, ActionContext& ctx, const std::string& why,
                          bool) override {
-    if (auto refused = ctx.slurm.reboot_node(r.job, why); !refused.empty()) {
-      if (auto error = ctx.slurm.update_node(r.job, "drain", why); !error.empty())
-        return {ActionState::Failed, refused + "; drain instead: " + error};
+    if (auto reboot = ctx.slurm.reboot_node(r.job, why); !reboot) {
+      if (auto drain = ctx.slurm.update_node(r.job, "drain", why); !drain)
+        return {ActionState::Failed, reboot.error() + "; drain instead: " + drain.error()};
       mark_taken_out(r, ctx);
       return {ActionState::Done, "drained " + r.job +
                                      " instead of a reboot, which Slurm refused (" +
-                                     sanitize_line(refused, 160) + ")"};
+                                     sanitize_line(reboot.error(), 160) + ")"};
     }
     mark_taken_out(r, ctx);
     // Until a node-check newer than the boot has spoken, the node's old verdict is not its

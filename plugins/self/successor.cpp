@@ -54,8 +54,10 @@ class SuccessorAction : public ActionPlugin {
     for (const auto& q : r.queue) {
       if (&q == keep) continue;
       std::string id = std::to_string(q.job_id);
-      std::string error = ctx.slurm.cancel(id);
-      (error.empty() ? cancelled : failed) += (error.empty() ? " " + id : " " + id + ": " + error);
+      if (auto cancel = ctx.slurm.cancel(id))
+        cancelled += " " + id;
+      else
+        failed += " " + id + ": " + cancel.error();
     }
     ctx.store.put(kv::kSelfSuccessor, keep_id, ctx.now);
     if (!failed.empty())

@@ -181,8 +181,11 @@ int cmd_inspect(const std::string& kind, const std::string& file, const JobSetti
   else if (kind == "scontrol-show")
     out = parse_scontrol_show(text);
   else if (kind == "hostlist") {
-    auto hosts = expand_hostlist(trim(text), &error);
-    if (hosts) out = {{"hosts", *hosts}, {"compressed", compress_hostlist(*hosts)}};
+    auto hosts = expand_hostlist(trim(text));
+    if (hosts)
+      out = {{"hosts", *hosts}, {"compressed", compress_hostlist(*hosts)}};
+    else
+      error = hosts.error();
   } else if (kind == "training-log")
     out = inspect_training_log(text, facts);
   else if (kind == "kmsg")

@@ -56,7 +56,7 @@ void print_text(const NodeReport& r) {
 }
 
 // Results go to DIR/<node>.json through a temporary file, so a reader never sees half of one.
-std::string write_result(const std::string& dir, const NodeReport& r) {
+Status write_result(const std::string& dir, const NodeReport& r) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   return write_file_atomic(dir + "/" + r.node + ".json", r.to_json() + "\n");
@@ -138,11 +138,11 @@ int cmd_node_check(const Config& config, const NodeCheckOptions& o) {
   auto every = std::chrono::milliseconds(static_cast<long long>(o.every * 1000));
   for (;;) {
     NodeReport r = check_once(config, *table.table, node, o, state);
-    if (auto err = state.save(state_path); !err.empty() && !o.follow)
-      std::cerr << "llmwatch node-check: state not saved: " << err << "\n";
+    if (auto saved = state.save(state_path); !saved && !o.follow)
+      std::cerr << "llmwatch node-check: state not saved: " << saved.error() << "\n";
     if (!out_dir.empty())
-      if (auto err = write_result(out_dir, r); !err.empty()) {
-        std::cerr << "llmwatch node-check: " << err << "\n";
+      if (auto written = write_result(out_dir, r); !written) {
+        std::cerr << "llmwatch node-check: " << written.error() << "\n";
         if (!o.follow) return 3;
       }
     if (o.drain_self && r.verdict == Verdict::Critical && r.wants_drain()) {

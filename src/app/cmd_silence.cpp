@@ -17,10 +17,9 @@ int cmd_silence(const Config& config, const std::string& verb, const std::string
     AlertJournal journal(store);
     double now = unix_now();
     if (verb == "add") {
-      std::string why;
-      auto d = parse_duration(duration, &why);
+      auto d = parse_duration(duration);
       if (!d || d->count() <= 0) {
-        std::cerr << "llmwatch silence add: --for: " << (why.empty() ? "must be positive" : why)
+        std::cerr << "llmwatch silence add: --for: " << (d ? "must be positive" : d.error())
                   << "\n";
         return kExitUsage;
       }

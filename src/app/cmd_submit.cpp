@@ -14,11 +14,10 @@ namespace llmwatch {
 int cmd_submit(const Config& config, const std::string& interval_text) {
   Seconds interval = config.self.interval;
   if (!interval_text.empty()) {
-    std::string why;
-    auto parsed = parse_duration(interval_text, &why);
+    auto parsed = parse_duration(interval_text);
     if (!parsed || parsed->count() < 1) {
-      std::cerr << "llmwatch submit: --interval: " << (why.empty() ? "must be at least 1s" : why)
-                << "\n";
+      std::cerr << "llmwatch submit: --interval: "
+                << (parsed ? "must be at least 1s" : parsed.error()) << "\n";
       return kExitUsage;
     }
     interval = *parsed;

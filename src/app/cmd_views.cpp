@@ -184,10 +184,9 @@ int cmd_nodes(const Config& config, bool json, const std::string& node) {
 }
 
 int cmd_events(const Config& config, const std::string& since, const std::string& job, bool json) {
-  std::string why;
-  auto window = parse_duration(since, &why);
+  auto window = parse_duration(since);
   if (!window) {
-    std::cerr << "llmwatch events: --since: " << why << "\n";
+    std::cerr << "llmwatch events: --since: " << window.error() << "\n";
     return kExitUsage;
   }
   try {

@@ -42,7 +42,6 @@ struct Loader {
   template <class T>
   bool convert(const toml::node& node, const KeySpec<T>& spec, const std::string& where,
                ConfigValue& v) {
-    std::string why;
     switch (spec.kind) {
       case KeyKind::String: {
         auto s = string_of(node, where);
@@ -91,8 +90,8 @@ struct Loader {
         } else {
           auto s = string_of(node, where);
           if (!s) return false;
-          auto d = parse_duration(*s, &why);
-          if (!d) return error(node, where + ": " + why), false;
+          auto d = parse_duration(*s);
+          if (!d) return error(node, where + ": " + d.error()), false;
           v.dur = *d;
         }
         if (v.dur.count() < 0) return error(node, where + " must not be negative"), false;
@@ -108,8 +107,8 @@ struct Loader {
           return v.size = static_cast<std::uint64_t>(*node.value<std::int64_t>()), true;
         auto s = string_of(node, where);
         if (!s) return false;
-        auto size = parse_size(*s, &why);
-        if (!size) return error(node, where + ": " + why), false;
+        auto size = parse_size(*s);
+        if (!size) return error(node, where + ": " + size.error()), false;
         v.size = *size;
         return true;
       }
@@ -122,8 +121,8 @@ struct Loader {
         }
         auto s = string_of(node, where);
         if (!s) return false;
-        auto p = parse_percent(*s, &why);
-        if (!p) return error(node, where + ": " + why), false;
+        auto p = parse_percent(*s);
+        if (!p) return error(node, where + ": " + p.error()), false;
         v.d = *p;
         return true;
       }
@@ -143,9 +142,8 @@ struct Loader {
         }
         for (const auto& item : v.list) {
           // Action lists take escalation delays: "cancel+10m".
-          std::string why_delay;
-          auto staged = parse_staged_action(item, &why_delay);
-          if (!staged) return error(node, where + ": '" + item + "': " + why_delay), false;
+          auto staged = parse_staged_action(item);
+          if (!staged) return error(node, where + ": '" + item + "': " + staged.error()), false;
           const std::string& base = staged->action;
           if (!spec.choices.empty() &&
               std::find(spec.choices.begin(), spec.choices.end(), base) == spec.choices.end())

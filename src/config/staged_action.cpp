@@ -2,11 +2,11 @@
 
 namespace llmwatch {
 
-std::optional<StagedAction> parse_staged_action(const std::string& text, std::string* error) {
+Result<StagedAction> parse_staged_action(const std::string& text) {
   size_t plus = text.find('+');
   if (plus == std::string::npos) return StagedAction{text, Seconds(0)};
-  auto delay = parse_duration(text.substr(plus + 1), error);
-  if (!delay) return std::nullopt;
+  auto delay = parse_duration(text.substr(plus + 1));
+  if (!delay) return Error{delay.error()};
   return StagedAction{text.substr(0, plus), *delay};
 }
 

@@ -3,7 +3,6 @@
 // finding has been firing for 10 minutes. That is how a job's on_hang list escalates:
 // ["alert", "save", "kill+5m", "cancel+15m", "restart+15m"] asks for a checkpoint, then a
 // graceful exit, and cancels only if neither worked.
-#include <optional>
 #include <string>
 
 #include "util/units.h"
@@ -15,8 +14,7 @@ struct StagedAction {
   Seconds delay{0};
 };
 
-// nullopt (and *error) when the delay part is not a duration.
-std::optional<StagedAction> parse_staged_action(const std::string& text,
-                                                std::string* error = nullptr);
+// Fails when the delay part is not a duration.
+Result<StagedAction> parse_staged_action(const std::string& text);
 
 }  // namespace llmwatch

@@ -142,7 +142,7 @@ void act_phase(CycleState& s) {
   executor.set_fence([&s]() -> const std::string& { return s.fenced(); });
   for (const Finding* f : order) {
     if (!s.fenced().empty()) break;
-    std::string error = run_guarded("acting on " + f->key, [&] {
+    Status acted = run_guarded("acting on " + f->key, [&] {
       ActionRequest base;
       base.finding = *f;
       base.episode = first_seen[f->key];
@@ -150,7 +150,7 @@ void act_phase(CycleState& s) {
       auto plan = plan_for(s, *f, base);
       s.result.actions += executor.run_plan(base, plan);
     });
-    if (!error.empty()) s.errors.push_back(error);
+    if (!acted) s.errors.push_back(acted.error());
   }
   if (!s.fenced().empty()) {
     s.errors.push_back("not acting: " + s.fenced());
@@ -159,11 +159,11 @@ void act_phase(CycleState& s) {
   // Old checkpoints go only after the findings that need them were acted on: each one the
   // storage check's scan allows is a cleanup action (journaled first, once per checkpoint).
   for (const auto& c : s.cleanups) {
-    std::string error = run_guarded("checkpoint cleanup of " + c.settings->path, [&] {
+    Status cleaned = run_guarded("checkpoint cleanup of " + c.settings->path, [&] {
       for (const auto& k : cleanup_candidates(c.scan, c.settings->keep_last))
         s.result.actions += executor.run_plan(cleanup_request(*c.settings, k, s.now), {"cleanup"});
     });
-    if (!error.empty()) s.errors.push_back(error);
+    if (!cleaned) s.errors.push_back(cleaned.error());
   }
 }
 

@@ -80,7 +80,7 @@ void run_checks(CycleState& state) {
       if (c->enabled(state)) checks.push_back({std::move(c), "", 0});
     for (auto& r : checks) {
       auto t0 = std::chrono::steady_clock::now();
-      r.error = run_guarded(r.check->name(), [&] { r.check->prepare(state); });
+      r.error = run_guarded(r.check->name(), [&] { r.check->prepare(state); }).error();
       r.seconds += seconds_since(t0);
     }
     {
@@ -89,7 +89,7 @@ void run_checks(CycleState& state) {
         if (!r.error.empty()) continue;
         boost::asio::post(pool, [&r, &state] {
           auto t0 = std::chrono::steady_clock::now();
-          r.error = run_guarded(r.check->name(), [&] { r.check->observe(state); });
+          r.error = run_guarded(r.check->name(), [&] { r.check->observe(state); }).error();
           r.seconds += seconds_since(t0);
         });
       }
@@ -99,7 +99,7 @@ void run_checks(CycleState& state) {
       CheckReport report;
       if (r.error.empty()) {
         auto t0 = std::chrono::steady_clock::now();
-        r.error = run_guarded(r.check->name(), [&] { report = r.check->judge(state); });
+        r.error = run_guarded(r.check->name(), [&] { report = r.check->judge(state); }).error();
         r.seconds += seconds_since(t0);
       }
       merge(state, r, std::move(report));

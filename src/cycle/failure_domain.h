@@ -6,18 +6,20 @@
 #include <exception>
 #include <string>
 
+#include "util/result.h"
+
 namespace llmwatch {
 
-// Runs fn; returns "" when it completed, else what went wrong, prefixed with the domain.
+// Runs fn; fails with what went wrong, prefixed with the domain, when it threw.
 template <class Fn>
-std::string run_guarded(const std::string& domain, Fn&& fn) noexcept {
+Status run_guarded(const std::string& domain, Fn&& fn) noexcept {
   try {
     fn();
-    return "";
+    return {};
   } catch (const std::exception& e) {
-    return domain + ": " + e.what();
+    return Error{domain + ": " + e.what()};
   } catch (...) {
-    return domain + ": unknown exception";
+    return Error{domain + ": unknown exception"};
   }
 }
 

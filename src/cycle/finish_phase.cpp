@@ -23,8 +23,7 @@ void finish_phase(CycleState& s) {
   // Each step below is independent: a full disk that fails the heartbeat must not stop
   // the metrics file or the dead-man ping.
   auto step = [&](const char* what, auto&& fn) {
-    std::string error = run_guarded(what, fn);
-    if (!error.empty()) s.errors.push_back(error);
+    if (Status done = run_guarded(what, fn); !done) s.errors.push_back(done.error());
   };
   step("cycle record", [&] {
     s.store.record_cycle(s.now, result.finished, hostname(), static_cast<int>(getpid()),

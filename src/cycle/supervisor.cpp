@@ -18,10 +18,10 @@ CycleResult Supervisor::run_cycle(double now) {
   state.fence = fence_;
   state.result.started = now;
   auto phase = [&](const char* name, void (*fn)(CycleState&)) {
-    std::string error = run_guarded(name, [&] { fn(state); });
-    if (error.empty()) return;
-    spdlog::error("cycle: {}", error);
-    state.errors.push_back(error);
+    Status done = run_guarded(name, [&] { fn(state); });
+    if (done) return;
+    spdlog::error("cycle: {}", done.error());
+    state.errors.push_back(done.error());
   };
   phase("checks", run_checks);
   phase("act", act_phase);

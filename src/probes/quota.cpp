@@ -127,8 +127,8 @@ QuotaReport parse_beegfs(std::string_view text) {
     if (cells.size() < 6 || cells[0] == "name" || cells[0] == "user/group" ||
         cells[1].find_first_not_of("0123456789") != std::string::npos)
       continue;
-    auto size = [](const std::string& s) -> std::optional<std::uint64_t> {
-      if (s == "unlimited") return 0;
+    auto size = [](const std::string& s) -> Result<std::uint64_t> {
+      if (s == "unlimited") return std::uint64_t{0};
       return parse_size(s);
     };
     auto used = size(cells[2]), hard = size(cells[3]);

@@ -95,12 +95,9 @@ std::string NodeReport::to_json() const {
   return json_dump(j);
 }
 
-std::optional<NodeReport> NodeReport::from_json(const std::string& text, std::string* error) {
+Result<NodeReport> NodeReport::from_json(const std::string& text) {
   auto j = nlohmann::json::parse(text, nullptr, false);
-  auto fail = [&](const std::string& why) -> std::optional<NodeReport> {
-    if (error) *error = why;
-    return std::nullopt;
-  };
+  auto fail = [](std::string why) { return Error{std::move(why)}; };
   if (!j.is_object() || j.value("schema", "") != "llmwatch.node-check/1")
     return fail("not an llmwatch.node-check/1 document");
   try {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "util/result.h"
+
 namespace llmwatch {
 
 enum class Verdict { Ok, Warn, Critical, Unknown };
@@ -43,7 +45,7 @@ struct NodeReport {
   bool wants_drain() const;  // a CRITICAL item whose hint is drain, reset or rma
   std::string to_json() const;
   // nullopt with *error set when the text is not a node report.
-  static std::optional<NodeReport> from_json(const std::string& text, std::string* error);
+  static Result<NodeReport> from_json(const std::string& text);
 };
 
 }  // namespace llmwatch

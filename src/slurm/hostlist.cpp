@@ -9,11 +9,6 @@ namespace {
 
 constexpr size_t kMaxHosts = 1 << 20;  // a hostlist that expands beyond this is garbage
 
-bool fail(std::string* error, std::string message) {
-  if (error) *error = std::move(message);
-  return false;
-}
-
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
     return std::isdigit(static_cast<unsigned char>(c));
@@ -25,9 +20,9 @@ std::string pad(unsigned long long n, size_t width) {
   return s.size() < width ? std::string(width - s.size(), '0') + s : s;
 }
 
-// "1-3,5,007-009" → the strings in order, or false.
-bool expand_range(std::string_view body, std::vector<std::string>& out, std::string* error) {
-  if (body.empty()) return fail(error, "empty brackets");
+// "1-3,5,007-009" → the strings in order, or why not.
+Status expand_range(std::string_view body, std::vector<std::string>& out) {
+  if (body.empty()) return Error{"empty brackets"};
   size_t start = 0;
   while (start <= body.size()) {
     size_t comma = body.find(',', start);
@@ -37,20 +32,20 @@ bool expand_range(std::string_view body, std::vector<std::string>& out, std::str
     std::string_view lo = item.substr(0, dash);
     std::string_view hi = dash == std::string_view::npos ? lo : item.substr(dash + 1);
     if (!all_digits(lo) || !all_digits(hi) || lo.size() > 18 || hi.size() > 18)
-      return fail(error, "bad range '" + std::string(item) + "'");
+      return Error{"bad range '" + std::string(item) + "'"};
     unsigned long long a = std::stoull(std::string(lo)), b = std::stoull(std::string(hi));
-    if (b < a) return fail(error, "descending range '" + std::string(item) + "'");
+    if (b < a) return Error{"descending range '" + std::string(item) + "'"};
     if (b - a > kMaxHosts || out.size() + (b - a) > kMaxHosts)
-      return fail(error, "range too large '" + std::string(item) + "'");
+      return Error{"range too large '" + std::string(item) + "'"};
     for (unsigned long long n = a; n <= b; ++n) out.push_back(pad(n, lo.size()));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
-  return true;
+  return {};
 }
 
 // One host expression (no top-level commas): a product of literal parts and bracket groups.
-bool expand_one(std::string_view expr, std::vector<std::string>& out, std::string* error) {
+Status expand_one(std::string_view expr, std::vector<std::string>& out) {
   std::vector<std::string> partial = {""};
   size_t pos = 0;
   while (pos < expr.size()) {
@@ -58,15 +53,16 @@ bool expand_one(std::string_view expr, std::vector<std::string>& out, std::strin
     std::string_view literal =
         expr.substr(pos, open == std::string_view::npos ? std::string_view::npos : open - pos);
     if (literal.find(']') != std::string_view::npos)
-      return fail(error, "unbalanced ']' in '" + std::string(expr) + "'");
+      return Error{"unbalanced ']' in '" + std::string(expr) + "'"};
     for (auto& p : partial) p += literal;
     if (open == std::string_view::npos) break;
     size_t close = expr.find(']', open);
     if (close == std::string_view::npos)
-      return fail(error, "unterminated '[' in '" + std::string(expr) + "'");
+      return Error{"unterminated '[' in '" + std::string(expr) + "'"};
     std::vector<std::string> values;
-    if (!expand_range(expr.substr(open + 1, close - open - 1), values, error)) return false;
-    if (partial.size() * values.size() > kMaxHosts) return fail(error, "hostlist too large");
+    if (auto range = expand_range(expr.substr(open + 1, close - open - 1), values); !range)
+      return range;
+    if (partial.size() * values.size() > kMaxHosts) return Error{"hostlist too large"};
     std::vector<std::string> next;
     next.reserve(partial.size() * values.size());
     for (const auto& p : partial)
@@ -75,15 +71,15 @@ bool expand_one(std::string_view expr, std::vector<std::string>& out, std::strin
     pos = close + 1;
   }
   for (auto& p : partial) {
-    if (p.empty()) return fail(error, "empty host name");
+    if (p.empty()) return Error{"empty host name"};
     out.push_back(std::move(p));
   }
-  return true;
+  return {};
 }
 
 }  // namespace
 
-std::optional<std::vector<std::string>> expand_hostlist(std::string_view list, std::string* error) {
+Result<std::vector<std::string>> expand_hostlist(std::string_view list) {
   std::vector<std::string> out;
   size_t start = 0;
   int depth = 0;
@@ -91,14 +87,15 @@ std::optional<std::vector<std::string>> expand_hostlist(std::string_view list, s
     char c = i < list.size() ? list[i] : ',';
     if (c == '[') ++depth;
     if (c == ']') --depth;
-    if (depth < 0) return fail(error, "unbalanced ']'"), std::nullopt;
+    if (depth < 0) return Error{"unbalanced ']'"};
     if ((c == ',' || c == ' ') && depth == 0) {
       std::string_view expr = list.substr(start, i - start);
-      if (!expr.empty() && !expand_one(expr, out, error)) return std::nullopt;
+      Status one = expr.empty() ? Status{} : expand_one(expr, out);
+      if (!one) return Error{one.error()};
       start = i + 1;
     }
   }
-  if (depth != 0) return fail(error, "unterminated '['"), std::nullopt;
+  if (depth != 0) return Error{"unterminated '['"};
   return out;
 }
 

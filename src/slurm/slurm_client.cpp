@@ -130,18 +130,20 @@ std::map<std::string, std::string> SlurmClient::show_node(const std::string& nod
   return records.empty() ? std::map<std::string, std::string>{} : records.front();
 }
 
-std::string SlurmClient::update_node(const std::string& node, const std::string& state,
-                                     const std::string& reason) {
+Status SlurmClient::update_node(const std::string& node, const std::string& state,
+                                const std::string& reason) {
   // One argv element per assignment: a reason with spaces or quotes needs no shell quoting.
   std::vector<std::string> args = {"update", "nodename=" + node, "state=" + state};
   if (!reason.empty()) args.push_back("reason=" + reason);
   auto r = run("scontrol", args);
-  return r.ok() ? "" : r.describe("scontrol update nodename=" + node + " state=" + state);
+  if (r.ok()) return {};
+  return Error{r.describe("scontrol update nodename=" + node + " state=" + state)};
 }
 
-std::string SlurmClient::reboot_node(const std::string& node, const std::string& reason) {
+Status SlurmClient::reboot_node(const std::string& node, const std::string& reason) {
   auto r = run("scontrol", {"reboot", "ASAP", "nextstate=RESUME", "reason=" + reason, node});
-  return r.ok() ? "" : r.describe("scontrol reboot ASAP " + node);
+  if (r.ok()) return {};
+  return Error{r.describe("scontrol reboot ASAP " + node)};
 }
 
 ProcessResult SlurmClient::run_step(const std::vector<std::string>& args, Seconds timeout) {
@@ -153,12 +155,13 @@ ProcessResult SlurmClient::run_step(const std::vector<std::string>& args, Second
   return run_process(spec);
 }
 
-std::string SlurmClient::cancel(const std::string& job_id, const std::string& signal) {
+Status SlurmClient::cancel(const std::string& job_id, const std::string& signal) {
   std::vector<std::string> args;
   if (!signal.empty()) args.push_back("--signal=" + signal);
   args.push_back(job_id);
   auto r = run("scancel", args);
-  return r.ok() ? "" : r.describe("scancel " + job_id);
+  if (r.ok()) return {};
+  return Error{r.describe("scancel " + job_id)};
 }
 
 SubmitResult SlurmClient::submit(const std::vector<std::string>& sbatch_args,
@@ -178,9 +181,10 @@ SubmitResult SlurmClient::submit(const std::vector<std::string>& sbatch_args,
   return out;
 }
 
-std::string SlurmClient::control(const std::string& verb, const std::string& job_id) {
+Status SlurmClient::control(const std::string& verb, const std::string& job_id) {
   auto r = run("scontrol", {verb, job_id});
-  return r.ok() ? "" : r.describe("scontrol " + verb + " " + job_id);
+  if (r.ok()) return {};
+  return Error{r.describe("scontrol " + verb + " " + job_id)};
 }
 
 }  // namespace llmwatch

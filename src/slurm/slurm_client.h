@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "slurm/slurm_job.h"
 #include "slurm/slurm_node.h"
+#include "util/result.h"
 #include "util/subprocess.h"
 
 namespace llmwatch {
@@ -32,15 +33,15 @@ class SlurmClient {
   const JobFilter* filter() const { return filter_ ? &*filter_ : nullptr; }
   // One `sinfo --json` per cycle: every node, its state flags and reason.
   virtual SinfoParse nodes();
-  // `scancel [--signal=SIG] ID`; returns "" on success, else the error.
-  virtual std::string cancel(const std::string& job_id, const std::string& signal = "");
+  // `scancel [--signal=SIG] ID`.
+  virtual Status cancel(const std::string& job_id, const std::string& signal = "");
   // own_job: llmwatch's own successor, the one submission that inherits llmwatch's
   // environment (its config's ${VARS}); every other sbatch gets a scrubbed one.
   virtual SubmitResult submit(const std::vector<std::string>& sbatch_args,
                               const std::map<std::string, std::string>& env = {},
                               bool own_job = false);
   // `scontrol hold|release|requeue ID`.
-  virtual std::string control(const std::string& verb, const std::string& job_id);
+  virtual Status control(const std::string& verb, const std::string& job_id);
 
   // `scontrol show job ID` as key/value pairs (text mode fills StdOut/Command/WorkDir from it).
   virtual std::map<std::string, std::string> show_job(const std::string& job_id);
@@ -52,12 +53,12 @@ class SlurmClient {
                                                         std::int64_t started);
   // `scontrol show node NAME` as key/value pairs (Reason, State, ...); empty when unknown.
   virtual std::map<std::string, std::string> show_node(const std::string& node);
-  // `scontrol update nodename=NAME state=STATE [reason=REASON]`; "" on success, else the error.
-  virtual std::string update_node(const std::string& node, const std::string& state,
-                                  const std::string& reason = "");
+  // `scontrol update nodename=NAME state=STATE [reason=REASON]`.
+  virtual Status update_node(const std::string& node, const std::string& state,
+                             const std::string& reason = "");
   // `scontrol reboot ASAP nextstate=RESUME reason=REASON NAME`: Slurm drains the node, reboots
-  // it once idle (needs RebootProgram in slurm.conf) and returns it to service. "" or the error.
-  virtual std::string reboot_node(const std::string& node, const std::string& reason);
+  // it once idle (needs RebootProgram in slurm.conf) and returns it to service.
+  virtual Status reboot_node(const std::string& node, const std::string& reason);
   // `srun ARGS` (a step in an existing allocation); the raw result, for node-check collection.
   virtual ProcessResult run_step(const std::vector<std::string>& args, Seconds timeout);
   bool text_mode() const { return text_mode_; }

@@ -18,22 +18,22 @@ std::optional<std::string> read_text_file(const std::string& path) {
   return ss.str();
 }
 
-std::string write_file_atomic(const std::string& path, const std::string& text) {
+Status write_file_atomic(const std::string& path, const std::string& text) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
     out << text;
     if (!out.flush()) {
       std::remove(tmp.c_str());
-      return tmp + ": cannot write";
+      return Error{tmp + ": cannot write"};
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::string error = path + ": " + std::strerror(errno);
     std::remove(tmp.c_str());
-    return error;
+    return Error{error};
   }
-  return "";
+  return {};
 }
 
 }  // namespace llmwatch

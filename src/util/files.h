@@ -4,13 +4,15 @@
 #include <optional>
 #include <string>
 
+#include "util/result.h"
+
 namespace llmwatch {
 
 // The file's bytes, or nullopt when it cannot be read.
 std::optional<std::string> read_text_file(const std::string& path);
 
 // Writes through a temporary file in the same directory and renames it over `path`, so a
-// reader never sees half of it (a killed writer leaves only its temporary). "" or the error.
-std::string write_file_atomic(const std::string& path, const std::string& text);
+// reader never sees half of it (a killed writer leaves only its temporary).
+Status write_file_atomic(const std::string& path, const std::string& text);
 
 }  // namespace llmwatch

@@ -11,11 +11,6 @@
 namespace llmwatch {
 namespace {
 
-bool fail(std::string* error, std::string message) {
-  if (error) *error = std::move(message);
-  return false;
-}
-
 // Reads a non-negative decimal number (digits with an optional fraction) at text[pos].
 bool read_number(std::string_view text, size_t& pos, double& value) {
   size_t start = pos;
@@ -35,15 +30,15 @@ bool read_number(std::string_view text, size_t& pos, double& value) {
 
 }  // namespace
 
-std::optional<Seconds> parse_duration(std::string_view text, std::string* error) {
+Result<Seconds> parse_duration(std::string_view text) {
   text = trim(text);
-  if (text.empty()) return fail(error, "empty duration"), std::nullopt;
+  if (text.empty()) return Error{"empty duration"};
   double total = 0;
   size_t pos = 0;
   while (pos < text.size()) {
     double value = 0;
     if (!read_number(text, pos, value))
-      return fail(error, "expected a number in duration '" + std::string(text) + "'"), std::nullopt;
+      return Error{"expected a number in duration '" + std::string(text) + "'"};
     while (pos < text.size() && text[pos] == ' ') ++pos;
     size_t unit_start = pos;
     while (pos < text.size() && std::isalpha(static_cast<unsigned char>(text[pos]))) ++pos;
@@ -70,22 +65,20 @@ std::optional<Seconds> parse_duration(std::string_view text, std::string* error)
     else if (unit.empty() && pos == text.size() && unit_start == pos && total == 0)
       scale = 1;
     else
-      return fail(error, "unknown unit '" + std::string(unit) + "' in duration '" +
-                             std::string(text) + "' (use ms, s, m, h, d, w)"),
-             std::nullopt;
+      return Error{"unknown unit '" + std::string(unit) + "' in duration '" + std::string(text) +
+                   "' (use ms, s, m, h, d, w)"};
     total += value * scale;
   }
-  if (total > 1e9)
-    return fail(error, "duration '" + std::string(text) + "' is too long"), std::nullopt;
+  if (total > 1e9) return Error{"duration '" + std::string(text) + "' is too long"};
   return Seconds(static_cast<std::int64_t>(std::llround(total)));
 }
 
-std::optional<std::uint64_t> parse_size(std::string_view text, std::string* error) {
+Result<std::uint64_t> parse_size(std::string_view text) {
   text = trim(text);
   size_t pos = 0;
   double value = 0;
   if (!read_number(text, pos, value))
-    return fail(error, "expected a number in size '" + std::string(text) + "'"), std::nullopt;
+    return Error{"expected a number in size '" + std::string(text) + "'"};
   std::string unit(trim(text.substr(pos)));
   for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   static const char* kPrefixes = "KMGTPE";
@@ -99,25 +92,21 @@ std::optional<std::uint64_t> parse_size(std::string_view text, std::string* erro
       scale = std::pow(1000.0, i + 1);
   }
   if (scale == 0)
-    return fail(error, "unknown unit '" + unit + "' in size '" + std::string(text) +
-                           "' (use B, KB, MB, GB, TB, PB or KiB, MiB, GiB, TiB, PiB)"),
-           std::nullopt;
+    return Error{"unknown unit '" + unit + "' in size '" + std::string(text) +
+                 "' (use B, KB, MB, GB, TB, PB or KiB, MiB, GiB, TiB, PiB)"};
   double bytes = value * scale;
-  if (bytes >= 1.8e19)
-    return fail(error, "size '" + std::string(text) + "' is too large"), std::nullopt;
+  if (bytes >= 1.8e19) return Error{"size '" + std::string(text) + "' is too large"};
   return static_cast<std::uint64_t>(std::llround(bytes));
 }
 
-std::optional<double> parse_percent(std::string_view text, std::string* error) {
+Result<double> parse_percent(std::string_view text) {
   text = trim(text);
   if (!text.empty() && text.back() == '%') text.remove_suffix(1);
   size_t pos = 0;
   double value = 0;
   if (!read_number(text, pos, value) || pos != text.size())
-    return fail(error, "expected a percentage like '85%', got '" + std::string(text) + "'"),
-           std::nullopt;
-  if (value > 100)
-    return fail(error, "percentage " + std::string(text) + "% is over 100%"), std::nullopt;
+    return Error{"expected a percentage like '85%', got '" + std::string(text) + "'"};
+  if (value > 100) return Error{"percentage " + std::string(text) + "% is over 100%"};
   return value / 100.0;
 }
 

@@ -7,15 +7,17 @@
 #include <string>
 #include <string_view>
 
+#include "util/result.h"
+
 namespace llmwatch {
 
 using Seconds = std::chrono::seconds;
 
-// Each parser returns nullopt and sets *error to a short reason when the text is malformed.
-std::optional<Seconds> parse_duration(std::string_view text, std::string* error = nullptr);
-std::optional<std::uint64_t> parse_size(std::string_view text, std::string* error = nullptr);
+// Each parser fails with a short reason when the text is malformed.
+Result<Seconds> parse_duration(std::string_view text);
+Result<std::uint64_t> parse_size(std::string_view text);
 // "85%" or "85" → 0.85; rejects values outside 0..100.
-std::optional<double> parse_percent(std::string_view text, std::string* error = nullptr);
+Result<double> parse_percent(std::string_view text);
 
 // "1h30m", "45s", "2d3h": the inverse of parse_duration, for status output.
 std::string format_duration(Seconds d);

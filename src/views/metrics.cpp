@@ -208,7 +208,7 @@ std::string render_metrics(const Config& config, Store& store, double now) {
 }
 
 bool write_metrics_file(const std::string& path, const Config& config, Store& store, double now) {
-  return write_file_atomic(path, render_metrics(config, store, now)).empty();
+  return write_file_atomic(path, render_metrics(config, store, now)).ok();
 }
 
 }  // namespace llmwatch

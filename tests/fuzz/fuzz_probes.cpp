@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 #elif LLMWATCH_FUZZ_TARGET == 11
   (void)parse_dcgmi_diag(text);
   (void)parse_dcgmi_health(text);
-  (void)NodeReport::from_json(text, nullptr);
+  (void)NodeReport::from_json(text);
 #elif LLMWATCH_FUZZ_TARGET == 12
   for (const char* kind : {"lfs", "mmlsquota", "beegfs", "quota"}) (void)parse_quota(kind, text);
 #elif LLMWATCH_FUZZ_TARGET == 13

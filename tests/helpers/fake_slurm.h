@@ -34,18 +34,18 @@ class FakeSlurm : public SlurmClient {
     return p;
   }
   SinfoParse nodes() override { return {node_list, ""}; }
-  std::string cancel(const std::string& id, const std::string&) override {
+  Status cancel(const std::string& id, const std::string&) override {
     cancelled.push_back(id);
-    return "";
+    return {};
   }
   SubmitResult submit(const std::vector<std::string>& args,
                       const std::map<std::string, std::string>&, bool) override {
     submitted.push_back(args);
     return {1000 + static_cast<std::int64_t>(submitted.size()), ""};
   }
-  std::string control(const std::string& verb, const std::string& id) override {
+  Status control(const std::string& verb, const std::string& id) override {
     controls.push_back(verb + " " + id);
-    return "";
+    return {};
   }
   std::map<std::string, std::string> show_job(const std::string& id) override {
     if (on_show_job) on_show_job(id);
@@ -72,16 +72,16 @@ class FakeSlurm : public SlurmClient {
     auto it = shown_nodes.find(node);
     return it == shown_nodes.end() ? std::map<std::string, std::string>{} : it->second;
   }
-  std::string update_node(const std::string& node, const std::string& state,
-                          const std::string&) override {
+  Status update_node(const std::string& node, const std::string& state,
+                     const std::string&) override {
     controls.push_back("update " + node + " " + state);
-    return "";
+    return {};
   }
   std::string reboot_error;  // non-empty: `scontrol reboot` is refused (no RebootProgram)
-  std::string reboot_node(const std::string& node, const std::string& reason) override {
-    if (!reboot_error.empty()) return reboot_error;
+  Status reboot_node(const std::string& node, const std::string& reason) override {
+    if (!reboot_error.empty()) return Error{reboot_error};
     controls.push_back("reboot " + node + " " + reason);
-    return "";
+    return {};
   }
 };
 

@@ -26,7 +26,7 @@ TEST(HostileInput, ReasonReachesScontrolAsOneArgvElement) {
   SlurmSettings s;
   s.bin_dir = dir.path;
   SlurmClient slurm(s);
-  ASSERT_EQ(slurm.update_node("node 1;$(id)", "drain", kHostile), "");
+  ASSERT_TRUE(slurm.update_node("node 1;$(id)", "drain", kHostile)) << "scontrol refused";
   auto argv = testing::read_file(dir / "argv");
   EXPECT_EQ(argv, "update\n--\nnodename=node 1;$(id)\n--\nstate=drain\n--\nreason=" + kHostile +
                       "\n--\n");

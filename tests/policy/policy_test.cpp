@@ -73,9 +73,9 @@ TEST(StagedAction, ParsesDelays) {
   auto s = parse_staged_action("kill+5m");
   EXPECT_EQ(s->action, "kill");
   EXPECT_EQ(s->delay.count(), 300);
-  std::string why;
-  EXPECT_FALSE(parse_staged_action("kill+soon", &why));
-  EXPECT_FALSE(why.empty());
+  auto bad = parse_staged_action("kill+soon");
+  EXPECT_FALSE(bad);
+  EXPECT_NE(bad.error().find("'soon'"), std::string::npos) << bad.error();
 }
 
 TEST(Policy, StagedRestartsAreSuppressedInACrashLoopToo) {

@@ -197,16 +197,19 @@ TEST(NodeReport, JsonRoundTrip) {
   in.gpus = eight_gpus();
   in.gpu_processes = 0;
   auto r = evaluate_node("node-2", 123.5, in, GpuSettings{}, table());
-  std::string error;
-  auto back = NodeReport::from_json(r.to_json(), &error);
-  ASSERT_TRUE(back) << error;
+  auto back = NodeReport::from_json(r.to_json());
+  ASSERT_TRUE(back) << back.error();
   EXPECT_EQ(back->node, "node-2");
   EXPECT_EQ(back->verdict, Verdict::Critical);
   EXPECT_EQ(back->gpus.at(4), Verdict::Critical);
   EXPECT_EQ(back->headline(), r.headline());
   EXPECT_EQ(back->gpu_processes, 0);
-  EXPECT_FALSE(NodeReport::from_json("{\"schema\": \"other\"}", &error));
-  EXPECT_FALSE(NodeReport::from_json("{\"schema\": \"llmwatch.node-check/1\"}", &error));
+  auto other = NodeReport::from_json("{\"schema\": \"other\"}");
+  EXPECT_FALSE(other);
+  EXPECT_NE(other.error().find("not an llmwatch.node-check/1"), std::string::npos);
+  auto partial = NodeReport::from_json("{\"schema\": \"llmwatch.node-check/1\"}");
+  EXPECT_FALSE(partial);
+  EXPECT_NE(partial.error().find("malformed node report"), std::string::npos);
 }
 
 // A site's own check that a node ran ([[check]] where = "nodes"): its CRITICAL is the node's,

@@ -8,9 +8,8 @@ namespace {
 using Hosts = std::vector<std::string>;
 
 Hosts expand(const std::string& s) {
-  std::string error;
-  auto r = expand_hostlist(s, &error);
-  EXPECT_TRUE(r) << s << ": " << error;
+  auto r = expand_hostlist(s);
+  EXPECT_TRUE(r) << s << ": " << r.error();
   return r.value_or(Hosts{});
 }
 
@@ -34,9 +33,9 @@ TEST(Hostlist, MalformedInputIsRejectedWithAReason) {
   for (const char* bad :
        {"node[1-", "node[3-1]", "node[]", "node[a-b]", "node1]", "node[1-2", "node[1-2]]",
         "[1-2]x[", "n[1-99999999999]", "n[1-1000][1-1000][1-1000]", "n[1--2]", "n[-2]", "n[1,]"}) {
-    std::string error;
-    EXPECT_FALSE(expand_hostlist(bad, &error)) << bad;
-    EXPECT_FALSE(error.empty()) << bad;
+    auto r = expand_hostlist(bad);
+    EXPECT_FALSE(r) << bad;
+    EXPECT_FALSE(r.error().empty()) << bad;
   }
 }
 

@@ -18,14 +18,15 @@ TEST(Duration, ParsesUnitsAndCompounds) {
 }
 
 TEST(Duration, RejectsMalformedWithReason) {
-  std::string why;
-  EXPECT_FALSE(parse_duration("", &why));
-  EXPECT_FALSE(parse_duration("10x", &why));
-  EXPECT_NE(why.find("unknown unit 'x'"), std::string::npos);
-  EXPECT_FALSE(parse_duration("m", &why));
-  EXPECT_FALSE(parse_duration("-5s", &why));
-  EXPECT_FALSE(parse_duration("1..2s", &why));
-  EXPECT_FALSE(parse_duration("5 10", &why));
+  EXPECT_FALSE(parse_duration(""));
+  auto unknown = parse_duration("10x");
+  EXPECT_FALSE(unknown);
+  EXPECT_NE(unknown.error().find("unknown unit 'x'"), std::string::npos);
+  for (const char* bad : {"m", "-5s", "1..2s", "5 10"}) {
+    auto d = parse_duration(bad);
+    EXPECT_FALSE(d) << bad;
+    EXPECT_FALSE(d.error().empty()) << bad;
+  }
 }
 
 TEST(Size, DecimalAndBinaryUnits) {
@@ -38,11 +39,11 @@ TEST(Size, DecimalAndBinaryUnits) {
 }
 
 TEST(Size, RejectsMalformed) {
-  std::string why;
-  EXPECT_FALSE(parse_size("GiB", &why));
-  EXPECT_FALSE(parse_size("5XB", &why));
-  EXPECT_NE(why.find("unknown unit"), std::string::npos);
-  EXPECT_FALSE(parse_size("99999999EB", &why));
+  EXPECT_FALSE(parse_size("GiB"));
+  auto unknown = parse_size("5XB");
+  EXPECT_FALSE(unknown);
+  EXPECT_NE(unknown.error().find("unknown unit"), std::string::npos);
+  EXPECT_FALSE(parse_size("99999999EB"));
 }
 
 TEST(Percent, ParsesAndBounds) {

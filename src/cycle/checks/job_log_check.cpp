@@ -374,17 +374,18 @@ class JobLogCheck : public Check {
     for (size_t i = 0; i < s.work.size(); ++i) {
       if (!errors_[i].empty()) continue;
       errors_[i] = run_guarded("log of " + s.work[i].label, [&] {
-        calls.push_back(job_files(s.work[i], asks[i], s.now));
-        job_of.push_back(i);
-      });
+                     calls.push_back(job_files(s.work[i], asks[i], s.now));
+                     job_of.push_back(i);
+                   }).error();
     }
     auto files = call_all_with_deadline(std::move(calls), limit);
     for (size_t c = 0; c < files.size(); ++c) {
       size_t i = job_of[c];
       seconds_[i] +=
           files[c].ok() ? files[c].value->seconds : std::chrono::duration<double>(limit).count();
-      errors_[i] = run_guarded("log of " + s.work[i].label,
-                               [&] { after_files(s.work[i], files[c], asks[i], s.now); });
+      errors_[i] = run_guarded("log of " + s.work[i].label, [&] {
+                     after_files(s.work[i], files[c], asks[i], s.now);
+                   }).error();
     }
     // One at a time: each is a short job of its own on the nodes a crash left.
     for (auto& w : s.work)
@@ -400,8 +401,9 @@ class JobLogCheck : public Check {
       std::vector<Finding> findings;
       std::string error = errors_[i];
       if (error.empty())
-        error = run_guarded("rules for " + w.label,
-                            [&] { findings = evaluate_job(*w.settings, w.obs, s.now); });
+        error = run_guarded("rules for " + w.label, [&] {
+                  findings = evaluate_job(*w.settings, w.obs, s.now);
+                }).error();
       if (!error.empty()) {
         // This job is unknown this cycle: none of its findings resolves, nothing acts on it.
         Finding f = make_finding("check:job-logs/" + w.label, w.label, "failed", Severity::Unknown,
@@ -432,7 +434,7 @@ class JobLogCheck : public Check {
       boost::asio::post(pool, [&, i] {
         if (!errors_[i].empty()) return;
         auto t0 = std::chrono::steady_clock::now();
-        errors_[i] = run_guarded("log of " + s.work[i].label, [&] { fn(i); });
+        errors_[i] = run_guarded("log of " + s.work[i].label, [&] { fn(i); }).error();
         seconds_[i] += seconds_since(t0);
       });
     pool.join();

@@ -17,7 +17,7 @@ SrunNodeCheck node_check_by_srun(const Config& config, SlurmClient& slurm,
   // node-check exits 1-3 for WARN/CRITICAL/UNKNOWN: the documents matter, not the status.
   SrunNodeCheck out;
   for (const auto& line : split(r.out, '\n'))
-    if (auto report = NodeReport::from_json(std::string(trim(line)), nullptr))
+    if (auto report = NodeReport::from_json(std::string(trim(line))))
       out.reports.push_back(std::move(*report));
   if (out.reports.empty())
     out.error =

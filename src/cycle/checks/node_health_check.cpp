@@ -144,7 +144,10 @@ std::vector<NodeReport> collect_idle(CycleState& s, const std::set<std::string>&
 // Reads DIR/<node>.json; nullopt when missing or malformed.
 std::optional<NodeReport> read_node_result(const std::string& dir, const std::string& node) {
   auto text = read_text_file(dir + "/" + node + ".json");
-  return text ? NodeReport::from_json(*text, nullptr) : std::nullopt;
+  if (!text) return std::nullopt;
+  auto report = NodeReport::from_json(*text);
+  if (!report) return std::nullopt;
+  return std::move(report).value();
 }
 
 // Health history: one event per change of a node's fresh verdict or headline.

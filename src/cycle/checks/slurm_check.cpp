@@ -42,11 +42,11 @@ class SlurmCheck : public Check {
     std::string queue_error, nodes_error;
     std::thread sinfo([&] {
       auto t0 = std::chrono::steady_clock::now();
-      nodes_error = run_guarded("sinfo", [&] { nodes = s.slurm.nodes(); });
+      nodes_error = run_guarded("sinfo", [&] { nodes = s.slurm.nodes(); }).error();
       sinfo_s_ = seconds_since(t0);
     });
     auto t0 = std::chrono::steady_clock::now();
-    queue_error = run_guarded("squeue", [&] { queue = s.slurm.queue(); });
+    queue_error = run_guarded("squeue", [&] { queue = s.slurm.queue(); }).error();
     squeue_s_ = seconds_since(t0);
     sinfo.join();
     if (!queue_error.empty()) queue = SqueueParse{{}, queue_error};

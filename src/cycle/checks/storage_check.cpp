@@ -33,11 +33,11 @@ class StorageCheck : public Check {
     for (size_t i = 0; i < all.size(); ++i)
       threads.emplace_back([&, i] {
         auto t0 = std::chrono::steady_clock::now();
-        std::string error = run_guarded("storage:" + all[i].path, [&] {
+        Status probed = run_guarded("storage:" + all[i].path, [&] {
           seen_[i] = probe_storage(
               all[i], std::chrono::duration_cast<std::chrono::milliseconds>(s.config.file_timeout));
         });
-        if (!error.empty()) seen_[i].error = error;
+        if (!probed) seen_[i].error = probed.error();
         seen_[i].path = all[i].path;
         seconds_[i] = seconds_since(t0);
       });
@@ -50,12 +50,12 @@ class StorageCheck : public Check {
       const auto& settings = s.config.storage[i];
       const StorageObservation& o = seen_[i];
       bool ok = o.ok() && o.quota_error.empty();
-      std::string error = run_guarded("storage:" + settings.path, [&] { judge_one(s, i, r); });
-      if (!error.empty()) {
+      Status judged = run_guarded("storage:" + settings.path, [&] { judge_one(s, i, r); });
+      if (!judged) {
         ok = false;
         Finding f = make_finding("storage:" + settings.path, settings.path, "unknown",
                                  Severity::Unknown, "cannot judge " + settings.path);
-        f.evidence.push_back(error);
+        f.evidence.push_back(judged.error());
         r.findings.push_back(std::move(f));
       }
       if (!ok) ++r.unknown;

@@ -117,7 +117,7 @@ NodeCheckState NodeCheckState::load(const std::string& path, const std::string& 
   return st;
 }
 
-std::string NodeCheckState::save(const std::string& path) const {
+Status NodeCheckState::save(const std::string& path) const {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   return write_file_atomic(

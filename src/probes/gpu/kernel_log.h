@@ -14,6 +14,7 @@
 
 #include "config/config.h"
 #include "probes/gpu/xid_line.h"
+#include "util/result.h"
 
 namespace llmwatch {
 
@@ -34,8 +35,8 @@ struct NodeCheckState {
   std::string boot_id;
   std::set<std::string> acked, seen;
   static NodeCheckState load(const std::string& path, const std::string& boot_id);
-  // Writes atomically (temporary file + rename); returns "" or the error.
-  std::string save(const std::string& path) const;
+  // Writes atomically (temporary file + rename).
+  Status save(const std::string& path) const;
 };
 
 std::string current_boot_id();
