@@ -70,9 +70,15 @@ void finish_phase(CycleState& s) {
       s.store.put(kv::kCompactedAt, std::to_string(s.now), s.now);
     }
   });
+  // Its failure is the cycle's error: node_exporter would go on serving the last file written.
   if (!s.config.metrics_file.empty())
-    step("metrics file",
-         [&] { write_metrics_file(s.config.metrics_file, s.config, s.store, result.finished); });
+    step("metrics file", [&] {
+      auto written = write_metrics_file(s.config.metrics_file, s.config, s.store, result.finished);
+      if (written) return;
+      // After the heartbeat: told in the history here, as the heartbeat tells earlier errors.
+      s.errors.push_back("metrics file: " + written.error());
+      s.store.add_event(s.now, "error", "llmwatch", "warning", s.errors.back());
+    });
   if (!s.config.self.deadman_url.empty())
     step("dead-man ping", [&] {
       auto r = http_request("GET", s.config.self.deadman_url, "", {}, Seconds(10));

@@ -207,8 +207,9 @@ std::string render_metrics(const Config& config, Store& store, double now) {
   return m.str();
 }
 
-bool write_metrics_file(const std::string& path, const Config& config, Store& store, double now) {
-  return write_file_atomic(path, render_metrics(config, store, now)).ok();
+Status write_metrics_file(const std::string& path, const Config& config, Store& store,
+                          double now) {
+  return write_file_atomic(path, render_metrics(config, store, now));
 }
 
 }  // namespace llmwatch

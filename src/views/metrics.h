@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "util/result.h"
 
 namespace llmwatch {
 
@@ -12,6 +13,6 @@ class Store;
 
 std::string render_metrics(const Config& config, Store& store, double now);
 // Atomic (temp file + rename) so node_exporter's textfile collector never reads half a file.
-bool write_metrics_file(const std::string& path, const Config& config, Store& store, double now);
+Status write_metrics_file(const std::string& path, const Config& config, Store& store, double now);
 
 }  // namespace llmwatch
