@@ -132,8 +132,9 @@ int cmd_nodes(const Config& config, bool json, const std::string& node) {
       // One node's health history: verdict changes, incidents, drains and undrains.
       double now = unix_now();
       auto events = store.events(now - 90 * 86400.0, node, 10000);
+      auto health = store.node_health(node);
       nlohmann::json out = {{"node", node},
-                            {"health", store.get(kv::node_health(node)).value_or("")},
+                            {"health", health ? health->summary() : std::string()},
                             {"history", nlohmann::json::array()}};
       for (const auto& e : events)
         if (e.subject == node)
@@ -157,7 +158,7 @@ int cmd_nodes(const Config& config, bool json, const std::string& node) {
     auto nodes = nlohmann::json::parse(store.get(kv::kNodes).value_or("{}"), nullptr, false);
     if (!nodes.is_object()) nodes = nlohmann::json::object();
     nlohmann::json health = nlohmann::json::object();
-    for (const auto& [node, summary] : store.node_health()) health[node] = summary;
+    for (const auto& [node, h] : store.node_health()) health[node] = h.summary();
     nodes["health"] = health;
     if (json) {
       std::cout << json_dump(nodes, 2) << "\n";

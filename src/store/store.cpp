@@ -423,13 +423,38 @@ void bind_prefix(Statement& st, const std::string& prefix) {
 
 }  // namespace
 
-std::map<std::string, std::string> Store::node_health() {
-  std::map<std::string, std::string> out;
+std::string NodeHealth::summary() const {
+  return std::string(verdict_name(verdict)) + " " + headline;
+}
+
+static NodeHealth node_health_of(const std::string& summary) {
+  auto space = summary.find(' ');
+  NodeHealth h;
+  h.verdict = verdict_from_name(summary.substr(0, space)).value_or(Verdict::Unknown);
+  h.headline = space == std::string::npos ? "" : summary.substr(space + 1);
+  return h;
+}
+
+std::map<std::string, NodeHealth> Store::node_health() {
+  std::map<std::string, NodeHealth> out;
   const std::string prefix = kv::kNodeHealthPrefix;
   auto st = db_.prepare("SELECT key, value FROM kv WHERE key >= ? AND key < ?");
   bind_prefix(st, prefix);
-  while (st.step()) out[st.text(0).substr(prefix.size())] = st.text(1);
+  while (st.step()) out[st.text(0).substr(prefix.size())] = node_health_of(st.text(1));
   return out;
+}
+
+std::optional<NodeHealth> Store::node_health(const std::string& node) {
+  auto text = get(kv::node_health(node));
+  if (!text || text->empty()) return std::nullopt;
+  return node_health_of(*text);
+}
+
+bool Store::put_node_health(const std::string& node, const NodeHealth& health, double now) {
+  std::string summary = health.summary();
+  if (get(kv::node_health(node)).value_or("") == summary) return false;
+  put(kv::node_health(node), summary, now);
+  return true;
 }
 
 std::map<std::string, double> Store::drained_nodes() {

@@ -11,6 +11,7 @@
 
 #include "rules/finding.h"
 #include "rules/job_progress.h"
+#include "rules/node_report.h"
 #include "slurm/slurm_job.h"
 #include "store/kv_memo.h"
 #include "store/sqlite_db.h"
@@ -37,6 +38,15 @@ struct ActionRow {
   std::int64_t id = 0;
   std::string idem_key, kind, subject, reason, state, detail;
   double started = 0, finished = 0;
+};
+
+// A node's last node-check verdict and headline, as llmwatch recorded it (typed here; the row
+// is the summary text, as the history shows it).
+struct NodeHealth {
+  Verdict verdict = Verdict::Unknown;
+  std::string headline;
+  std::string summary() const;  // "CRITICAL Xid 79 on GPU 3"
+  bool operator==(const NodeHealth&) const = default;
 };
 
 // What happened to a finding this cycle.
@@ -145,7 +155,10 @@ class Store {
   std::vector<ActionCount> action_counts();
   // Each node's last health summary ("CRITICAL Xid 79 ..."), and the nodes llmwatch drained
   // and has not returned to service, with when (one query each, not one per node).
-  std::map<std::string, std::string> node_health();
+  std::map<std::string, NodeHealth> node_health();
+  std::optional<NodeHealth> node_health(const std::string& node);
+  // Records a node's health; false when it is what was recorded already.
+  bool put_node_health(const std::string& node, const NodeHealth& health, double now);
   std::map<std::string, double> drained_nodes();
   // The nodes llmwatch asked Slurm to reboot whose reboot is not over, and when it asked.
   std::map<std::string, double> rebooting_nodes();

@@ -189,11 +189,8 @@ std::string render_metrics(const Config& config, Store& store, double now) {
   // GPU health ([gpu]): each node's last node-check verdict, and what llmwatch drained.
   Family(m, "llmwatch_node_gpu_health", "gauge",
          "Last node-check verdict as a Nagios code: 0 OK, 1 WARN, 2 CRITICAL, 3 UNKNOWN.");
-  for (const auto& [node, summary] : store.node_health()) {
-    std::string verdict = summary.substr(0, summary.find(' '));
-    double code = verdict == "OK" ? 0 : verdict == "WARN" ? 1 : verdict == "CRITICAL" ? 2 : 3;
-    sample(m, "llmwatch_node_gpu_health", {{"node", node}}, code);
-  }
+  for (const auto& [node, health] : store.node_health())
+    sample(m, "llmwatch_node_gpu_health", {{"node", node}}, nagios_code(health.verdict));
   // The lemon ledger: job crashes a node was blamed for and its GPU warnings, in the window.
   Family(m, "llmwatch_node_incidents", "gauge",
          "Incidents charged to the node within [gpu] lemon_window (crash suspect, GPU warning).");
@@ -207,8 +204,7 @@ std::string render_metrics(const Config& config, Store& store, double now) {
   return m.str();
 }
 
-Status write_metrics_file(const std::string& path, const Config& config, Store& store,
-                          double now) {
+Status write_metrics_file(const std::string& path, const Config& config, Store& store, double now) {
   return write_file_atomic(path, render_metrics(config, store, now));
 }
 

@@ -236,4 +236,24 @@ TEST(Store, FindingEventsAreTyped) {
   EXPECT_EQ(events[1].cause, "completed");
 }
 
+// A node's health is typed in and out of the store; the row stays the summary the history
+// shows, and one written as text by an older llmwatch reads back typed.
+TEST(Store, NodeHealthIsTypedAndWrittenOnlyWhenItChanges) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  EXPECT_FALSE(store.node_health("gpu1").has_value());
+  NodeHealth critical{Verdict::Critical, "Xid 79 on GPU 3 (fell off the bus)"};
+  EXPECT_TRUE(store.put_node_health("gpu1", critical, 1));
+  EXPECT_FALSE(store.put_node_health("gpu1", critical, 2));
+  EXPECT_EQ(store.get("nodehealth:gpu1"), "CRITICAL Xid 79 on GPU 3 (fell off the bus)");
+  EXPECT_EQ(store.node_health("gpu1"), critical);
+  store.put("nodehealth:gpu2", "WARN", 3);
+  store.put("nodehealth:gpu3", "garbage here", 3);
+  auto all = store.node_health();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all["gpu2"].verdict, Verdict::Warn);
+  EXPECT_EQ(all["gpu2"].headline, "");
+  EXPECT_EQ(all["gpu3"].verdict, Verdict::Unknown);  // never read as OK
+}
+
 }  // namespace llmwatch

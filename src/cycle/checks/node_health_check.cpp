@@ -154,9 +154,9 @@ std::optional<NodeReport> read_node_result(const std::string& dir, const std::st
 void record_history(Store& store, const NodeFacts& facts, Seconds max_age) {
   for (const auto& [node, r] : facts.reports) {
     if (facts.now - r.ts > static_cast<double>(max_age.count())) continue;
-    std::string summary = std::string(verdict_name(r.verdict)) + " " + r.headline();
-    if (store.get(kv::node_health(node)).value_or("") == summary) continue;
-    store.put(kv::node_health(node), summary, facts.now);
+    NodeHealth health{r.verdict, r.headline()};
+    if (!store.put_node_health(node, health, facts.now)) continue;
+    std::string summary = health.summary();
     std::string sev = r.verdict == Verdict::Critical ? "critical"
                       : r.verdict == Verdict::Ok     ? "info"
                                                      : "warning";
