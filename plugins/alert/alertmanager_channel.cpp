@@ -70,11 +70,11 @@ ChannelInfo alertmanager_info() {
                           "a firing alert's endsAt; longer than alert_repeat_every"});
   // llmwatch announces a firing finding again every alert_repeat_every: an alert that expired
   // before that would resolve in Alertmanager while it still fires.
-  info.check = [](const AlertChannel& a, const Config& c) -> std::string {
-    if (a.duration("expire_after", kDefaultExpireAfter) > c.alert_repeat_every) return "";
-    return "expire_after must be longer than alert_repeat_every (" +
-           format_duration(c.alert_repeat_every) +
-           "), or a still-firing alert expires before it is announced again";
+  info.check = [](const AlertChannel& a, const Config& c) -> Status {
+    if (a.duration("expire_after", kDefaultExpireAfter) > c.alert_repeat_every) return {};
+    return Error{"expire_after must be longer than alert_repeat_every (" +
+                 format_duration(c.alert_repeat_every) +
+                 "), or a still-firing alert expires before it is announced again"};
   };
   return info;
 }

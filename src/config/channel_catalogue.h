@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "config/config_schema.h"
+#include "util/result.h"
 
 namespace llmwatch {
 
@@ -26,8 +27,8 @@ struct ChannelInfo {
   std::string type;  // [[alert.TYPE]]
   std::string help;
   std::vector<ChannelOption> options;
-  // Rules across keys, once each value has its type: what is wrong, or "" when nothing is.
-  std::function<std::string(const AlertChannel&, const Config&)> check;
+  // Rules across keys, once each value has its type: fails saying what is wrong.
+  std::function<Status(const AlertChannel&, const Config&)> check;
 };
 
 void add_channel_info(ChannelInfo info);

@@ -363,8 +363,8 @@ struct Loader {
           at(a.line, "[[alert." + a.type + "]] needs " + o.name +
                          (o.secret ? " (or " + o.name + "_file)" : ""));
       if (info->check)
-        if (auto wrong = info->check(a, c); !wrong.empty())
-          at(a.line, "[[alert." + a.type + "]] " + wrong);
+        if (auto valid = info->check(a, c); !valid)
+          at(a.line, "[[alert." + a.type + "]] " + valid.error());
     }
   }
 };

@@ -10,11 +10,11 @@
 
 namespace llmwatch {
 
-std::string Executor::over_budget(const std::string& action, const ActionRequest& r) {
+Status Executor::within_budget(const std::string& action, const ActionRequest& r) {
   const double hour_ago = now_ - 3600;
   const ActionPlugin* plugin = find_action(action);
   const HourlyBudget budget = plugin ? plugin->budget() : HourlyBudget::None;
-  if (budget == HourlyBudget::None) return "";
+  if (budget == HourlyBudget::None) return {};
   // Every action on this budget counts, whatever its name.
   int used = 0;
   for (const auto& name : action_names())
@@ -24,27 +24,27 @@ std::string Executor::over_budget(const std::string& action, const ActionRequest
       budget == HourlyBudget::Restarts ? std::pair{l.max_restarts_per_hour, "max_restarts_per_hour"}
       : budget == HourlyBudget::Drains ? std::pair{l.max_drains_per_hour, "max_drains_per_hour"}
                                        : std::pair{l.max_cancels_per_hour, "max_cancels_per_hour"};
-  if (used >= limit) return std::string(key) + " (" + std::to_string(limit) + ") reached";
+  if (used >= limit) return Error{std::string(key) + " (" + std::to_string(limit) + ") reached"};
   // A job's own restart budget, within its restart_window.
   if (budget == HourlyBudget::Restarts && r.settings) {
     double window_start = now_ - static_cast<double>(r.settings->restart_window.count());
     if (store_.count_actions(action, r.job, window_start) >= r.settings->max_restarts)
-      return "max_restarts (" + std::to_string(r.settings->max_restarts) + " per " +
-             format_duration(r.settings->restart_window) + ") reached for " + r.job;
+      return Error{"max_restarts (" + std::to_string(r.settings->max_restarts) + " per " +
+                   format_duration(r.settings->restart_window) + ") reached for " + r.job};
   }
-  return "";
+  return {};
 }
 
 std::optional<ActionOutcome> Executor::run_journaled(ActionPlugin& plugin, const ActionRequest& req,
                                                      const std::string& key,
                                                      const std::string& reason,
-                                                     const std::string& budget) {
+                                                     const Status& budget) {
   const std::string& name = req.action;
   auto id = store_.begin_action(key, name, req.job, reason, now_);
   if (!id) return std::nullopt;
   ActionOutcome outcome;
-  if (!budget.empty()) {
-    outcome = {ActionState::Skipped, "not done: " + budget + "; needs a human"};
+  if (!budget) {
+    outcome = {ActionState::Skipped, "not done: " + budget.error() + "; needs a human"};
   } else if (config_.dry_run && name != "alert") {
     outcome = {ActionState::DryRun,
                "would " + name + (req.task ? " " + req.task->display_id() : " " + req.job)};
@@ -99,7 +99,7 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
     std::string key = plugin->idem_key(req);
     std::string reason = base.finding.key + ": " + base.finding.summary;
     // The budget is read before this action is journaled, so it does not count itself.
-    std::string budget = over_budget(name, req);
+    Status budget = within_budget(name, req);
     std::optional<ActionOutcome> ran;
     auto journal_and_run = [&] { ran = run_journaled(*plugin, req, key, reason, budget); };
     // An action whose whole effect is rows in the store (an alert: journal + outbox) is

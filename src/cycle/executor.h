@@ -10,6 +10,7 @@
 #include "action.h"
 #include "config/config.h"
 #include "store/store.h"
+#include "util/result.h"
 
 namespace llmwatch {
 
@@ -26,15 +27,15 @@ class Executor {
   // A finding cleared: tell the channels once.
   void notify_resolved(const FindingRow& row);
 
-  // Why `action` may not run now (budget exhausted), or "" when it may.
-  std::string over_budget(const std::string& action, const ActionRequest& r);
+  // Fails, saying which budget is spent, when `action` may not run now.
+  Status within_budget(const std::string& action, const ActionRequest& r);
 
  private:
   // Journals the intent, runs (or skips, or dry-runs) the action, journals the outcome and
   // its event; nullopt when the key was journaled before.
   std::optional<ActionOutcome> run_journaled(ActionPlugin& plugin, const ActionRequest& req,
                                              const std::string& key, const std::string& reason,
-                                             const std::string& budget);
+                                             const Status& budget);
 
   const Config& config_;
   Store& store_;

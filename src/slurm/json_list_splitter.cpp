@@ -108,11 +108,11 @@ void JsonListSplitter::feed(std::string_view piece) {
   if (!in_list_) keep_rest(n);
 }
 
-std::string JsonListSplitter::finish() {
-  if (stopped_) return "not valid JSON";
-  if (bytes_ == 0) return "no output";
-  if (depth_ != 0 || in_string_ || element_depth_ > 0) return "the document was cut short";
-  return "";
+Status JsonListSplitter::finish() {
+  if (stopped_) return Error{"not valid JSON"};
+  if (bytes_ == 0) return Error{"no output"};
+  if (depth_ != 0 || in_string_ || element_depth_ > 0) return Error{"the document was cut short"};
+  return {};
 }
 
 }  // namespace llmwatch

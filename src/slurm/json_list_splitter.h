@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/result.h"
+
 namespace llmwatch {
 
 class JsonListSplitter {
@@ -23,9 +25,9 @@ class JsonListSplitter {
   JsonListSplitter(std::string list, std::size_t padding, Element element);
 
   void feed(std::string_view piece);
-  // "" when the document ended complete, else why not. rest() is then the document without
-  // the list's elements.
-  std::string finish();
+  // Fails, saying why, unless the document ended complete. rest() is then the document
+  // without the list's elements.
+  Status finish();
   const std::string& rest() const { return rest_; }
   bool saw_list() const { return saw_list_; }
   std::size_t bytes() const { return bytes_; }

@@ -241,8 +241,8 @@ struct SlurmListReader {
   }
 
   std::string finish(const std::string& list) {
-    std::string error = splitter.finish();
-    if (!error.empty()) return error == "no output" ? "not valid JSON" : error;
+    if (Status ended = splitter.finish(); !ended)
+      return ended.error() == "no output" ? "not valid JSON" : ended.error();
     return walk_slurm_document(splitter.rest(), list, [](simdjson::ondemand::object) {
       return true;  // the list's elements were read already; the rest holds "[]"
     });

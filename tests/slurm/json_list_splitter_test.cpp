@@ -23,7 +23,7 @@ Split split(const std::string& doc, size_t piece, const std::string& list = "job
     return true;
   });
   for (size_t i = 0; i < doc.size(); i += piece) s.feed(std::string_view(doc).substr(i, piece));
-  out.error = s.finish();
+  out.error = s.finish().error();
   out.rest = s.rest();
   return out;
 }
