@@ -30,6 +30,26 @@ TEST(Migrations, FreshStoreIsAtTheLatestVersionAndReopens) {
   EXPECT_EQ(again.get("k"), "v");
 }
 
+// Version 4 clusters kv by key (a cycle's 1,000 progress rows then share a hundred pages):
+// a store made before keeps every row.
+TEST(Migrations, KvRowsSurviveTheMoveToAKeyOrderedTable) {
+  testing::TempDir dir;
+  {
+    Db db(Store::db_path(dir.path));
+    for (int v = 0; v < 3; ++v) db.exec(schema_migrations()[v]);
+    db.exec("PRAGMA user_version = 3");
+    db.exec("INSERT INTO kv VALUES('progress:tr', '{\"step\":7}', 5), ('nodes', '{}', 6)");
+  }
+  Store store(dir.path);
+  EXPECT_EQ(store.get("progress:tr"), "{\"step\":7}");
+  EXPECT_EQ(store.get("nodes"), "{}");
+  auto st = StoreTestAccess::db(store).prepare("SELECT sql FROM sqlite_master WHERE name = 'kv'");
+  ASSERT_TRUE(st.step());
+  EXPECT_NE(st.text(0).find("WITHOUT ROWID"), std::string::npos) << st.text(0);
+  store.put("progress:tr", "{\"step\":8}", 7);
+  EXPECT_EQ(store.get("progress:tr"), "{\"step\":8}");
+}
+
 TEST(Migrations, StoreFromANewerLlmwatchIsRefused) {
   testing::TempDir dir;
   {
