@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <unordered_map>
 
@@ -97,12 +98,20 @@ SqueueParse parse_squeue_text(std::string_view text, const JobFilter* filter) {
     if (filter) {
       // Cheap look at the name (between the 4th '|' and the 6th from the end) and the ids
       // first: most lines of a big queue are not ours.
+      // memchr and memrchr: a byte-at-a-time scan of 100,000 lines was most of the parse.
       size_t a = std::string_view::npos, b = line.size();
-      int bars = 0;
-      for (size_t i = 0; i < line.size() && bars < 4; ++i)
-        if (line[i] == '|' && ++bars == 4) a = i + 1;
-      for (int k = 0; k < 6 && b != std::string_view::npos && b > 0; ++k)
-        b = line.rfind('|', b - 1);
+      const char* at = line.data();
+      const char* end = line.data() + line.size();
+      for (int bars = 0; at && bars < 4; ++bars) {
+        at = static_cast<const char*>(std::memchr(at, '|', static_cast<size_t>(end - at)));
+        if (at) ++at;
+      }
+      if (at) a = static_cast<size_t>(at - line.data());
+      for (int k = 0; k < 6 && b != std::string_view::npos; ++k) {
+        const void* bar = b > 0 ? memrchr(line.data(), '|', b) : nullptr;
+        b = bar ? static_cast<size_t>(static_cast<const char*>(bar) - line.data())
+                : std::string_view::npos;
+      }
       if (a != std::string_view::npos && b != std::string_view::npos && b >= a) {
         std::string_view name = line.substr(a, b - a);
         std::string_view id = line.substr(line.find('|') + 1);
