@@ -13,8 +13,14 @@ class RequeueAction : public ActionPlugin {
   std::string help() const override {
     return "scontrol requeue the running task (Slurm starts it again after ~2 minutes)";
   }
+  // A requeue is a restart of the task: it counts in the restart budgets, so a run that hangs
+  // after every start stops at max_restarts and asks for a human.
+  HourlyBudget budget() const override { return HourlyBudget::Restarts; }
+  // Slurm starts a requeued task under the same id: each start (id and start time) is a task
+  // of its own, which may hang again and be requeued again.
   std::string idem_key(const ActionRequest& r) const override {
-    return "requeue:" + (r.task ? r.task->display_id() : r.job);
+    if (!r.task) return "requeue:" + r.job;
+    return "requeue:" + r.task->display_id() + "@" + std::to_string(r.task->start_time);
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     if (!r.task || !r.task->running()) return {ActionState::Skipped, "no running task to requeue"};

@@ -1,0 +1,58 @@
+// requeue (`scontrol requeue`) keeps the job id: Slurm starts the same id again. Each start is
+// a task of its own, so a task that hangs again after its requeue is requeued again, and every
+// requeue is a restart in the budgets (the cluster's hourly one and the job's max_restarts).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "cycle/phases.h"
+#include "phase_fixture.h"
+
+namespace llmwatch {
+namespace {
+
+using testing::PhaseFixture;
+
+constexpr double kNow = 1'700'000'600;
+
+// One hang of task 42 started at `started`, as the checks would leave it; runs the act phase.
+void hang_of(PhaseFixture& p, double now, std::int64_t started) {
+  auto s = p.state(now);
+  auto& w = p.watch(s, "tr", 42);
+  w.obs.running->start_time = started;
+  w.obs.entries = {*w.obs.running};
+  s.findings = {make_finding("job:tr", "tr", "hung", Severity::Critical, "no step for 20m")};
+  act_phase(s);
+}
+
+int requeues(const PhaseFixture& p) {
+  return static_cast<int>(
+      std::count(p.slurm.controls.begin(), p.slurm.controls.end(), std::string("requeue 42")));
+}
+
+// The defect: the journal keyed a requeue by the job id alone, so the same id, started again
+// by the requeue and hung again, was never requeued again (the key was taken): a hung run
+// left hanging with nothing said.
+TEST(RequeueAction, ATaskThatHangsAgainAfterItsRequeueIsRequeuedAgain) {
+  PhaseFixture p("[[job]]\nname = \"tr\"\non_hang = [\"requeue\"]\n");
+  hang_of(p, kNow, 1'700'000'000);
+  hang_of(p, kNow + 30, 1'700'000'000);  // the same task, still listed: not twice
+  EXPECT_EQ(requeues(p), 1);
+  hang_of(p, kNow + 900, 1'700'000'300);  // requeued, started again, hung again
+  EXPECT_EQ(requeues(p), 2);
+}
+
+// The defect: requeue counted against no budget, so a job that hangs after every start was
+// requeued without end, where a restart stops at max_restarts and asks for a human.
+TEST(RequeueAction, RequeuesCountAgainstTheJobsRestartBudget) {
+  PhaseFixture p(
+      "[[job]]\nname = \"tr\"\non_hang = [\"requeue\"]\nmax_restarts = 2\n"
+      "restart_window = \"6h\"\n");
+  for (int i = 0; i < 3; ++i) hang_of(p, kNow + 600 * i, 1'700'000'000 + 600 * i);
+  EXPECT_EQ(requeues(p), 2);
+  EXPECT_NE(p.events().find("max_restarts (2 per 6h) reached for tr"), std::string::npos)
+      << p.events();
+}
+
+}  // namespace
+}  // namespace llmwatch
