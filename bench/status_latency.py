@@ -2,13 +2,16 @@
 """`llmwatch status` process start to exit on a state store holding a month of history:
 8,640 cycles (5-minute interval), 259,200 progress rows (one step every 10 s), 20,000 events,
 2,000 actions, 300 findings. Prints one table row. Usage: bench/status_latency.py LLMWATCH"""
-import os, sqlite3, statistics, subprocess, sys, tempfile, time
+import getpass, os, shutil, sqlite3, statistics, subprocess, sys, tempfile, time
 
 bin_ = sys.argv[1]
 d = tempfile.mkdtemp(prefix="llmwatch-bench-status-")
 cfg = f"{d}/llmwatch.toml"
-open(cfg, "w").write(f'[llmwatch]\nstate_dir = "{d}/state"\n[[job]]\nname = "tr1"\n')
-subprocess.run([bin_, "-c", cfg, "status"], capture_output=True)  # creates and migrates the store
+# A job names its owner (as root, llmwatch refuses a job that does not).
+open(cfg, "w").write(f'[llmwatch]\nstate_dir = "{d}/state"\n[[job]]\nname = "tr1"\n'
+                     f'user = "{getpass.getuser()}"\n')
+r = subprocess.run([bin_, "-c", cfg, "status"], capture_output=True, text=True)  # makes the store
+assert os.path.exists(f"{d}/state/state.db"), r.stderr
 now = time.time()
 month = 30 * 86400
 db = sqlite3.connect(f"{d}/state/state.db")
@@ -36,3 +39,4 @@ for _ in range(15):
 size = os.path.getsize(f"{d}/state/state.db") / 1048576
 print(f"| `llmwatch status`, month of history ({size:.0f} MiB store), 15 runs | median "
       f"{statistics.median(walls) * 1000:.0f} ms, max {max(walls) * 1000:.0f} ms | <= 50 ms |")
+shutil.rmtree(d)
