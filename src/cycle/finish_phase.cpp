@@ -66,7 +66,9 @@ void finish_phase(CycleState& s) {
   step("compaction", [&] {
     double compacted = std::strtod(s.store.get(kv::kCompactedAt).value_or("0").c_str(), nullptr);
     if (s.now - compacted >= 3600) {
-      s.store.compact(s.now - static_cast<double>(s.config.keep_history.count()));
+      // The progress series is kept whole for a day (what the views show of recent failures),
+      // then a row per job per 10 minutes.
+      s.store.compact(s.now - static_cast<double>(s.config.keep_history.count()), s.now - 86400);
       s.store.put(kv::kCompactedAt, std::to_string(s.now), s.now);
     }
   });

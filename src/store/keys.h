@@ -66,6 +66,8 @@ inline constexpr const char* kClock = "clock";
 inline constexpr const char* kSlurmFailures = "slurm.failures";
 inline constexpr const char* kSlurmFormat = "slurm.format";
 inline constexpr const char* kCompactedAt = "compacted_at";
+// The progress series is thinned up to this time (compaction thins what aged since).
+inline constexpr const char* kSeriesThinnedTo = "series_thinned_to";
 inline constexpr const char* kSelfChain = "self.chain";
 inline constexpr const char* kSelfConfig = "self.config";
 inline constexpr const char* kSelfInterval = "self.interval";

@@ -1,5 +1,7 @@
 #include "store/store.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -359,8 +361,28 @@ void Store::record_cycle(double started, double finished, const std::string& hos
       .run();
 }
 
-void Store::compact(double before) {
-  db_.transaction([&] {
+void Store::compact(double before, double thin_before) {
+  transaction([&] {
+    // Only what aged since the last compaction is thinned (the rest was, or is dropped now),
+    // and at most a day of it at a time: the first compaction of a month of history thins it
+    // in a day of hourly steps, never in one transaction a whole cycle long.
+    double from = before;
+    if (auto thinned = get(kv::kSeriesThinnedTo))
+      from = std::max(from, std::strtod(thinned->c_str(), nullptr));
+    else if (auto st = db_.prepare("SELECT MIN(ts) FROM progress"); st.step() && !st.is_null(0))
+      from = std::max(from, st.real(0));
+    thin_before = std::min(thin_before, from + kSeriesThinStep);
+    if (thin_before > from) {
+      db_.prepare(
+             "DELETE FROM progress WHERE ts >= ?1 AND ts < ?2 AND rowid NOT IN (SELECT "
+             "MIN(rowid) FROM progress WHERE ts >= ?1 AND ts < ?2 GROUP BY job, CAST(ts / ?3 AS "
+             "INTEGER))")
+          .bind(1, from)
+          .bind(2, thin_before)
+          .bind(3, kSeriesThinEvery)
+          .run();
+      put(kv::kSeriesThinnedTo, std::to_string(thin_before), thin_before);
+    }
     db_.prepare("DELETE FROM events WHERE ts < ?").bind(1, before).run();
     db_.prepare("DELETE FROM progress WHERE ts < ?").bind(1, before).run();
     db_.prepare("DELETE FROM cycles WHERE started < ?").bind(1, before).run();

@@ -175,8 +175,11 @@ class Store {
 
   void record_cycle(double started, double finished, const std::string& host, int pid, int findings,
                     int actions, int unknown_probes);
-  // Drops events, progress and cycles older than `before` so the file stays bounded.
-  void compact(double before);
+  // Drops events, progress and cycles older than `before` so the file stays bounded, and thins
+  // the progress series older than `thin_before` to a row per job per kSeriesThinEvery.
+  void compact(double before, double thin_before);
+  static constexpr double kSeriesThinEvery = 600;
+  static constexpr double kSeriesThinStep = 86400;  // the most thinned by one compaction
 
  private:
   // Raw SQL stays in store/: the journal shares the connection, tests reach it through

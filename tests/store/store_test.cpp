@@ -200,8 +200,49 @@ TEST(Store, EventsFilterBySubjectAndTimeAndCompact) {
   auto events = store.events(50, "tr11", 10);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].message, "new");
-  store.compact(50);
+  store.compact(50, 50);
   EXPECT_EQ(store.events(0, "", 10).size(), 2u);
+}
+
+// The progress series is kept whole for a day, then one row per job per 10 minutes: at 1,000
+// jobs a row a minute was ~100 MiB of state a day, 3 GB over keep_history. A failure older
+// than a day has its lost time read from rows at most 10 minutes apart.
+TEST(Store, CompactionThinsTheProgressSeriesOlderThanADay) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  const double now = 1'700'000'000;
+  const double day = 86400;
+  for (int minute = 0; minute < 3 * 24 * 60; ++minute) {  // three days, a row a minute
+    double ts = now - 3 * day + 60 * minute;
+    store.add_progress("a", ts, minute, 10.0, 2.0);
+    store.add_progress("b", ts, 2 * minute, 10.0, 2.0);
+  }
+  auto rows_between = [&](const std::string& job, double from, double to) {
+    int n = 0;
+    for (const auto& [ts, step] : store.progress_steps(job)) n += ts >= from && ts < to;
+    return n;
+  };
+  // A day at a time (hourly compactions catch up on a month in a day).
+  store.compact(now - 30 * day, now - day);
+  EXPECT_EQ(rows_between("a", now - 2 * day, now - day), 24 * 60);
+  store.compact(now - 30 * day, now - day);
+  for (const std::string job : {"a", "b"}) {
+    int old = rows_between(job, now - 3 * day, now - day);
+    EXPECT_GE(old, 2 * 24 * 6) << job;      // at least one per 10 minutes
+    EXPECT_LE(old, 2 * 24 * 6 + 2) << job;  // and no more (a bucket cut by the window's edge)
+    EXPECT_EQ(rows_between(job, now - day, now), 24 * 60) << job;  // the last day whole
+  }
+  // Around an old moment: the row at or before it is at most 10 minutes earlier.
+  auto at = store.progress_at("a", now - 2 * day + 7 * 60);
+  ASSERT_TRUE(at.has_value());
+  EXPECT_LE(now - 2 * day + 7 * 60 - at->first, 600);
+  EXPECT_EQ(store.progress_first("a"), now - 3 * day);  // the first row stays
+  // Again an hour later: only the hour that aged is thinned; nothing older changes.
+  auto before = store.progress_steps("a").size();
+  store.compact(now - 30 * day, now - day);
+  EXPECT_EQ(store.progress_steps("a").size(), before);
+  store.compact(now + 3600 - 30 * day, now + 3600 - day);
+  EXPECT_LE(store.progress_steps("a").size(), before - 60 + 7);
 }
 
 // Cached statements: the same SQL nested inside its own iteration gets a fresh statement,
