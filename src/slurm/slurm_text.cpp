@@ -23,6 +23,40 @@ std::vector<std::string> lines_of(std::string_view text) {
   return out;
 }
 
+// The lines of a command's output as views into it (no copy per line), numbered from 1, with
+// a '\r' before the '\n' taken off.
+class Lines {
+ public:
+  explicit Lines(std::string_view text) : text_(text) {}
+  bool next(std::string_view& line) {
+    if (start_ >= text_.size()) return false;
+    size_t end = text_.find('\n', start_);
+    if (end == std::string_view::npos) end = text_.size();
+    line = text_.substr(start_, end - start_);
+    start_ = end + 1;
+    ++number_;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    return true;
+  }
+  int number() const { return number_; }
+
+ private:
+  std::string_view text_;
+  size_t start_ = 0;
+  int number_ = 0;
+};
+
+// Splits a line into views at '|' (no copy per field).
+void split_views(std::string_view line, std::vector<std::string_view>& f) {
+  f.clear();
+  for (size_t at = 0;;) {
+    size_t bar = line.find('|', at);
+    f.push_back(line.substr(at, bar == std::string_view::npos ? std::string_view::npos : bar - at));
+    if (bar == std::string_view::npos) return;
+    at = bar + 1;
+  }
+}
+
 }  // namespace
 
 // %l: "UNLIMITED", "D-HH[:MM[:SS]]", "HH:MM:SS", "MM:SS" or "MM"; 0 when none or unreadable.
@@ -83,17 +117,11 @@ std::int64_t slurm_timestamp(std::string_view text) {
 
 SqueueParse parse_squeue_text(std::string_view text, const JobFilter* filter) {
   SqueueParse out;
-  int line_no = 0;
   std::vector<std::string_view> f;
-  size_t start = 0;
   // Views into the text, no copy per line: 100,000 lines are parsed every cycle.
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  Lines lines(text);
+  for (std::string_view line; lines.next(line);) {
+    const int line_no = lines.number();
     if (trim(line).empty()) continue;
     if (filter) {
       // Cheap look at the name (between the 4th '|' and the 6th from the end) and the ids
@@ -126,14 +154,7 @@ SqueueParse parse_squeue_text(std::string_view text, const JobFilter* filter) {
         if (well_formed && !filter->wants(name, job_id, array_id)) continue;
       }
     }
-    f.clear();
-    for (size_t at = 0;;) {
-      size_t bar = line.find('|', at);
-      f.push_back(
-          line.substr(at, bar == std::string_view::npos ? std::string_view::npos : bar - at));
-      if (bar == std::string_view::npos) break;
-      at = bar + 1;
-    }
+    split_views(line, f);
     if (f.size() < 11) {
       out.error = "line " + std::to_string(line_no) + ": expected 11 '|'-separated fields, got " +
                   std::to_string(f.size());
@@ -181,16 +202,6 @@ SqueueParse parse_squeue_text(std::string_view text, const JobFilter* filter) {
 }
 
 namespace {
-// Splits a line into views at '|' (no copy per field).
-void split_views(std::string_view line, std::vector<std::string_view>& f) {
-  f.clear();
-  for (size_t at = 0;;) {
-    size_t bar = line.find('|', at);
-    f.push_back(line.substr(at, bar == std::string_view::npos ? std::string_view::npos : bar - at));
-    if (bar == std::string_view::npos) return;
-    at = bar + 1;
-  }
-}
 
 // sinfo's state word as Slurm's JSON spells it, with its suffix flags: "drng*" is allocated
 // with DRAIN and NOT_RESPONDING.
@@ -222,14 +233,9 @@ SinfoParse parse_sinfo_text(std::string_view text) {
   std::vector<std::string_view> f;
   std::string state;
   std::vector<std::string> flags;
-  int line_no = 0;
-  for (size_t start = 0; start < text.size();) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  Lines lines(text);
+  for (std::string_view line; lines.next(line);) {
+    const int line_no = lines.number();
     split_views(line, f);
     if (line_no == 1) {  // the header
       for (int i = 0; i < static_cast<int>(f.size()); ++i) {
@@ -270,7 +276,7 @@ SinfoParse parse_sinfo_text(std::string_view text) {
         seen->partitions.emplace_back(partition);
     }
   }
-  if (line_no == 0) out.error = "empty sinfo output";
+  if (lines.number() == 0) out.error = "empty sinfo output";
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "cycle/check.h"
 #include "fake_slurm.h"
 #include "store/store.h"
+#include "store_reading.h"
 #include "store_test_access.h"
 #include "test_util.h"
 #include "util/identity.h"
@@ -67,17 +68,9 @@ struct World {
     store->put("clock", "", now);
     return cycle(now);
   }
-  bool firing(const std::string& key) {
-    for (const auto& r : store->firing())
-      if (r.key == key) return true;
-    return false;
-  }
+  bool firing(const std::string& key) { return testing::is_firing(*store, key); }
   std::string alerts() { return testing::read_file(dir / "alerts.jsonl"); }
-  std::string events() {
-    std::string out;
-    for (const auto& e : store->events(0, "%", 1000)) out += e.kind + ": " + e.message + "\n";
-    return out;
-  }
+  std::string events() { return testing::event_lines(*store); }
 };
 
 std::string job(const std::string& name, const std::string& extra = "") {

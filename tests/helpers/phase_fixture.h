@@ -10,6 +10,7 @@
 #include "cycle/cycle_state.h"
 #include "fake_slurm.h"
 #include "store/store.h"
+#include "store_reading.h"
 #include "test_util.h"
 
 namespace llmwatch::testing {
@@ -55,16 +56,8 @@ struct PhaseFixture {
     return s.work.back();
   }
 
-  bool firing(const std::string& key) {
-    for (const auto& r : store->firing())
-      if (r.key == key) return true;
-    return false;
-  }
-  std::string events() {
-    std::string out;
-    for (const auto& e : store->events(0, "%", 1000)) out += e.kind + ": " + e.message + "\n";
-    return out;
-  }
+  bool firing(const std::string& key) { return is_firing(*store, key); }
+  std::string events() { return event_lines(*store); }
 };
 
 }  // namespace llmwatch::testing

@@ -7,6 +7,7 @@
 #include "fake_slurm.h"
 #include "store/keys.h"
 #include "store/store.h"
+#include "store_reading.h"
 #include "test_util.h"
 #include "util/identity.h"
 
@@ -39,16 +40,8 @@ struct Chain {
     store->put("clock", "", now);  // time is stepped by hand here, not a clock jump
     return Supervisor(config, *store, slurm).run_cycle(now);
   }
-  bool firing(const std::string& key) {
-    for (const auto& r : store->firing())
-      if (r.key == key) return true;
-    return false;
-  }
-  std::string events() {
-    std::string out;
-    for (const auto& e : store->events(0, "%", 1000)) out += e.kind + ": " + e.message + "\n";
-    return out;
-  }
+  bool firing(const std::string& key) { return testing::is_firing(*store, key); }
+  std::string events() { return testing::event_lines(*store); }
 };
 
 TEST(SelfChainCheck, AMissingSuccessorIsAFindingThatTheSuccessorActionMends) {
