@@ -81,8 +81,9 @@ class Store {
 
   // A job's progress (empty when none is stored). The daemon reads and rewrites every
   // watched job's progress each cycle: the last text read or written is kept parsed, so an
-  // unchanged row is neither parsed again nor rewritten. The row is still read each time, so
-  // another process's write is seen (new log lines always move its cursors). Its cold part
+  // unchanged row is neither parsed again nor rewritten. The row is still read each time
+  // (from the kv memory when no other connection wrote since), so another process's write is
+  // seen (new log lines always move its cursors). Its cold part
   // (step-time and loss baselines, evidence lines: most of the bytes) is written at most every
   // kColdEvery, and at once for a new task or a crash; a restart of llmwatch, or another process,
   // sees it that old.
