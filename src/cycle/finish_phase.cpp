@@ -21,9 +21,15 @@ void finish_phase(CycleState& s) {
   result.findings = s.findings;
   result.finished = std::max(unix_now(), s.now);
   // Each step below is independent: a full disk that fails the heartbeat must not stop
-  // the metrics file or the dead-man ping.
+  // the metrics file or the dead-man ping. The heartbeat tells the errors before it in the
+  // history; one after it is told there as it happens.
+  bool told = false;
+  auto error = [&](std::string what) {
+    s.errors.push_back(std::move(what));
+    if (told) s.store.add_event(s.now, "error", "llmwatch", "warning", s.errors.back());
+  };
   auto step = [&](const char* what, auto&& fn) {
-    if (Status done = run_guarded(what, fn); !done) s.errors.push_back(done.error());
+    if (Status done = run_guarded(what, fn); !done) error(done.error());
   };
   step("cycle record", [&] {
     s.store.record_cycle(s.now, result.finished, hostname(), static_cast<int>(getpid()),
@@ -59,6 +65,7 @@ void finish_phase(CycleState& s) {
     }
     s.store.put(kv::kHeartbeat, hb.end_object().take(), s.now);
     for (const auto& e : s.errors) s.store.add_event(s.now, "error", "llmwatch", "warning", e);
+    told = true;
   });
   step("own logs",
        [&] { remove_old_own_logs(s.config.state_dir, s.config.self.log_max_age, s.now); });
@@ -76,10 +83,7 @@ void finish_phase(CycleState& s) {
   if (!s.config.metrics_file.empty())
     step("metrics file", [&] {
       auto written = write_metrics_file(s.config.metrics_file, s.config, s.store, result.finished);
-      if (written) return;
-      // After the heartbeat: told in the history here, as the heartbeat tells earlier errors.
-      s.errors.push_back("metrics file: " + written.error());
-      s.store.add_event(s.now, "error", "llmwatch", "warning", s.errors.back());
+      if (!written) error("metrics file: " + written.error());
     });
   if (!s.config.self.deadman_url.empty())
     step("dead-man ping", [&] {

@@ -38,7 +38,8 @@ std::optional<T> opt_from(const nlohmann::json& j, const char* key) {
 }  // namespace
 
 // Written by hand (util/json_writer.h): the daemon writes 1,000 of these a cycle. Every
-// field from_json reads; a time that is not finite is written as 0, so it reads back.
+// field from_json reads that is not at its default; a time that is not finite is left out, so
+// it reads back as 0.
 std::string JobProgress::to_json() const {
   return write(true, true);
 }

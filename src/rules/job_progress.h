@@ -67,8 +67,6 @@ struct JobProgress {
 
  private:
   std::string write(bool hot, bool cold) const;
-
- public:
 };
 
 // apply_lines over lines handed on in batches (a log read through a small buffer): the

@@ -14,15 +14,6 @@
 namespace llmwatch {
 namespace {
 
-std::vector<std::string> lines_of(std::string_view text) {
-  std::vector<std::string> out;
-  for (auto& line : split(text, '\n')) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    out.push_back(std::move(line));
-  }
-  return out;
-}
-
 // The lines of a command's output as views into it (no copy per line), numbered from 1, with
 // a '\r' before the '\n' taken off.
 class Lines {
@@ -283,7 +274,8 @@ SinfoParse parse_sinfo_text(std::string_view text) {
 std::vector<std::map<std::string, std::string>> parse_sacct(std::string_view text) {
   const auto names = split(kSacctFields, ',');
   std::vector<std::map<std::string, std::string>> out;
-  for (const auto& line : lines_of(text)) {
+  Lines lines(text);
+  for (std::string_view line; lines.next(line);) {
     auto fields = split(line, '|');
     if (fields.size() < names.size()) continue;
     for (size_t i = names.size(); i < fields.size(); ++i)
@@ -321,7 +313,8 @@ std::vector<std::map<std::string, std::string>> parse_scontrol_show(std::string_
     record.clear();
     last_key.clear();
   };
-  for (const auto& line : lines_of(text)) {
+  Lines lines(text);
+  for (std::string_view line; lines.next(line);) {
     if (trim(line).empty()) {
       flush();
       continue;

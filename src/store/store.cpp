@@ -122,7 +122,7 @@ void Store::put_progress(const std::string& job, JobProgress progress, double no
 std::optional<SlurmJob> Store::last_job(const std::string& job) {
   std::string text = get(kv::last_job(job)).value_or("");
   auto& [known, parsed] = last_jobs_[job];
-  if (known != text || text.empty()) {
+  if (known != text) {
     parsed = slurm_job_from_json(text);
     known = std::move(text);
   }
