@@ -65,6 +65,11 @@ std::int64_t slurm_minutes(std::string_view text) {
     parts.push_back(*n);
   }
   if (days < 0 || parts.empty() || parts.size() > 3) return 0;
+  // Beyond any real limit (a thousand years): garbage, and its minutes would overflow.
+  constexpr std::int64_t kMost = 1'000 * 366 * 1440;
+  if (days > kMost / 1440) return 0;
+  for (auto p : parts)
+    if (p > kMost) return 0;
   std::int64_t h = 0, m = 0, sec = 0;
   if (dash != std::string_view::npos)  // "D-HH[:MM[:SS]]": hours come first after the day
     h = parts[0], m = parts.size() > 1 ? parts[1] : 0, sec = parts.size() > 2 ? parts[2] : 0;

@@ -43,6 +43,10 @@ TEST(SqueueText, SlurmDurationsAndTimes) {
   EXPECT_EQ(slurm_minutes("45"), 45);
   EXPECT_EQ(slurm_minutes("UNLIMITED"), 0);
   EXPECT_EQ(slurm_minutes("-"), 0);
+  // Found by fuzz_squeue_text: days or hours that overflow the minutes are garbage.
+  EXPECT_EQ(slurm_minutes("008842896303586739937-2"), 0);
+  EXPECT_EQ(slurm_minutes("153722867280912931:00:00"), 0);
+  EXPECT_EQ(slurm_minutes("365000-00:00:00"), 365000LL * 1440);
   EXPECT_EQ(slurm_timestamp("N/A"), 0);
   EXPECT_EQ(slurm_timestamp("Unknown"), 0);
 }
