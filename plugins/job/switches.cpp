@@ -2,8 +2,6 @@
 // (and, while present, makes new array tasks exit at start); `save` asks for a checkpoint,
 // and the training loop removes the file when done.
 // Config per [[job]]: kill_switch, save_switch (paths).
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +14,7 @@
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/identity.h"
+#include "util/no_follow.h"
 
 namespace llmwatch {
 namespace {
@@ -47,17 +46,12 @@ class SwitchAction : public ActionPlugin {
       std::error_code ec;
       std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
     }
-    // O_NOFOLLOW | O_EXCL: a symlink planted at the path is never followed, so root cannot be
-    // made to create or truncate whatever file the link points at.
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0 && errno == EEXIST) {
-      struct stat st {};
-      if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-        return {ActionState::Done, path + " already present"};
-      return {ActionState::Failed,
-              path + ": exists and is not a regular file (a symlink?): not touched"};
-    }
-    if (fd < 0) return {ActionState::Failed, path + ": " + std::strerror(errno)};
+    // No symlink is followed, at the name or at any directory above it (#26 B: a symlinked
+    // parent led root into places the owner cannot write); nothing is truncated (O_EXCL).
+    auto created = create_no_follow(path, 0644);
+    if (created.existed) return {ActionState::Done, path + " already present"};
+    if (created.fd < 0) return {ActionState::Failed, created.error};
+    int fd = created.fd;
     if (owner && ::fchown(fd, owner->uid, owner->gid) != 0) {
       std::string why = std::strerror(errno);
       ::close(fd);

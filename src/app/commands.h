@@ -5,10 +5,15 @@
 //   2 bad usage or invalid configuration
 //   3 (status --check) something needs attention
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "config/config.h"
+
+namespace spdlog {
+class formatter;
+}
 
 namespace llmwatch {
 
@@ -49,5 +54,7 @@ struct NodeCheckOptions {
 int cmd_node_check(const Config& config, const NodeCheckOptions& options);
 
 void setup_logging(const std::string& format, bool verbose);
+// The text log's line format, with every message made terminal-safe (util/text.h).
+std::unique_ptr<spdlog::formatter> text_log_formatter();
 
 }  // namespace llmwatch

@@ -23,6 +23,8 @@ enum class KeyKind {
   Duration_or_auto
 };
 
+inline constexpr std::int64_t kOffAtZero = -1;
+
 template <class T>
 struct KeySpec {
   KeySpec(std::string n, KeyKind k, std::function<void(T&, const ConfigValue&)> setter,
@@ -38,8 +40,11 @@ struct KeySpec {
   std::string name;
   KeyKind kind;
   std::function<void(T&, const ConfigValue&)> set;
-  bool secret = false;               // never echoed in messages or logs
-  std::int64_t min = 0;              // for Int
+  bool secret = false;  // never echoed in messages or logs
+  // For Int, the least value. For Duration, the least seconds: 0 (the default) means at
+  // least 1s, since a zero timeout, interval, window or grace is never what was meant;
+  // kOffAtZero lets "0s" mean "off" for the keys documented so.
+  std::int64_t min = 0;
   std::int64_t max = 0;              // for Int (0: none)
   std::vector<std::string> choices;  // for String (empty: any)
 };

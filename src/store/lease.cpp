@@ -50,6 +50,16 @@ void write_generation(const std::string& path, std::int64_t g) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
 }
 
+// What a file is, to tell whether it changed between two looks: its inode and its bytes (a
+// lease or lock is one short line). "" when it is gone.
+std::string identity_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return std::to_string(st.st_ino) + " " + text;
+}
+
 bool same_holder(const LeaseInfo& a, const LeaseInfo& b) {
   return a.host == b.host && a.pid == b.pid && a.expires == b.expires &&
          a.generation == b.generation;
@@ -105,16 +115,40 @@ bool Lease::create(double now, double ttl) {
   return true;
 }
 
-// The short-lived takeover lock. A lock left by a dead process (on this host, or older than
-// any writer needs) is removed, and the caller may try again.
+// Whether `path` has stayed exactly as it is for kStaleWrite by this host's own clock. The
+// file's mtime is never compared with `now`: on shared storage it is another host's (or the
+// file server's) clock, and with more skew than kStaleWrite one host deleted another's live
+// lock (#26 B). The first sighting is kept beside it, per host, so that a one-shot
+// `run --once` remembers it across runs.
+bool Lease::unchanged_for_a_while(const std::string& path, double now) const {
+  std::string seen_path = path + ".seen." + host_;
+  std::string identity = identity_of(path);
+  if (identity.empty()) return false;
+  std::ifstream in(seen_path);
+  std::string seen_identity, line;
+  double first = 0;
+  bool known = static_cast<bool>(std::getline(in, seen_identity, '\0')) &&
+               static_cast<bool>(in >> first) && seen_identity == identity;
+  if (known && now >= first && now - first >= kStaleWrite) {
+    ::unlink(seen_path.c_str());
+    return true;
+  }
+  if (!known || now < first) {  // another file, or this host's clock went back: start again
+    std::ofstream out(seen_path, std::ios::trunc);
+    out.precision(17);
+    out << identity << '\0' << now;
+  }
+  return false;
+}
+
+// The short-lived takeover lock. A lock left by a dead process (on this host, or unchanged
+// for longer than any writer needs) is removed, and the caller may try again.
 bool Lease::take_lock(double now) {
   std::string lock = path_ + ".takeover";
   int fd = ::open(lock.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
   if (fd < 0) {
-    struct stat st {};
     auto holder = parse_lease(lock);
-    if ((holder && holder_dead(*holder)) ||
-        (::stat(lock.c_str(), &st) == 0 && static_cast<double>(st.st_mtime) < now - kStaleWrite))
+    if ((holder && holder_dead(*holder)) || unchanged_for_a_while(lock, now))
       ::unlink(lock.c_str());
     return false;
   }
@@ -132,8 +166,8 @@ bool Lease::acquire(double now, double ttl) {
   auto current = parse_lease(path_);
   if (!current) {
     struct stat st {};
-    if (::stat(path_.c_str(), &st) != 0) return create(now, ttl);            // just vanished
-    if (static_cast<double>(st.st_mtime) > now - kStaleWrite) return false;  // being written
+    if (::stat(path_.c_str(), &st) != 0) return create(now, ttl);  // just vanished
+    if (!unchanged_for_a_while(path_, now)) return false;          // may be being written
   } else if (current->expires > now && !holder_dead(*current)) {
     return false;
   }

@@ -48,6 +48,7 @@ class Lease {
  private:
   bool create(double now, double ttl);
   bool take_lock(double now);
+  bool unchanged_for_a_while(const std::string& path, double now) const;
   std::string content(double expires) const;
   bool holder_dead(const LeaseInfo& info) const;
 

@@ -62,8 +62,11 @@ Result<Seconds> parse_duration(std::string_view text) {
       scale = 86400;
     else if (is({"w", "week", "weeks"}))
       scale = 7 * 86400;
-    else if (unit.empty() && pos == text.size() && unit_start == pos && total == 0)
-      scale = 1;
+    else if (unit.empty() && pos == text.size() && total == 0 && value == 0)
+      scale = 1;  // "0" is zero in any unit
+    else if (unit.empty() && pos == text.size() && total == 0)
+      return Error{"duration '" + std::string(text) + "' needs a unit: '" + std::string(text) +
+                   "s', '" + std::string(text) + "m' or '" + std::string(text) + "h'"};
     else
       return Error{"unknown unit '" + std::string(unit) + "' in duration '" + std::string(text) +
                    "' (use ms, s, m, h, d, w)"};

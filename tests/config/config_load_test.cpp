@@ -135,6 +135,11 @@ TEST(ConfigLoad, WrongTypesAndBadValuesNameTheKeyAndLine) {
       {"[llmwatch]\ninterval = \"5m\"\nlease_ttl = \"1m\"\n",
        "lease_ttl (1m) must be at least 2 x (interval + cycle_deadline) = 14m"},
       {"[llmwatch]\ncycle_deadline = \"0s\"\n", "cycle_deadline"},
+      // Each key's range is the schema's (#26 B): zero is no window and no grace.
+      {"[[job]]\nname = \"a\"\nrestart_window = \"0s\"\n",
+       "test.toml:3: [job] restart_window must be at least 1s (0 is not \"off\""},
+      {"[[job]]\nname = \"a\"\nstartup_grace = \"0s\"\n", "startup_grace must be at least 1s"},
+      {"[[job]]\nname = \"a\"\nstale_floor = \"5\"\n", "'5' needs a unit: '5s', '5m' or '5h'"},
   };
   for (const auto& c : cases) {
     auto r = load(c.text);

@@ -112,8 +112,8 @@ TEST(HostileWorld, ASwitchPathThatIsASymlinkIsNeverFollowed) {
   EXPECT_FALSE(kill.ok()) << kill.out;
   EXPECT_NE(kill.out.find("not touched"), std::string::npos) << kill.out;
   EXPECT_FALSE(std::filesystem::exists(victim));
-  // Without the link, the switch is created and belongs to the job's owner.
   std::filesystem::remove(u.work + "/kill");
+  // Without the link, the switch is created and belongs to the job's owner.
   auto again = llmwatch(u.config, {"kill", "itest-user"});  // a new request, a new journal key
   struct stat st {};
   if (::lstat((u.work + "/kill").c_str(), &st) == 0) {
@@ -121,6 +121,14 @@ TEST(HostileWorld, ASwitchPathThatIsASymlinkIsNeverFollowed) {
   } else {
     ADD_FAILURE() << "kill switch not created: " << again.out << again.err;
   }
+  // Nor a symlink at a directory above it (#26 B: O_NOFOLLOW guarded the last component).
+  std::filesystem::create_directories(c.dir / "elsewhere");
+  std::filesystem::create_directory_symlink(c.dir / "elsewhere", u.work + "/ckpt");
+  UserRun linked(c, "kill_switch = \"" + (c.dir / "work/ckpt/kill") + "\"\n");
+  auto through = llmwatch(linked.config, {"kill", "itest-user"});
+  EXPECT_FALSE(through.ok()) << through.out;
+  EXPECT_NE(through.out.find("'ckpt' is a symlink"), std::string::npos) << through.out;
+  EXPECT_FALSE(std::filesystem::exists(c.dir / "elsewhere/kill")) << through.out;
   c.slurm({"scancel", id});
 }
 

@@ -1,10 +1,13 @@
 #include "store/lease.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <ctime>
+#include <filesystem>
 
 #include "test_util.h"
 
@@ -99,6 +102,30 @@ TEST(Lease, CheckFencesADeposedHolder) {
   // Released and taken again by the same process: still a new generation.
   ASSERT_TRUE(b.acquire(1070, 60));
   EXPECT_EQ(b.generation(), a.generation() + 2);
+}
+
+// Another host's live takeover lock on shared storage whose clock is an hour behind this
+// one's: its mtime looks an hour old, yet it is live. Staleness is judged by this host's own
+// clock only, from when it first saw the lock unchanged (#26 B: the lock was deleted at once).
+TEST(Lease, AnotherHostsLockIsStaleOnlyOnceSeenUnchangedForAWhile) {
+  testing::TempDir dir;
+  double now = static_cast<double>(std::time(nullptr));
+  Lease b(dir.path, "host-b", 2);
+  ASSERT_TRUE(b.acquire(now, 1));
+  std::string lock = dir / "lease.takeover";
+  testing::write_file(lock, "host-c 4242 " + std::to_string(now - 3600) + "\n");
+  struct timespec old[2] = {{static_cast<time_t>(now - 3600), 0},
+                            {static_cast<time_t>(now - 3600), 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, lock.c_str(), old, 0), 0);
+  Lease a(dir.path, "host-a", 1);
+  EXPECT_FALSE(a.acquire(now + 2, 60));  // the lease expired, but host-c is taking it over
+  EXPECT_TRUE(std::filesystem::exists(lock)) << "a live lock of another host was deleted";
+  EXPECT_FALSE(a.acquire(now + 4, 60));
+  EXPECT_TRUE(std::filesystem::exists(lock));
+  // The same lock, still there 5 s later by this host's clock: its writer is gone, and the
+  // expired lease is taken over.
+  EXPECT_TRUE(a.acquire(now + 8, 60));
+  EXPECT_EQ(Lease::read(dir.path)->host, "host-a");
 }
 
 // Renewal compares and writes under the takeover lock: while a racer holds it (taking the

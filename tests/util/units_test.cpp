@@ -10,11 +10,20 @@ TEST(Duration, ParsesUnitsAndCompounds) {
   EXPECT_EQ(parse_duration("2h")->count(), 7200);
   EXPECT_EQ(parse_duration("1d")->count(), 86400);
   EXPECT_EQ(parse_duration("1h30m")->count(), 5400);
-  EXPECT_EQ(parse_duration(" 45 ")->count(), 45);  // a bare number is seconds
+  EXPECT_EQ(parse_duration("0")->count(), 0);  // zero in any unit
   EXPECT_EQ(parse_duration("1.5h")->count(), 5400);
   EXPECT_EQ(parse_duration("2w")->count(), 14 * 86400);
   EXPECT_EQ(parse_duration("5 minutes")->count(), 300);
   EXPECT_EQ(parse_duration("1h 30m")->count(), 5400);
+}
+
+// A bare number was silently taken as seconds: "5" meant for minutes watched a run with a
+// five-second allowance (#26 B, #27). It says which unit to add.
+TEST(Duration, ABareNumberNeedsAUnit) {
+  auto bare = parse_duration(" 45 ");
+  ASSERT_FALSE(bare);
+  EXPECT_EQ(bare.error(), "duration '45' needs a unit: '45s', '45m' or '45h'");
+  EXPECT_FALSE(parse_duration("1.5"));
 }
 
 TEST(Duration, RejectsMalformedWithReason) {
