@@ -8,22 +8,35 @@
 #                      UndefinedBehaviorSanitizer (clang, build-asan) plus every libFuzzer
 #                      target for LLMWATCH_FUZZ_SECONDS (default 15) each
 #   ./setup.sh build   install and build only
+#   ./setup.sh loaded [REGEX]
+#                      the integration tests (or those matching REGEX) under CPU load, again
+#                      and again: stress-ng on every core while ctest repeats them until one
+#                      fails, LLMWATCH_REPEAT times (default 5). Not part of `test`: it proves
+#                      the suite waits on conditions, not on time, and takes long.
 set -euo pipefail
 cd "$(dirname "$0")"
 mode=${1:-build}
 build_dir=${LLMWATCH_BUILD_DIR:-build}
 
-packages=(
-  cmake make g++ pkg-config clang-format clang libclang-rt-14-dev
+# What the build and the demo need: the compiler, the libraries, and a Slurm to run on.
+demo_packages=(
+  cmake make g++ pkg-config
   libboost-dev libboost-filesystem-dev libspdlog-dev libfmt-dev libtomlplusplus-dev
-  libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
-  libsqlite3-dev sqlite3 libsimdjson-dev
-  slurmctld slurmd slurm-client munge slurmdbd mariadb-server
-  python3 python3-aiosmtpd prometheus prometheus-alertmanager
+  libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev libsimdjson-dev
+  slurmctld slurmd slurm-client munge python3
+)
+# What only the tests need (the larger half of the download: a database for accounting,
+# Prometheus and Alertmanager, a debug Python for stack dumps, clang for the sanitizer build).
+test_packages=(
+  clang-format clang libclang-rt-14-dev libgtest-dev libgmock-dev sqlite3
+  slurmdbd mariadb-server
+  python3-aiosmtpd prometheus prometheus-alertmanager
   gdb python3.11-dbg
   fuse python3-fusepy e2fsprogs
-  tmux
+  tmux stress-ng
 )
+packages=("${demo_packages[@]}")
+[ "$mode" = demo ] || packages+=("${test_packages[@]}")
 
 sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -42,8 +55,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   sudo_if_needed rm -f /usr/sbin/policy-rc.d
 fi
 
+# The demo builds llmwatch alone: no test suite (GoogleTest is a test package).
+tests=ON
+[ "$mode" = demo ] && ! [ -f "$build_dir/CMakeCache.txt" ] && tests=OFF
+if ! [ -f "$build_dir/CMakeCache.txt" ]; then
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLLMWATCH_TESTS=$tests
+elif [ "$mode" != demo ] && grep -q '^LLMWATCH_TESTS:BOOL=OFF' "$build_dir/CMakeCache.txt"; then
+  cmake -S . -B "$build_dir" -DLLMWATCH_TESTS=ON >/dev/null  # a demo's build dir, now tested
+fi
 [ -f "$build_dir/CMakeCache.txt" ] || cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build "$build_dir" -j "$(nproc)"
+if [ "$mode" = demo ]; then
+  cmake --build "$build_dir" -j "$(nproc)" --target llmwatch
+else
+  cmake --build "$build_dir" -j "$(nproc)"
+fi
 
 case "$mode" in
   build) ;;
@@ -75,5 +100,19 @@ case "$mode" in
       ctest --test-dir "$asan_dir" -L fuzz -j 2 --output-on-failure --timeout 600 || status=1
     exit $status
     ;;
-  *) echo "usage: $0 [build|demo|test]" >&2; exit 2 ;;
+  loaded)
+    as_root=()
+    [ "$(id -u)" -ne 0 ] && as_root=(sudo)
+    id llmwatch-itest >/dev/null 2>&1 ||
+      sudo_if_needed useradd --system --no-create-home --shell /usr/sbin/nologin llmwatch-itest
+    select=(-L integration)
+    [ -n "${2:-}" ] && select=(-R "$2")
+    stress-ng --cpu "$(nproc)" --timeout 0 --quiet &
+    load=$!
+    trap 'kill "$load" 2>/dev/null' EXIT
+    echo "setup: load: stress-ng --cpu $(nproc) (pid $load)"
+    "${as_root[@]}" ctest --test-dir "$build_dir" "${select[@]}" -j 2 --output-on-failure \
+      --timeout 600 --repeat "until-fail:${LLMWATCH_REPEAT:-5}"
+    ;;
+  *) echo "usage: $0 [build|demo|test|loaded [REGEX]]" >&2; exit 2 ;;
 esac
