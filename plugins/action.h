@@ -12,6 +12,7 @@
 #include "rules/finding.h"
 #include "slurm/slurm_client.h"
 #include "slurm/slurm_job.h"
+#include "util/time_budget.h"
 
 namespace llmwatch {
 
@@ -39,12 +40,19 @@ struct ActionContext {
   SlurmClient& slurm;
   Store& store;
   double now;
+  // The cycle's time for work on other machines (a stack dump by srun); unlimited when none.
+  const TimeBudget* remote = nullptr;
+  std::optional<Seconds> grant(Seconds want) const {
+    return remote ? remote->grant(want) : std::optional<Seconds>(want);
+  }
 };
 
-// How an action ended, as the journal records it ("done", "failed", "skipped", "dry-run"). A
-// skipped action did not run (nothing to do, over budget, not llmwatch's to touch); a dry-run
-// one says what it would have done.
-enum class ActionState { Done, Failed, Skipped, DryRun };
+// How an action ended, as the journal records it ("done", "failed", "skipped", "dry-run",
+// "waiting"). A skipped action did not run (nothing to do, over budget, not llmwatch's to
+// touch); a dry-run one says what it would have done; a waiting one cannot run yet (a restart
+// while an earlier task of the run is alive) and is asked again next cycle. A failed one is
+// retried after a backoff (Store::begin_action).
+enum class ActionState { Done, Failed, Skipped, DryRun, Waiting };
 const char* action_state_name(ActionState s);
 
 struct ActionOutcome {
@@ -53,11 +61,19 @@ struct ActionOutcome {
   // The action found the finding wrong (dump: the stacks moved, the run is not hung): the rest
   // of the plan runs only its alerts, which say so.
   bool disproves = false;
+  // The action could not run in what is left of this cycle (its remote budget): the rest of
+  // the plan waits for the next cycle too, where this action runs again.
+  bool defers = false;
 };
 
 // The cluster-wide hourly limit ([limits]) an action counts against. Actions with the same
 // budget share it: a reboot takes a node out as a drain does, so both count as drains.
 enum class HourlyBudget { None, Restarts, Drains, Cancels };
+
+// The task an action is about, as every key names it: "7@1799999000" (Slurm requeues a task
+// under the same id, and a requeued task that hangs again is another task to act on), or the
+// job when no task is known.
+std::string task_identity(const ActionRequest& r);
 
 class ActionPlugin {
  public:

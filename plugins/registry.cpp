@@ -5,8 +5,12 @@
 
 namespace llmwatch {
 
+std::string task_identity(const ActionRequest& r) {
+  return r.task ? r.task->display_id() + "@" + std::to_string(r.task->start_time) : r.job;
+}
+
 std::string ActionPlugin::idem_key(const ActionRequest& r) const {
-  return name() + ":" + (r.task ? r.task->display_id() : r.job) + ":" + r.finding.key;
+  return name() + ":" + task_identity(r) + ":" + r.finding.key;
 }
 
 const char* action_state_name(ActionState s) {
@@ -19,6 +23,8 @@ const char* action_state_name(ActionState s) {
       return "skipped";
     case ActionState::DryRun:
       return "dry-run";
+    case ActionState::Waiting:
+      return "waiting";
   }
   return "failed";
 }

@@ -14,7 +14,7 @@ class CancelAction : public ActionPlugin {
   HourlyBudget budget() const override { return HourlyBudget::Cancels; }
   bool manual() const override { return true; }
   std::string idem_key(const ActionRequest& r) const override {
-    return "cancel:" + (r.task ? r.task->display_id() : r.job);
+    return "cancel:" + task_identity(r);
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     if (!r.task) return {ActionState::Skipped, "no running task to cancel"};

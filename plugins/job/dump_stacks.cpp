@@ -53,6 +53,17 @@ std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
       nlohmann::json::parse(ctx.store.get(kv::near_miss(r.job)).value_or("{}"), nullptr, false);
   if (before.is_object() && before.value("task", "") == r.task->display_id())
     return std::nullopt;  // this task had its near miss: no second benefit of the doubt
+  // The wait and the second dump must fit what is left of the cycle's remote budget (#26.8:
+  // they were not checked against cycle_deadline). If they do not, nothing is cancelled on
+  // time alone: the hang is confirmed next cycle, from a first dump again.
+  if (!ctx.grant(r.settings->confirm_hang + ctx.config.probe_timeout)) {
+    ActionOutcome later{ActionState::Waiting,
+                        "no time left in this cycle to confirm the hang (" +
+                            format_duration(r.settings->confirm_hang) +
+                            " and a second dump): confirmed next cycle"};
+    later.defers = true;
+    return later;
+  }
   std::this_thread::sleep_for(r.settings->confirm_hang);
   auto second = parse_stacks(dump().out);
   if (second.empty() || !stacks_moved(first, second)) return std::nullopt;
@@ -90,8 +101,17 @@ class DumpStacksAction : public ActionPlugin {
       return ctx.slurm.run_step(
           {"--jobid=" + id, "--overlap", "--nodes=" + n, "--ntasks=" + n, "--ntasks-per-node=1",
            "--kill-on-bad-exit=0", "--quiet", self_exe(), "stacks", "--job", id, "--timeout", "20"},
-          ctx.config.probe_timeout);
+          ctx.grant(ctx.config.probe_timeout).value_or(ctx.config.probe_timeout));
     };
+    // The dump waits on every node of the task: it runs only in a cycle with time left for it
+    // (the cycle's remote budget), and the plan after it (the cancel) waits with it.
+    if (!ctx.grant(ctx.config.probe_timeout)) {
+      ActionOutcome later{ActionState::Waiting,
+                          "no time left in this cycle to dump the stacks of " +
+                              r.task->display_id() + ": dumped next cycle, before any cancel"};
+      later.defers = true;
+      return later;
+    }
     auto res = dump();
     auto stacks = parse_stacks(res.out);
     if (stacks.empty()) return {ActionState::Failed, res.describe("srun llmwatch stacks in " + id)};

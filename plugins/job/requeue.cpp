@@ -19,8 +19,7 @@ class RequeueAction : public ActionPlugin {
   // Slurm starts a requeued task under the same id: each start (id and start time) is a task
   // of its own, which may hang again and be requeued again.
   std::string idem_key(const ActionRequest& r) const override {
-    if (!r.task) return "requeue:" + r.job;
-    return "requeue:" + r.task->display_id() + "@" + std::to_string(r.task->start_time);
+    return "requeue:" + task_identity(r);
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     if (!r.task || !r.task->running()) return {ActionState::Skipped, "no running task to requeue"};

@@ -6,6 +6,8 @@
 //   drained or down, or that a crash implicated (a `scontrol requeue`d job would instead
 //   wait ~2 minutes before Slurm lets it start again).
 // - It runs as the job's owner (sbatch --uid when llmwatch is root) with --export=NONE.
+#include <algorithm>
+
 #include "action.h"
 #include "registry.h"
 #include "slurm/hostlist.h"
@@ -18,12 +20,13 @@ class RestartAction : public ActionPlugin {
  public:
   std::string name() const override { return "restart"; }
   std::string help() const override {
-    return "cancel the running task and start the run again, as its owner, off bad nodes";
+    return "start the run again once its task has ended (or this plan cancelled it), as its "
+           "owner, off bad nodes";
   }
   HourlyBudget budget() const override { return HourlyBudget::Restarts; }
   bool manual() const override { return true; }
   std::string idem_key(const ActionRequest& r) const override {
-    return "restart:" + (r.task ? r.task->display_id() : r.job + ":" + r.finding.key);
+    return "restart:" + (r.task ? task_identity(r) : r.job + ":" + r.finding.key);
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     // Pending tasks of the same array (a range "3_[4-10%1]", or a single last task "3_10").
@@ -33,6 +36,17 @@ class RestartAction : public ActionPlugin {
            (q.array_job_id == r.task->array_job_id && q.display_id() != r.task->display_id())))
         return {ActionState::Done, "next task of array " + q.display_id() + " starts by itself"};
     if (!r.task) return {ActionState::Skipped, "no earlier run of " + r.job + " known to resubmit"};
+    // Never a second run beside a live one (#26: a handled traceback had the run resubmitted
+    // while it still trained, and two runs wrote one checkpoint directory). The restart waits
+    // for the end of every task of the run, but the one this plan has just cancelled.
+    bool cancelled_here = std::any_of(r.done.begin(), r.done.end(), [](const std::string& d) {
+      return d.rfind("cancel: done", 0) == 0;
+    });
+    for (const auto& q : r.queue) {
+      if (cancelled_here && q.display_id() == r.task->display_id()) continue;
+      return {ActionState::Waiting, q.display_id() + " of " + r.job + " is " + q.state +
+                                        ": the restart waits for its end"};
+    }
     const SlurmJob& t = *r.task;
     if (t.command.empty())
       return {ActionState::Failed, "squeue did not report the batch script of " + t.display_id()};

@@ -17,10 +17,11 @@ int cmd_stacks(const std::string& job_id, double timeout_seconds) {
   if (const char* n = std::getenv("SLURMD_NODENAME"); n && *n) node = n;
   if (node.empty()) node = hostname().substr(0, hostname().find('.'));
   auto timeout = Seconds(static_cast<long long>(timeout_seconds));
-  // Every rank at once: 8 ranks of a node, dumped one by one, would take 8 deadlines.
+  // Every rank at once: 8 ranks of a node, dumped one by one, would take 8 deadlines. Each
+  // rank's flight recorder is fired first, where the job configured one.
   std::vector<std::future<ProcessStack>> pending;
   for (int pid : job_python_processes(job_id, node))
-    pending.push_back(std::async(std::launch::async, dump_python_stack, pid, timeout));
+    pending.push_back(std::async(std::launch::async, rank_forensics, pid, timeout));
   std::vector<ProcessStack> stacks;
   for (auto& p : pending) {
     stacks.push_back(p.get());

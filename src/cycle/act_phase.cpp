@@ -55,12 +55,14 @@ std::vector<Suspect> ledger_suspects(const CycleState& s) {
 }
 
 // The suspicion ledger: a crash charges an incident to the nodes it is attributed to, and
-// to no other (the lemon rule counts these within lemon_window).
+// to no other (the lemon rule counts these within lemon_window). One incident per node per
+// task end: the crash seen while the task ran and its end are one failure (#26: one NCCL
+// crash counted twice reached the ledger's threshold alone).
 void record_crash_incidents(CycleState& s, const Finding& f) {
   for (const auto& suspect : suspects_for(s, f))
-    s.store.add_event(s.now, "incident", suspect.node, "warning",
-                      f.subject + " " + f.kind + ", attributed to " + suspect.node + ": " +
-                          (suspect.why.empty() ? "" : suspect.why.front()));
+    s.store.add_incident(s.now, suspect.node, f.episode,
+                         f.subject + " " + f.kind + ", attributed to " + suspect.node + ": " +
+                             (suspect.why.empty() ? "" : suspect.why.front()));
 }
 
 // One old checkpoint to delete, as the cleanup action takes it (plugins/storage/cleanup.cpp).
@@ -79,10 +81,14 @@ ActionRequest cleanup_request(const StorageSettings& storage, const Checkpoint& 
 void record_findings(CycleState& s, std::map<std::string, double>& first_seen) {
   s.store.transaction([&] {
     for (const auto& f : s.findings) {
+      // Charged once per task end (Store::add_incident), when its suspects are known: an end
+      // that waited for its node-check is charged in the cycle that knows them.
+      if ((f.kind == "ended" && f.severity != Severity::Unknown) ||
+          (f.kind == "crashed" && f.severity == Severity::Critical))
+        record_crash_incidents(s, f);
       if (s.store.observe(f, s.now) != FindingChange::New) continue;
       ++s.result.new_findings;
       s.store.add_finding_event(s.now, f);
-      if (f.kind == "crashed" || f.kind == "ended") record_crash_incidents(s, f);
     }
     for (const auto& row : s.store.firing()) first_seen[row.key] = row.first_seen;
   });
@@ -140,6 +146,7 @@ void act_phase(CycleState& s) {
                         [&](const Finding* f) { return s.node_plans.count(f->key) > 0; });
   Executor executor(s.config, s.store, s.slurm, s.now);
   executor.set_fence([&s]() -> const std::string& { return s.fenced(); });
+  executor.set_remote_budget(&s.remote);
   for (const Finding* f : order) {
     if (!s.fenced().empty()) break;
     Status acted = run_guarded("acting on " + f->key, [&] {

@@ -17,6 +17,7 @@
 #include "rules/job_rules.h"
 #include "rules/post_mortem.h"
 #include "slurm/slurm_client.h"
+#include "util/time_budget.h"
 
 namespace llmwatch {
 
@@ -36,6 +37,7 @@ struct JobWork {
   std::optional<SlurmJob> final_entry;
   std::optional<PostMortem> ended;
   bool ended_new = false;
+  bool ended_updated = false;  // a stored post-mortem completed this cycle (its node-check)
   bool cancelled_by_llmwatch = false;  // the journal holds a cancel of the last task
   std::vector<NodeTrouble> troubles;   // the task's nodes that Slurm shows out of service
   int spare_nodes = -1;                // usable nodes of its partition beyond its size; -1 unknown
@@ -43,12 +45,20 @@ struct JobWork {
 
 struct CycleState {
   CycleState(const Config& c, Store& st, SlurmClient& sl, double n)
-      : config(c), store(st), slurm(sl), now(n) {}
+      : config(c),
+        store(st),
+        slurm(sl),
+        now(n),
+        remote(std::chrono::milliseconds(c.cycle_deadline) * 3 / 4) {}
   const Config& config;
   Store& store;
   SlurmClient& slurm;
   const double now;
   Fence fence;  // may this supervisor still act? (the lease, the cycle deadline)
+  // The time this cycle's work on other machines may take, all of it together (node-checks
+  // by srun, stack dumps): three quarters of cycle_deadline, the rest left for acting on and
+  // recording what was found. What does not fit is unknown this cycle, done the next.
+  TimeBudget remote;
 
   // "" while acting is allowed; the first refusal is kept, so every later step sees it.
   const std::string& fenced() {

@@ -35,11 +35,12 @@ Status Executor::within_budget(const std::string& action, const ActionRequest& r
   return {};
 }
 
-std::optional<ActionOutcome> Executor::run_journaled(ActionPlugin& plugin, const ActionRequest& req,
+std::optional<Executor::Ran> Executor::run_journaled(ActionPlugin& plugin, const ActionRequest& req,
                                                      const std::string& key,
                                                      const std::string& reason,
                                                      const Status& budget) {
   const std::string& name = req.action;
+  const std::string before = store_.action_state(key);
   auto id = store_.begin_action(key, name, req.job, reason, now_);
   if (!id) return std::nullopt;
   ActionOutcome outcome;
@@ -50,7 +51,7 @@ std::optional<ActionOutcome> Executor::run_journaled(ActionPlugin& plugin, const
                "would " + name + (req.task ? " " + req.task->display_id() : " " + req.job)};
   } else {
     try {
-      ActionContext ctx{config_, slurm_, store_, now_};
+      ActionContext ctx{config_, slurm_, store_, now_, remote_};
       outcome = plugin.execute(req, ctx);
     } catch (const std::exception& e) {
       if (plugin.store_only()) throw;  // rolls back with its journal entry; retried next cycle
@@ -59,10 +60,34 @@ std::optional<ActionOutcome> Executor::run_journaled(ActionPlugin& plugin, const
   }
   const std::string state = action_state_name(outcome.state);
   store_.finish_action(*id, state, outcome.detail, now_);
+  // A dry run or a wait is journaled again each time (it takes no key) but told once, and
+  // counts as nothing done: not every cycle it goes on.
+  if ((outcome.state == ActionState::Waiting || outcome.state == ActionState::DryRun) &&
+      before == state)
+    return Ran{outcome, false};
   bool not_done = outcome.state == ActionState::Failed || outcome.state == ActionState::Skipped;
+  int attempts = store_.action_attempts(*id);
   store_.add_event(now_, "action", req.job, not_done ? "warning" : "info",
-                   name + " " + state + ": " + outcome.detail);
-  return outcome;
+                   name + " " + state + ": " + outcome.detail +
+                       (attempts > 1 ? " (attempt " + std::to_string(attempts) + ")" : ""));
+  // The last retry failed: what it was for is left undone (a crashed run left down) and a
+  // person must know at once, whatever the finding's own severity.
+  if (outcome.state == ActionState::Failed && attempts >= Store::kMaxAttempts && name != "alert") {
+    std::string text = name + " failed " + std::to_string(attempts) + " times for " + req.job +
+                       ", no more retries: " + outcome.detail;
+    store_.add_event(now_, "action", req.job, "critical", text);
+    FindingRow row{req.finding.key + "/" + name + "-failed",
+                   "critical",
+                   text,
+                   "[]",
+                   "firing",
+                   now_,
+                   now_,
+                   0,
+                   0};
+    queue_alert(config_, store_, message_for(row, "firing", text, now_), now_);
+  }
+  return Ran{outcome, true};
 }
 
 int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>& plan) {
@@ -100,7 +125,7 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
     std::string reason = base.finding.key + ": " + base.finding.summary;
     // The budget is read before this action is journaled, so it does not count itself.
     Status budget = within_budget(name, req);
-    std::optional<ActionOutcome> ran;
+    std::optional<Ran> ran;
     auto journal_and_run = [&] { ran = run_journaled(*plugin, req, key, reason, budget); };
     // An action whose whole effect is rows in the store (an alert: journal + outbox) is
     // recorded in one transaction with its journal entry: a crash or a full disk leaves
@@ -110,12 +135,15 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
     else
       journal_and_run();
     if (!ran) continue;  // journaled before: idempotent, never twice
-    ++count;
-    const ActionOutcome& outcome = *ran;
-    const std::string state = action_state_name(outcome.state);
-    spdlog::info("action {} for {}: {} ({})", name, base.finding.key, state, outcome.detail);
-    if (name != "alert") done.push_back(name + ": " + state + " — " + outcome.detail);
-    disproved |= outcome.disproves;
+    const ActionOutcome& outcome = ran->outcome;
+    if (ran->told) {
+      ++count;
+      const std::string state = action_state_name(outcome.state);
+      spdlog::info("action {} for {}: {} ({})", name, base.finding.key, state, outcome.detail);
+      if (name != "alert") done.push_back(name + ": " + state + " — " + outcome.detail);
+      disproved |= outcome.disproves;
+    }
+    if (outcome.defers) break;  // the rest of the plan runs next cycle, after this action
   }
   return count;
 }

@@ -21,6 +21,8 @@ class Executor {
   // Asked before each action (supervisor.h): once it refuses, run_plan journals nothing
   // more and runs nothing more.
   void set_fence(std::function<const std::string&()> fence) { fence_ = std::move(fence); }
+  // The cycle's budget for work on other machines, which actions that wait on them share.
+  void set_remote_budget(const TimeBudget* budget) { remote_ = budget; }
 
   // Runs `plan` (action names, in order) for one finding; returns how many ran or were recorded.
   int run_plan(const ActionRequest& base, const std::vector<std::string>& plan);
@@ -31,9 +33,15 @@ class Executor {
   Status within_budget(const std::string& action, const ActionRequest& r);
 
  private:
+  // What became of one action: its outcome, and whether it was told (a dry run or a wait
+  // that goes on is journaled again but told once, and counts as nothing done).
+  struct Ran {
+    ActionOutcome outcome;
+    bool told = true;
+  };
   // Journals the intent, runs (or skips, or dry-runs) the action, journals the outcome and
   // its event; nullopt when the key was journaled before.
-  std::optional<ActionOutcome> run_journaled(ActionPlugin& plugin, const ActionRequest& req,
+  std::optional<Ran> run_journaled(ActionPlugin& plugin, const ActionRequest& req,
                                              const std::string& key, const std::string& reason,
                                              const Status& budget);
 
@@ -42,6 +50,7 @@ class Executor {
   SlurmClient& slurm_;
   double now_;
   std::function<const std::string&()> fence_;
+  const TimeBudget* remote_ = nullptr;
 };
 
 }  // namespace llmwatch

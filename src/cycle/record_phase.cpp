@@ -46,6 +46,9 @@ void remember_job(CycleState& s, JobWork& w) {
     s.store.put_last_job(w.label, *run, s.now);
   // A post-mortem is made once per task: kept with the task it is about (which may be one
   // llmwatch never saw running, found ended in squeue), and told in the history.
+  // One whose pending node-check came back this cycle is kept again, told once already.
+  if (w.ended && w.ended_updated && !w.ended_new)
+    s.store.put(kv::post_mortem(w.label), w.ended->to_json(), s.now);
   if (w.ended && w.ended_new && w.last) {
     s.store.put(kv::post_mortem(w.label), w.ended->to_json(), s.now);
     s.store.put_last_job(w.label, *w.last, s.now);

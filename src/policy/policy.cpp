@@ -25,7 +25,8 @@ std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
   else if (f.kind == "absent")
     out = job.on_absent;
   else if (f.kind == "crashed")
-    out = job.on_crash;
+    // A crash signature in a task that still trains is told, never acted on.
+    out = f.severity == Severity::Critical ? job.on_crash : std::vector<std::string>{"alert"};
   else if (f.kind == "time-limit")
     out = job.on_time_limit;
   else if (f.kind == "ended")

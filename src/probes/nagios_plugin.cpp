@@ -1,5 +1,8 @@
 #include "probes/nagios_plugin.h"
 
+#include <sys/sysinfo.h>
+
+#include <ctime>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -66,9 +69,16 @@ std::optional<PluginAnswer> cached_answer(const std::string& path) {
 
 }  // namespace
 
+double host_boot_time() {
+  struct sysinfo info {};
+  if (::sysinfo(&info) != 0) return 0;
+  return static_cast<double>(std::time(nullptr) - info.uptime);
+}
+
 std::vector<NodePluginRun> run_node_plugins(const std::vector<CommandCheckSettings>& checks,
                                             const std::string& node,
-                                            const std::string& cache_prefix, double now) {
+                                            const std::string& cache_prefix, double now,
+                                            double booted) {
   std::vector<NodePluginRun> runs;
   for (const auto& k : checks)
     if (k.where == "nodes") runs.push_back({k.name, k.hint == "none" ? "" : k.hint, {}, false});
@@ -78,9 +88,10 @@ std::vector<NodePluginRun> run_node_plugins(const std::vector<CommandCheckSettin
     if (k.where != "nodes") continue;
     NodePluginRun& run = runs[i++];
     std::string path = cache_prefix + k.name + ".json";
-    // A cached answer from the future (a clock stepped back) is not trusted: run again.
-    if (auto a = cached_answer(path);
-        a && a->ts <= now && now - a->ts < static_cast<double>(k.every.count())) {
+    // A cached answer from the future (a clock stepped back), or from before the boot, is not
+    // trusted: run again.
+    if (auto a = cached_answer(path); a && a->ts <= now && a->ts >= booted &&
+                                      now - a->ts < static_cast<double>(k.every.count())) {
       run.answer = std::move(*a);
       run.cached = true;
       continue;

@@ -32,10 +32,18 @@ struct NodePluginRun {
   PluginAnswer answer;
   bool cached = false;
 };
+// When this host booted, from sysinfo()'s uptime (what slurmd reports as BootTime); 0 when
+// it cannot tell.
+double host_boot_time();
+
 // Runs (or reads from `cache_prefix`<name>.json) every where = "nodes" check, concurrently,
 // with LLMWATCH_NODE=<node> in its environment (a host may run several slurmd).
+// An answer kept from before this host's last boot (`booted`, unix seconds; 0: unknown) is
+// never used: it speaks of a node that no longer runs (#26.6: a CRITICAL cached before a
+// reboot read as "still fails after its reboot", and a healthy node was drained for a human).
 std::vector<NodePluginRun> run_node_plugins(const std::vector<CommandCheckSettings>& checks,
                                             const std::string& node,
-                                            const std::string& cache_prefix, double now);
+                                            const std::string& cache_prefix, double now,
+                                            double booted = host_boot_time());
 
 }  // namespace llmwatch

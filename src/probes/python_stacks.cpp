@@ -138,8 +138,19 @@ ProcessStack dump_python_stack(int pid, Seconds timeout) {
   if (on_path("py-spy"))
     spec.argv = {"py-spy", "dump", "--native", "--pid", std::to_string(pid)};
   else
-    spec.argv = {"gdb",  "-p",   std::to_string(pid),         "-batch",
-                 "-nx",  "-iex", "set auto-load safe-path /", "-ex",
+    // Root attaches to a user's process: gdb may load scripts only from the system's own
+    // directories, where CPython's py-bt helper lives (python3.11-dbg), never a `-gdb.py`
+    // beside a user's program or library, nor a .gdbinit (#26.7: "safe-path /" ran them).
+    spec.argv = {"gdb",
+                 "-p",
+                 std::to_string(pid),
+                 "-batch",
+                 "-nx",
+                 "-iex",
+                 "set auto-load safe-path /usr/lib/debug:/usr/share/gdb/auto-load",
+                 "-iex",
+                 "set auto-load local-gdbinit off",
+                 "-ex",
                  "py-bt"};
   spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
   spec.max_output = kMaxDump;
@@ -152,6 +163,13 @@ ProcessStack dump_python_stack(int pid, Seconds timeout) {
     text = r.describe(spec.argv[0] + " -p " + std::to_string(pid)) + "\n" + text;
   s.text = truncate_utf8(valid_utf8(text), kMaxDump);
   s.innermost = innermost_frame(s.text);
+  return s;
+}
+
+ProcessStack rank_forensics(int pid, Seconds timeout) {
+  std::string recorder = trigger_flight_recorder(pid);
+  ProcessStack s = dump_python_stack(pid, timeout);
+  if (!recorder.empty()) s.text = recorder + "\n" + s.text;
   return s;
 }
 
@@ -190,15 +208,29 @@ std::vector<std::string> python_frames(const std::string& dump) {
   return out;
 }
 
+std::vector<std::string> training_frames(const std::string& dump) {
+  // py-spy prints every thread under a header ("Thread 4242 (idle): \"MainThread\""); gdb's
+  // py-bt only the thread it stopped in, the main one.
+  if (dump.find("\"MainThread\"") == std::string::npos) return python_frames(dump);
+  std::string main;
+  bool in_main = false;
+  for (const auto& line : split(dump, '\n')) {
+    if (line.rfind("Thread ", 0) == 0) in_main = line.find("\"MainThread\"") != std::string::npos;
+    if (in_main) main += line + "\n";
+  }
+  return python_frames(main);
+}
+
 bool stacks_moved(const std::vector<ProcessStack>& before, const std::vector<ProcessStack>& after) {
   std::map<std::pair<std::string, int>, std::vector<std::string>> then;
-  for (const auto& s : before) then[{s.node, s.pid}] = python_frames(s.text);
+  for (const auto& s : before) then[{s.node, s.pid}] = training_frames(s.text);
   for (const auto& s : after) {
     auto it = then.find({s.node, s.pid});
-    // A process of the job seen only now, or one whose frames changed: the run moves. One
-    // that is gone proves nothing (it may have died hung).
-    if (it == then.end()) return true;
-    auto frames = python_frames(s.text);
+    // Only a rank's training thread seen in both dumps can prove movement (#26.9: a logging
+    // thread that ticks, or a process one srun missed, disproved real hangs). A process seen
+    // in one dump only, or with no frames, is unknown: no evidence either way.
+    if (it == then.end()) continue;
+    auto frames = training_frames(s.text);
     if (!frames.empty() && !it->second.empty() && frames != it->second) return true;
   }
   return false;

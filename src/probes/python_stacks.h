@@ -35,6 +35,10 @@ std::optional<std::vector<int>> parse_listpids(const std::string& out);
 std::string trigger_flight_recorder(int pid);
 // One process's stack; the text says why when it could not be taken.
 ProcessStack dump_python_stack(int pid, Seconds timeout);
+// What `llmwatch stacks` takes of one rank: first its NCCL flight recorder is asked to dump
+// (before gdb stops the process), then its stack; the flight recorder's line, when it has
+// one, heads the block, and says where the trace goes.
+ProcessStack rank_forensics(int pid, Seconds timeout);
 
 // "=== llmwatch-stack node=N pid=P comm=C ===" blocks, as `llmwatch stacks` prints them.
 std::string format_stacks(const std::vector<ProcessStack>& stacks);
@@ -43,8 +47,11 @@ std::vector<ProcessStack> parse_stacks(const std::string& text);
 std::string innermost_frame(const std::string& dump);
 // Every Python frame of a dump, innermost first: "allreduce_wait (train.py:4)".
 std::vector<std::string> python_frames(const std::string& dump);
-// Confirmation of a hang: true when two dumps some seconds apart show a process of the job in
-// other frames, or a new process. Ranks stuck in a collective show the same frames each time.
+// The frames of a dump's training thread: the main thread (py-spy dumps every thread).
+std::vector<std::string> training_frames(const std::string& dump);
+// Confirmation of a hang: true when two dumps some seconds apart show a rank's training
+// thread, seen in both, in other frames. Ranks stuck in a collective show the same frames
+// each time; a process in one dump only proves nothing.
 bool stacks_moved(const std::vector<ProcessStack>& before, const std::vector<ProcessStack>& after);
 // "2 processes: 1 in allreduce_wait (train.py:4) [node-1]; 1 in __next__ (loader.py:9)
 // [node-2 pid 77]"; groups largest first, and where a group is alone, where it is.

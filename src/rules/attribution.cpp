@@ -104,14 +104,19 @@ std::vector<Suspect> attribute_crash(const std::vector<std::string>& lines,
                                      const TaskLayout& layout,
                                      const std::vector<NodeTrouble>& troubles) {
   std::map<std::string, Suspect> by_node;
-  auto charge = [&](const std::string& node, double weight, const std::string& why) {
+  // Nodes some evidence names as the culprit: Slurm's state, a peer address, a GPU error of
+  // the node's own. Printing a network error only reports one: every rank of a job prints
+  // the error of the peer that failed it.
+  std::set<std::string> named;
+  auto charge = [&](const std::string& node, double weight, const std::string& why, bool names) {
     if (node.empty()) return;
     Suspect& s = by_node[node];
     s.node = node;
     s.confidence = 1 - (1 - s.confidence) * (1 - weight);
     if (s.why.size() < 3) s.why.push_back(truncate_utf8(why, 300));
+    if (names) named.insert(node);
   };
-  for (const auto& t : troubles) charge(task_node(t.node, layout), 0.9, t.why);
+  for (const auto& t : troubles) charge(task_node(t.node, layout), 0.9, t.why, true);
   std::set<std::string> seen;  // the same line from every rank counts once
   for (const auto& line : lines) {
     if (line.find("Watchdog caught collective operation timeout") != std::string::npos) continue;
@@ -119,17 +124,23 @@ std::vector<Suspect> attribute_crash(const std::vector<std::string>& lines,
     if (!net && !gpu) continue;
     if (!seen.insert(line).second) continue;
     if (auto host = task_node(nccl_host(line), layout); !host.empty())
-      charge(host, 0.4, "printed: " + line);
+      charge(host, 0.4, "printed: " + line, gpu);
     if (net)
       for (const auto& ip : ipv4s(line))
         if (auto it = layout.address_to_node.find(ip); it != layout.address_to_node.end())
-          charge(task_node(it->second, layout), 0.6, "named as peer " + ip + ": " + line);
+          charge(task_node(it->second, layout), 0.6, "named as peer " + ip + ": " + line, true);
     if (int rank = rank_of(line); rank >= 0 && layout.ranks_per_node > 0) {
       size_t index = static_cast<size_t>(rank / layout.ranks_per_node);
       if (index < layout.nodes.size())
-        charge(layout.nodes[index], 0.3, "rank " + std::to_string(rank) + ": " + line);
+        charge(layout.nodes[index], 0.3, "rank " + std::to_string(rank) + ": " + line, gpu);
     }
   }
+  // A named culprit outweighs its reporters (#26.2: the hosts that printed "completion from
+  // peer <node-2>" were excluded and charged with node-2): once any node is named, one that
+  // only reported stays below the threshold. With nobody named, the reporter is all there is.
+  if (!named.empty())
+    for (auto& [node, s] : by_node)
+      if (!named.count(node)) s.confidence = std::min(s.confidence, kReporterCeiling);
   std::vector<Suspect> out;
   for (auto& [node, s] : by_node)
     if (s.confidence >= kSuspectThreshold) out.push_back(std::move(s));

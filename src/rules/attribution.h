@@ -29,6 +29,8 @@ struct NodeTrouble {
 
 // The suspects with confidence >= kSuspectThreshold, most likely first.
 inline constexpr double kSuspectThreshold = 0.35;
+// A node that only printed a network error, when the evidence names another: never a suspect.
+inline constexpr double kReporterCeiling = 0.2;
 std::vector<Suspect> attribute_crash(const std::vector<std::string>& lines,
                                      const TaskLayout& layout,
                                      const std::vector<NodeTrouble>& troubles);

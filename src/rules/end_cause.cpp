@@ -1,6 +1,7 @@
 #include "rules/end_cause.h"
 
 #include <array>
+#include <optional>
 #include <string_view>
 
 namespace llmwatch {
@@ -30,6 +31,18 @@ constexpr Signature kSignatures[] = {
       "Watchdog caught collective operation timeout", "Connection reset by peer", "Gloo"}},
     {EndClass::Software, {"Traceback (most recent call last)", "", "", "", "", "", "", ""}},
 };
+
+// slurmstepd's own line in the task's output, "slurmstepd: error: *** JOB 7 ON node-1
+// CANCELLED AT 2026-11-24T10:00:00 DUE TO TIME LIMIT ***": what Slurm did, written when
+// Slurm itself may since have forgotten the task. The class it names; nullopt when none.
+std::optional<EndClass> stepd_verdict(const std::string& line) {
+  if (!has(line, "*** JOB ") && !has(line, "*** STEP ")) return std::nullopt;
+  if (!has(line, " CANCELLED AT ")) return std::nullopt;
+  if (has(line, "DUE TO TIME LIMIT")) return EndClass::Timeout;
+  if (has(line, "DUE TO PREEMPTION")) return EndClass::Preempted;
+  if (has(line, "DUE TO NODE FAILURE")) return EndClass::NodeFailure;
+  return EndClass::Cancelled;
+}
 
 std::string state_line(const EndEvidence& e) {
   std::string s = std::string(e.source == "sacct" ? "Slurm accounting (sacct)" : "Slurm") +
@@ -89,7 +102,15 @@ EndVerdict classify_end(const EndEvidence& e) {
   if (s == "NODE_FAIL") return decided(EndClass::NodeFailure);
   if (s == "PREEMPTED") return decided(EndClass::Preempted);
   if (s == "OUT_OF_MEMORY") return decided(EndClass::OutOfMemory);
-  // FAILED, or gone from Slurm: the logs say why.
+  // Gone from Slurm, or FAILED: slurmstepd's own line decides before any traceback (#26.4:
+  // the SIGTERM traceback torchrun prints on a person's scancel read as a software error, and
+  // the cancelled run was restarted). The last such line is the end.
+  for (auto line = e.log_tail.rbegin(); line != e.log_tail.rend(); ++line)
+    if (auto c = stepd_verdict(*line)) {
+      v.evidence.push_back(*line);
+      return decided(*c);
+    }
+  // The logs say why.
   for (const auto& sig : kSignatures) {
     std::vector<std::string> lines;  // the class's lines, at most 3, as evidence
     for (const auto& line : e.log_tail)

@@ -20,6 +20,11 @@ struct Finding {
   std::string summary;  // one line a human understands
   std::vector<std::string> evidence;  // the lines that prove it
   std::string cause;  // for kinds with sub-cases ("ended": its class), chosen by the policy
+  // What one occurrence is about, where a key can occur again before it clears: the task
+  // ("7@1799999000") whose end or crash this is. A firing finding whose episode changes is
+  // a new finding (recorded, told and acted on), not the old one still firing. Empty: the
+  // key alone says it.
+  std::string episode;
 };
 
 // A finding about something with a key prefix: make_finding("job:tr11", "tr11", "hung", ...)

@@ -99,6 +99,7 @@ std::string JobProgress::write(bool hot, bool cold) const {
   time("checkpoint_done", checkpoint_done);
   time("evaluation_since", evaluation_since);
   text("crash", crash);
+  number("crash_advances", crash_advances, 0);
   number("bytes_read", bytes_read, std::uint64_t{0});
   time("series_at", series_at);
   number("quick_deaths", quick_deaths, 0);
@@ -170,6 +171,7 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.checkpoint_done = j.value("checkpoint_done", 0.0);
   p.evaluation_since = j.value("evaluation_since", 0.0);
   p.crash = j.value("crash", "");
+  p.crash_advances = j.value("crash_advances", 0);
   p.bytes_read = j.value("bytes_read", std::uint64_t{0});
   p.series_at = j.value("series_at", 0.0);
   p.quick_deaths = j.value("quick_deaths", 0);
@@ -257,7 +259,10 @@ void ProgressUpdate::feed(std::span<const std::string_view> lines) {
         p.checkpoint_interval = now - p.checkpoint_done;
       p.checkpoint_done = now;
     }
-    if (!line.crash.empty() && p.crash.empty()) p.crash = line.crash;
+    if (!line.crash.empty() && p.crash.empty()) {
+      p.crash = line.crash;
+      p.crash_advances = p.advances;
+    }
     if (line.max_steps) p.max_steps = line.max_steps;
     if (line.save_seconds) p.save_seconds = line.save_seconds;
     if (line.load_seconds) p.load_seconds = line.load_seconds;

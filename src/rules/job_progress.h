@@ -36,6 +36,7 @@ struct JobProgress {
   double checkpoint_done = 0;       // when the last save finished: the step clock restarts
   double evaluation_since = 0;      // an evaluation pass prints since (0: none); a step ends it
   std::string crash;                // crash signature seen in this task
+  int crash_advances = 0;           // `advances` when it was seen: more since, it trains on
   std::vector<std::string> recent;  // the last lines, as evidence
   std::uint64_t bytes_read = 0;     // total, for the bytes-per-cycle measurement
   double series_at = 0;             // when the progress series last got a row (store/)
@@ -55,6 +56,10 @@ struct JobProgress {
   std::optional<double> save_seconds, load_seconds;
   double checkpoint_interval = 0;  // between the last two completed saves
   bool after_checkpoint = false;   // the next step includes a save: not a baseline sample
+
+  // A crash signature was printed and the step advanced after it: a handled error (a wandb
+  // or HTTP retry), not a dying task.
+  bool trained_past_crash() const { return !crash.empty() && advances > crash_advances; }
 
   std::string to_json() const;  // every field
   // The same split in two for the store: the hot part changes every cycle and is small

@@ -67,18 +67,27 @@ std::vector<SlurmJob> select_jobs(const std::vector<SlurmJob>& queue, const JobS
   return select_jobs(QueueIndex(queue), job, self_job_name);
 }
 
+std::string task_episode(const std::string& task, std::int64_t start) {
+  return task + "@" + std::to_string(start);
+}
+
 Finding ended_finding(const std::string& label, const PostMortem& pm) {
   EndClass c = pm.verdict.cls;
   Severity sev = c == EndClass::Completed || c == EndClass::Cancelled ? Severity::Info
                  : c == EndClass::Unknown                             ? Severity::Warning
                                                                       : Severity::Critical;
   std::string summary = pm.verdict.summary + " on " + pm.nodes;
-  if (!pm.suspects.empty())
+  if (pm.node_check_pending) {
+    sev = Severity::Unknown;  // which nodes to avoid is not known yet: nothing acts
+    summary += "; the node-check after the crash did not fit this cycle: decided next cycle";
+  } else if (!pm.suspects.empty()) {
     summary += "; suspect " + describe_suspects(pm.suspects);
-  else if (may_be_hardware(c))
+  } else if (may_be_hardware(c)) {
     summary += "; no node to blame";
+  }
   Finding f = make_finding("job:" + label, label, "ended", sev, summary);
   f.cause = end_class_name(c);
+  f.episode = task_episode(pm.task, pm.task_start);
   f.evidence = pm.verdict.evidence;
   for (const auto& s : pm.suspects)
     for (const auto& why : s.why) f.evidence.push_back("suspect " + s.node + ": " + why);
@@ -179,10 +188,14 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
   if (auto f = time_limit_finding(job, label, *obs.running, p, now)) out.push_back(*f);
   std::vector<std::string> evidence(p.recent.begin(), p.recent.end());
   if (!p.crash.empty()) {
-    auto f = make("crashed", Severity::Critical,
+    // A task that steps on after the signature handled it (#26: a logged wandb retry was a
+    // crash, and the run was restarted beside itself): a warning, for a human to read.
+    bool trains_on = p.trained_past_crash();
+    auto f = make("crashed", trains_on ? Severity::Warning : Severity::Critical,
                   obs.running->display_id() + " printed a " + p.crash + " signature on " +
-                      obs.running->nodes);
+                      obs.running->nodes + (trains_on ? " and still makes progress" : ""));
     f.evidence = evidence;
+    f.episode = task_episode(obs.running->display_id(), obs.running->start_time);
     out.push_back(f);
   }
   auto health = evaluate_training(job, label, p);
@@ -203,6 +216,7 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
                       " in " + v.phase);
     f.evidence = evidence;
     f.evidence.push_back("log: " + p.log_path);
+    f.episode = task_episode(obs.running->display_id(), obs.running->start_time);
     out.push_back(f);
   }
   return out;

@@ -58,6 +58,10 @@ std::optional<SlurmJob> select_ended(const QueueIndex& queue, const JobSettings&
 // as its cause; info when it completed or was cancelled, critical when it crashed.
 Finding ended_finding(const std::string& label, const PostMortem& pm);
 
+// A task's identity as a finding's episode: Slurm requeues a task under the same id, so the
+// id alone does not tell one start from the next.
+std::string task_episode(const std::string& task, std::int64_t start);
+
 std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& obs, double now);
 
 }  // namespace llmwatch

@@ -21,6 +21,9 @@ struct PostMortem {
   EndVerdict verdict;
   std::vector<Suspect> suspects;
   double made = 0;  // when llmwatch made it
+  // The quick node-check after a crash that may be a node's did not fit the cycle's remote
+  // budget: the end is unknown (nothing acts on it) until a later cycle has checked.
+  bool node_check_pending = false;
 
   bool same_task(const std::string& id, std::int64_t start) const {
     return task == id && task_start == start;

@@ -292,6 +292,21 @@ std::vector<std::map<std::string, std::string>> parse_sacct(std::string_view tex
   return out;
 }
 
+std::map<std::string, std::map<std::string, std::string>> parse_job_details(std::string_view text) {
+  static const char* const kNames[] = {"StdOut",  "StdErr",  "Command",
+                                       "WorkDir", "Account", "Partition"};
+  std::map<std::string, std::map<std::string, std::string>> out;
+  Lines lines(text);
+  for (std::string_view line; lines.next(line);) {
+    auto fields = split(line, '\x1f');
+    // Every field ends in the separator: the last piece is empty.
+    if (fields.size() != std::size(kNames) + 2 || !fields.back().empty()) continue;
+    auto& record = out[std::string(trim(fields[0]))];
+    for (size_t i = 0; i < std::size(kNames); ++i) record[kNames[i]] = fields[i + 1];
+  }
+  return out;
+}
+
 std::map<std::string, std::string> sacct_record_of(
     const std::vector<std::map<std::string, std::string>>& records, const std::string& job_id,
     std::int64_t started) {

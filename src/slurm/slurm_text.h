@@ -39,4 +39,16 @@ std::map<std::string, std::string> sacct_record_of(
     const std::vector<std::map<std::string, std::string>>& records, const std::string& job_id,
     std::int64_t started);
 
+// What squeue's text form lacks of a running task, for several tasks in one call (#25: one
+// `scontrol show job` per new task was a burst of RPCs when many started at once):
+// squeue -h -t all -j ID,... -O kJobDetailsFormat. Fields end in the unit separator (0x1f),
+// which no path or name of a real job holds. Each task's record is keyed as `scontrol show
+// job` keys it (StdOut, StdErr, Command, WorkDir, Account, Partition), by its squeue id
+// ("7", "5_1"); StdOut and StdErr are squeue's patterns ("%j" not yet expanded). A line
+// with another number of fields (a cut output) is skipped.
+inline constexpr const char* kJobDetailsFormat =
+    "JobArrayID:\x1f,STDOUT:\x1f,STDERR:\x1f,Command:\x1f,WorkDir:\x1f,Account:\x1f,"
+    "Partition:\x1f";
+std::map<std::string, std::map<std::string, std::string>> parse_job_details(std::string_view text);
+
 }  // namespace llmwatch

@@ -65,6 +65,13 @@ const std::vector<std::string>& schema_migrations() {
       DROP TABLE kv;
       ALTER TABLE kv_by_key RENAME TO kv;
       )sql",
+      // 5: attempts of an action that failed and is retried (#26), and the episode a finding
+      // is about (a task's end, its crash): a firing finding whose
+      // episode changes is a new finding under the same key, acted on again (#25).
+      R"sql(
+      ALTER TABLE findings ADD COLUMN episode TEXT NOT NULL DEFAULT '';
+      ALTER TABLE actions ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1;
+      )sql",
   };
   return migrations;
 }

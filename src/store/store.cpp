@@ -152,35 +152,40 @@ static std::string evidence_json(const std::vector<std::string>& lines) {
 }
 
 FindingChange Store::observe(const Finding& f, double now) {
-  auto st = db_.prepare("SELECT state FROM findings WHERE key = ?");
+  auto st = db_.prepare("SELECT state, episode FROM findings WHERE key = ?");
   st.bind(1, f.key);
   bool firing = st.step() && st.text(0) == "firing";
-  if (firing) {
+  // Another episode under a firing key (a second end of the run with no cycle seeing it alive
+  // in between) is new. An episode first given to a row written without one continues it.
+  bool same_episode =
+      firing && (f.episode.empty() || st.text(1).empty() || st.text(1) == f.episode);
+  if (same_episode) {
     db_.prepare(
-           "UPDATE findings SET severity=?, summary=?, evidence=?, last_seen=?, missing=0 WHERE "
-           "key=?")
+           "UPDATE findings SET severity=?, summary=?, evidence=?, last_seen=?, missing=0, "
+           "episode=? WHERE key=?")
         .bind(1, severity_name(f.severity))
         .bind(2, f.summary)
         .bind(3, evidence_json(f.evidence))
         .bind(4, now)
-        .bind(5, f.key)
+        .bind(5, f.episode.empty() ? st.text(1) : f.episode)
+        .bind(6, f.key)
         .run();
     return FindingChange::Ongoing;
   }
   db_.prepare(
-         "INSERT INTO findings(key, severity, summary, evidence, state, first_seen, last_seen) "
-         "VALUES(?,?,?,?, 'firing', ?, ?) ON CONFLICT(key) DO UPDATE SET "
+         "INSERT INTO findings(key, severity, summary, evidence, state, first_seen, last_seen, "
+         "episode) VALUES(?,?,?,?, 'firing', ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
          "severity=excluded.severity, "
          "summary=excluded.summary, evidence=excluded.evidence, state='firing', "
          "first_seen=excluded.first_seen, last_seen=excluded.last_seen, resolved_at=NULL, "
-         "notified_at=NULL, "
-         "missing=0")
+         "notified_at=NULL, missing=0, episode=excluded.episode")
       .bind(1, f.key)
       .bind(2, severity_name(f.severity))
       .bind(3, f.summary)
       .bind(4, evidence_json(f.evidence))
       .bind(5, now)
       .bind(6, now)
+      .bind(7, f.episode)
       .run();
   return FindingChange::New;
 }
@@ -233,17 +238,35 @@ std::vector<FindingRow> Store::firing() {
 std::optional<std::int64_t> Store::begin_action(const std::string& idem_key,
                                                 const std::string& kind, const std::string& subject,
                                                 const std::string& reason, double now) {
-  db_.prepare(
-         "INSERT OR IGNORE INTO actions(idem_key, kind, subject, reason, state, started) "
-         "VALUES(?,?,?,?, 'intent', ?)")
-      .bind(1, idem_key)
+  auto st = db_.prepare(
+      "INSERT INTO actions(idem_key, kind, subject, reason, state, started) "
+      "VALUES(?,?,?,?, 'intent', ?) ON CONFLICT(idem_key) DO UPDATE SET state='intent', "
+      "reason=excluded.reason, started=excluded.started, finished=NULL, detail='', "
+      "attempts=actions.attempts + (actions.state='failed') "
+      "WHERE actions.state IN ('dry-run','waiting') OR (actions.state='failed' AND "
+      "actions.attempts < ? AND excluded.started >= COALESCE(actions.finished, actions.started) "
+      "+ ? * (1 << (actions.attempts - 1))) RETURNING id");
+  st.bind(1, idem_key)
       .bind(2, kind)
       .bind(3, subject)
       .bind(4, reason)
       .bind(5, now)
-      .run();
-  if (db_.changes() == 0) return std::nullopt;
-  return db_.last_insert_id();
+      .bind(6, kMaxAttempts)
+      .bind(7, kRetryAfter);
+  if (!st.step()) return std::nullopt;
+  return st.integer(0);
+}
+
+std::string Store::action_state(const std::string& idem_key) {
+  auto st = db_.prepare("SELECT state FROM actions WHERE idem_key=?");
+  st.bind(1, idem_key);
+  return st.step() ? st.text(0) : std::string();
+}
+
+int Store::action_attempts(std::int64_t id) {
+  auto st = db_.prepare("SELECT attempts FROM actions WHERE id=?");
+  st.bind(1, id);
+  return st.step() ? static_cast<int>(st.integer(0)) : 0;
 }
 
 void Store::finish_action(std::int64_t id, const std::string& state, const std::string& detail,
@@ -260,10 +283,23 @@ int Store::count_actions(const std::string& kind, const std::string& subject, do
   // Dry-run and skipped entries did nothing, so they do not use up a budget.
   auto st = db_.prepare(
       "SELECT COUNT(*) FROM actions WHERE kind=? AND (?='' OR subject=?) AND started>=? "
-      "AND state NOT IN ('dry-run','skipped')");
+      "AND state NOT IN ('dry-run','skipped','waiting')");
   st.bind(1, kind).bind(2, subject).bind(3, subject).bind(4, since);
   st.step();
   return static_cast<int>(st.integer(0));
+}
+
+bool Store::add_incident(double ts, const std::string& node, const std::string& task,
+                         const std::string& message) {
+  if (!task.empty()) {
+    auto st = db_.prepare(
+        "SELECT 1 FROM events WHERE kind='incident' AND subject=? AND json_valid(data) AND "
+        "json_extract(data, '$.task')=? LIMIT 1");
+    st.bind(1, node).bind(2, task);
+    if (st.step()) return false;
+  }
+  add_event(ts, "incident", node, "warning", message, json_dump(nlohmann::json{{"task", task}}));
+  return true;
 }
 
 std::map<std::string, int> Store::incident_counts(double since) {

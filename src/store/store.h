@@ -120,13 +120,27 @@ class Store {
   std::vector<FindingRow> firing();
 
   // Action journal. begin_action returns nullopt when idem_key was already journaled
-  // (the action must not run again); otherwise the row id, with state 'intent'.
+  // (the action must not run again); otherwise the row id, with state 'intent'. A key whose
+  // last attempt did nothing lasting is taken again (#26: one sbatch timeout left a crashed
+  // run down for good): a dry run or a wait at once, a failure after a backoff (kRetryAfter,
+  // doubling) and at most kMaxAttempts times in all.
+  static constexpr int kMaxAttempts = 3;
+  static constexpr double kRetryAfter = 60;
   std::optional<std::int64_t> begin_action(const std::string& idem_key, const std::string& kind,
                                            const std::string& subject, const std::string& reason,
                                            double now);
+  // How many times the action of row `id` was begun (1 on its first run).
+  int action_attempts(std::int64_t id);
+  // The journaled state of `idem_key` ("done", "waiting", ...); empty when never journaled.
+  std::string action_state(const std::string& idem_key);
   void finish_action(std::int64_t id, const std::string& state, const std::string& detail,
                      double now);
   int count_actions(const std::string& kind, const std::string& subject, double since);
+  // Charges one incident to `node` for the end of `task` (a task episode, "7@1799999000"):
+  // once, however many findings told of that end (a crash seen while it ran, then its end).
+  // Whether it was charged now.
+  bool add_incident(double ts, const std::string& node, const std::string& task,
+                    const std::string& message);
   // The suspicion ledger: incidents per node since `since` (crashes attributed to it, GPU
   // warnings and faults). Feeds the lemon drain and every restart's --exclude.
   std::map<std::string, int> incident_counts(double since);

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cycle/supervisor.h"
-#include "fake_slurm.h"
+#include "ending_run.h"
 #include "rules/node_report.h"
 #include "store/store.h"
 #include "test_util.h"
@@ -12,71 +12,8 @@
 namespace llmwatch {
 namespace {
 
-using testing::FakeSlurm;
-using testing::TempDir;
+using testing::EndingRun;
 using testing::write_file;
-
-struct EndingRun {
-  TempDir dir;
-  FakeSlurm slurm;
-  Config config;
-  std::unique_ptr<Store> store;
-  std::string log = dir / "train.log";
-  double now = 1'800'000'000;
-
-  explicit EndingRun(const std::string& extra = "") {
-    auto loaded = load_config_string(
-        "[llmwatch]\nstate_dir = \"" + dir / "state" +
-            "\"\nresolve_after_cycles = 1\n[[job]]\nname = \"tr\"\nstartup_grace = \"60s\"\n" +
-            extra,
-        "test.toml");
-    if (!loaded.config) throw std::runtime_error(loaded.errors.front().str());
-    config = *loaded.config;
-    store = std::make_unique<Store>(config.state_dir);
-  }
-  SlurmJob task(const std::string& state) {
-    SlurmJob j;
-    j.job_id = 7;
-    j.name = "tr";
-    j.user = current_user_name();
-    j.state = state;
-    j.nodes = "node-[1-3]";
-    j.node_count = 3;
-    j.partition = "gpu";
-    j.start_time = 1'799'999'000;
-    j.std_out = log;
-    j.command = "/train.sh";
-    return j;
-  }
-  // The task runs and prints `lines`, then ends with Slurm's `final_state` (still listed by
-  // squeue when `listed`), and the next cycle finds it gone.
-  CycleResult runs_then_ends(const std::string& lines, const std::string& final_state,
-                             bool listed = true, const std::string& exit_code = "1:0") {
-    write_file(log, "global_step: 1\n");
-    slurm.jobs = {task("RUNNING")};
-    Supervisor(config, *store, slurm).run_cycle(now);
-    write_file(log, lines, true);
-    slurm.jobs.clear();
-    if (listed) slurm.jobs = {task(final_state)};
-    slurm.shown_jobs["7"] = {{"JobState", final_state},
-                             {"ExitCode", exit_code},
-                             {"NodeList", "node-[1-3]"},
-                             {"NumNodes", "3"},
-                             {"NumTasks", "3"}};
-    return Supervisor(config, *store, slurm).run_cycle(now + 30);
-  }
-  const Finding* finding(const CycleResult& r, const std::string& kind) {
-    for (const auto& f : r.findings)
-      if (f.kind == kind) return &f;
-    return nullptr;
-  }
-  std::string submitted() {
-    std::string out;
-    for (const auto& cmd : slurm.submitted)
-      for (const auto& a : cmd) out += a + " ";
-    return out;
-  }
-};
 
 // The issue's crash: node-2's rank printed an NCCL WARN, then the task failed. llmwatch said
 // only "absent", with no cause and no restart (and on_absent = restart put it back on node-2).

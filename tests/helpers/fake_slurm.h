@@ -2,9 +2,14 @@
 // A SlurmClient that answers from memory, for phase and cycle tests that need no cluster:
 // the queue and nodes the test sets, and a record of every command llmwatch would have run.
 // A hook can make any call throw, to prove failure domains.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "slurm/slurm_client.h"
@@ -17,7 +22,8 @@ class FakeSlurm : public SlurmClient {
 
   std::vector<SlurmJob> jobs;
   std::vector<SlurmNode> node_list;
-  std::string queue_error;  // non-empty: squeue "fails"
+  std::string queue_error;   // non-empty: squeue "fails"
+  std::string submit_error;  // non-empty: sbatch "fails" (nothing is submitted)
   std::map<std::string, std::map<std::string, std::string>> accounted_jobs;  // sacct, by id
   std::function<void(const std::string&)> on_show_job;                       // may throw
   // What `scontrol show job|node` answers, by id or name (absent: Slurm forgot it).
@@ -40,6 +46,7 @@ class FakeSlurm : public SlurmClient {
   }
   SubmitResult submit(const std::vector<std::string>& args,
                       const std::map<std::string, std::string>&, bool) override {
+    if (!submit_error.empty()) return {std::nullopt, submit_error};
     submitted.push_back(args);
     return {1000 + static_cast<std::int64_t>(submitted.size()), ""};
   }
@@ -52,15 +59,41 @@ class FakeSlurm : public SlurmClient {
     auto it = shown_jobs.find(id);
     return it == shown_jobs.end() ? std::map<std::string, std::string>{} : it->second;
   }
+  // squeue's details of new tasks, from the same records (whose paths have no pattern).
+  Result<std::map<std::string, std::map<std::string, std::string>>> job_details(
+      const std::vector<std::string>& ids) override {
+    ++detail_calls;
+    std::map<std::string, std::map<std::string, std::string>> out;
+    for (const auto& id : ids) {
+      if (on_show_job) on_show_job(id);
+      if (auto it = shown_jobs.find(id); it != shown_jobs.end()) out[id] = it->second;
+    }
+    return out;
+  }
+  int detail_calls = 0;
   std::map<std::string, std::string> accounting(const std::string& id, std::int64_t) override {
     auto it = accounted_jobs.find(id);
     return it == accounted_jobs.end() ? std::map<std::string, std::string>{} : it->second;
   }
-  ProcessResult run_step(const std::vector<std::string>& args, Seconds) override {
-    steps.push_back(args);
+  // srun may be called from several threads at once (the node-checks of a cycle).
+  ProcessResult run_step(const std::vector<std::string>& args, Seconds timeout) override {
+    {
+      std::lock_guard<std::mutex> lock(steps_mutex);
+      steps.push_back(args);
+      step_timeouts.push_back(timeout);
+      max_in_flight = std::max(max_in_flight, ++in_flight);
+      ++arrived;
+    }
+    // A rendezvous: wait (5 s at most) until that many steps have come, which calls made one
+    // after another cannot reach while the first still waits.
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (arrived < step_rendezvous && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     ProcessResult r;
     r.started = true;
     r.exit_code = 0;
+    std::lock_guard<std::mutex> lock(steps_mutex);
+    --in_flight;
     r.out = step_output;
     if (!step_outputs.empty()) {
       r.out = step_outputs.front();
@@ -68,6 +101,10 @@ class FakeSlurm : public SlurmClient {
     }
     return r;
   }
+  std::mutex steps_mutex;
+  std::vector<Seconds> step_timeouts;
+  std::atomic<int> in_flight{0}, arrived{0};
+  int max_in_flight = 0, step_rendezvous = 0;
   std::map<std::string, std::string> show_node(const std::string& node) override {
     auto it = shown_nodes.find(node);
     return it == shown_nodes.end() ? std::map<std::string, std::string>{} : it->second;

@@ -1,6 +1,8 @@
 // Every way a run ends, on the real local cluster: the trainer dies the way real runs die
 // (examples/fake-trainer.sh's crash file), llmwatch classifies the end from Slurm's final
 // state and the log's last lines, names the node, and restarts the run off that node only.
+#include <fstream>
+
 #include "local_cluster.h"
 
 namespace llmwatch::testing {
@@ -30,10 +32,16 @@ struct EndingRun {
     EXPECT_TRUE(r.ok()) << r.err;
     return r.out.substr(0, r.out.find_first_of(";\n"));
   }
-  bool stepping() {
+  // Whether `task` itself trains: two step lines in its own output, after a cycle that saw
+  // it. Not the run's step in `status`, which the task before it left high (#25: the crash
+  // file was written before the new task trained, and it died at start).
+  bool stepping(const std::string& task) {
     llmwatch(config, {"run", "--once"});
-    auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
-    return s.is_object() && s["jobs"][0].value("step", 0) >= 2;
+    std::ifstream in(work + "/train-" + task + ".out");
+    int steps = 0;
+    for (std::string line; std::getline(in, line);)
+      steps += line.find("global_step: ") != line.npos;
+    return steps >= 2;
   }
   // The ids of this run's jobs that are still in play.
   std::vector<std::string> live() {
@@ -69,12 +77,12 @@ struct EndingRun {
   // Submits the run and waits until it trains; its id, or "" if it never stepped.
   std::string start(int nodes, const std::vector<std::string>& extra = {}) {
     std::string id = submit(nodes, extra);
-    return eventually([&] { return stepping(); }, 60) ? id : "";
+    return eventually([&] { return stepping(id); }, 60) ? id : "";
   }
   // Once `task` trains, it dies the way `kind` says (fake-trainer's crash file); the run
   // llmwatch started after it, or "" if none came.
   std::string crash(const std::string& kind, const std::string& task) {
-    if (!eventually([&] { return stepping(); }, 60)) return "";
+    if (!eventually([&] { return stepping(task); }, 60)) return "";
     write_file(work + "/crash", kind + "\n");
     if (!eventually([&] { return ended(task); }, 30)) return "";
     return next_after(task);

@@ -1,5 +1,8 @@
 // The Slurm client against a real cluster: the text fallback follows a job as well as JSON
 // does, and a cycle costs the controller one squeue and one sinfo whatever the job count.
+#include <algorithm>
+#include <fstream>
+
 #include "cycle/supervisor.h"
 #include "local_cluster.h"
 #include "store/store.h"
@@ -59,6 +62,58 @@ TEST(SlurmClient, OneSqueueAndOneSinfoPerCycleWhateverTheNumberOfJobs) {
   };
   EXPECT_EQ(calls_for(1), 2);
   EXPECT_EQ(calls_for(1000), 2);
+}
+
+// Several tasks start at once (as after a maintenance window): a text-mode cycle asks slurmctld
+// what it lacks of all of them in one call, not one `scontrol show job` each (#25). The Slurm
+// commands are wrapped on bin_dir, so every call a real cycle makes is counted.
+TEST(SlurmClient, NewTasksCostOneCallTogetherInTextMode) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  std::string work = c.dir / "work", wrap = c.dir / "wrapped", calls = c.dir / "calls.log";
+  std::filesystem::create_directories(work);
+  std::filesystem::create_directories(wrap);
+  for (const char* tool : {"squeue", "sinfo", "scontrol", "sacct", "sbatch", "scancel", "srun"}) {
+    std::string real = c.slurm({"sh", "-c", std::string("command -v ") + tool}).out;
+    real = real.substr(0, real.find('\n'));
+    write_file(wrap + "/" + tool, "#!/bin/sh\necho \"" + std::string(tool) + " $*\" >>" + calls +
+                                      "\nexec " + real + " \"$@\"\n");
+    std::filesystem::permissions(wrap + "/" + tool, std::filesystem::perms::all);
+  }
+  std::string config = c.dir / "llmwatch.toml";
+  std::string text = "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+                     "\"\n[slurm]\nformat = " + "\"text\"\nbin_dir = \"" + wrap + "\"\n";
+  for (int i = 0; i < 3; ++i) {
+    std::string name = "itest-new-" + std::to_string(i);
+    text += "[[job]]\n" + job_owner() + "name = \"" + name + "\"\n";
+    auto sub = c.slurm({"sbatch", "--job-name=" + name, "--chdir=" + work,
+                        "--output=" + work + "/" + name + "-%j.out",
+                        "--export=ALL,FAKE_STEP_TIME=0.3,FAKE_TRAINER_DIR=" + work + "/" + name,
+                        source_dir() + "/examples/fake-trainer.sh"});
+    ASSERT_TRUE(sub.ok()) << sub.err;
+  }
+  write_file(config, text);
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto q = c.slurm({"squeue", "-h", "-t", "R", "-o", "%j"}).out;
+        return std::count(q.begin(), q.end(), '\n') == 3;
+      },
+      60));
+  std::filesystem::remove(calls);
+  ASSERT_TRUE(llmwatch(config, {"run", "--once"}).ok());
+  std::ifstream in(calls);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string all;
+  for (const auto& l : lines) all += l + "\n";
+  EXPECT_LE(lines.size(), 3u) << all;
+  EXPECT_EQ(all.find("scontrol show job"), std::string::npos) << all;
+  // And what it asked is what it needed: each run's log is followed.
+  auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
+  ASSERT_TRUE(s.is_object());
+  for (const auto& job : s["jobs"])
+    EXPECT_EQ(job.value("log", "").rfind(work + "/itest-new-", 0), 0u) << job.dump();
 }
 
 }  // namespace

@@ -42,6 +42,18 @@ TEST(RequeueAction, ATaskThatHangsAgainAfterItsRequeueIsRequeuedAgain) {
   EXPECT_EQ(requeues(p), 2);
 }
 
+// The same cause for every action (#26 B): dump, cancel and restart keyed a task by its id
+// alone, so a requeued task that hung again was not cancelled again, silently. Every key now
+// names the task by its id and start (task_identity).
+TEST(RequeueAction, ATaskThatHangsAgainAfterItsRequeueIsCancelledAgain) {
+  PhaseFixture p("[[job]]\nname = \"tr\"\non_hang = [\"cancel\"]\n");
+  hang_of(p, kNow, 1'700'000'000);
+  hang_of(p, kNow + 30, 1'700'000'000);
+  EXPECT_EQ(p.slurm.cancelled.size(), 1u);
+  hang_of(p, kNow + 900, 1'700'000'300);
+  EXPECT_EQ(p.slurm.cancelled.size(), 2u) << p.events();
+}
+
 // The defect: requeue counted against no budget, so a job that hangs after every start was
 // requeued without end, where a restart stops at max_restarts and asks for a human.
 TEST(RequeueAction, RequeuesCountAgainstTheJobsRestartBudget) {

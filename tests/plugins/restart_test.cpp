@@ -38,9 +38,16 @@ TEST(RestartAction, ArrayWithPendingTasksRestartsByItself) {
   EXPECT_EQ(out.state, ActionState::Done);
   EXPECT_EQ(out.detail, "next task of array 3_2 starts by itself");
   EXPECT_EQ(slurm.calls(), 0);
-  // Another array's pending task does not count; the resubmission is attempted (and fails here).
+  // Another array's pending task is not this one's next task, but it is a live task of the
+  // run: the restart waits, never submits a second run beside it (#26.1).
   r.queue = {*r.task, task(4, 2, "PENDING")};
   r.task->command = "/train.sh";
+  out = find_action("restart")->execute(r, ctx);
+  EXPECT_EQ(out.state, ActionState::Waiting) << out.detail;
+  EXPECT_EQ(out.detail, "3_1 of tr is RUNNING: the restart waits for its end");
+  EXPECT_EQ(slurm.calls(), 0);
+  // Once nothing of the run is left, the resubmission is attempted (and fails here).
+  r.queue.clear();
   out = find_action("restart")->execute(r, ctx);
   EXPECT_EQ(out.state, ActionState::Failed);
   EXPECT_EQ(slurm.calls(), 1);

@@ -36,7 +36,7 @@ struct Plugin {
 TEST(NagiosPlugin, ANodesCheckRunsWithItsNodeAndKeepsItsAnswerForEvery) {
   Plugin p;
   std::string cache = p.dir / "node-2.check.";
-  auto runs = run_node_plugins({p.check(), p.check("here")}, "node-2", cache, 1000);
+  auto runs = run_node_plugins({p.check(), p.check("here")}, "node-2", cache, 1000, 0);
   ASSERT_EQ(runs.size(), 1u);  // a where = "here" check is the supervisor's
   EXPECT_EQ(runs[0].answer.code, 2);
   EXPECT_EQ(runs[0].answer.summary, "CRITICAL - ECC page retirement pending");
@@ -44,17 +44,33 @@ TEST(NagiosPlugin, ANodesCheckRunsWithItsNodeAndKeepsItsAnswerForEvery) {
   EXPECT_EQ(runs[0].hint, "drain");
   EXPECT_FALSE(runs[0].cached);
   // Within `every` the node keeps its answer and does not run the plugin again ...
-  auto again = run_node_plugins({p.check()}, "node-2", cache, 1000 + 1800);
+  auto again = run_node_plugins({p.check()}, "node-2", cache, 1000 + 1800, 0);
   EXPECT_TRUE(again[0].cached);
   EXPECT_EQ(again[0].answer.code, 2);
   EXPECT_EQ(p.count(), 1u);
   // ... and runs it once `every` has passed, or when the clock went back.
-  EXPECT_FALSE(run_node_plugins({p.check()}, "node-2", cache, 1000 + 3600)[0].cached);
-  EXPECT_FALSE(run_node_plugins({p.check()}, "node-2", cache, 10)[0].cached);
+  EXPECT_FALSE(run_node_plugins({p.check()}, "node-2", cache, 1000 + 3600, 0)[0].cached);
+  EXPECT_FALSE(run_node_plugins({p.check()}, "node-2", cache, 10, 0)[0].cached);
   EXPECT_EQ(p.count(), 3u);
   // Another node passes.
-  EXPECT_EQ(run_node_plugins({p.check()}, "node-1", p.dir / "node-1.check.", 1000)[0].answer.code,
-            0);
+  EXPECT_EQ(
+      run_node_plugins({p.check()}, "node-1", p.dir / "node-1.check.", 1000, 0)[0].answer.code, 0);
+}
+
+// A node rebooted after its CRITICAL answer was kept: the answer is of the node before the
+// boot and the check runs again (#26.6).
+TEST(NagiosPlugin, AnAnswerFromBeforeTheBootIsNeverUsed) {
+  Plugin p;
+  std::string cache = p.dir / "node-2.check.";
+  auto first = run_node_plugins({p.check()}, "node-2", cache, 1000, 500);
+  EXPECT_FALSE(first[0].cached);
+  EXPECT_TRUE(run_node_plugins({p.check()}, "node-2", cache, 1100, 500)[0].cached);
+  // Booted at 1050, after the answer: asked again.
+  auto after_boot = run_node_plugins({p.check()}, "node-2", cache, 1100, 1050);
+  EXPECT_FALSE(after_boot[0].cached);
+  EXPECT_EQ(after_boot[0].answer.ts, 1100);
+  EXPECT_EQ(p.count(), 2u);
+  EXPECT_GT(host_boot_time(), 0);
 }
 
 TEST(NagiosPlugin, ATimeoutOrAMissingProgramIsUnknown) {

@@ -8,6 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+
 #include "test_util.h"
 
 namespace llmwatch {
@@ -66,7 +69,18 @@ TEST(PythonStacks, StacksThatMoveDisproveAHang) {
   EXPECT_FALSE(stacks_moved(hung, fewer));  // a rank gone proves nothing
   auto more = hung;
   more.push_back({"node-2", 78, "python3", kPySpy, ""});
-  EXPECT_TRUE(stacks_moved(hung, more));  // a new process of the job
+  // A process one dump missed is unknown, not movement (#26.9: an srun that missed a node
+  // "disproved" a real hang).
+  EXPECT_FALSE(stacks_moved(hung, more));
+  EXPECT_FALSE(stacks_moved(fewer, hung));
+  // A background thread that ticks (a logger, a heartbeat) is not the training moving.
+  auto ticking = hung;
+  ticking[1].text = std::string(kPySpy) +
+                    "\nThread 4250 (idle): \"wandb-heartbeat\"\n    wait (threading.py:324)\n";
+  auto ticked = hung;
+  ticked[1].text = std::string(kPySpy) +
+                   "\nThread 4250 (active): \"wandb-heartbeat\"\n    send (socket.py:77)\n";
+  EXPECT_FALSE(stacks_moved(ticking, ticked));
   auto unreadable = hung;
   unreadable[0].text = "gdb: ptrace: Operation not permitted.\n";
   EXPECT_FALSE(stacks_moved(hung, unreadable));  // no frames is no evidence either way
@@ -143,6 +157,63 @@ TEST(FlightRecorder, ARanksPipeIsPokedOnlyWhereItIsItsOwnFifo) {
   // Not configured: nothing to say.
   FakeRank plain({"RANK=0"});
   EXPECT_EQ(trigger_flight_recorder(plain.pid), "");
+}
+
+// The flight recorder is wired into what `llmwatch stacks` takes of each rank (#26.10: it was
+// defined, and told of in the README, but never called): fired first, and said in the block.
+TEST(FlightRecorder, EachRanksForensicsFireItBeforeTheStack) {
+  testing::TempDir dir;
+  std::string stem = dir / "fr_pipe_";
+  ASSERT_EQ(::mkfifo((stem + "2.pipe").c_str(), 0600), 0);
+  int reader = ::open((stem + "2.pipe").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+  FakeRank rank({"RANK=2", "TORCH_NCCL_DEBUG_INFO_PIPE_FILE=" + stem,
+                 "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=" + (dir / "fr_dump_")});
+  ASSERT_TRUE(testing::eventually([&] {
+    return std::filesystem::exists("/proc/" + std::to_string(rank.pid) + "/environ") &&
+           !trigger_flight_recorder(rank.pid).empty();
+  }));
+  char drain[8];
+  while (::read(reader, drain, sizeof drain) > 0) {
+  }
+  auto block = rank_forensics(rank.pid, Seconds(10));
+  EXPECT_EQ(block.text.rfind("flight recorder: rank 2 asked to dump to " + (dir / "fr_dump_2"), 0),
+            0u)
+      << block.text;
+  char buf[8] = {};
+  EXPECT_GT(::read(reader, buf, sizeof buf), 0);
+  ::close(reader);
+}
+
+// A job's own program ships a gdb script beside it (`prog-gdb.py`, as `libx.so-gdb.py` beside a
+// library): the dump, run as root on the job's node, must never load it (#26.7: with the
+// auto-load safe-path "/" it ran the user's Python as root). The control run with the old
+// setting proves that the marker would appear if the script were loaded.
+TEST(PythonStacks, TheDumpNeverLoadsAScriptTheJobsUserCanWrite) {
+  if (std::system("gdb --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "gdb is not installed";
+  testing::TempDir dir;
+  std::string prog = dir / "prog", marker = dir / "marker";
+  std::filesystem::copy_file("/bin/sleep", prog);
+  testing::write_file(prog + "-gdb.py", "open('" + marker + "', 'w').write('ran')\n");
+  pid_t pid = -1;
+  std::string arg = "60";
+  char* argv[] = {prog.data(), arg.data(), nullptr};
+  char* envp[] = {nullptr};
+  ASSERT_EQ(posix_spawn(&pid, prog.c_str(), nullptr, nullptr, argv, envp), 0);
+  struct Reap {
+    pid_t pid;
+    ~Reap() {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reap{pid};
+  auto dump = dump_python_stack(pid, Seconds(30));
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the job's gdb script ran: " << dump.text;
+  // The control: gdb as the dump ran it before, with every path safe.
+  std::string control = "gdb -p " + std::to_string(pid) +
+                        " -batch -nx -iex 'set auto-load safe-path /' -ex bt >/dev/null 2>&1";
+  std::system(control.c_str());
+  if (!std::filesystem::exists(marker)) GTEST_SKIP() << "gdb cannot attach here (ptrace)";
 }
 
 }  // namespace

@@ -27,15 +27,40 @@ TEST(Attribution, TheHostThatPrintedAnNcclWarning) {
   EXPECT_NE(s[0].why[0].find("printed: node-2:48211"), std::string::npos);
 }
 
-TEST(Attribution, APeerAddressMapsToItsNode) {
+TEST(Attribution, APeerAddressMapsToItsNodeAndTheReporterIsNotBlamed) {
   TaskLayout l = three_nodes();
   l.address_to_node = {{"10.11.0.3", "node-3"}, {"10.11.0.2", "node-2"}};
   auto s = attribute_crash({"node-1:11:12 [0] NCCL WARN NET/IB : Got completion from peer "
                             "10.11.0.3<52313> with error 12"},
                            l, {});
-  ASSERT_EQ(s.size(), 2u);
-  EXPECT_EQ(s[0].node, "node-3");  // the peer (0.6) before the reporter (0.4)
-  EXPECT_EQ(s[1].node, "node-1");
+  // The peer (0.6) is named; node-1 only printed it (#26.2: it was charged 0.4 and excluded).
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].node, "node-3");
+}
+
+// The trigger: two nodes report the same failed peer. Only the peer is a suspect; with
+// no peer known, the reporter is all the evidence there is and stays one.
+TEST(Attribution, ReportersOfOnePeerFallBelowTheThreshold) {
+  TaskLayout l = three_nodes();
+  l.address_to_node = {{"10.11.0.2", "node-2"}};
+  std::vector<std::string> lines = {
+      "node-1:11:12 [0] NCCL WARN NET/IB : Got completion from peer 10.11.0.2<52313> with error 12",
+      "node-3:31:32 [4] NCCL WARN NET/IB : Got completion from peer 10.11.0.2<52313> with error "
+      "12"};
+  auto s = attribute_crash(lines, l, {});
+  ASSERT_EQ(s.size(), 1u) << describe_suspects(s);
+  EXPECT_EQ(s[0].node, "node-2");
+  // Slurm names node-3 down: node-1's report is no evidence against node-1.
+  s = attribute_crash({lines[0].substr(0, lines[0].find(" from peer")) + " from peer ?"}, l,
+                      {{"node-3", "Slurm shows it down"}});
+  ASSERT_EQ(s.size(), 1u) << describe_suspects(s);
+  EXPECT_EQ(s[0].node, "node-3");
+  // Nobody named: the reporter stays the suspect (a bad NIC is most often the reporter's own).
+  s = attribute_crash({"node-1:11:12 [0] NCCL WARN NET/IB : Got completion from peer "
+                       "10.99.0.9<52313> with error 12"},
+                      l, {});
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].node, "node-1");
 }
 
 TEST(Attribution, RanksMapThroughTheLayoutAndRepeatsCountOnce) {

@@ -72,6 +72,33 @@ TEST(EndCause, WhenSlurmNoLongerKnowsTheTask) {
   EXPECT_EQ(classify_end(done).cls, EndClass::Completed);
 }
 
+// Slurm has forgotten the task and there is no accounting: slurmstepd's own line in the log
+// says what Slurm did, before any traceback the ranks printed as they were killed (#26.4).
+TEST(EndCause, SlurmstepdsLineDecidesBeforeATraceback) {
+  const std::string sigterm[] = {
+      "Traceback (most recent call last):",
+      "torch.distributed.elastic.multiprocessing.api.SignalException: Process 4711 got signal: 15"};
+  auto with = [&](const std::string& stepd) {
+    return classify_end(ended("", {sigterm[0], sigterm[1], stepd}));
+  };
+  EXPECT_EQ(with("slurmstepd: error: *** JOB 7 ON node-1 CANCELLED AT 2026-11-24T10:00:00 ***").cls,
+            EndClass::Cancelled);
+  EXPECT_EQ(with("slurmstepd: error: *** JOB 7 ON node-1 CANCELLED AT 2026-11-24T10:00:00 DUE "
+                 "TO TIME LIMIT ***")
+                .cls,
+            EndClass::Timeout);
+  EXPECT_EQ(with("slurmstepd: error: *** STEP 7.0 ON node-1 CANCELLED AT 2026-11-24T10:00:00 "
+                 "DUE TO PREEMPTION ***")
+                .cls,
+            EndClass::Preempted);
+  EXPECT_EQ(with("slurmstepd: error: *** JOB 7 ON node-1 CANCELLED AT 2026-11-24T10:00:00 DUE "
+                 "TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***")
+                .cls,
+            EndClass::NodeFailure);
+  // Without it, the traceback is all there is.
+  EXPECT_EQ(classify_end(ended("", {sigterm[0], sigterm[1]})).cls, EndClass::Software);
+}
+
 TEST(EndCause, OnlyNodeShapedCausesAskForAttribution) {
   EXPECT_TRUE(may_be_hardware(EndClass::Network));
   EXPECT_TRUE(may_be_hardware(EndClass::GpuError));

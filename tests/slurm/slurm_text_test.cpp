@@ -85,6 +85,21 @@ TEST(SqueueText, FilterKeepsWatchedJobsAndStillRejectsGarbage) {
   for (const auto& j : json.jobs) EXPECT_EQ(j.name, "my-training");
 }
 
+// The details of several new tasks in one squeue call (#25), as a real 22.05 printed them:
+// paths are Slurm's patterns, a '|' in a path is no delimiter, a cut line is skipped.
+TEST(JobDetails, ParsesTheRealCaptureAndSkipsACutLine) {
+  auto text = testing::read_file(testing::fixture("slurm-22.05.8/squeue-job-details.txt"));
+  auto details = parse_job_details(text + "9\x1f/cut");
+  ASSERT_EQ(details.size(), 2u);
+  EXPECT_EQ(details["1"]["StdOut"], "/tmp/a b|%j.out");
+  EXPECT_EQ(details["1"]["Command"], "(null)");
+  EXPECT_EQ(details["4_1"]["StdErr"], "/tmp/rel-%A_%a.out");
+  EXPECT_EQ(details["4_1"]["Command"], "/work/main/examples/fake-trainer.sh");
+  EXPECT_EQ(details["4_1"]["WorkDir"], "/tmp");
+  EXPECT_EQ(details["4_1"]["Partition"], "debug");
+  EXPECT_TRUE(parse_job_details("").empty());
+}
+
 TEST(SinfoText, ParsesTheGcmProductionSample) {
   auto parsed =
       parse_sinfo_text(testing::read_file(testing::fixture("slurm-gcm/sinfo-pipe-sample.txt")));

@@ -37,21 +37,58 @@ void take_from_scontrol(SlurmJob& task, std::map<std::string, std::string> show)
   task.partition = show["Partition"];
 }
 
-// scontrol fills what squeue's text form lacks, once per task.
-void fill_from_scontrol(SlurmJob& task, SlurmClient& slurm, const std::optional<SlurmJob>& last) {
-  if (last && last->display_id() == task.display_id() && last->start_time == task.start_time &&
-      !last->command.empty()) {
-    // Asked when this task was first seen. Only what scontrol told is taken over: state,
-    // nodes and start time stay as squeue reports them now.
-    task.std_out = last->std_out;
-    task.std_err = last->std_err;
-    task.command = last->command;
-    task.workdir = last->workdir;
-    task.account = last->account;
-    task.partition = last->partition;
+// What was asked when this task was first seen, if it was. Only what Slurm told then is taken
+// over: state, nodes and start time stay as squeue reports them now.
+bool fill_from_last(SlurmJob& task, const std::optional<SlurmJob>& last) {
+  if (!last || last->display_id() != task.display_id() || last->start_time != task.start_time ||
+      last->command.empty())
+    return false;
+  task.std_out = last->std_out;
+  task.std_err = last->std_err;
+  task.command = last->command;
+  task.workdir = last->workdir;
+  task.account = last->account;
+  task.partition = last->partition;
+  return true;
+}
+
+// squeue's text form lacks the batch script and log paths: every running task not seen before
+// is asked about in one call, however many started (#25: a call per new task was a burst of
+// RPCs on slurmctld, at its busiest, after a maintenance window). A failed call leaves them
+// as a failed `scontrol show job` did: asked again next cycle.
+// A call that throws (an answer nothing can read) makes the jobs that asked it unknown this
+// cycle, in `errors` by job; the others carry on.
+void fill_new_tasks(CycleState& s, std::vector<std::string>& errors) {
+  std::vector<size_t> asked;
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < s.work.size(); ++i) {
+    auto& w = s.work[i];
+    if (!w.obs.running || !w.obs.running->command.empty()) continue;
+    if (fill_from_last(*w.obs.running, w.last)) continue;
+    asked.push_back(i);
+    ids.push_back(w.obs.running->display_id());
+  }
+  if (ids.empty()) return;
+  Result<std::map<std::string, std::map<std::string, std::string>>> details = Error{"not asked"};
+  Status called = run_guarded("squeue's details of " + std::to_string(ids.size()) + " new tasks",
+                              [&] { details = s.slurm.job_details(ids); });
+  if (!called) {
+    for (size_t i : asked) errors[i] = called.error();
     return;
   }
-  take_from_scontrol(task, slurm.show_job(task.display_id()));
+  if (!details) {
+    s.errors.push_back(details.error());
+    return;
+  }
+  for (size_t i : asked) {
+    SlurmJob& task = *s.work[i].obs.running;
+    if (auto it = details->find(task.display_id()); it != details->end()) {
+      auto& record = it->second;  // squeue's paths are patterns; scontrol's are expanded
+      for (const char* path : {"StdOut", "StdErr"})
+        record[path] = expand_slurm_pattern(record[path], task);
+      take_from_scontrol(task, record);
+    }
+  }
 }
 
 // Every file-system call below runs under the cycle's file_timeout (util/deadline_call.h): a
@@ -201,22 +238,44 @@ void post_mortem(JobWork& w, SlurmClient& slurm, double now, Limit limit) {
 // no cause at all): before the restart, a quick node-check on the nodes the task left, as a
 // short job of its own (--immediate: never queued behind others), and the nodes that fail it
 // become the suspects the restart avoids. Nothing found, nothing excluded.
-void check_nodes_after_crash(CycleState& s, JobWork& w) {
+bool wants_node_check(const CycleState& s, const JobWork& w) {
   if (!s.config.gpu.enabled || !w.ended || !w.ended->suspects.empty() ||
       !may_be_hardware(w.ended->verdict.cls) || w.ended->nodes.empty())
-    return;
-  const PostMortem& pm = *w.ended;
-  std::vector<std::string> placement = {"--nodelist=" + pm.nodes, "--ntasks-per-node=1",
-                                        "--immediate=30", "--time=5",
-                                        "--job-name=llmwatch-node-check"};
-  if (pm.node_count > 0) placement.push_back("--nodes=" + std::to_string(pm.node_count));
-  if (!pm.partition.empty()) placement.push_back("--partition=" + pm.partition);
-  auto got = node_check_by_srun(s.config, s.slurm, placement, "after task " + pm.task + " ended");
-  if (!got.error.empty()) s.store.add_event(s.now, "node-check", w.label, "warning", got.error);
-  for (const auto& r : got.reports)
-    if (r.verdict == Verdict::Critical)
-      w.ended->suspects.push_back(
-          {r.node, 0.8, {"node-check after the crash: CRITICAL " + r.headline()}});
+    return false;
+  // Made this cycle, or made in an earlier one whose check did not fit its budget.
+  return w.ended_new || w.ended->node_check_pending;
+}
+
+// Every such check of the cycle at once, under its remote budget (#26.8: one after another
+// they overran the cycle's deadline, and the post-mortems were made again every cycle). One
+// that does not fit leaves its post-mortem pending: the end is unknown until the next cycle
+// checks, and the post-mortem itself is kept, not made again.
+void check_nodes_after_crashes(CycleState& s) {
+  std::vector<JobWork*> jobs;
+  std::vector<NodeCheckAsk> asks;
+  for (auto& w : s.work) {
+    if (!wants_node_check(s, w)) continue;
+    const PostMortem& pm = *w.ended;
+    NodeCheckAsk ask{{"--nodelist=" + pm.nodes, "--ntasks-per-node=1", "--immediate=30",
+                      "--time=5", "--job-name=llmwatch-node-check"},
+                     "after task " + pm.task + " ended"};
+    if (pm.node_count > 0) ask.placement.push_back("--nodes=" + std::to_string(pm.node_count));
+    if (!pm.partition.empty()) ask.placement.push_back("--partition=" + pm.partition);
+    asks.push_back(std::move(ask));
+    jobs.push_back(&w);
+  }
+  auto answers = node_checks_by_srun(s.config, s.slurm, s.remote, asks);
+  for (size_t i = 0; i < answers.size(); ++i) {
+    JobWork& w = *jobs[i];
+    const auto& got = answers[i];
+    w.ended_updated = w.ended->node_check_pending != got.deferred;
+    w.ended->node_check_pending = got.deferred;
+    if (!got.error.empty()) s.store.add_event(s.now, "node-check", w.label, "warning", got.error);
+    for (const auto& r : got.reports)
+      if (r.verdict == Verdict::Critical)
+        w.ended->suspects.push_back(
+            {r.node, 0.8, {"node-check after the crash: CRITICAL " + r.headline()}});
+  }
 }
 
 // Before the job's files are read: an ended task's post-mortem, or what a running one needs.
@@ -232,8 +291,6 @@ FileAsk before_files(JobWork& w, SlurmClient& slurm, double now, Limit limit) {
     if (!last_queued) post_mortem(w, slurm, now, limit);
     return {};
   }
-  // squeue's text form lacks the batch script and log paths.
-  if (w.obs.running->command.empty()) fill_from_scontrol(*w.obs.running, slurm, w.last);
   const SlurmJob& task = *w.obs.running;
   return {true, is_new_task(w.progress, task.display_id(), task.start_time)};
 }
@@ -368,6 +425,7 @@ class JobLogCheck : public Check {
   void observe(CycleState& s) override {
     auto limit = std::chrono::duration_cast<Limit>(s.config.file_timeout);
     std::vector<FileAsk> asks(s.work.size());
+    fill_new_tasks(s, errors_);
     per_job(s, [&](size_t i) { asks[i] = before_files(s.work[i], s.slurm, s.now, limit); });
     std::vector<DeadlineTask<JobFiles>> calls;
     std::vector<size_t> job_of;  // call -> job
@@ -387,9 +445,7 @@ class JobLogCheck : public Check {
                      after_files(s.work[i], files[c], asks[i], s.now);
                    }).error();
     }
-    // One at a time: each is a short job of its own on the nodes a crash left.
-    for (auto& w : s.work)
-      if (w.ended_new) check_nodes_after_crash(s, w);
+    check_nodes_after_crashes(s);
   }
 
   CheckReport judge(CycleState& s) override {

@@ -12,8 +12,10 @@ namespace {
 // What the queue says now about the thing the action was for ("7", "3_1", a node...).
 std::string queue_view(const CycleState& s, const ActionRow& a) {
   if (!s.queue_ok()) return "Slurm did not answer: its state is unknown too";
+  // Keys are "action:task[@start][:finding]" (plugins/registry.cpp, task_identity).
   auto colon = a.idem_key.find(':');
   std::string target = colon == std::string::npos ? "" : a.idem_key.substr(colon + 1);
+  target = target.substr(0, target.find_first_of(":@"));
   for (const auto& j : s.queue->jobs)
     if (j.display_id() == target || std::to_string(j.job_id) == target)
       return "Slurm shows " + target + " " + j.state + " now";

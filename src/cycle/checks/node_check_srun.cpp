@@ -1,19 +1,23 @@
 #include "cycle/checks/node_check_srun.h"
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "cycle/failure_domain.h"
 #include "util/paths.h"
 #include "util/strings.h"
 
 namespace llmwatch {
 
 SrunNodeCheck node_check_by_srun(const Config& config, SlurmClient& slurm,
-                                 std::vector<std::string> placement, const std::string& what) {
+                                 std::vector<std::string> placement, const std::string& what,
+                                 Seconds timeout) {
   auto& args = placement;
   args.push_back(self_exe());
   if (!config.path.empty() && config.path != "<embedded>")
     args.insert(args.end(), {"--config", config.path});  // a global option: before the verb
   args.insert(args.end(), {"node-check", "--json"});
-  auto r =
-      slurm.run_step(args, config.gpu.nvidia_smi_timeout + config.gpu.dcgmi_timeout + Seconds(30));
+  auto r = slurm.run_step(args, timeout);
   // node-check exits 1-3 for WARN/CRITICAL/UNKNOWN: the documents matter, not the status.
   SrunNodeCheck out;
   for (const auto& line : split(r.out, '\n'))
@@ -22,6 +26,31 @@ SrunNodeCheck node_check_by_srun(const Config& config, SlurmClient& slurm,
   if (out.reports.empty())
     out.error =
         "srun node-check " + what + ": " + r.describe("srun") + " " + sanitize_line(r.err, 200);
+  return out;
+}
+
+std::vector<SrunNodeCheck> node_checks_by_srun(const Config& config, SlurmClient& slurm,
+                                               const TimeBudget& budget,
+                                               const std::vector<NodeCheckAsk>& asks) {
+  // What one check needs at most: both GPU tools' timeouts, and srun's own start.
+  const Seconds want = config.gpu.nvidia_smi_timeout + config.gpu.dcgmi_timeout + Seconds(30);
+  std::vector<SrunNodeCheck> out(asks.size());
+  boost::asio::thread_pool pool(kParallelNodeChecks);
+  for (size_t i = 0; i < asks.size(); ++i)
+    boost::asio::post(pool, [&, i] {
+      auto timeout = budget.grant(want);
+      if (!timeout) {
+        out[i].deferred = true;
+        out[i].error = "srun node-check " + asks[i].what +
+                       ": not run, no time left in this cycle's remote budget; next cycle";
+        return;
+      }
+      Status ran = run_guarded("srun node-check " + asks[i].what, [&] {
+        out[i] = node_check_by_srun(config, slurm, asks[i].placement, asks[i].what, *timeout);
+      });
+      if (!ran) out[i].error = ran.error();
+    });
+  pool.join();
   return out;
 }
 

@@ -82,19 +82,21 @@ void finish_reboots(Store& store, NodeFacts& facts) {
   }
 }
 
-// `srun --overlap` one node-check per node of a watched job's allocation.
-std::vector<NodeReport> collect_by_srun(const Config& config, SlurmClient& slurm,
-                                        const std::vector<WatchedTask>& running,
+// `srun --overlap` one node-check per node of a watched job's allocation, every job's at once
+// under the cycle's remote budget.
+std::vector<NodeReport> collect_by_srun(CycleState& s, const std::vector<WatchedTask>& running,
                                         std::vector<std::string>& errors) {
   std::vector<NodeReport> out;
   std::set<std::int64_t> asked;
+  std::vector<NodeCheckAsk> asks;
   for (const auto& w : running) {
     if (!asked.insert(w.task.job_id).second) continue;
     std::vector<std::string> placement = {"--overlap", "--jobid=" + std::to_string(w.task.job_id),
                                           "--ntasks-per-node=1"};
     if (w.task.node_count > 0) placement.push_back("--nodes=" + std::to_string(w.task.node_count));
-    auto got =
-        node_check_by_srun(config, slurm, placement, "in job " + std::to_string(w.task.job_id));
+    asks.push_back({std::move(placement), "in job " + std::to_string(w.task.job_id)});
+  }
+  for (auto& got : node_checks_by_srun(s.config, s.slurm, s.remote, asks)) {
     if (!got.error.empty()) errors.push_back(got.error);
     for (auto& report : got.reports) out.push_back(std::move(report));
   }
@@ -124,17 +126,23 @@ std::vector<NodeReport> collect_idle(CycleState& s, const std::set<std::string>&
     by_partition[n.partitions.front()].push_back(n.name);
     ++picked;
   }
+  std::vector<NodeCheckAsk> asks;
+  std::vector<const std::vector<std::string>*> nodes_of;
   for (const auto& [partition, nodes] : by_partition) {
-    for (const auto& node : nodes)
-      s.store.put(kv::idle_checked(node), std::to_string(s.now), s.now);
-    std::vector<std::string> placement = {"--nodelist=" + compress_hostlist(nodes),
-                                          "--nodes=" + std::to_string(nodes.size()),
-                                          "--ntasks-per-node=1",
-                                          "--immediate=30",
-                                          "--time=5",
-                                          "--job-name=llmwatch-node-check",
-                                          "--partition=" + partition};
-    auto got = node_check_by_srun(s.config, s.slurm, placement, "on idle nodes of " + partition);
+    asks.push_back({{"--nodelist=" + compress_hostlist(nodes),
+                     "--nodes=" + std::to_string(nodes.size()), "--ntasks-per-node=1",
+                     "--immediate=30", "--time=5", "--job-name=llmwatch-node-check",
+                     "--partition=" + partition},
+                    "on idle nodes of " + partition});
+    nodes_of.push_back(&nodes);
+  }
+  auto answers = node_checks_by_srun(s.config, s.slurm, s.remote, asks);
+  for (size_t i = 0; i < answers.size(); ++i) {
+    auto& got = answers[i];
+    // Asked once per period whatever the answer; a check the budget deferred was not asked.
+    if (!got.deferred)
+      for (const auto& node : *nodes_of[i])
+        s.store.put(kv::idle_checked(node), std::to_string(s.now), s.now);
     if (!got.error.empty()) errors.push_back(got.error);
     for (auto& report : got.reports) out.push_back(std::move(report));
   }
@@ -188,7 +196,7 @@ class NodeHealthCheck : public Check {
     std::vector<std::string> errors;
     std::vector<NodeReport> collected;
     if (g.collect != "results")
-      collected = collect_by_srun(s.config, s.slurm, facts.running, errors);
+      collected = collect_by_srun(s, facts.running, errors);
     for (auto& report : collect_idle(s, facts.managed, errors))
       collected.push_back(std::move(report));
     for (auto& report : collected)

@@ -1,0 +1,283 @@
+// The run lifecycle's actions, trusted through whole cycles of the real Supervisor against a
+// FakeSlurm (#25, #26): every end of a task is its own episode; a healthy run is never
+// duplicated; reporters are not blamed; one crash is one incident; a person's cancel stays;
+// a failed restart is retried; a dry run takes no key.
+#include <gtest/gtest.h>
+
+#include "ending_run.h"
+#include "rules/node_report.h"
+#include "store_reading.h"
+
+namespace llmwatch {
+namespace {
+
+using testing::EndingRun;
+using testing::event_lines;
+using testing::write_file;
+
+constexpr const char* kCudaError =
+    "RuntimeError: CUDA error: an illegal memory access was encountered\n";
+constexpr const char* kSoftwareError = "Traceback (most recent call last):\nKeyError: 'x'\n";
+
+// An end that follows another end with no cycle seeing the run alive in between (#25): a
+// person cancels task 7 (an info "ended" finding, still firing), and the resubmitted task 8
+// dies at start. Its crash is its own episode: recorded, told and restarted. Before, both ends
+// shared the key job:tr/ended, so the second was folded into the open info finding and never
+// acted on (the flaky PostMortem integration test).
+TEST(LifecycleTrust, AnEndThatFollowsAnotherEndIsItsOwnEpisode) {
+  EndingRun run;
+  run.runs_then_ends("", "CANCELLED", false);
+  ASSERT_TRUE(run.slurm.submitted.empty()) << "a person's cancel is left alone";
+  SlurmJob second = run.task("FAILED");
+  second.job_id = 8;
+  second.start_time = 1'800'000'100;
+  second.std_out = run.dir / "train-8.log";
+  write_file(second.std_out, std::string("[rank3]: ") + kCudaError);
+  run.slurm.jobs = {second};
+  run.slurm.shown_jobs["8"] = run.slurm.shown_jobs["7"];
+  run.slurm.shown_jobs["8"]["JobState"] = "FAILED";
+  auto r = run.cycle(run.now + 60);
+  const Finding* f = run.finding(r, "ended");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->cause, "GPU error");
+  EXPECT_EQ(r.new_findings, 1) << "the second end is a new finding, not the first one again";
+  EXPECT_EQ(run.slurm.submitted.size(), 1u) << "the crash after the cancel is restarted\n"
+                                            << event_lines(*run.store);
+  int told = 0;
+  for (const auto& e : run.store->events(0, "%", 1000))
+    told += e.kind == "finding" && e.message.find("job:tr/ended") == 0 &&
+            e.message.find("GPU error") != std::string::npos;
+  EXPECT_EQ(told, 1) << "the second end is told in the history\n" << event_lines(*run.store);
+}
+
+// A task that logs a handled traceback (a wandb or HTTP retry) and steps on is a warning,
+// never a crash to act on (#26.1: on_crash resubmitted it while it still trained, and two
+// runs wrote one checkpoint directory).
+TEST(LifecycleTrust, AHandledTracebackInARunThatStepsOnIsAWarningAndNothingIsSubmitted) {
+  EndingRun run;
+  write_file(run.log, "global_step: 1\n");
+  run.slurm.jobs = {run.task("RUNNING")};
+  run.cycle(run.now);
+  write_file(run.log,
+             "Traceback (most recent call last):\nrequests.exceptions.ConnectionError: wandb\n"
+             "global_step: 2\n",
+             true);
+  auto r = run.cycle(run.now + 30);
+  const Finding* f = run.finding(r, "crashed");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, Severity::Warning) << f->summary;
+  EXPECT_NE(f->summary.find("still makes progress"), std::string::npos) << f->summary;
+  write_file(run.log, "global_step: 3\n", true);
+  run.cycle(run.now + 60);
+  EXPECT_TRUE(run.slurm.submitted.empty()) << run.submitted();
+  EXPECT_TRUE(run.slurm.cancelled.empty());
+}
+
+// A crash seen while the task is still alive (it printed its error and has not yet exited):
+// the restart waits for its end, then runs once (#26.1: restart never submits beside a live
+// task of the run).
+TEST(LifecycleTrust, TheRestartOfACrashWaitsForTheTaskToEnd) {
+  EndingRun run;
+  write_file(run.log, "global_step: 1\n");
+  run.slurm.jobs = {run.task("RUNNING")};
+  run.cycle(run.now);
+  write_file(run.log, kCudaError, true);
+  auto r = run.cycle(run.now + 30);
+  ASSERT_TRUE(run.finding(r, "crashed"));
+  EXPECT_EQ(run.finding(r, "crashed")->severity, Severity::Critical);
+  EXPECT_TRUE(run.slurm.submitted.empty()) << "submitted beside a live task: " << run.submitted();
+  run.cycle(run.now + 60);
+  EXPECT_TRUE(run.slurm.submitted.empty()) << run.submitted();
+  run.slurm.jobs = {run.task("FAILED")};
+  run.shows_ended("FAILED");
+  run.cycle(run.now + 90);
+  EXPECT_EQ(run.slurm.submitted.size(), 1u) << "restarted once the task ended\n"
+                                            << event_lines(*run.store);
+  run.cycle(run.now + 120);
+  EXPECT_EQ(run.slurm.submitted.size(), 1u) << "and only once";
+  EXPECT_EQ(event_lines(*run.store).find("waits for its end"),
+            event_lines(*run.store).rfind("waits for its end"))
+      << "the wait is told once\n"
+      << event_lines(*run.store);
+}
+
+// The trigger: node-1 and node-3 both print a failed completion from node-2's address.
+// The restart avoids node-2 alone and the ledger charges node-2 alone (#26.2: node-[1-3],
+// every node of the run, were excluded and charged).
+TEST(LifecycleTrust, ReportersOfAPeerErrorAreNotBlamed) {
+  EndingRun run;
+  run.slurm.node_list = {{"node-1", "idle", {}, "", "", {"gpu"}},
+                         {"node-2", "idle", {}, "", "", {"gpu"}},
+                         {"node-3", "idle", {}, "", "", {"gpu"}},
+                         {"node-4", "idle", {}, "", "", {"gpu"}},
+                         {"node-5", "idle", {}, "", "", {"gpu"}}};
+  for (int i = 1; i <= 3; ++i)
+    run.slurm.shown_nodes["node-" + std::to_string(i)] = {
+        {"NodeAddr", "10.11.0." + std::to_string(i)}};
+  run.runs_then_ends(
+      "node-1:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2<4711> with "
+      "error 12\nnode-3:51234:51240 [1] NCCL WARN NET/IB : Got completion from peer "
+      "10.11.0.2<4711> with error 12\ntorch.distributed.DistBackendError: NCCL error\n",
+      "FAILED");
+  ASSERT_EQ(run.slurm.submitted.size(), 1u);
+  EXPECT_NE(run.submitted().find("--exclude=node-2 "), std::string::npos) << run.submitted();
+  EXPECT_EQ(run.store->incident_counts(0), (std::map<std::string, int>{{"node-2", 1}}));
+}
+
+// One NCCL crash, seen first in the log while the task ran and then as the task's end, is one
+// incident on the node it names (#26.3: it was charged twice, which alone reached the ledger's
+// threshold and kept node-2 out of every job's restarts).
+TEST(LifecycleTrust, OneCrashIsOneIncidentWhateverFindingsToldOfIt) {
+  EndingRun run;
+  write_file(run.log, "global_step: 1\n");
+  run.slurm.jobs = {run.task("RUNNING")};
+  run.cycle(run.now);
+  write_file(run.log,
+             "node-2:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with "
+             "error 12\ntorch.distributed.DistBackendError: NCCL error in: "
+             "ProcessGroupNCCL.cpp:1970\n",
+             true);
+  run.cycle(run.now + 30);
+  ASSERT_EQ(run.store->incident_counts(0), (std::map<std::string, int>{{"node-2", 1}}))
+      << "the crash seen while it ran is charged\n"
+      << event_lines(*run.store);
+  run.slurm.jobs = {run.task("FAILED")};
+  run.shows_ended("FAILED");
+  run.cycle(run.now + 60);
+  EXPECT_EQ(run.store->incident_counts(0), (std::map<std::string, int>{{"node-2", 1}}))
+      << event_lines(*run.store);
+}
+
+// llmwatch first looks after squeue and scontrol have forgotten a task a person cancelled, and
+// there is no accounting (a restarted daemon): slurmstepd's line in the log decides, and the
+// run is left alone (#26.4: torchrun's SIGTERM traceback made it a software error, restarted).
+TEST(LifecycleTrust, APersonsCancelSeenOnlyInTheLogIsNotUndone) {
+  EndingRun run;
+  write_file(run.log, "global_step: 1\n");
+  run.slurm.jobs = {run.task("RUNNING")};
+  run.cycle(run.now);
+  write_file(run.log,
+             "slurmstepd: error: *** JOB 7 ON node-1 CANCELLED AT 2027-01-15T08:00:00 ***\n"
+             "Traceback (most recent call last):\n"
+             "torch.distributed.elastic.multiprocessing.api.SignalException: Process 4711 got "
+             "signal: 15\n",
+             true);
+  run.slurm.jobs.clear();  // squeue and scontrol forgot it; no slurmdbd
+  auto r = run.cycle(run.now + 600);
+  const Finding* f = run.finding(r, "ended");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->cause, "cancelled") << f->summary;
+  EXPECT_TRUE(run.slurm.submitted.empty()) << run.submitted();
+}
+
+// A restart whose sbatch fails is tried again after a backoff, and a run still down after the
+// last try is a critical alert (#26.5: the failed row took the key for good; one sbatch timeout
+// left a crashed run down with a single warning).
+TEST(LifecycleTrust, AFailedRestartIsRetriedThenCalledCritical) {
+  EndingRun run;
+  run.slurm.submit_error = "sbatch: timed out after 30s";
+  run.runs_then_ends(kSoftwareError, "FAILED");
+  EXPECT_TRUE(run.slurm.submitted.empty());
+  run.cycle(run.now + 60);  // within the backoff
+  EXPECT_NE(event_lines(*run.store).find("restart failed"), std::string::npos)
+      << event_lines(*run.store);
+  EXPECT_EQ(event_lines(*run.store).find("(attempt 2)"), std::string::npos);
+  run.slurm.submit_error.clear();
+  run.cycle(run.now + 120);
+  EXPECT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
+  EXPECT_NE(event_lines(*run.store).find("restart done"), std::string::npos);
+  EXPECT_NE(event_lines(*run.store).find("(attempt 2)"), std::string::npos);
+
+  EndingRun down;
+  down.slurm.submit_error = "sbatch: timed out after 30s";
+  down.runs_then_ends(kSoftwareError, "FAILED");
+  for (int i = 1; i <= 6; ++i) down.cycle(down.now + 30 + 300 * i);
+  auto events = event_lines(*down.store);
+  EXPECT_NE(events.find("restart failed 3 times for tr, no more retries"), std::string::npos)
+      << events;
+  int failures = 0;
+  for (size_t at = 0; (at = events.find("action: restart failed:", at)) != std::string::npos; ++at)
+    ++failures;
+  EXPECT_EQ(failures, Store::kMaxAttempts) << events;
+}
+
+// A dry run journals what it would do without taking the key: the same finding, once dry-run
+// is off, acts (#26.5).
+TEST(LifecycleTrust, ADryRunDoesNotTakeTheKey) {
+  EndingRun run;
+  run.config.dry_run = true;
+  run.runs_then_ends(kSoftwareError, "FAILED");
+  EXPECT_TRUE(run.slurm.submitted.empty());
+  EXPECT_NE(event_lines(*run.store).find("restart dry-run"), std::string::npos)
+      << event_lines(*run.store);
+  run.config.dry_run = false;
+  run.cycle(run.now + 60);
+  EXPECT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
+}
+
+// What `llmwatch node-check --json` prints for one node.
+std::string node_check(const std::string& node, Verdict v, double ts) {
+  NodeReport r;
+  r.node = node;
+  r.ts = ts;
+  r.verdict = v;
+  if (v != Verdict::Ok) r.items.push_back({"xid", 2, v, "drain", "Xid 48 GPU 2: ECC", {}});
+  return r.to_json() + "\n";
+}
+
+// Two watched runs die of an unattributed GPU error in one cycle: their quick node-checks run
+// at once, each within the cycle's remote budget (#26.8: one after another, with nvidia-smi
+// hanging on the nodes, they overran cycle_deadline and the post-mortems were made again every
+// cycle).
+TEST(LifecycleTrust, TheCyclesNodeChecksRunTogetherWithinItsBudget) {
+  EndingRun run("[gpu]\nenabled = true\ncollect = \"results\"\n[[job]]\nname = \"tr2\"\n");
+  SlurmJob other = run.task("RUNNING");
+  other.job_id = 9;
+  other.name = "tr2";
+  other.nodes = "node-[4-6]";
+  other.std_out = run.dir / "train-9.log";
+  write_file(run.log, "global_step: 1\n");
+  write_file(other.std_out, "global_step: 1\n");
+  run.slurm.jobs = {run.task("RUNNING"), other};
+  run.cycle(run.now);
+  write_file(run.log, kCudaError, true);
+  write_file(other.std_out, kCudaError, true);
+  run.slurm.jobs.clear();
+  run.shows_ended("FAILED");
+  run.slurm.shown_jobs["9"] = run.slurm.shown_jobs["7"];
+  run.slurm.step_output = node_check("node-1", Verdict::Ok, run.now + 30);
+  run.slurm.step_rendezvous = 2;
+  run.cycle(run.now + 30);
+  ASSERT_EQ(run.slurm.steps.size(), 2u);
+  EXPECT_EQ(run.slurm.max_in_flight, 2) << "the node-checks ran one after another";
+  for (auto t : run.slurm.step_timeouts)
+    EXPECT_LE(t.count(), run.config.cycle_deadline.count() * 3 / 4) << "beyond the budget";
+  EXPECT_EQ(run.slurm.submitted.size(), 2u) << event_lines(*run.store);
+}
+
+// A node-check that does not fit the cycle's budget is not run: the end is unknown and nothing
+// acts on it; the next cycle checks, and the post-mortem is kept, not made again (#26.8).
+TEST(LifecycleTrust, ANodeCheckThatDoesNotFitIsDoneNextCycle) {
+  EndingRun run("[gpu]\nenabled = true\ncollect = \"results\"\n");
+  run.config.cycle_deadline = Seconds(6);  // a remote budget of 4.5 s: no check fits
+  run.slurm.step_output = node_check("node-3", Verdict::Critical, run.now + 60);
+  auto r = run.runs_then_ends(kCudaError, "FAILED");
+  EXPECT_TRUE(run.slurm.steps.empty());
+  const Finding* f = run.finding(r, "ended");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, Severity::Unknown) << f->summary;
+  EXPECT_TRUE(run.slurm.submitted.empty()) << run.submitted();
+  run.config.cycle_deadline = Seconds(120);
+  r = run.cycle(run.now + 60);
+  EXPECT_EQ(run.slurm.steps.size(), 1u);
+  ASSERT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
+  EXPECT_NE(run.submitted().find("--exclude=node-3 "), std::string::npos) << run.submitted();
+  EXPECT_EQ(run.store->incident_counts(0), (std::map<std::string, int>{{"node-3", 1}}));
+  auto events = event_lines(*run.store);
+  EXPECT_EQ(events.find("\nended: task 7 ended"), events.rfind("\nended: task 7 ended"))
+      << "the post-mortem was made again\n"
+      << events;
+}
+
+}  // namespace
+}  // namespace llmwatch
