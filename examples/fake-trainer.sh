@@ -12,14 +12,21 @@
 #                                   DistBackendError traceback), "nccl-peer ADDR" (this host's
 #                                   rank reports a failed completion from the peer at ADDR),
 #                                   "rank N" (rank N hits a CUDA error; its lines are prefixed
-#                                   [rankN]:), "oom", or "traceback" (a plain Python error).
-#                                   Removed first, so a restarted run trains on.
+#                                   [rankN]:), "oom", "traceback" (a plain Python error), or
+#                                   "handled" (a traceback the trainer survives, as a wandb
+#                                   or HTTP retry: it trains on). Removed first, so a
+#                                   restarted run trains on.
+# On SIGTERM (a person's scancel) it prints torchrun's SignalException traceback, as real
+# runs do, before it exits. A host is the node's Slurm name (SLURMD_NODENAME), as a real
+# cluster's hostnames are.
 set -u
 dir=${FAKE_TRAINER_DIR:-$PWD}
 step_time=${FAKE_STEP_TIME:-1}
 max_steps=${FAKE_MAX_STEPS:-100000}
 ckpt_every=${FAKE_CKPT_EVERY:-5}
 task=${SLURM_ARRAY_TASK_ID:-none}
+me=${SLURMD_NODENAME:-$(hostname)}
+trap 'echo "Traceback (most recent call last):"; echo "torch.distributed.elastic.multiprocessing.api.SignalException: Process $$ got signal: 15"; exit 143' TERM
 
 save() {
   echo "[NeMo I $(date '+%Y-%m-%d %H:%M:%S') nemo_logging:393] Saving checkpoint at step $step"
@@ -33,7 +40,7 @@ if [ -e "$dir/kill-switch" ]; then
   exit 0
 fi
 step=$(cat "$dir/checkpoint" 2>/dev/null || echo 0)
-echo "[NeMo I $(date '+%Y-%m-%d %H:%M:%S') nemo_logging:393] Global Checkpoint Load : Rank : 0 : resumed at step $step (task $task on $(hostname)) : Time spent in load_checkpoint: 0.012s"
+echo "[NeMo I $(date '+%Y-%m-%d %H:%M:%S') nemo_logging:393] Global Checkpoint Load : Rank : 0 : resumed at step $step (task $task on $me) : Time spent in load_checkpoint: 0.012s"
 while [ "$step" -lt "$max_steps" ]; do
   if [ -e "$dir/hang" ] && [ "$(cat "$dir/hang" 2>/dev/null)" = "$task" ]; then
     echo "[rank0] heartbeat: still waiting in ALLREDUCE (step $step)"
@@ -43,14 +50,20 @@ while [ "$step" -lt "$max_steps" ]; do
   if [ -e "$dir/crash" ]; then
     read -r kind host <"$dir/crash"
     rm -f "$dir/crash"
+    if [ "$kind" = handled ]; then
+      echo "Traceback (most recent call last):"
+      echo "requests.exceptions.ConnectionError: wandb: Network error, retrying in 2s"
+      kind=none
+    fi
     case $kind in
+      none) ;;
       nccl)
-        echo "${host:-$(hostname)}:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error 12, opcode 0, len 0, vendor err 129"
+        echo "${host:-$me}:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error 12, opcode 0, len 0, vendor err 129"
         echo "Traceback (most recent call last):"
         echo "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error"
         ;;
       nccl-peer)
-        echo "$(hostname):48211:48377 [5] NCCL WARN NET/IB : Got completion from peer $host with error 12, opcode 0, len 0, vendor err 129"
+        echo "$me:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer $host with error 12, opcode 0, len 0, vendor err 129"
         echo "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error"
         ;;
       rank)
@@ -63,7 +76,7 @@ while [ "$step" -lt "$max_steps" ]; do
         echo "KeyError: 'input_ids'"
         ;;
     esac
-    exit 1
+    [ "$kind" = none ] || exit 1
   fi
   if [ -e "$dir/kill-switch" ]; then
     save

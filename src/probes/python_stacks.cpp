@@ -130,28 +130,73 @@ std::string trigger_flight_recorder(int pid) {
              : "flight recorder: " + sanitize_line(pipe, 200) + ": write failed";
 }
 
+namespace {
+
+std::string read_link(const std::string& path) {
+  char buf[4096];
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+// Whether no one but root can change the directory `dir` or any directory above it: a file
+// there was put by root (a pyenv or conda tree of root's, not a user's). A sticky directory
+// (/tmp) may be writable by all: no one can replace root's entry in it.
+bool only_root_writes(const std::string& dir) {
+  std::string path = dir;
+  bool top = true;
+  while (!path.empty()) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0) return false;
+    bool others_write = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+    if (others_write && (top || !(st.st_mode & S_ISVTX))) return false;
+    top = false;
+    if (path == "/") return true;
+    auto slash = path.rfind('/');
+    path = slash == 0 ? "/" : path.substr(0, slash);
+  }
+  return false;
+}
+
+}  // namespace
+
+GdbIdentity gdb_identity_for(int pid, bool privileged) {
+  // Unprivileged, llmwatch attaches only to its own user's processes: what it loads, that
+  // user could run anyway.
+  if (!privileged) return {{}, "/"};
+  struct stat st {};
+  if (::stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0) return {{}, kSystemGdbDirs};
+  // A user's process is dumped as that user (setpriv, util-linux): its gdb scripts, a pyenv's
+  // python3.11-gdb.py or a library's -gdb.py, run with the rights they already have.
+  if (st.st_uid != 0)
+    return {{"setpriv", "--reuid=" + std::to_string(st.st_uid),
+             "--regid=" + std::to_string(st.st_gid), "--clear-groups", "--"},
+            "/"};
+  // Root's own process, dumped as root: only what the system and root installed.
+  std::string safe = kSystemGdbDirs;
+  std::string exe = read_link("/proc/" + std::to_string(pid) + "/exe");
+  if (auto slash = exe.rfind('/'); slash != std::string::npos && slash > 0 &&
+                                   only_root_writes(exe.substr(0, slash)))
+    safe += ":" + exe.substr(0, slash);
+  return {{}, safe};
+}
+
 ProcessStack dump_python_stack(int pid, Seconds timeout) {
   ProcessStack s;
   s.pid = pid;
   s.comm = std::string(trim(read_all("/proc/" + std::to_string(pid) + "/comm")));
   ProcessSpec spec;
-  if (on_path("py-spy"))
-    spec.argv = {"py-spy", "dump", "--native", "--pid", std::to_string(pid)};
-  else
-    // Root attaches to a user's process: gdb may load scripts only from the system's own
-    // directories, where CPython's py-bt helper lives (python3.11-dbg), never a `-gdb.py`
-    // beside a user's program or library, nor a .gdbinit (#26.7: "safe-path /" ran them).
-    spec.argv = {"gdb",
-                 "-p",
-                 std::to_string(pid),
-                 "-batch",
-                 "-nx",
-                 "-iex",
-                 "set auto-load safe-path /usr/lib/debug:/usr/share/gdb/auto-load",
-                 "-iex",
-                 "set auto-load local-gdbinit off",
-                 "-ex",
-                 "py-bt"};
+  GdbIdentity as = gdb_identity_for(pid, ::geteuid() == 0);
+  spec.argv = as.prefix;
+  if (on_path("py-spy")) {
+    spec.argv.insert(spec.argv.end(), {"py-spy", "dump", "--native", "--pid", std::to_string(pid)});
+  } else {
+    // Never a script a user can write in a process with more rights than that user (#26.7:
+    // root ran gdb with "safe-path /", so a -gdb.py beside a job's library ran as root on
+    // every node of a hung job), nor a local .gdbinit.
+    spec.argv.insert(spec.argv.end(), {"gdb", "-p", std::to_string(pid), "-batch", "-nx", "-iex",
+                                       "set auto-load safe-path " + as.safe_path, "-iex",
+                                       "set auto-load local-gdbinit off", "-ex", "py-bt"});
+  }
   spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
   spec.max_output = kMaxDump;
   auto r = run_process(spec);

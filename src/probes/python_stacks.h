@@ -33,6 +33,18 @@ std::optional<std::vector<int>> parse_listpids(const std::string& out);
 // link, never blocking. Returns one line for the dump ("flight recorder: rank 3 asked to dump
 // to /scratch/fr_3"), or "" when the process has no such pipe configured.
 std::string trigger_flight_recorder(int pid);
+// Who runs the dumper on process `pid`, and what gdb may auto-load (#26.7): no file a user can
+// write is loaded by a process with more rights than that user. Privileged (root): a user's
+// process is dumped as its owner (`prefix` is setpriv's argv) and may load what the owner
+// could run anyway; root's own process loads only from the system's debug directories and
+// from its executable's directory when no one but root can write there. Unprivileged, the
+// process is the same user's. `safe_path` is gdb's auto-load safe-path.
+inline constexpr const char* kSystemGdbDirs = "/usr/lib/debug:/usr/share/gdb/auto-load";
+struct GdbIdentity {
+  std::vector<std::string> prefix;
+  std::string safe_path;
+};
+GdbIdentity gdb_identity_for(int pid, bool privileged);
 // One process's stack; the text says why when it could not be taken.
 ProcessStack dump_python_stack(int pid, Seconds timeout);
 // What `llmwatch stacks` takes of one rank: first its NCCL flight recorder is asked to dump

@@ -2,6 +2,10 @@
 // llmwatch cancels it, `srun --overlap` runs `llmwatch stacks` on its node, gdb (with CPython's
 // py-bt helper from python3.11-dbg) takes the real stack, and the events, the kept dump and
 // `llmwatch job` say where it hung.
+#include <sys/stat.h>
+
+#include <filesystem>
+
 #include "local_cluster.h"
 
 namespace llmwatch::testing {
@@ -13,7 +17,7 @@ struct PythonRun {
   LocalCluster& c;
   std::string work, config, id;
   PythonRun(LocalCluster& cluster, const std::string& name, const std::string& script,
-            const std::string& extra = "")
+            const std::string& extra = "", const std::string& python = "python3")
       : c(cluster), work(c.dir / "work"), config(c.dir / "llmwatch.toml") {
     std::filesystem::create_directories(work);
     write_file(work + "/train.py", script);
@@ -25,7 +29,7 @@ struct PythonRun {
                            extra);
     auto sub = c.slurm({"sbatch", "--parsable", "--job-name=" + name, "--nodes=1",
                         "--chdir=" + work, "--output=" + work + "/out-%j.txt", "--wrap",
-                        "exec python3 -u " + work + "/train.py"});
+                        "exec " + python + " -u " + work + "/train.py"});
     EXPECT_TRUE(sub.ok()) << sub.err;
     id = sub.out.substr(0, sub.out.find_first_of(";\n"));
   }
@@ -111,6 +115,57 @@ TEST(HangForensics, StacksThatMoveAreANearMissNotACancel) {
             "0\n");
   // Once per task: when it is found idle again, it is cancelled.
   EXPECT_TRUE(run.cycles_until("cancel done")) << events();
+}
+
+// The job's user ships a gdb script beside the program it runs (as `libx.so-gdb.py` beside a
+// library) and the run hangs. The dump (gdb, started as root on the node) runs that script, if
+// at all, as the job's user, never as root (#26.7: with the auto-load safe-path "/", the
+// user's Python ran as root on every node of a hung job).
+TEST(HangForensics, AUsersGdbScriptNeverRunsAsRoot) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  REQUIRE_GDB();
+  constexpr const char* kUser = "llmwatch-itest";
+  auto user = lookup_user(kUser);
+  if (!user || ::geteuid() != 0) GTEST_SKIP() << kUser << " and root are needed";
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  ::chmod(c.dir.path.c_str(), 0711);  // the job's user reaches its working directory
+  std::string work = c.dir / "work", marker = work + "/marker";
+  std::filesystem::create_directories(work);
+  ::chmod(work.c_str(), 0777);
+  std::filesystem::copy_file("/usr/bin/python3.11", work + "/python3");
+  write_file(work + "/python3-gdb.py",
+             "import os\nopen('" + marker + "', 'w').write(str(os.geteuid()))\n");
+  write_file(work + "/train.py",
+             "import time\nfor step in range(1, 4):\n    print(f'global_step: {step}', "
+             "flush=True)\n    time.sleep(0.3)\nwhile True:\n    time.sleep(0.2)\n");
+  for (const char* f : {"python3", "python3-gdb.py", "train.py"})
+    ASSERT_EQ(::chown((work + "/" + f).c_str(), user->uid, user->gid), 0);
+  std::string config = c.dir / "llmwatch.toml";
+  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+                         "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\nname = \"itest-gdbpy\"\n"
+                         "user = \"" + kUser + "\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
+                         "startup_grace = \"1m\"\non_hang = [\"dump\", \"alert\", \"cancel\"]\n");
+  auto sub = c.slurm({"sbatch", "--parsable", "--uid=" + std::string(kUser),
+                      "--job-name=itest-gdbpy", "--chdir=" + work, "--output=" + work + "/out-%j.txt",
+                      "--wrap", "exec " + work + "/python3 -u " + work + "/train.py"});
+  ASSERT_TRUE(sub.ok()) << sub.err;
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(config, {"run", "--once"});
+        return llmwatch(config, {"events"}).out.find("cancel done") != std::string::npos;
+      },
+      90))
+      << llmwatch(config, {"events"}).out;
+  std::string events = llmwatch(config, {"events"}).out;
+  EXPECT_NE(events.find("dump "), std::string::npos) << events;
+  if (std::filesystem::exists(marker)) {
+    struct stat st {};
+    ASSERT_EQ(::stat(marker.c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, user->uid) << "the user's gdb script ran as uid " << read_file(marker);
+    EXPECT_EQ(read_file(marker), std::to_string(user->uid));
+  }
+  RecordProperty("users_script_ran_as_user", std::filesystem::exists(marker) ? "yes" : "no");
 }
 
 }  // namespace

@@ -144,7 +144,9 @@ TEST(PostMortem, AnNcclCrashIsExplainedAndTheRunRestartsOffTheNodeItNames) {
 // The other two ways a log names the culprit. A rank reports a failed completion from its
 // peer's address (NodeAddr: each node has its own here, as on a real cluster), or the failing
 // rank's own lines carry its [rankN] prefix, mapped to a node through the task's layout
-// (ranks per node, in SLURM_PROCID order). Either way only that node is avoided.
+// (ranks per node, in SLURM_PROCID order). Either way only that node is avoided. The reporting
+// line carries the reporter's real node name (node-1): it is not blamed (#26.2: before, the
+// restart excluded node-[1-2], and passed here only while the printed host was no node's).
 TEST(PostMortem, AnAddressOrARankInTheLogNamesTheNodeTheRestartAvoids) {
   LLMWATCH_REQUIRE_CLUSTER();
   LocalCluster c(4, {{"LLMWATCH_CLUSTER_NODE_ADDRS", "loopback"}});
@@ -156,6 +158,8 @@ TEST(PostMortem, AnAddressOrARankInTheLogNamesTheNodeTheRestartAvoids) {
   ASSERT_FALSE(first.empty());
   std::string second = run.crash("nccl-peer 127.0.0.3", first);
   ASSERT_FALSE(second.empty()) << run.events();
+  EXPECT_NE(run.events().find("node-1:48211:48377 [5] NCCL WARN"), std::string::npos)
+      << "the reporter is not named in the log: " << run.events();
   EXPECT_EQ(excluded(c, second), "node-2");
   EXPECT_NE(run.events().find("named as peer 127.0.0.3"), std::string::npos)
       << llmwatch(run.config, {"job", "itest-pm"}).out;
@@ -256,6 +260,61 @@ TEST(PostMortem, APersonsCancelFirstSeenAfterSlurmForgotTheJobIsReadFromAccounti
   EXPECT_NE(story.find("Slurm accounting (sacct): task " + first + " CANCELLED by "),
             std::string::npos)
       << story;
+}
+
+// A person cancels, and llmwatch looks only after slurmctld forgot the task, on a cluster
+// with no accounting: the log holds slurmstepd's "CANCELLED AT" and the trainer's SIGTERM
+// traceback. The cancel decides and the run stays stopped (#26.4: the traceback made it a
+// software error, and the person's cancel was undone by a restart).
+TEST(PostMortem, APersonsCancelReadFromTheLogAloneIsLeftAlone) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c(2, {{"LLMWATCH_CLUSTER_MIN_JOB_AGE", "2"}});
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  EndingRun run(c);
+  std::string first = run.start(1);
+  ASSERT_FALSE(first.empty());
+  ASSERT_TRUE(c.slurm({"scancel", first}).ok());
+  ASSERT_TRUE(eventually(
+      [&] {
+        return run.live().empty() && !c.slurm({"scontrol", "show", "job", first}).ok();
+      },
+      120));
+  std::string out = read_file(run.work + "/train-" + first + ".out");
+  ASSERT_NE(out.find("CANCELLED AT"), std::string::npos) << out;
+  ASSERT_NE(out.find("SignalException"), std::string::npos) << out;
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(llmwatch(run.config, {"run", "--once"}).ok());
+  EXPECT_TRUE(run.live().empty()) << run.events();
+  EXPECT_NE(run.events().find("task " + first + " ended: cancelled (by a person)"),
+            std::string::npos)
+      << run.events();
+}
+
+// A handled traceback (a wandb retry) in a run that trains on: told as a warning, and the run
+// is never started a second time beside itself (#26.1: on_crash resubmitted it, and two runs
+// wrote one checkpoint directory).
+TEST(PostMortem, AHandledTracebackNeverDuplicatesTheRun) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c(2);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  EndingRun run(c);
+  std::string first = run.start(1);
+  ASSERT_FALSE(first.empty());
+  write_file(run.work + "/crash", "handled\n");
+  // A cycle may see the traceback before the next step (critical, the restart waits for the
+  // task's end); once the run steps past it, the finding is a warning.
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(run.config, {"run", "--once"});
+        return llmwatch(run.config, {"status", "--json"}).out.find("still makes progress") !=
+               std::string::npos;
+      },
+      60))
+      << run.events() << llmwatch(run.config, {"status", "--json"}).out;
+  // Cycles while it trains on: still one run, nothing restarted.
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(llmwatch(run.config, {"run", "--once"}).ok());
+  EXPECT_EQ(run.live(), std::vector<std::string>{first}) << run.events();
+  EXPECT_EQ(run.events().find("restart done"), std::string::npos) << run.events();
+  c.slurm({"scancel", first});
 }
 
 // Slurm's time limit ends the task: the run goes on from its checkpoint (on_timeout).

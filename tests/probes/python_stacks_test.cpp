@@ -191,10 +191,15 @@ TEST(FlightRecorder, EachRanksForensicsFireItBeforeTheStack) {
 // setting proves that the marker would appear if the script were loaded.
 TEST(PythonStacks, TheDumpNeverLoadsAScriptTheJobsUserCanWrite) {
   if (std::system("gdb --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "gdb is not installed";
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root, as llmwatch runs on the nodes";
   testing::TempDir dir;
-  std::string prog = dir / "prog", marker = dir / "marker";
+  std::string bin = dir / "bin", prog = bin + "/prog", marker = dir / "marker";
+  std::filesystem::create_directories(bin);
   std::filesystem::copy_file("/bin/sleep", prog);
   testing::write_file(prog + "-gdb.py", "open('" + marker + "', 'w').write('ran')\n");
+  // The directory is a user's (nobody's): what is in it, that user could have put there.
+  ASSERT_EQ(::chown(bin.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(::chown((prog + "-gdb.py").c_str(), 65534, 65534), 0);
   pid_t pid = -1;
   std::string arg = "60";
   char* argv[] = {prog.data(), arg.data(), nullptr};
@@ -214,6 +219,47 @@ TEST(PythonStacks, TheDumpNeverLoadsAScriptTheJobsUserCanWrite) {
                         " -batch -nx -iex 'set auto-load safe-path /' -ex bt >/dev/null 2>&1";
   std::system(control.c_str());
   if (!std::filesystem::exists(marker)) GTEST_SKIP() << "gdb cannot attach here (ptrace)";
+}
+
+// Who dumps whom (#26.7): a user's process is dumped as its owner, root's own only with the
+// system's scripts and those of a directory no one but root can write.
+TEST(PythonStacks, TheDumperTakesTheRightsOfTheProcessItDumps) {
+  EXPECT_EQ(gdb_identity_for(::getpid(), false).safe_path, "/");
+  EXPECT_TRUE(gdb_identity_for(::getpid(), false).prefix.empty());
+  if (::geteuid() != 0) GTEST_SKIP() << "the privileged cases need root";
+  testing::TempDir dir;
+  std::string bin = dir / "bin";
+  std::filesystem::create_directories(bin);
+  std::filesystem::copy_file("/bin/sleep", bin + "/prog");
+  ::chmod(dir.path.c_str(), 0755);
+  pid_t pid = -1;
+  std::string prog = bin + "/prog", arg = "60";
+  char* argv[] = {prog.data(), arg.data(), nullptr};
+  char* envp[] = {nullptr};
+  ASSERT_EQ(posix_spawn(&pid, prog.c_str(), nullptr, nullptr, argv, envp), 0);
+  struct Reap {
+    pid_t pid;
+    ~Reap() {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reap{pid};
+  ASSERT_TRUE(testing::eventually([&] {
+    return std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe") == prog;
+  }));
+  // Root's process in a directory only root writes (under a root-owned temp dir): trusted.
+  auto root = gdb_identity_for(pid, true);
+  EXPECT_TRUE(root.prefix.empty());
+  EXPECT_EQ(root.safe_path, std::string(kSystemGdbDirs) + ":" + bin) << root.safe_path;
+  // The same directory writable by its group: only the system's scripts.
+  ::chmod(bin.c_str(), 0775);
+  EXPECT_EQ(gdb_identity_for(pid, true).safe_path, kSystemGdbDirs);
+  // A process of another user: dumped as that user.
+  auto self = gdb_identity_for(::getpid(), true);
+  EXPECT_TRUE(self.prefix.empty());  // the test runs as root: root's own
+  ::chmod(bin.c_str(), 0755);
+  ::chown(prog.c_str(), 65534, 65534);  // the file's owner is not the process's
+  EXPECT_TRUE(gdb_identity_for(pid, true).prefix.empty());
 }
 
 }  // namespace
