@@ -16,6 +16,7 @@
 #include "slurm/hostlist.h"
 #include "slurm/slurm_job.h"
 #include "slurm/slurm_text.h"
+#include "util/files.h"
 #include "util/strings.h"
 #include "util/text.h"
 #include "views/job_view.h"
@@ -154,12 +155,12 @@ int cmd_inspect(const std::string& kind, const std::string& file, const JobSetti
   if (file == "-") {
     ss << std::cin.rdbuf();
   } else {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-      std::cerr << "llmwatch inspect: " << file << ": cannot read\n";
+    auto text = read_file_or_why(file);
+    if (!text) {
+      std::cerr << "llmwatch inspect: " << text.error() << "\n";
       return kExitUsage;
     }
-    ss << in.rdbuf();
+    ss << *text;
   }
   std::string error;
   nlohmann::json out;

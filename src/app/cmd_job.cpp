@@ -49,13 +49,15 @@ int cmd_job_action(const Config& config, const std::string& verb, const std::str
     if (verb == "restart") plan = {"cancel", "restart"};
     Executor executor(config, store, slurm, now);
     executor.run_plan(base, plan);
-    int failed = 0;
+    // What did not happen (failed, skipped, waiting) is a non-zero exit: a script that asked
+    // for a save must not go on as if it had one (#27: "skipped — no save_switch" exited 0).
+    int not_done = 0;
     auto recent = store.recent_actions(static_cast<int>(plan.size()));
     for (auto it = recent.rbegin(); it != recent.rend(); ++it) {
       std::cout << it->kind << " " << label << ": " << it->state << " — " << it->detail << "\n";
-      failed += it->state == "failed";
+      not_done += it->state == "failed" || it->state == "skipped" || it->state == "waiting";
     }
-    return failed ? kExitFailure : kExitOk;
+    return not_done ? kExitFailure : kExitOk;
   } catch (const std::exception& e) {
     std::cerr << "llmwatch: " << e.what() << "\n";
     return kExitFailure;

@@ -2,6 +2,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
@@ -190,10 +191,23 @@ int cmd_events(const Config& config, const std::string& since, const std::string
     std::cerr << "llmwatch events: --since: " << window.error() << "\n";
     return kExitUsage;
   }
+  // An unknown name is an error here as in `job` (#27: it printed nothing and exited 0).
+  if (!job.empty() && job.find_first_of("%_") == std::string::npos &&
+      std::none_of(config.jobs.begin(), config.jobs.end(),
+                   [&](const JobSettings& j) { return job_label(j) == job; })) {
+    std::cerr << "llmwatch events: '" << job << "' is not a [[job]] in " << config.path << "\n";
+    return kExitUsage;
+  }
   try {
     Store store(config.state_dir);
     double now = unix_now();
-    for (const auto& e : store.events(now - static_cast<double>(window->count()), job, 100000)) {
+    double from = now - static_cast<double>(window->count());
+    auto events = store.events(from, job, 100000);
+    // Nothing to show says so, and since when (JSON lines stay empty: a consumer counts lines).
+    if (events.empty() && !json)
+      std::cout << "no events" << (job.empty() ? "" : " of " + terminal_safe(job)) << " since "
+                << format_time(from) << "\n";
+    for (const auto& e : events) {
       if (json) {
         std::cout << json_dump(nlohmann::json{{"ts", e.ts},
                                               {"kind", e.kind},

@@ -10,6 +10,7 @@
 #include "config/config.h"
 #include "config/config_schema.h"
 #include "config/staged_action.h"
+#include "util/files.h"
 #include "util/strings.h"
 #include "util/units.h"
 
@@ -179,11 +180,9 @@ struct Loader {
   std::optional<std::string> read_secret_file(const toml::node& node, const std::string& where) {
     auto path = string_of(node, where);
     if (!path) return std::nullopt;
-    std::ifstream in(*path);
-    if (!in) return error(node, where + ": cannot read '" + *path + "'"), std::nullopt;
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return std::string(trim(ss.str()));
+    auto text = read_file_or_why(*path);
+    if (!text) return error(node, where + ": " + text.error()), std::nullopt;
+    return std::string(trim(*text));
   }
 
   // What to say of a key `keys` lacks, where there is more to say than "unknown".
@@ -212,9 +211,9 @@ struct Loader {
       }
       ConfigValue value;
       if (from_file) {
-        auto secret = read_secret_file(node, where);
-        if (!secret) continue;
-        value.s = *secret;
+        // An unreadable file is its own error; the key is then set, empty, so that it is
+        // not also reported as missing.
+        value.s = read_secret_file(node, where).value_or("");
       } else if (!convert(node, *spec, where, value)) {
         continue;
       }
@@ -253,9 +252,11 @@ struct Loader {
                                                      "storage",  "check", "gpu",  "alert"};
     for (const auto& [key, node] : root) {
       std::string name(key.str());
-      if (name == "llmwatch")
+      if (name == "llmwatch") {
         apply_single(node, general_keys(), name, config);
-      else if (name == "slurm")
+        if (const auto* t = node.as_table(); t && t->get("lease_ttl"))
+          lease_ttl_line = static_cast<int>(t->get("lease_ttl")->source().begin.line);
+      } else if (name == "slurm")
         apply_single(node, slurm_keys(), name, config.slurm);
       else if (name == "self")
         apply_single(node, self_keys(), name, config.self);
@@ -315,7 +316,9 @@ struct Loader {
   }
 
   // Rules that span keys, checked once the types are right.
-  void check(const Config& c) {
+  int lease_ttl_line = 0;  // where [llmwatch] lease_ttl was written; 0: left out
+
+  void check(Config& c) {
     auto at = [&](int line, const std::string& message) {
       errors.push_back({file, line, message});
     };
@@ -324,10 +327,17 @@ struct Loader {
     // The lease must outlive a cycle that used its whole deadline plus the wait before the
     // next, with a margin: otherwise a slow cycle loses the lease and a second supervisor
     // acts beside it (fencing then stops the first, but only at its next action).
-    if (c.lease_ttl < 2 * (c.interval + c.cycle_deadline))
-      at(0, "[llmwatch] lease_ttl (" + format_duration(c.lease_ttl) +
-                ") must be at least 2 x (interval + cycle_deadline) = " +
-                format_duration(2 * (c.interval + c.cycle_deadline)));
+    // Left out, it follows the interval (#27: interval = "1.5h" was refused for a lease_ttl
+    // the user never wrote); written too small, the error is at its line and says what to set.
+    const Seconds least = 2 * (c.interval + c.cycle_deadline);
+    if (lease_ttl_line == 0)
+      c.lease_ttl = std::max(c.lease_ttl, least);
+    else if (c.lease_ttl < least)
+      at(lease_ttl_line,
+         "[llmwatch] lease_ttl (" + format_duration(c.lease_ttl) +
+             ") must be at least 2 x (interval + cycle_deadline) = " + format_duration(least) +
+             ": set lease_ttl = \"" + format_duration(least) +
+             "\" or more, or leave it out (it then " + "follows interval)");
     for (const auto& j : c.jobs) {
       if (j.name.empty() && !j.id) at(j.line, "[[job]] needs a name or an id");
       if (!j.name.empty() && j.name == c.self.job_name)
@@ -407,15 +417,13 @@ ConfigResult load_config_string(const std::string& text, const std::string& sour
 }
 
 ConfigResult load_config_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
+  auto text = read_file_or_why(path);
+  if (!text) {
     ConfigResult result;
-    result.errors.push_back({path, 0, "cannot read config file"});
+    result.errors.push_back({path, 0, "config file: " + text.error()});
     return result;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return load_config_string(ss.str(), path);
+  return load_config_string(*text, path);
 }
 
 }  // namespace llmwatch

@@ -174,8 +174,8 @@ GdbIdentity gdb_identity_for(int pid, bool privileged) {
   // Root's own process, dumped as root: only what the system and root installed.
   std::string safe = kSystemGdbDirs;
   std::string exe = read_link("/proc/" + std::to_string(pid) + "/exe");
-  if (auto slash = exe.rfind('/'); slash != std::string::npos && slash > 0 &&
-                                   only_root_writes(exe.substr(0, slash)))
+  if (auto slash = exe.rfind('/');
+      slash != std::string::npos && slash > 0 && only_root_writes(exe.substr(0, slash)))
     safe += ":" + exe.substr(0, slash);
   return {{}, safe};
 }

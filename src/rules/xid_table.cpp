@@ -81,8 +81,8 @@ XidTableResult parse_xid_table(const std::string& text, const std::string& sourc
 
 XidTableResult load_xid_table(const std::string& path) {
   if (path.empty()) return parse_xid_table(kDefaultXidToml, "<built-in conf/xid.toml>");
-  auto text = read_text_file(path);
-  if (!text) return {std::nullopt, path + ": cannot read the Xid table"};
+  auto text = read_file_or_why(path);
+  if (!text) return {std::nullopt, "the Xid table: " + text.error()};
   return parse_xid_table(*text, path);
 }
 

@@ -1,5 +1,6 @@
 #include "util/files.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,6 +10,23 @@
 #include <sstream>
 
 namespace llmwatch {
+
+Result<std::string> read_file_or_why(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  std::string out;
+  int why = fd < 0 ? errno : 0;
+  char buf[64 * 1024];
+  for (ssize_t n; fd >= 0 && why == 0 && (n = ::read(fd, buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      why = errno;  // a directory: EISDIR
+    else
+      out.append(buf, static_cast<size_t>(n));
+  }
+  if (fd >= 0) ::close(fd);
+  if (why != 0) return Error{"cannot read '" + path + "': " + std::strerror(why)};
+  return out;
+}
 
 std::optional<std::string> read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

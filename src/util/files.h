@@ -10,6 +10,9 @@ namespace llmwatch {
 
 // The file's bytes, or nullopt when it cannot be read.
 std::optional<std::string> read_text_file(const std::string& path);
+// The same, or why not: "cannot read '/etc/x.toml': No such file or directory". Every "cannot
+// read" a person sees says why (#27).
+Result<std::string> read_file_or_why(const std::string& path);
 
 // Writes through a temporary file in the same directory and renames it over `path`, so a
 // reader never sees half of it (a killed writer leaves only its temporary).

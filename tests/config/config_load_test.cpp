@@ -133,7 +133,8 @@ TEST(ConfigLoad, WrongTypesAndBadValuesNameTheKeyAndLine) {
       {"[llmwatch\ninterval = 3\n", "test.toml:1:"},
       // A lease shorter than a cycle let two supervisors act at once.
       {"[llmwatch]\ninterval = \"5m\"\nlease_ttl = \"1m\"\n",
-       "lease_ttl (1m) must be at least 2 x (interval + cycle_deadline) = 14m"},
+       "test.toml:3: [llmwatch] lease_ttl (1m) must be at least 2 x (interval + cycle_deadline) "
+       "= 14m: set lease_ttl = \"14m\" or more, or leave it out"},
       {"[llmwatch]\ncycle_deadline = \"0s\"\n", "cycle_deadline"},
       // Each key's range is the schema's (#26 B): zero is no window and no grace.
       {"[[job]]\nname = \"a\"\nrestart_window = \"0s\"\n",
@@ -147,6 +148,15 @@ TEST(ConfigLoad, WrongTypesAndBadValuesNameTheKeyAndLine) {
     EXPECT_NE(first_error(r).find(c.expected), std::string::npos)
         << "got: " << first_error(r) << "\nfor: " << c.text;
   }
+}
+
+// Left out, lease_ttl follows the interval (#27: interval = "1.5h" was refused for a
+// lease_ttl of 15m the user never wrote).
+TEST(ConfigLoad, TheLeaseFollowsALongInterval) {
+  auto r = load("[llmwatch]\ninterval = \"1.5h\"\n");
+  ASSERT_TRUE(r.config) << first_error(r);
+  EXPECT_EQ(r.config->lease_ttl, 2 * (Seconds(5400) + r.config->cycle_deadline));
+  EXPECT_EQ(load("[llmwatch]\n").config->lease_ttl, Seconds(900));
 }
 
 TEST(ConfigLoad, ReportsEveryErrorNotJustTheFirst) {
@@ -165,15 +175,20 @@ TEST(ConfigLoad, SecretsComeFromFilesAndAreNeverEchoed) {
   ASSERT_FALSE(r.config);
   EXPECT_EQ(first_error(r).find("12345"), std::string::npos);
   r = load("[[alert.slack]]\nurl_file = \"/nonexistent/llmwatch/secret\"\n");
-  ASSERT_EQ(r.errors.size(), 2u);  // the unreadable file, and so no url
-  EXPECT_EQ(r.errors[1].str(),
-            "test.toml:2: [alert.slack] url_file: cannot read '/nonexistent/llmwatch/secret'");
+  // One error, with its reason; not also "needs url" beside it (#27).
+  ASSERT_EQ(r.errors.size(), 1u) << r.errors[0].str();
+  EXPECT_EQ(r.errors[0].str(),
+            "test.toml:2: [alert.slack] url_file: cannot read '/nonexistent/llmwatch/secret': No "
+            "such file or directory");
 }
 
 TEST(ConfigLoad, MissingFileIsAClearError) {
   auto r = load_config_file("/nonexistent/llmwatch.toml");
   EXPECT_FALSE(r.config);
-  EXPECT_EQ(first_error(r), "/nonexistent/llmwatch.toml: cannot read config file");
+  // Why, not only that (#27: "cannot read config file" gave no reason).
+  EXPECT_EQ(first_error(r),
+            "/nonexistent/llmwatch.toml: config file: cannot read '/nonexistent/llmwatch.toml': "
+            "No such file or directory");
 }
 
 }  // namespace

@@ -71,5 +71,36 @@ TEST(Cli, InspectRejectsGarbageWithWhereItCameFrom) {
   EXPECT_EQ(cli({"inspect", "nonsense", dir / "q.json"}).exit_code, 2);
 }
 
+// The same answer from every command (#27): an unknown name is an error (events --job nosuch
+// printed nothing and exited 0), nothing to show says so, and a missing file says why.
+TEST(Cli, UnknownNamesAreErrorsAndEmptyListsSaySo) {
+  TempDir dir;
+  write_file(dir / "c.toml", "[llmwatch]\nstate_dir = \"" + dir / "state" +
+                                 "\"\n[[job]]\nname = \"mytrain\"\n" + job_owner());
+  auto unknown = cli({"--config", dir / "c.toml", "events", "--job", "nosuch"});
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
+  EXPECT_EQ(unknown.err, "llmwatch events: 'nosuch' is not a [[job]] in " + dir / "c.toml" + "\n");
+  auto none = cli({"--config", dir / "c.toml", "events", "--job", "mytrain", "--since", "1h"});
+  EXPECT_TRUE(none.ok()) << none.err;
+  EXPECT_EQ(none.out.rfind("no events of mytrain since ", 0), 0u) << none.out;
+  auto missing = cli({"--config", dir / "missing.toml", "status"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("No such file or directory"), std::string::npos) << missing.err;
+}
+
+// A manual action that did not happen exits non-zero (#27: `save` with no save_switch said
+// "skipped" and exited 0).
+TEST(Cli, AManualActionThatDidNotHappenFails) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c(1);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  std::string config = c.dir / "llmwatch.toml";
+  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+                         "\"\n[[job]]\nname = \"mytrain\"\n" + job_owner());
+  auto save = llmwatch(config, {"save", "mytrain"});
+  EXPECT_EQ(save.exit_code, 1) << save.out << save.err;
+  EXPECT_NE(save.out.find("save mytrain: skipped"), std::string::npos) << save.out;
+}
+
 }  // namespace
 }  // namespace llmwatch::testing

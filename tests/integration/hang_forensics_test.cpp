@@ -144,11 +144,14 @@ TEST(HangForensics, AUsersGdbScriptNeverRunsAsRoot) {
   std::string config = c.dir / "llmwatch.toml";
   write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
                          "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\nname = \"itest-gdbpy\"\n"
-                         "user = \"" + kUser + "\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
+                         "user = \"" +
+                         kUser +
+                         "\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
                          "startup_grace = \"1m\"\non_hang = [\"dump\", \"alert\", \"cancel\"]\n");
-  auto sub = c.slurm({"sbatch", "--parsable", "--uid=" + std::string(kUser),
-                      "--job-name=itest-gdbpy", "--chdir=" + work, "--output=" + work + "/out-%j.txt",
-                      "--wrap", "exec " + work + "/python3 -u " + work + "/train.py"});
+  auto sub =
+      c.slurm({"sbatch", "--parsable", "--uid=" + std::string(kUser), "--job-name=itest-gdbpy",
+               "--chdir=" + work, "--output=" + work + "/out-%j.txt", "--wrap",
+               "exec " + work + "/python3 -u " + work + "/train.py"});
   ASSERT_TRUE(sub.ok()) << sub.err;
   ASSERT_TRUE(eventually(
       [&] {
