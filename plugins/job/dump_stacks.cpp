@@ -17,6 +17,7 @@
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/files.h"
+#include "util/identity.h"
 #include "util/paths.h"
 #include "util/strings.h"
 #include "util/text.h"
@@ -57,10 +58,9 @@ std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
   // they were not checked against cycle_deadline). If they do not, nothing is cancelled on
   // time alone: the hang is confirmed next cycle, from a first dump again.
   if (!ctx.grant(r.settings->confirm_hang + ctx.config.probe_timeout)) {
-    ActionOutcome later{ActionState::Waiting,
-                        "no time left in this cycle to confirm the hang (" +
-                            format_duration(r.settings->confirm_hang) +
-                            " and a second dump): confirmed next cycle"};
+    ActionOutcome later{ActionState::Waiting, "no time left in this cycle to confirm the hang (" +
+                                                  format_duration(r.settings->confirm_hang) +
+                                                  " and a second dump): confirmed next cycle"};
     later.defers = true;
     return later;
   }
@@ -97,11 +97,19 @@ class DumpStacksAction : public ActionPlugin {
     std::string id = std::to_string(r.task->job_id);
     size_t nodes = hosts_in(r.task->nodes).size();
     std::string n = std::to_string(std::max<size_t>(1, nodes));
+    // The step runs as the job's owner (srun --uid, when llmwatch is root): slurmctld lets no
+    // one else, root included, start a step in a user's job (the dump of every user's hung job
+    // failed with "Access/permission denied"), and the dumper then has the rights of the
+    // processes it dumps and no more: a gdb script the user wrote runs as the user (#26.7).
+    std::vector<std::string> args;
+    if (running_as_root() && !r.task->user.empty() && r.task->user != "root")
+      args.push_back("--uid=" + r.task->user);
+    args.insert(args.end(), {"--jobid=" + id, "--overlap", "--nodes=" + n, "--ntasks=" + n,
+                             "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--quiet", self_exe(),
+                             "stacks", "--job", id, "--timeout", "20"});
     auto dump = [&] {
       return ctx.slurm.run_step(
-          {"--jobid=" + id, "--overlap", "--nodes=" + n, "--ntasks=" + n, "--ntasks-per-node=1",
-           "--kill-on-bad-exit=0", "--quiet", self_exe(), "stacks", "--job", id, "--timeout", "20"},
-          ctx.grant(ctx.config.probe_timeout).value_or(ctx.config.probe_timeout));
+          args, ctx.grant(ctx.config.probe_timeout).value_or(ctx.config.probe_timeout));
     };
     // The dump waits on every node of the task: it runs only in a cycle with time left for it
     // (the cycle's remote budget), and the plan after it (the cancel) waits with it.
