@@ -25,11 +25,16 @@ nlohmann::json build_status(const Config& config, Store& store, double now) {
     self["last_cycle"] = hb["ts"];
     self["last_cycle_age_s"] = now - hb["ts"].get<double>();
     self["last_cycle_host"] = hb.value("host", "");
-    self["next_cycle_in_s"] =
-        hb["ts"].get<double>() + static_cast<double>(config.interval.count()) - now;
   }
   auto lease = Lease::read(config.state_dir);
   if (lease) self["lease"] = lease->str();
+  // A next cycle is due only where something runs them: a daemon (its lease is there, held,
+  // or left expired by one that died: then the cycle is overdue), or the self-perpetuating
+  // chain. A lone `run --once` gives its lease back (#27: status then said "next in 2s").
+  bool scheduled = lease || store.get(kv::kSelfChain).value_or("off") == "on";
+  if (hb.is_object() && hb.contains("ts") && scheduled)
+    self["next_cycle_in_s"] =
+        hb["ts"].get<double>() + static_cast<double>(config.interval.count()) - now;
   // Supervising, or not? A status older than two intervals (of the daemon, or of the
   // self-perpetuating job when its chain is on), or a lease whose holder died on this host,
   // means nobody is watching: everything below is history, and must say so.
@@ -142,14 +147,15 @@ std::string render_status(const nlohmann::json& s, bool color) {
   out << paint("llmwatch", "1") << (s["dry_run"].get<bool>() ? paint("  [DRY RUN]", "33") : "")
       << "\n";
   if (self.contains("last_cycle")) {
-    double next = self["next_cycle_in_s"].get<double>();
+    std::string next = "; no next cycle scheduled (no daemon, no chain)";
+    if (self.contains("next_cycle_in_s")) {
+      double in = self["next_cycle_in_s"].get<double>();
+      next = in >= 0
+                 ? ", next " + ago(-in)
+                 : ", next " + paint("overdue by " + ago(-in).substr(0, ago(-in).size() - 4), "31");
+    }
     out << "  last cycle   " << ago(self["last_cycle_age_s"].get<double>()) << " on "
-        << self["last_cycle_host"].get<std::string>()
-        << (next >= 0
-                ? ", next " + ago(-next)
-                : ", next " +
-                      paint("overdue by " + ago(-next).substr(0, ago(-next).size() - 4), "31"))
-        << "\n";
+        << self["last_cycle_host"].get<std::string>() << next << "\n";
   } else {
     out << "  last cycle   " << paint("never", "33") << "\n";
   }
@@ -166,8 +172,14 @@ std::string render_status(const nlohmann::json& s, bool color) {
       if (e["state"] == "RUNNING") break;
     }
     out << "  " << paint(j["name"].get<std::string>(), "1") << "  " << state;
-    if (j.contains("step")) out << "  step " << j["step"].get<long long>();
-    if (j.contains("max_steps")) out << "/" << j["max_steps"].get<long long>();
+    // The step of the max only beside a step: a new task before its first step printed
+    // "2 RUNNING/1000" (#27).
+    if (j.contains("step")) {
+      out << "  step " << j["step"].get<long long>();
+      if (j.contains("max_steps")) out << "/" << j["max_steps"].get<long long>();
+    } else if (j.contains("max_steps")) {
+      out << "  no step yet (of " << j["max_steps"].get<long long>() << ")";
+    }
     if (j.contains("step_time_s")) {
       char buf[32];
       std::snprintf(buf, sizeof buf, "  %.2fs/step", j["step_time_s"].get<double>());

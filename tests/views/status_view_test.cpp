@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "rules/job_progress.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "test_util.h"
 
@@ -29,6 +31,9 @@ TEST(StatusView, AStaleStatusOpensWithABannerAndDatesEverySection) {
   State st;
   double now = 1'800'000'000;
   st.cycled_at(now - 15 * 60);
+  // The daemon that ran it died: its lease is left behind, expired.
+  testing::write_file(st.config.state_dir + "/lease",
+                      "node-3 4242 " + std::to_string(now - 14 * 60) + " 1\n");
   auto s = build_status(st.config, *st.store, now);
   EXPECT_FALSE(s["llmwatch"]["supervising"].get<bool>());
   std::string text = render_status(s, false);
@@ -42,6 +47,39 @@ TEST(StatusView, AStaleStatusOpensWithABannerAndDatesEverySection) {
   // Never ran at all: also not supervising.
   State fresh;
   EXPECT_EQ(check_status(build_status(fresh.config, *fresh.store, now)).code, 3);
+}
+
+// A lone `run --once` (no daemon, no chain, its lease given back) promises no next cycle
+// (#27: "next in 2s").
+TEST(StatusView, ALoneRunPromisesNoNextCycle) {
+  State st;
+  double now = 1'800'000'000;
+  st.cycled_at(now - 5);
+  auto s = build_status(st.config, *st.store, now);
+  EXPECT_FALSE(s["llmwatch"].contains("next_cycle_in_s"));
+  EXPECT_NE(render_status(s, false).find("5s ago on node-3; no next cycle scheduled"),
+            std::string::npos)
+      << render_status(s, false);
+}
+
+// A new task before its first step: its state, and no step glued to it (#27: "2 RUNNING/1000").
+TEST(StatusView, ANewTaskBeforeItsFirstStepReadsApart) {
+  State st;
+  double now = 1'800'000'000;
+  st.cycled_at(now - 5);
+  JobSettings job;
+  job.name = "mytrain";
+  st.config.jobs = {job};
+  st.store->put(kv::job_view("mytrain"),
+                R"({"entries":[{"id":"2","nodes":"node-1","reason":"None","state":"RUNNING"}]})",
+                now);
+  JobProgress p;
+  p.task = "2";
+  p.max_steps = 1000;  // printed by the task before this one
+  st.store->put_progress("mytrain", std::move(p), now);
+  std::string text = render_status(build_status(st.config, *st.store, now), false);
+  EXPECT_EQ(text.find("RUNNING/1000"), std::string::npos) << text;
+  EXPECT_NE(text.find("mytrain  2 RUNNING  no step yet (of 1000)"), std::string::npos) << text;
 }
 
 TEST(StatusView, CheckFollowsNagios) {
