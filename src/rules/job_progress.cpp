@@ -7,6 +7,7 @@
 #include "util/json_writer.h"
 #include "util/strings.h"
 #include "util/text.h"
+#include "util/units.h"
 
 namespace llmwatch {
 
@@ -234,8 +235,14 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
   return apply_lines(p, views, parser, now);
 }
 
-ProgressUpdate::ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, double now)
-    : p_(p), parser_(parser), now_(now), step_before_(p.step), progress_before_(p.last_progress) {}
+ProgressUpdate::ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, double now,
+                               double allowance)
+    : p_(p),
+      parser_(parser),
+      now_(now),
+      step_before_(p.step),
+      progress_before_(p.last_progress),
+      allowance_(allowance) {}
 
 void ProgressUpdate::feed(std::span<const std::string_view> lines) {
   JobProgress& p = p_;
@@ -330,8 +337,9 @@ std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish() {
   trim_series(p.losses);
   const auto& step_before = step_before_;
   if (p.step && (!step_before || *p.step > *step_before)) p.counters_rising = counters_rose_;
+  bool was_a_hang = allowance_ > 0 && now_ - progress_before_ > allowance_;
   if (step_before && p.step && *p.step > *step_before && progress_before_ > 0 &&
-      p.advances > kWarmupAdvances) {
+      p.advances > kWarmupAdvances && !was_a_hang) {
     double per_step = (now_ - progress_before_) / static_cast<double>(*p.step - *step_before);
     p.longest_interval = std::max(p.longest_interval, per_step);
   }
@@ -355,11 +363,15 @@ void task_ended(JobProgress& p) {
 
 StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double now) {
   StaleVerdict v;
+  auto dur = [](double seconds) {
+    return format_duration(Seconds(static_cast<long long>(std::llround(seconds))));
+  };
   if (!p.step) {
     v.phase = "startup";
     // A near miss (stacks seen moving) restarts this clock too.
     v.idle = now - std::max(p.task_seen, p.last_progress);
     v.allowance = static_cast<double>(job.startup_grace.count());
+    v.how = "startup_grace";
   } else {
     v.phase = "training";
     // After a save the next step is due one step interval after the save, not after the
@@ -367,22 +379,35 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
     v.idle = now - std::max(p.last_progress, p.checkpoint_done);
     if (job.stale_after) {
       v.allowance = static_cast<double>(job.stale_after->count());
+      v.how = "stale_after";
     } else {
+      const double floor = static_cast<double>(job.stale_floor.count());
+      const double ceiling = static_cast<double>(job.stale_ceiling.count());
       double adaptive = job.stale_factor * p.longest_interval;
-      v.allowance = std::clamp(adaptive, static_cast<double>(job.stale_floor.count()),
-                               static_cast<double>(job.stale_ceiling.count()));
+      v.allowance = std::clamp(adaptive, floor, ceiling);
+      char factor[16];
+      std::snprintf(factor, sizeof factor, "%g", job.stale_factor);
+      v.how = p.longest_interval <= 0 ? "stale_floor, no step interval learned yet"
+              : adaptive < floor      ? "stale_floor; " + std::string(factor) + " x " +
+                                       dur(p.longest_interval) + " longest step interval is less"
+              : adaptive > ceiling ? "stale_ceiling; " + std::string(factor) + " x " +
+                                         dur(p.longest_interval) + " longest step interval is more"
+                                   : std::string(factor) + " x " + dur(p.longest_interval) +
+                                         " longest step interval (floor " + dur(floor) + ")";
     }
     if (p.evaluation_since > 0) {
       v.phase = "evaluation";
       // An evaluation pass gets its own grace, counted from when it began.
-      v.allowance = std::max(v.allowance, p.evaluation_since - p.last_progress +
-                                              static_cast<double>(job.evaluation_grace.count()));
+      double grace =
+          p.evaluation_since - p.last_progress + static_cast<double>(job.evaluation_grace.count());
+      if (grace > v.allowance) v.allowance = grace, v.how = "evaluation_grace from its start";
     }
     if (p.checkpoint_since > 0) {
       v.phase = "checkpoint";
       // A save gets its own grace, counted from when it began.
-      v.allowance = std::max(v.allowance,
-                             p.checkpoint_since - p.last_progress + job.checkpoint_grace.count());
+      double grace = p.checkpoint_since - p.last_progress + job.checkpoint_grace.count();
+      if (grace > v.allowance)
+        v.allowance = grace, v.how = "checkpoint_grace from the save's start";
     }
   }
   v.hung = v.idle > v.allowance;

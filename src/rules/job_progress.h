@@ -79,7 +79,10 @@ struct JobProgress {
 // step interval over all of it) and returns the step advances seen.
 class ProgressUpdate {
  public:
-  ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, double now);
+  // `allowance`: the hang allowance in force before these lines (0: none known). A gap
+  // longer than it was a hang (its finding fired), never a step interval to learn (#27: a hang
+  // that cleared by itself raised the allowance from 12s to 1m27s).
+  ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, double now, double allowance = 0);
   void feed(std::span<const std::string_view> lines);
   std::vector<std::pair<std::int64_t, double>> finish();
 
@@ -89,6 +92,7 @@ class ProgressUpdate {
   double now_;
   std::optional<std::int64_t> step_before_;
   double progress_before_;
+  double allowance_;
   bool counters_rose_ = false;
   std::vector<std::pair<std::int64_t, double>> advances_;
 };
@@ -120,6 +124,9 @@ struct StaleVerdict {
   double idle = 0;       // seconds since progress (or since start)
   double allowance = 0;  // what was allowed in the current phase
   std::string phase;     // startup | training | checkpoint
+  // How the allowance was made, for the finding and status alike: "5 x 5s longest step
+  // interval, within floor 10s" (#27: it moved and said nothing).
+  std::string how;
 };
 
 // The current task has ended (replaced by another, or gone from the queue): counts it as a

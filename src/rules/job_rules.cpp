@@ -213,7 +213,7 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
     if (p.step) what += " (last step " + std::to_string(*p.step) + ")";
     auto f = make("hung", Severity::Critical,
                   obs.running->display_id() + ": " + what + "; allowed " + fmt(v.allowance) +
-                      " in " + v.phase);
+                      " in " + v.phase + " (" + v.how + ")");
     f.evidence = evidence;
     f.evidence.push_back("log: " + p.log_path);
     f.episode = task_episode(obs.running->display_id(), obs.running->start_time);

@@ -79,6 +79,7 @@ nlohmann::json build_status(const Config& config, Store& store, double now) {
     j["restarts"] = store.count_actions("restart", label, 0);
     j["phase"] = v.phase;
     j["allowance_s"] = v.allowance;
+    j["allowance_how"] = v.how;
     jobs.push_back(j);
   }
   s["jobs"] = jobs;
@@ -215,7 +216,7 @@ std::string render_status(const nlohmann::json& s, bool color) {
     if (j.contains("seconds_since_progress"))
       out << "  progress " << ago(j["seconds_since_progress"].get<double>()) << " (allowed "
           << format_duration(Seconds(static_cast<long long>(j["allowance_s"].get<double>())))
-          << ", " << j["phase"].get<std::string>() << ")";
+          << " in " << j["phase"].get<std::string>() << ": " << j.value("allowance_how", "") << ")";
     out << "\n";
   }
   if (s.contains("storage") && !s["storage"].empty()) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "probes/training_log.h"
 
 namespace llmwatch {
@@ -93,6 +94,37 @@ TEST(JobProgressJson, DefaultsAreLeftOutAndReadBackTheSame) {
   EXPECT_EQ(back.consumed_samples, 0.0);
   EXPECT_TRUE(back.nan_loss);
   EXPECT_EQ(back.cursors["/l"].offset, 3u);
+}
+
+// A hang that cleared by itself is not a step interval (#27: its gap was learned, and the
+// allowance jumped from 12s to 1m27s). A gap longer than the allowance in force before the
+// read teaches nothing; a healthy one still does. The allowance says how it was made.
+TEST(ProgressUpdate, AHangGapNeverTeachesTheAllowance) {
+  JobSettings job;
+  job.stale_factor = 5;
+  job.stale_floor = Seconds(10);
+  job.stale_ceiling = Seconds(3600);
+  TrainingLogParser parser;
+  JobProgress p = warmed_up();
+  p.longest_interval = 5;
+  auto before = evaluate_stale(p, job, 1000);
+  EXPECT_DOUBLE_EQ(before.allowance, 25);
+  EXPECT_EQ(before.how, "5 x 5s longest step interval (floor 10s)");
+  std::vector<std::string> one = {"global_step: 91"};
+  ProgressUpdate after_hang(p, parser, 1090, before.allowance);  // 90 s without a step
+  after_hang.feed(std::vector<std::string_view>(one.begin(), one.end()));
+  after_hang.finish();
+  EXPECT_DOUBLE_EQ(p.longest_interval, 5) << "the hang's gap was learned";
+  EXPECT_EQ(evaluate_stale(p, job, 1090).allowance, 25);
+  // A healthy, slower step within the allowance is learned.
+  std::vector<std::string> next = {"global_step: 92"};
+  ProgressUpdate healthy(p, parser, 1110, evaluate_stale(p, job, 1090).allowance);
+  healthy.feed(std::vector<std::string_view>(next.begin(), next.end()));
+  healthy.finish();
+  EXPECT_DOUBLE_EQ(p.longest_interval, 20);
+  EXPECT_EQ(evaluate_stale(p, job, 1110).how, "5 x 20s longest step interval (floor 10s)");
+  job.stale_floor = Seconds(600);
+  EXPECT_EQ(evaluate_stale(p, job, 1110).how, "stale_floor; 5 x 20s longest step interval is less");
 }
 
 }  // namespace

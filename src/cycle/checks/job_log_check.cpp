@@ -136,11 +136,12 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
     std::vector<std::string> patterns;
     std::string id, regex;
     std::int64_t start_time = 0;
+    double allowance = 0;  // in force before the new lines: a longer gap taught nothing
   } t;
   if (ask.logs) {
     const SlurmJob& task = *w.obs.running;
     t = {log_patterns_for(*w.settings, task), task.display_id(), w.settings->progress_regex,
-         task.start_time};
+         task.start_time, evaluate_stale(w.progress, *w.settings, now).allowance};
   }
   // Copied once here; the call, which runs at most once, moves it into its answer.
   auto progress = std::make_shared<JobProgress>(ask.logs ? w.progress : JobProgress{});
@@ -165,7 +166,7 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
               for (const auto& path : paths) {
                 auto known = p.cursors.find(path);
                 LogCursor cursor = known == p.cursors.end() ? LogCursor{} : known->second;
-                ProgressUpdate update(p, parser, now);
+                ProgressUpdate update(p, parser, now, t.allowance);
                 LogChunk chunk = scan_appended(
                     path, cursor, {},
                     [&](std::span<const std::string_view> lines) { update.feed(lines); });
@@ -256,8 +257,8 @@ void check_nodes_after_crashes(CycleState& s) {
   for (auto& w : s.work) {
     if (!wants_node_check(s, w)) continue;
     const PostMortem& pm = *w.ended;
-    NodeCheckAsk ask{{"--nodelist=" + pm.nodes, "--ntasks-per-node=1", "--immediate=30",
-                      "--time=5", "--job-name=llmwatch-node-check"},
+    NodeCheckAsk ask{{"--nodelist=" + pm.nodes, "--ntasks-per-node=1", "--immediate=30", "--time=5",
+                      "--job-name=llmwatch-node-check"},
                      "after task " + pm.task + " ended"};
     if (pm.node_count > 0) ask.placement.push_back("--nodes=" + std::to_string(pm.node_count));
     if (!pm.partition.empty()) ask.placement.push_back("--partition=" + pm.partition);
