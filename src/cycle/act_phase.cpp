@@ -88,7 +88,12 @@ void record_findings(CycleState& s, std::map<std::string, double>& first_seen) {
         record_crash_incidents(s, f);
       if (s.store.observe(f, s.now) != FindingChange::New) continue;
       ++s.result.new_findings;
-      s.store.add_finding_event(s.now, f);
+      // Where the run's lost time starts: its last step, exact (the series is thinned).
+      std::optional<std::pair<double, std::int64_t>> last_step;
+      if (const JobWork* w = work_for(s, f.subject);
+          w && w->progress.step && w->progress.last_progress > 0)
+        last_step = {w->progress.last_progress, *w->progress.step};
+      s.store.add_finding_event(s.now, f, last_step);
     }
     for (const auto& row : s.store.firing()) first_seen[row.key] = row.first_seen;
   });

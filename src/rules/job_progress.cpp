@@ -95,6 +95,7 @@ std::string JobProgress::write(bool hot, bool cold) const {
   number("best_step", best_step, std::int64_t{-1});
   time("last_progress", last_progress);
   time("longest_interval", longest_interval);
+  time("observed_interval", observed_interval);
   number("advances", advances, 0);
   time("checkpoint_since", checkpoint_since);
   time("checkpoint_done", checkpoint_done);
@@ -167,6 +168,7 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.best_step = j.value("best_step", std::int64_t{-1});
   p.last_progress = j.value("last_progress", 0.0);
   p.longest_interval = j.value("longest_interval", 0.0);
+  p.observed_interval = j.value("observed_interval", 0.0);
   p.advances = j.value("advances", 0);
   p.checkpoint_since = j.value("checkpoint_since", 0.0);
   p.checkpoint_done = j.value("checkpoint_done", 0.0);
@@ -342,6 +344,8 @@ std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish() {
       p.advances > kWarmupAdvances && !was_a_hang) {
     double per_step = (now_ - progress_before_) / static_cast<double>(*p.step - *step_before);
     p.longest_interval = std::max(p.longest_interval, per_step);
+    p.observed_interval =
+        p.observed_interval > 0 ? 0.7 * p.observed_interval + 0.3 * per_step : per_step;
   }
   return std::move(advances_);
 }

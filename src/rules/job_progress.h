@@ -30,7 +30,10 @@ struct JobProgress {
   std::optional<std::int64_t> max_steps;
   double last_progress = 0;     // when the step last advanced
   double longest_interval = 0;  // between step advances, after warm-up
-  int advances = 0;             // step advances seen in this task
+  // The time a step takes as observed between reads (not as printed), smoothed: the ETA's
+  // rate (#27: a printed 1000 ms against a real 2 s between step lines). 0: none yet.
+  double observed_interval = 0;
+  int advances = 0;  // step advances seen in this task
   std::optional<double> step_time, loss;
   double checkpoint_since = 0;      // a save is in progress since (0: none)
   double checkpoint_done = 0;       // when the last save finished: the step clock restarts

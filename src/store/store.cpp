@@ -540,9 +540,12 @@ std::map<std::string, double> Store::node_times(const std::string& prefix) {
   return out;
 }
 
-void Store::add_finding_event(double ts, const Finding& f) {
+void Store::add_finding_event(double ts, const Finding& f,
+                              std::optional<std::pair<double, std::int64_t>> last_step) {
+  nlohmann::json data = {{"key", f.key}, {"kind", f.kind}, {"cause", f.cause}};
+  if (last_step) data["step_ts"] = last_step->first, data["step"] = last_step->second;
   add_event(ts, "finding", f.subject, severity_name(f.severity), f.key + ": " + f.summary,
-            json_dump(nlohmann::json{{"key", f.key}, {"kind", f.kind}, {"cause", f.cause}}));
+            json_dump(data));
 }
 
 std::vector<FindingEvent> Store::finding_events(const std::string& subject) {
@@ -557,6 +560,8 @@ std::vector<FindingEvent> Store::finding_events(const std::string& subject) {
       e.key = data.value("key", "");
       e.kind = data.value("kind", "");
       e.cause = data.value("cause", "");
+      e.step_ts = data.value("step_ts", 0.0);
+      e.step = data.value("step", std::int64_t{-1});
     } else {
       // Written before findings carried their fields: "job:tr/ended: task 7 ended: completed on
       // n1": the key, and for an end the class its summary names.

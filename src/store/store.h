@@ -27,6 +27,10 @@ struct EventRow {
 struct FindingEvent {
   double ts = 0;
   std::string key, kind, cause, message;
+  // The run's last step before it, when the finding is about a run that had stepped: where
+  // the time it lost starts (the progress series keeps a row a minute only).
+  double step_ts = 0;
+  std::int64_t step = -1;
 };
 
 struct FindingRow {
@@ -102,7 +106,8 @@ class Store {
                  const std::string& data_json = "{}");
   std::vector<EventRow> events(double since, const std::string& subject_like, int limit);
   // The findings raised about `subject`, oldest first (add_finding_event).
-  void add_finding_event(double ts, const Finding& f);
+  void add_finding_event(double ts, const Finding& f,
+                         std::optional<std::pair<double, std::int64_t>> last_step = std::nullopt);
   std::vector<FindingEvent> finding_events(const std::string& subject);
 
   void put(const std::string& key, const std::string& value, double now);

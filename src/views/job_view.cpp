@@ -38,7 +38,10 @@ nlohmann::json job_figures(const JobSettings& job, const JobProgress& p, double 
     f["mfu"] = mfu(gbs, flops, step_time, job.gpus, peak);
   long long max_steps = job.max_steps > 0 ? job.max_steps : p.max_steps.value_or(0);
   if (max_steps > 0 && p.step && step_time > 0)
-    f["eta_s"] = eta_seconds(*p.step, max_steps, step_time);
+    // At the pace the steps are seen to come, where known: a printed step time leaves out
+    // the data loading, logging and waits between steps.
+    f["eta_s"] =
+        eta_seconds(*p.step, max_steps, p.observed_interval > 0 ? p.observed_interval : step_time);
   if (job.train_tokens > 0 && tps > 0)
     f["time_to_train_tokens_s"] = seconds_to_train_tokens(job.train_tokens, tps);
   if (p.loss && std::isfinite(*p.loss)) f["loss"] = *p.loss;
@@ -54,27 +57,43 @@ nlohmann::json job_history(const JobSettings& job, Store& store, double now, boo
   nlohmann::json h = nlohmann::json::object();
   // Failures: hang/crash/absent findings as they were raised, and runs that ended for any
   // reason but completion or a person's cancel.
-  std::vector<std::pair<double, std::string>> failures;
-  for (const auto& e : store.finding_events(label)) {
+  std::vector<FindingEvent> failures;
+  for (auto& e : store.finding_events(label)) {
     bool ended = e.kind == "ended" && e.cause != end_class_name(EndClass::Completed) &&
                  e.cause != end_class_name(EndClass::Cancelled);
     if (ended || e.kind == "hung" || e.kind == "crashed" || e.kind == "absent")
-      failures.emplace_back(e.ts, e.message);
+      failures.push_back(std::move(e));
   }
   nlohmann::json restarts = nlohmann::json::array();
-  double lost_total = 0;
-  for (const auto& [ts, why] : failures) {
-    // Lost: from the last step before the failure until the run is back at that step.
-    // That is detection, restart and the steps redone since the checkpoint it resumed from
-    // (a run resuming 20 steps back loses those 20 steps' time too).
+  // Lost: from the last step before a failure until the run is back at that step. That is
+  // the silent time, detection, restart, and the steps redone since the checkpoint it resumed
+  // from. A run not back there yet has lost all the time since (#27: a hang and a restart
+  // read "lost 0s" while the new task redid its steps). Failures of one outage (a crash seen
+  // while the task ran, then its end) share their time: the windows are merged.
+  std::vector<std::pair<double, double>> windows;
+  for (const auto& e : failures) {
+    nlohmann::json r = {{"ts", e.ts}, {"reason", e.message}};
     // Read by index around each failure: a month of rows is not read for each job.
-    nlohmann::json r = {{"ts", ts}, {"reason", why}};
-    if (auto before = store.progress_at(label, ts); before && before->first > 0)
-      if (auto after = store.progress_reached(label, ts, before->second)) {
-        r["lost_s"] = *after - before->first;
-        lost_total += *after - before->first;
-      }
+    std::optional<std::pair<double, std::int64_t>> before;
+    if (e.step >= 0 && e.step_ts > 0)
+      before = std::pair{e.step_ts, e.step};  // recorded with the finding, exact
+    else
+      before = store.progress_at(label, e.ts);
+    if (before && before->first > 0) {
+      auto after = store.progress_reached(label, e.ts, before->second);
+      double until = after ? *after : now;
+      if (!after) r["recovering"] = true;
+      r["lost_s"] = std::max(0.0, until - before->first);
+      windows.emplace_back(before->first, until);
+    }
     restarts.push_back(r);
+  }
+  std::sort(windows.begin(), windows.end());
+  double lost_total = 0, covered = -1;
+  for (const auto& [from, to] : windows) {
+    double start = std::max(from, covered);
+    if (to > start) lost_total += to - start;
+    covered = std::max(covered, to);
   }
   h["failures"] = restarts;
   h["restarts_done"] = store.count_actions("restart", label, 0);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "rules/finding.h"
 #include "store/store.h"
 #include "test_util.h"
 
@@ -91,6 +92,46 @@ TEST(JobView, LostTimeIncludesTheStepsRedoneSinceTheCheckpoint) {
   auto h = build_job(job, store, 2000)["history"];
   ASSERT_EQ(h["failures"].size(), 1u);
   EXPECT_DOUBLE_EQ(h["failures"][0]["lost_s"].get<double>(), 300);  // 1500 -> back at 50 at 1800
+}
+
+// After a hang and a restart, while the new task redoes its steps, the time since the last
+// step before the hang is lost (#27: "effective training time 100.0% of 1m2s (lost 0s)"). The
+// crash seen while the task ran and its end are one outage, counted once; the last step comes
+// from the finding, not from the thinned series.
+TEST(JobView, LostTimeCountsWhileTheRunIsNotBackYet) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  JobSettings job = llama8b();
+  for (int t = 1000; t <= 1060; t += 60) store.add_progress("tr", t, (t - 1000) / 2, 2.0, 2.0);
+  // The last step (40, at 1080) is known to the finding only: the series has a row a minute.
+  Finding hung = make_finding("job:tr", "tr", "hung", Severity::Critical, "no step for 25s");
+  store.add_finding_event(1105, hung, std::pair{1080.0, std::int64_t{40}});
+  Finding ended = make_finding("job:tr", "tr", "ended", Severity::Critical, "task 7 ended");
+  ended.cause = "software error";
+  store.add_finding_event(1110, ended, std::pair{1080.0, std::int64_t{40}});
+  // Restarted from step 25 at 1120: at step 33 when asked, not back at 40 yet.
+  store.add_progress("tr", 1120, 25, 2.0, 2.0);
+  store.add_progress("tr", 1136, 33, 2.0, 2.0);
+  auto h = build_job(job, store, 1140)["history"];
+  ASSERT_EQ(h["failures"].size(), 2u);
+  EXPECT_DOUBLE_EQ(h["failures"][0]["lost_s"].get<double>(), 60);  // 1080 -> now, 1140
+  EXPECT_TRUE(h["failures"][0].value("recovering", false));
+  EXPECT_DOUBLE_EQ(h["lost_s"].get<double>(), 60) << "one outage counted twice";
+  EXPECT_DOUBLE_EQ(h["effective_training_ratio"].get<double>(), 80.0 / 140);
+}
+
+// The ETA follows the steps as they come, not the printed step time (#27: 1000 ms printed,
+// 2 s between step lines).
+TEST(JobView, TheEtaUsesTheObservedIntervalBetweenSteps) {
+  JobSettings job;
+  JobProgress p;
+  p.step = 100;
+  p.max_steps = 1100;
+  p.step_time = 1.0;
+  p.observed_interval = 2.0;
+  EXPECT_DOUBLE_EQ(job_figures(job, p, 0)["eta_s"].get<double>(), 2000);
+  p.observed_interval = 0;  // nothing observed yet: the printed time
+  EXPECT_DOUBLE_EQ(job_figures(job, p, 0)["eta_s"].get<double>(), 1000);
 }
 
 TEST(JobView, Sparkline) {
