@@ -55,14 +55,9 @@ TEST(LifecycleTrust, AnEndThatFollowsAnotherEndIsItsOwnEpisode) {
 // runs wrote one checkpoint directory).
 TEST(LifecycleTrust, AHandledTracebackInARunThatStepsOnIsAWarningAndNothingIsSubmitted) {
   EndingRun run;
-  write_file(run.log, "global_step: 1\n");
-  run.slurm.jobs = {run.task("RUNNING")};
-  run.cycle(run.now);
-  write_file(run.log,
-             "Traceback (most recent call last):\nrequests.exceptions.ConnectionError: wandb\n"
-             "global_step: 2\n",
-             true);
-  auto r = run.cycle(run.now + 30);
+  auto r = run.runs_and_prints(
+      "Traceback (most recent call last):\nrequests.exceptions.ConnectionError: wandb\n"
+      "global_step: 2\n");
   const Finding* f = run.finding(r, "crashed");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->severity, Severity::Warning) << f->summary;
@@ -78,11 +73,7 @@ TEST(LifecycleTrust, AHandledTracebackInARunThatStepsOnIsAWarningAndNothingIsSub
 // task of the run).
 TEST(LifecycleTrust, TheRestartOfACrashWaitsForTheTaskToEnd) {
   EndingRun run;
-  write_file(run.log, "global_step: 1\n");
-  run.slurm.jobs = {run.task("RUNNING")};
-  run.cycle(run.now);
-  write_file(run.log, kCudaError, true);
-  auto r = run.cycle(run.now + 30);
+  auto r = run.runs_and_prints(kCudaError);
   ASSERT_TRUE(run.finding(r, "crashed"));
   EXPECT_EQ(run.finding(r, "crashed")->severity, Severity::Critical);
   EXPECT_TRUE(run.slurm.submitted.empty()) << "submitted beside a live task: " << run.submitted();
@@ -106,11 +97,7 @@ TEST(LifecycleTrust, TheRestartOfACrashWaitsForTheTaskToEnd) {
 // every node of the run, were excluded and charged).
 TEST(LifecycleTrust, ReportersOfAPeerErrorAreNotBlamed) {
   EndingRun run;
-  run.slurm.node_list = {{"node-1", "idle", {}, "", "", {"gpu"}},
-                         {"node-2", "idle", {}, "", "", {"gpu"}},
-                         {"node-3", "idle", {}, "", "", {"gpu"}},
-                         {"node-4", "idle", {}, "", "", {"gpu"}},
-                         {"node-5", "idle", {}, "", "", {"gpu"}}};
+  run.idle_nodes(5);
   for (int i = 1; i <= 3; ++i)
     run.slurm.shown_nodes["node-" + std::to_string(i)] = {
         {"NodeAddr", "10.11.0." + std::to_string(i)}};
@@ -129,15 +116,10 @@ TEST(LifecycleTrust, ReportersOfAPeerErrorAreNotBlamed) {
 // threshold and kept node-2 out of every job's restarts).
 TEST(LifecycleTrust, OneCrashIsOneIncidentWhateverFindingsToldOfIt) {
   EndingRun run;
-  write_file(run.log, "global_step: 1\n");
-  run.slurm.jobs = {run.task("RUNNING")};
-  run.cycle(run.now);
-  write_file(run.log,
-             "node-2:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with "
-             "error 12\ntorch.distributed.DistBackendError: NCCL error in: "
-             "ProcessGroupNCCL.cpp:1970\n",
-             true);
-  run.cycle(run.now + 30);
+  run.runs_and_prints(
+      "node-2:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with "
+      "error 12\ntorch.distributed.DistBackendError: NCCL error in: "
+      "ProcessGroupNCCL.cpp:1970\n");
   ASSERT_EQ(run.store->incident_counts(0), (std::map<std::string, int>{{"node-2", 1}}))
       << "the crash seen while it ran is charged\n"
       << event_lines(*run.store);

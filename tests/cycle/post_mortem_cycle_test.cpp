@@ -19,11 +19,7 @@ using testing::write_file;
 // only "absent", with no cause and no restart (and on_absent = restart put it back on node-2).
 TEST(PostMortem, AnNcclCrashRestartsOffTheNodeThatPrintedIt) {
   EndingRun run;
-  run.slurm.node_list = {{"node-1", "idle", {}, "", "", {"gpu"}},
-                         {"node-2", "idle", {}, "", "", {"gpu"}},
-                         {"node-3", "idle", {}, "", "", {"gpu"}},
-                         {"node-4", "idle", {}, "", "", {"gpu"}},
-                         {"node-5", "idle", {}, "", "", {"gpu"}}};
+  run.idle_nodes(5);
   auto r = run.runs_then_ends(
       "node-2:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with "
       "error 12\nTraceback (most recent call last):\ntorch.distributed.DistBackendError: NCCL "

@@ -48,6 +48,21 @@ struct EndingRun {
     return j;
   }
   CycleResult cycle(double at) { return Supervisor(config, *store, slurm).run_cycle(at); }
+  // The task runs (a cycle sees its first step), then prints `lines` while still listed as
+  // running, and the next cycle reads them.
+  CycleResult runs_and_prints(const std::string& lines) {
+    write_file(log, "global_step: 1\n");
+    slurm.jobs = {task("RUNNING")};
+    cycle(now);
+    write_file(log, lines, true);
+    return cycle(now + 30);
+  }
+  // Idle gpu nodes node-1 .. node-N: room for a restart that avoids some of them.
+  void idle_nodes(int n) {
+    slurm.node_list.clear();
+    for (int i = 1; i <= n; ++i)
+      slurm.node_list.push_back({"node-" + std::to_string(i), "idle", {}, "", "", {"gpu"}});
+  }
   // What `scontrol show job 7` answers once the task ended with `final_state`.
   void shows_ended(const std::string& final_state, const std::string& exit_code = "1:0") {
     slurm.shown_jobs["7"] = {{"JobState", final_state},

@@ -74,6 +74,16 @@ struct EndingRun {
     return next;
   }
   std::string events() { return llmwatch(config, {"events"}).out; }
+  // A person's scancel of `task`, until squeue and scontrol have both forgotten it (a short
+  // MinJobAge): what llmwatch then sees is only what outlives Slurm's memory.
+  bool cancelled_and_forgotten(const std::string& task) {
+    return c.slurm({"scancel", task}).ok() &&
+           eventually(
+               [&] {
+                 return live().empty() && !c.slurm({"scontrol", "show", "job", task}).ok();
+               },
+               120);
+  }
   // Submits the run and waits until it trains; its id, or "" if it never stepped.
   std::string start(int nodes, const std::vector<std::string>& extra = {}) {
     std::string id = submit(nodes, extra);
@@ -242,15 +252,11 @@ TEST(PostMortem, APersonsCancelFirstSeenAfterSlurmForgotTheJobIsReadFromAccounti
   LocalCluster c(2, {{"LLMWATCH_CLUSTER_ACCOUNTING", "1"}, {"LLMWATCH_CLUSTER_MIN_JOB_AGE", "2"}});
   ASSERT_TRUE(c.error.empty()) << c.error;
   EndingRun run(c);
+  // A person cancels it; then it is gone from squeue and from scontrol: only accounting
+  // remembers it now.
   std::string first = run.start(1);
   ASSERT_FALSE(first.empty());
-  ASSERT_TRUE(c.slurm({"scancel", first}).ok());
-  // Gone from squeue and from scontrol: only accounting remembers it now.
-  ASSERT_TRUE(eventually(
-      [&] {
-        return run.live().empty() && !c.slurm({"scontrol", "show", "job", first}).ok();
-      },
-      120));
+  ASSERT_TRUE(run.cancelled_and_forgotten(first));
   for (int i = 0; i < 2; ++i) ASSERT_TRUE(llmwatch(run.config, {"run", "--once"}).ok());
   EXPECT_TRUE(run.live().empty()) << run.events();
   std::string events = run.events();
@@ -273,12 +279,7 @@ TEST(PostMortem, APersonsCancelReadFromTheLogAloneIsLeftAlone) {
   EndingRun run(c);
   std::string first = run.start(1);
   ASSERT_FALSE(first.empty());
-  ASSERT_TRUE(c.slurm({"scancel", first}).ok());
-  ASSERT_TRUE(eventually(
-      [&] {
-        return run.live().empty() && !c.slurm({"scontrol", "show", "job", first}).ok();
-      },
-      120));
+  ASSERT_TRUE(run.cancelled_and_forgotten(first));
   std::string out = read_file(run.work + "/train-" + first + ".out");
   ASSERT_NE(out.find("CANCELLED AT"), std::string::npos) << out;
   ASSERT_NE(out.find("SignalException"), std::string::npos) << out;

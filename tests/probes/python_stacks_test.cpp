@@ -103,18 +103,18 @@ TEST(PythonStacks, SlurmdListsTheJobsProcesses) {
   EXPECT_FALSE(parse_listpids(""));
 }
 
-// A stand-in rank: a process (sleep) whose environment names its flight-recorder pipe, as
-// torchrun's worker's would. Killed and reaped at the end.
+// A stand-in rank: a process (sleep, or a copy of it at `program`) whose environment names
+// its flight-recorder pipe, as torchrun's worker's would. Killed and reaped at the end.
 struct FakeRank {
   pid_t pid = -1;
-  FakeRank(const std::vector<std::string>& env) {
+  explicit FakeRank(const std::vector<std::string>& env, std::string program = "/bin/sleep") {
     std::vector<char*> envp;
     std::vector<std::string> copy = env;
     for (auto& e : copy) envp.push_back(e.data());
     envp.push_back(nullptr);
-    char sleep_path[] = "/bin/sleep", arg[] = "60";
-    char* argv[] = {sleep_path, arg, nullptr};
-    EXPECT_EQ(posix_spawn(&pid, "/bin/sleep", nullptr, nullptr, argv, envp.data()), 0);
+    char arg[] = "60";
+    char* argv[] = {program.data(), arg, nullptr};
+    EXPECT_EQ(posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv, envp.data()), 0);
   }
   ~FakeRank() {
     if (pid > 0) {
@@ -200,18 +200,8 @@ TEST(PythonStacks, TheDumpNeverLoadsAScriptTheJobsUserCanWrite) {
   // The directory is a user's (nobody's): what is in it, that user could have put there.
   ASSERT_EQ(::chown(bin.c_str(), 65534, 65534), 0);
   ASSERT_EQ(::chown((prog + "-gdb.py").c_str(), 65534, 65534), 0);
-  pid_t pid = -1;
-  std::string arg = "60";
-  char* argv[] = {prog.data(), arg.data(), nullptr};
-  char* envp[] = {nullptr};
-  ASSERT_EQ(posix_spawn(&pid, prog.c_str(), nullptr, nullptr, argv, envp), 0);
-  struct Reap {
-    pid_t pid;
-    ~Reap() {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  } reap{pid};
+  FakeRank process({}, prog);
+  pid_t pid = process.pid;
   auto dump = dump_python_stack(pid, Seconds(30));
   EXPECT_FALSE(std::filesystem::exists(marker)) << "the job's gdb script ran: " << dump.text;
   // The control: gdb as the dump ran it before, with every path safe.
@@ -232,18 +222,9 @@ TEST(PythonStacks, TheDumperTakesTheRightsOfTheProcessItDumps) {
   std::filesystem::create_directories(bin);
   std::filesystem::copy_file("/bin/sleep", bin + "/prog");
   ::chmod(dir.path.c_str(), 0755);
-  pid_t pid = -1;
-  std::string prog = bin + "/prog", arg = "60";
-  char* argv[] = {prog.data(), arg.data(), nullptr};
-  char* envp[] = {nullptr};
-  ASSERT_EQ(posix_spawn(&pid, prog.c_str(), nullptr, nullptr, argv, envp), 0);
-  struct Reap {
-    pid_t pid;
-    ~Reap() {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  } reap{pid};
+  std::string prog = bin + "/prog";
+  FakeRank process({}, prog);
+  pid_t pid = process.pid;
   ASSERT_TRUE(testing::eventually([&] {
     return std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe") == prog;
   }));
