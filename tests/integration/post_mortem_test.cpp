@@ -171,6 +171,12 @@ TEST(PostMortem, AnAddressOrARankInTheLogNamesTheNodeTheRestartAvoids) {
   EXPECT_NE(run.events().find("node-1:48211:48377 [5] NCCL WARN"), std::string::npos)
       << "the reporter is not named in the log: " << run.events();
   EXPECT_EQ(excluded(c, second), "node-2");
+  // The fit rule alone would exclude one node of four here: the ledger tells whether the
+  // reporter was blamed.
+  EXPECT_EQ(llmwatch_sql(c.dir / "state",
+                         "SELECT COUNT(*) FROM events WHERE kind='incident' AND subject='node-1'"),
+            "0\n")
+      << run.events();
   EXPECT_NE(run.events().find("named as peer 127.0.0.3"), std::string::npos)
       << llmwatch(run.config, {"job", "itest-pm"}).out;
   c.slurm({"scancel", second});
