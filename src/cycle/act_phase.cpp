@@ -81,17 +81,20 @@ ActionRequest cleanup_request(const StorageSettings& storage, const Checkpoint& 
 void record_findings(CycleState& s, std::map<std::string, double>& first_seen) {
   s.store.transaction([&] {
     for (const auto& f : s.findings) {
-      // Charged once per task end (Store::add_incident), when its suspects are known: an end
-      // that waited for its node-check is charged in the cycle that knows them.
-      if ((f.kind == "ended" && f.severity != Severity::Unknown) ||
-          (f.kind == "crashed" && f.severity == Severity::Critical))
+      bool is_new = s.store.observe(f, s.now) == FindingChange::New;
+      // Charged once per task end (Store::add_incident), when its suspects are known: as the
+      // finding is raised, or, for an end that waited for its node-check, in the cycle whose
+      // check completed its post-mortem.
+      const JobWork* w = work_for(s, f.subject);
+      bool suspects_known = is_new || (f.kind == "ended" && w && w->ended_updated);
+      if (suspects_known && ((f.kind == "ended" && f.severity != Severity::Unknown) ||
+                             (f.kind == "crashed" && f.severity == Severity::Critical)))
         record_crash_incidents(s, f);
-      if (s.store.observe(f, s.now) != FindingChange::New) continue;
+      if (!is_new) continue;
       ++s.result.new_findings;
       // Where the run's lost time starts: its last step, exact (the series is thinned).
       std::optional<std::pair<double, std::int64_t>> last_step;
-      if (const JobWork* w = work_for(s, f.subject);
-          w && w->progress.step && w->progress.last_progress > 0)
+      if (w && w->progress.step && w->progress.last_progress > 0)
         last_step = {w->progress.last_progress, *w->progress.step};
       s.store.add_finding_event(s.now, f, last_step);
     }

@@ -40,9 +40,10 @@ std::optional<Executor::Ran> Executor::run_journaled(ActionPlugin& plugin, const
                                                      const std::string& reason,
                                                      const Status& budget) {
   const std::string& name = req.action;
-  const std::string before = store_.action_state(key);
-  auto id = store_.begin_action(key, name, req.job, reason, now_);
-  if (!id) return std::nullopt;
+  auto started = store_.start_action(key, name, req.job, reason, now_);
+  if (!started) return std::nullopt;
+  const std::int64_t id = started->id;
+  const int attempts = started->attempts;
   ActionOutcome outcome;
   if (!budget) {
     outcome = {ActionState::Skipped, "not done: " + budget.error() + "; needs a human"};
@@ -59,14 +60,13 @@ std::optional<Executor::Ran> Executor::run_journaled(ActionPlugin& plugin, const
     }
   }
   const std::string state = action_state_name(outcome.state);
-  store_.finish_action(*id, state, outcome.detail, now_);
+  store_.finish_action(id, state, outcome.detail, now_);
   // A dry run or a wait is journaled again each time (it takes no key) but told once, and
   // counts as nothing done: not every cycle it goes on.
   if ((outcome.state == ActionState::Waiting || outcome.state == ActionState::DryRun) &&
-      before == state)
+      started->retaken_from == state)
     return Ran{outcome, false};
   bool not_done = outcome.state == ActionState::Failed || outcome.state == ActionState::Skipped;
-  int attempts = store_.action_attempts(*id);
   store_.add_event(now_, "action", req.job, not_done ? "warning" : "info",
                    name + " " + state + ": " + outcome.detail +
                        (attempts > 1 ? " (attempt " + std::to_string(attempts) + ")" : ""));

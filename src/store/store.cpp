@@ -238,6 +238,18 @@ std::vector<FindingRow> Store::firing() {
 std::optional<std::int64_t> Store::begin_action(const std::string& idem_key,
                                                 const std::string& kind, const std::string& subject,
                                                 const std::string& reason, double now) {
+  auto started = start_action(idem_key, kind, subject, reason, now);
+  return started ? std::optional<std::int64_t>(started->id) : std::nullopt;
+}
+
+std::optional<Store::ActionStart> Store::start_action(const std::string& idem_key,
+                                                      const std::string& kind,
+                                                      const std::string& subject,
+                                                      const std::string& reason, double now) {
+  ActionStart out;
+  auto before = db_.prepare("SELECT state FROM actions WHERE idem_key=?");
+  before.bind(1, idem_key);
+  if (before.step()) out.retaken_from = before.text(0);
   auto st = db_.prepare(
       "INSERT INTO actions(idem_key, kind, subject, reason, state, started) "
       "VALUES(?,?,?,?, 'intent', ?) ON CONFLICT(idem_key) DO UPDATE SET state='intent', "
@@ -245,7 +257,7 @@ std::optional<std::int64_t> Store::begin_action(const std::string& idem_key,
       "attempts=actions.attempts + (actions.state='failed') "
       "WHERE actions.state IN ('dry-run','waiting') OR (actions.state='failed' AND "
       "actions.attempts < ? AND excluded.started >= COALESCE(actions.finished, actions.started) "
-      "+ ? * (1 << (actions.attempts - 1))) RETURNING id");
+      "+ ? * (1 << (actions.attempts - 1))) RETURNING id, attempts");
   st.bind(1, idem_key)
       .bind(2, kind)
       .bind(3, subject)
@@ -254,19 +266,9 @@ std::optional<std::int64_t> Store::begin_action(const std::string& idem_key,
       .bind(6, kMaxAttempts)
       .bind(7, kRetryAfter);
   if (!st.step()) return std::nullopt;
-  return st.integer(0);
-}
-
-std::string Store::action_state(const std::string& idem_key) {
-  auto st = db_.prepare("SELECT state FROM actions WHERE idem_key=?");
-  st.bind(1, idem_key);
-  return st.step() ? st.text(0) : std::string();
-}
-
-int Store::action_attempts(std::int64_t id) {
-  auto st = db_.prepare("SELECT attempts FROM actions WHERE id=?");
-  st.bind(1, id);
-  return st.step() ? static_cast<int>(st.integer(0)) : 0;
+  out.id = st.integer(0);
+  out.attempts = static_cast<int>(st.integer(1));
+  return out;
 }
 
 void Store::finish_action(std::int64_t id, const std::string& state, const std::string& detail,

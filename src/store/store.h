@@ -134,10 +134,16 @@ class Store {
   std::optional<std::int64_t> begin_action(const std::string& idem_key, const std::string& kind,
                                            const std::string& subject, const std::string& reason,
                                            double now);
-  // How many times the action of row `id` was begun (1 on its first run).
-  int action_attempts(std::int64_t id);
-  // The journaled state of `idem_key` ("done", "waiting", ...); empty when never journaled.
-  std::string action_state(const std::string& idem_key);
+  // The same, with what the executor tells of it: how many times the action was begun (1 on
+  // its first run), and the state the key was taken again from ("" for a new key).
+  struct ActionStart {
+    std::int64_t id = 0;
+    int attempts = 1;
+    std::string retaken_from;
+  };
+  std::optional<ActionStart> start_action(const std::string& idem_key, const std::string& kind,
+                                          const std::string& subject, const std::string& reason,
+                                          double now);
   void finish_action(std::int64_t id, const std::string& state, const std::string& detail,
                      double now);
   int count_actions(const std::string& kind, const std::string& subject, double since);
