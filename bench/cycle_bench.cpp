@@ -158,10 +158,9 @@ class BenchSlurm : public SlurmClient {
             {"Account", "(null)"}};
   }
   // squeue's details of new tasks, in one call (as the real client asks them).
-  Result<std::map<std::string, std::map<std::string, std::string>>> job_details(
-      const std::vector<std::string>& ids) override {
+  Result<JobDetails> job_details(const std::vector<std::string>& ids) override {
     ++ctld_calls;
-    std::map<std::string, std::map<std::string, std::string>> out;
+    JobDetails out;
     for (const auto& id : ids)
       out[id] = {{"StdOut", dir + "/logs/train-" + std::to_string(std::stoll(id) - 1000) + ".log"},
                  {"Command", "/shared/train.sh"},

@@ -113,15 +113,14 @@ std::map<std::string, std::string> SlurmClient::show_job(const std::string& job_
   return records.empty() ? std::map<std::string, std::string>{} : records.front();
 }
 
-Result<std::map<std::string, std::map<std::string, std::string>>> SlurmClient::job_details(
-    const std::vector<std::string>& task_ids) {
-  if (task_ids.empty()) return std::map<std::string, std::map<std::string, std::string>>{};
+Result<JobDetails> SlurmClient::job_details(const std::vector<std::string>& task_ids) {
+  if (task_ids.empty()) return JobDetails{};
   std::string ids;
   for (const auto& id : task_ids) ids += (ids.empty() ? "" : ",") + id;
   auto r = run("squeue", {"-h", "-t", "all", "-j", ids, "-O", kJobDetailsFormat}, {}, kTextCap);
   // Every task gone since the queue was read: squeue fails on ids it no longer knows.
   if (r.started && !r.timed_out && r.err.find("Invalid job id") != std::string::npos)
-    return std::map<std::string, std::map<std::string, std::string>>{};
+    return JobDetails{};
   if (!r.ok())
     return Error{r.describe("squeue -O for " + std::to_string(task_ids.size()) + " new tasks")};
   if (r.out_truncated) return Error{"squeue -O for new tasks: output was cut; not trusted"};

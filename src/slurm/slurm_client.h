@@ -49,8 +49,7 @@ class SlurmClient {
   // (slurm_text.h, parse_job_details), keyed by task id; StdOut and StdErr are Slurm's
   // patterns, expanded by the caller. An error names the command; a task Slurm no longer
   // lists is absent.
-  virtual Result<std::map<std::string, std::map<std::string, std::string>>> job_details(
-      const std::vector<std::string>& task_ids);
+  virtual Result<JobDetails> job_details(const std::vector<std::string>& task_ids);
   // `sacct`, for a task slurmctld may already have forgotten (MinJobAge): its allocation's
   // record (State, ExitCode, NodeList, NNodes, Reason, Start, End; slurm_text.h), the one that
   // started at `started` when the id was requeued. Empty where the cluster keeps no accounting,

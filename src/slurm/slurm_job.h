@@ -2,6 +2,7 @@
 // One job (or one array task, or the pending remainder of an array) as squeue reports it.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -98,6 +99,10 @@ std::string slurm_job_to_json(const SlurmJob& job);
 std::optional<SlurmJob> slurm_job_from_json(const std::string& text);
 
 // Expands Slurm filename patterns (%x %j %A %a %u %N %%, with optional zero padding "%4a").
+// What squeue's details of several tasks tell, by task id, keyed as `scontrol show job` keys
+// them (slurm_text.h, parse_job_details).
+using JobDetails = std::map<std::string, std::map<std::string, std::string>>;
+
 std::string expand_slurm_pattern(const std::string& pattern, const SlurmJob& job);
 // The log a job writes to: its StdOut, or Slurm's default name in its workdir.
 std::string job_stdout_path(const SlurmJob& job);

@@ -292,10 +292,10 @@ std::vector<std::map<std::string, std::string>> parse_sacct(std::string_view tex
   return out;
 }
 
-std::map<std::string, std::map<std::string, std::string>> parse_job_details(std::string_view text) {
+JobDetails parse_job_details(std::string_view text) {
   static const char* const kNames[] = {"StdOut",  "StdErr",  "Command",
                                        "WorkDir", "Account", "Partition"};
-  std::map<std::string, std::map<std::string, std::string>> out;
+  JobDetails out;
   Lines lines(text);
   for (std::string_view line; lines.next(line);) {
     auto fields = split(line, '\x1f');

@@ -49,6 +49,6 @@ std::map<std::string, std::string> sacct_record_of(
 inline constexpr const char* kJobDetailsFormat =
     "JobArrayID:\x1f,STDOUT:\x1f,STDERR:\x1f,Command:\x1f,WorkDir:\x1f,Account:\x1f,"
     "Partition:\x1f";
-std::map<std::string, std::map<std::string, std::string>> parse_job_details(std::string_view text);
+JobDetails parse_job_details(std::string_view text);
 
 }  // namespace llmwatch

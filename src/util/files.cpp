@@ -29,11 +29,8 @@ Result<std::string> read_file_or_why(const std::string& path) {
 }
 
 std::optional<std::string> read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = read_file_or_why(path);
+  return text ? std::optional<std::string>(std::move(*text)) : std::nullopt;
 }
 
 Status write_file_atomic(const std::string& path, const std::string& text) {

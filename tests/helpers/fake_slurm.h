@@ -60,10 +60,9 @@ class FakeSlurm : public SlurmClient {
     return it == shown_jobs.end() ? std::map<std::string, std::string>{} : it->second;
   }
   // squeue's details of new tasks, from the same records (whose paths have no pattern).
-  Result<std::map<std::string, std::map<std::string, std::string>>> job_details(
-      const std::vector<std::string>& ids) override {
+  Result<JobDetails> job_details(const std::vector<std::string>& ids) override {
     ++detail_calls;
-    std::map<std::string, std::map<std::string, std::string>> out;
+    JobDetails out;
     for (const auto& id : ids) {
       if (on_show_job) on_show_job(id);
       if (auto it = shown_jobs.find(id); it != shown_jobs.end()) out[id] = it->second;

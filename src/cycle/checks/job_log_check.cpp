@@ -69,7 +69,7 @@ void fill_new_tasks(CycleState& s, std::vector<std::string>& errors) {
     ids.push_back(w.obs.running->display_id());
   }
   if (ids.empty()) return;
-  Result<std::map<std::string, std::map<std::string, std::string>>> details = Error{"not asked"};
+  Result<JobDetails> details = Error{"not asked"};
   Status called = run_guarded("squeue's details of " + std::to_string(ids.size()) + " new tasks",
                               [&] { details = s.slurm.job_details(ids); });
   if (!called) {
