@@ -184,6 +184,11 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
     return out;
   }
   if (!obs.progress) return out;
+  // A task Slurm is ending is judged by its end (post-mortem), once it is gone or back in the
+  // queue: the SIGTERM traceback torchrun prints on a requeue or preemption is no crash, and
+  // a task being killed makes no progress by design (#26.1 follow-up: a requeued run got a
+  // restart journaled beside itself). A real crash seen now is classified a cycle later.
+  if (obs.running->ending()) return out;
   const JobProgress& p = *obs.progress;
   if (auto f = time_limit_finding(job, label, *obs.running, p, now)) out.push_back(*f);
   std::vector<std::string> evidence(p.recent.begin(), p.recent.end());

@@ -37,6 +37,9 @@ struct SlurmJob {
   bool running() const {
     return state == "RUNNING" || state == "COMPLETING" || state == "CONFIGURING";
   }
+  // Slurm is ending it (a crash, a cancel, a requeue or a preemption): what it prints now is
+  // the end's doing, judged from its end, not by the live rules.
+  bool ending() const { return state == "COMPLETING"; }
   bool pending() const { return state == "PENDING" || state == "REQUEUED"; }
   // Still the run's, though neither running nor pending: suspended, stopped, held after a
   // requeue, being resized or signalled. Such a job is not "absent" and is never restarted.

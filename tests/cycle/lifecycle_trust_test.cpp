@@ -92,6 +92,49 @@ TEST(LifecycleTrust, TheRestartOfACrashWaitsForTheTaskToEnd) {
       << event_lines(*run.store);
 }
 
+// `scontrol requeue` (or preemption): Slurm signals the task, torchrun prints its SIGTERM
+// traceback while the task is COMPLETING, and the task comes back PENDING under its own id.
+// The traceback is the end's doing, not a crash: nothing is journaled to restart it. Before,
+// the live crash rule read it as a crash and journaled a restart that waited beside the
+// requeued run (the PostMortem.ARequeuedTaskIsNeverStartedTwice CI failure).
+TEST(LifecycleTrust, ATracebackPrintedWhileSlurmEndsTheTaskIsNoCrash) {
+  EndingRun run;
+  write_file(run.log, "global_step: 1\n");
+  run.slurm.jobs = {run.task("RUNNING")};
+  run.cycle(run.now);
+  write_file(run.log,
+             "Traceback (most recent call last):\n"
+             "torch.distributed.elastic.multiprocessing.api.SignalException: Process 9 got "
+             "signal: 15\n",
+             true);
+  run.slurm.jobs = {run.task("COMPLETING")};
+  auto r = run.cycle(run.now + 30);
+  EXPECT_FALSE(run.finding(r, "crashed")) << run.finding(r, "crashed")->summary;
+  run.slurm.jobs = {run.task("PENDING")};
+  run.cycle(run.now + 60);
+  EXPECT_TRUE(run.slurm.submitted.empty()) << run.submitted();
+  for (const auto& a : run.store->recent_actions(100))
+    EXPECT_NE(a.kind, "restart") << a.state << ": " << a.detail;
+}
+
+// A real crash first seen while the task is COMPLETING is judged by its end, and restarted
+// once the task is gone: skipping the live rule for an ending task loses no crash.
+TEST(LifecycleTrust, ACrashFirstSeenWhileTheTaskEndsIsRestartedOnceItIsGone) {
+  EndingRun run;
+  write_file(run.log, "global_step: 1\n");
+  run.slurm.jobs = {run.task("RUNNING")};
+  run.cycle(run.now);
+  write_file(run.log, kCudaError, true);
+  run.slurm.jobs = {run.task("COMPLETING")};
+  run.cycle(run.now + 30);
+  run.slurm.jobs = {run.task("FAILED")};
+  run.shows_ended("FAILED");
+  auto r = run.cycle(run.now + 60);
+  ASSERT_TRUE(run.finding(r, "ended"));
+  EXPECT_EQ(run.finding(r, "ended")->cause, "GPU error");
+  EXPECT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
+}
+
 // The trigger: node-1 and node-3 both print a failed completion from node-2's address.
 // The restart avoids node-2 alone and the ledger charges node-2 alone (#26.2: node-[1-3],
 // every node of the run, were excluded and charged).

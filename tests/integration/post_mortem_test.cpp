@@ -356,7 +356,8 @@ TEST(PostMortem, ARequeuedTaskIsNeverStartedTwice) {
     EXPECT_EQ(run.live(), std::vector<std::string>{first}) << run.events();
   }
   EXPECT_EQ(llmwatch_sql(c.dir / "state", "SELECT COUNT(*) FROM actions WHERE kind='restart'"),
-            "0\n");
+            "0\n")
+      << llmwatch_sql(c.dir / "state", "SELECT * FROM actions") << run.events();
 }
 
 }  // namespace
