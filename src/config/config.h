@@ -95,7 +95,15 @@ struct JobSettings {
   std::vector<std::string> on_slowdown{"alert"};
   std::vector<std::string> on_loss_spike{"alert"};
   std::vector<std::string> on_nan{"alert"};
-  int line = 0;  // where the entry starts in the file
+
+  // Slow-node localisation (#28): per-rank section times from llmwatch_timing.py.
+  std::string timing_dir;         // "": off; where rank-<N>.jsonl files are written
+  double straggler_speed = 0.85;  // a node this much slower than its peers is a suspect
+  // "alert": say which node and what evicting it would save; "evict": save, cancel, restart
+  // without it and drain it, only when the saving beats the measured restart cost.
+  std::string on_straggler = "alert";
+  double evict_margin = 0.5;  // the saving must exceed the restart cost by this share
+  int line = 0;               // where the entry starts in the file
 };
 
 struct StorageSettings {

@@ -9,6 +9,7 @@
 #include "policy/restart_exclusion.h"
 #include "probes/checkpoints.h"
 #include "rules/attribution.h"
+#include "rules/straggler.h"
 #include "slurm/hostlist.h"
 #include "store/store.h"
 #include "util/units.h"
@@ -102,6 +103,32 @@ void record_findings(CycleState& s, std::map<std::string, double>& first_seen) {
   });
 }
 
+// A slow node (#28): on_straggler = "alert" only tells, with the cost sum. "evict", when the
+// sum says it pays: ask for a save first (a save switch) and wait for its checkpoint, then
+// cancel, restart without the node, and (evict_node) drain it and charge the ledger.
+std::vector<std::string> straggler_plan(const JobWork& w, const ActionRequest& base) {
+  if (w.settings->on_straggler != "evict" || !w.straggler || !w.eviction || !w.eviction->evict)
+    return {"alert"};
+  bool saved = w.settings->save_switch.empty() || w.progress.checkpoint_done > base.episode;
+  if (!saved) return {"save", "alert"};
+  return {"cancel", "restart", "alert"};
+}
+
+// The evicted node, once the plan cancelled its run: drained with the reason, under the
+// drain budget, and one incident in the ledger.
+void evict_node(CycleState& s, Executor& executor, const JobWork& w, const ActionRequest& base) {
+  const std::string& node = w.straggler->node;
+  ActionRequest drain;
+  drain.finding = base.finding;
+  drain.finding.summary = "slow " + straggler_summary(*w.straggler);
+  drain.episode = base.episode;
+  drain.job = node;
+  s.result.actions += executor.run_plan(drain, {"drain"});
+  s.store.add_incident(
+      s.now, node, base.task ? task_identity(base) : w.label,
+      "evicted from " + w.label + ": " + drain.finding.summary + "; " + w.eviction->text);
+}
+
 // What to do about one finding, and with what request.
 std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionRequest& base) {
   if (f.severity == Severity::Unknown) return {};  // unknown never acts by itself
@@ -134,6 +161,10 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
     base.exclude.insert(base.exclude.end(), choice.nodes.begin(), choice.nodes.end());
     if (!choice.note.empty()) base.finding.evidence.push_back(choice.note);
   }
+  if (f.kind == "straggler") {
+    if (w->straggler) base.exclude.push_back(w->straggler->node);
+    return straggler_plan(*w, base);
+  }
   auto plan = actions_for(f, *w->settings);
   std::vector<Finding> same_job;
   for (const auto& g : s.findings)
@@ -164,6 +195,11 @@ void act_phase(CycleState& s) {
       base.exclude = s.unusable;
       auto plan = plan_for(s, *f, base);
       s.result.actions += executor.run_plan(base, plan);
+      // Only once the cancel happened (not a dry run, not refused by a budget).
+      if (f->kind == "straggler" && std::count(plan.begin(), plan.end(), "cancel") &&
+          s.store.count_actions("cancel", base.job, base.episode) > 0)
+        if (const JobWork* w = work_for(s, f->subject); w && w->straggler)
+          evict_node(s, executor, *w, base);
     });
     if (!acted) s.errors.push_back(acted.error());
   }

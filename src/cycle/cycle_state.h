@@ -11,11 +11,13 @@
 
 #include "config/config.h"
 #include "cycle/supervisor.h"
+#include "policy/eviction_cost.h"
 #include "probes/checkpoints.h"
 #include "rules/clock_rule.h"
 #include "rules/finding.h"
 #include "rules/job_rules.h"
 #include "rules/post_mortem.h"
+#include "rules/straggler.h"
 #include "slurm/slurm_client.h"
 #include "util/time_budget.h"
 
@@ -37,10 +39,15 @@ struct JobWork {
   std::optional<SlurmJob> final_entry;
   std::optional<PostMortem> ended;
   bool ended_new = false;
-  bool ended_updated = false;  // a stored post-mortem completed this cycle (its node-check)
+  bool ended_updated = false;          // a stored post-mortem completed this cycle (its node-check)
   bool cancelled_by_llmwatch = false;  // the journal holds a cancel of the last task
   std::vector<NodeTrouble> troubles;   // the task's nodes that Slurm shows out of service
   int spare_nodes = -1;                // usable nodes of its partition beyond its size; -1 unknown
+  // Slow-node localisation (#28): the ranks' timing as read this cycle ([[job]] timing_dir),
+  // the suspect it names, and whether evicting it pays (the cost sum, for on_straggler).
+  std::optional<RankTimingRead> timing;
+  std::optional<NodeSpeed> straggler;
+  std::optional<EvictionVerdict> eviction;
 };
 
 struct CycleState {

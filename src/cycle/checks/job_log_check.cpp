@@ -14,10 +14,12 @@
 
 #include "cycle/check.h"
 #include "cycle/checks/node_check_srun.h"
+#include "cycle/checks/straggler_judge.h"
 #include "cycle/failure_domain.h"
 #include "probes/end_evidence.h"
 #include "probes/job_logs.h"
 #include "probes/log_tail.h"
+#include "probes/rank_timing.h"
 #include "slurm/hostlist.h"
 #include "store/keys.h"
 #include "store/store.h"
@@ -128,7 +130,8 @@ struct JobFiles {
   std::string errors;  // files that could not be read
   size_t readable = 0;
   std::uint64_t bytes = 0;
-  double seconds = 0;  // how long the call took
+  double seconds = 0;                    // how long the call took
+  std::optional<RankTimingRead> timing;  // [[job]] timing_dir, read with the logs
 };
 
 DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double now) {
@@ -145,47 +148,50 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
   }
   // Copied once here; the call, which runs at most once, moves it into its answer.
   auto progress = std::make_shared<JobProgress>(ask.logs ? w.progress : JobProgress{});
-  return {"files of " + w.label, [t = std::move(t), progress, ask, now,
-                                  kill = w.settings->kill_switch, save = w.settings->save_switch] {
-            auto t0 = std::chrono::steady_clock::now();
-            JobFiles f;
-            f.kill_mtime = mtime_of(kill);
-            f.save_mtime = mtime_of(save);
-            if (ask.logs) {
-              f.progress = std::move(*progress);
-              JobProgress& p = f.progress;
-              auto paths = glob_logs(t.patterns);
-              for (const auto& path : paths) f.label += (f.label.empty() ? "" : " ") + path;
-              if (ask.new_task) {
-                task_ended(p);
-                double started = t.start_time > 0 ? static_cast<double>(t.start_time) : now;
-                start_task(p, t.id, f.label, std::min(started, now), t.start_time);
-              }
-              p.log_path = f.label;
-              TrainingLogParser parser(t.regex);
-              for (const auto& path : paths) {
-                auto known = p.cursors.find(path);
-                LogCursor cursor = known == p.cursors.end() ? LogCursor{} : known->second;
-                ProgressUpdate update(p, parser, now, t.allowance);
-                LogChunk chunk = scan_appended(
-                    path, cursor, {},
-                    [&](std::span<const std::string_view> lines) { update.feed(lines); });
-                auto advances = update.finish();
-                if (!chunk.error.empty()) {
-                  f.errors += (f.errors.empty() ? "" : "; ") + chunk.error;
-                  p.cursors.erase(path);
-                  continue;
-                }
-                p.cursors[path] = cursor;
-                ++f.readable;
-                f.bytes += chunk.bytes_read;
-                p.bytes_read += chunk.bytes_read;
-                f.advances.insert(f.advances.end(), advances.begin(), advances.end());
-              }
+  return {
+      "files of " + w.label, [t = std::move(t), progress, ask, now, kill = w.settings->kill_switch,
+                              save = w.settings->save_switch, timing_dir = w.settings->timing_dir] {
+        auto t0 = std::chrono::steady_clock::now();
+        JobFiles f;
+        f.kill_mtime = mtime_of(kill);
+        f.save_mtime = mtime_of(save);
+        if (ask.logs) {
+          f.progress = std::move(*progress);
+          JobProgress& p = f.progress;
+          auto paths = glob_logs(t.patterns);
+          for (const auto& path : paths) f.label += (f.label.empty() ? "" : " ") + path;
+          if (ask.new_task) {
+            task_ended(p);
+            double started = t.start_time > 0 ? static_cast<double>(t.start_time) : now;
+            start_task(p, t.id, f.label, std::min(started, now), t.start_time);
+          }
+          p.log_path = f.label;
+          TrainingLogParser parser(t.regex);
+          for (const auto& path : paths) {
+            auto known = p.cursors.find(path);
+            LogCursor cursor = known == p.cursors.end() ? LogCursor{} : known->second;
+            ProgressUpdate update(p, parser, now, t.allowance);
+            LogChunk chunk =
+                scan_appended(path, cursor, {},
+                              [&](std::span<const std::string_view> lines) { update.feed(lines); });
+            auto advances = update.finish();
+            if (!chunk.error.empty()) {
+              f.errors += (f.errors.empty() ? "" : "; ") + chunk.error;
+              p.cursors.erase(path);
+              continue;
             }
-            f.seconds = seconds_since(t0);
-            return f;
-          }};
+            p.cursors[path] = cursor;
+            ++f.readable;
+            f.bytes += chunk.bytes_read;
+            p.bytes_read += chunk.bytes_read;
+            f.advances.insert(f.advances.end(), advances.begin(), advances.end());
+          }
+        }
+        // Beside the logs, under the same deadline: a hung mount is one unknown job.
+        if (ask.logs && !timing_dir.empty()) f.timing = read_rank_timing(timing_dir);
+        f.seconds = seconds_since(t0);
+        return f;
+      }};
 }
 
 constexpr size_t kTailLines = 400;  // what a post-mortem reads of the log's last lines
@@ -308,6 +314,7 @@ void after_files(JobWork& w, Deadlined<JobFiles>& got, const FileAsk& ask, doubl
     return;
   }
   JobFiles& f = *got.value;
+  w.timing = std::move(f.timing);
   w.progress = std::move(f.progress);
   w.advances = std::move(f.advances);
   w.bytes += f.bytes;
@@ -460,6 +467,8 @@ class JobLogCheck : public Check {
       if (error.empty())
         error = run_guarded("rules for " + w.label, [&] {
                   findings = evaluate_job(*w.settings, w.obs, s.now);
+                  auto slow = judge_straggler(w, s.store, s.now);
+                  findings.insert(findings.end(), slow.begin(), slow.end());
                 }).error();
       if (!error.empty()) {
         // This job is unknown this cycle: none of its findings resolves, nothing acts on it.

@@ -1,0 +1,79 @@
+#include "cycle/checks/straggler_judge.h"
+
+#include <algorithm>
+
+#include "store/store.h"
+
+namespace llmwatch {
+namespace {
+
+// The run's remaining work at its healthy pace, within the task's time limit (past it, the
+// time limit ends the task and the run goes on elsewhere anyway); <0 when unknown.
+double remaining_healthy_s(const JobWork& w, double speed, double now) {
+  const JobProgress& p = w.progress;
+  double step_s = p.observed_interval > 0 ? p.observed_interval : p.step_time.value_or(0);
+  if (!p.step || step_s <= 0) return -1;
+  std::optional<std::int64_t> max =
+      w.settings->max_steps > 0 ? std::optional<std::int64_t>(w.settings->max_steps) : p.max_steps;
+  if (!max) return -1;
+  double left = static_cast<double>(std::max<std::int64_t>(0, *max - *p.step)) * step_s * speed;
+  const SlurmJob& task = *w.obs.running;
+  if (task.time_limit_minutes > 0 && task.start_time > 0) {
+    double until_limit = static_cast<double>(task.start_time + task.time_limit_minutes * 60) - now;
+    left = std::min(left, std::max(0.0, until_limit) * speed);
+  }
+  return left;
+}
+
+EvictionCase eviction_case(const JobWork& w, Store& store, double speed, double now) {
+  const JobProgress& p = w.progress;
+  EvictionCase c;
+  c.speed = speed;
+  c.margin = w.settings->evict_margin;
+  c.remaining_s = remaining_healthy_s(w, speed, now);
+  // Cancel to the new run's first step: this task's own start to its first step, measured.
+  if (auto first = store.progress_reached(w.label, p.task_seen, 0))
+    c.restart_s = std::max(0.0, *first - p.task_seen);
+  // With a save switch the run saves first, and loses only the save; without one, what it
+  // computed since its last checkpoint (or its first step).
+  if (!w.settings->save_switch.empty() && p.save_seconds) {
+    c.save_s = *p.save_seconds;
+  } else {
+    double since = std::max(p.checkpoint_done, p.task_seen + std::max(0.0, c.restart_s));
+    c.lost_work_s = std::max(0.0, now - since);
+  }
+  return c;
+}
+
+}  // namespace
+
+std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
+  std::vector<Finding> out;
+  if (!w.timing || !w.obs.running || w.obs.running->ending()) return out;
+  if (!w.timing->error.empty()) {
+    Finding f = make_finding("job:" + w.label, w.label, "timing-unreadable", Severity::Unknown,
+                             "cannot read the per-rank timing of " + w.label);
+    f.evidence.push_back(w.timing->error);
+    out.push_back(std::move(f));
+    return out;
+  }
+  StragglerSettings settings;
+  settings.slow_below = w.settings->straggler_speed;
+  auto verdict = localise_stragglers(w.timing->ranks, settings);
+  const NodeSpeed* suspect = verdict.suspect();
+  if (!suspect) return out;
+  w.straggler = *suspect;
+  Finding f = straggler_finding(w.label, *suspect);
+  for (const auto& n : verdict.nodes)
+    if (&n != suspect) f.evidence.push_back(straggler_summary(n));
+  // What the node itself says: its last node-check (clock throttle, PCIe width, ECC).
+  if (auto health = store.node_health(suspect->node))
+    f.evidence.push_back(suspect->node + " node-check: " + health->summary());
+  w.eviction = judge_eviction(eviction_case(w, store, suspect->relative, now));
+  // The alert states the sum, whichever on_straggler says: what staying costs, what leaving does.
+  f.summary += "; " + w.eviction->text;
+  out.push_back(std::move(f));
+  return out;
+}
+
+}  // namespace llmwatch

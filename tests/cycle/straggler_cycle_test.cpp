@@ -1,0 +1,118 @@
+// The slow node through whole cycles of the real Supervisor (#28): the ranks' timing files
+// name node-3; "alert" touches nothing and says what evicting would save; "evict" cancels,
+// restarts without node-3, drains it with the reason and charges the ledger, only when the
+// cost sum says it pays.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "ending_run.h"
+#include "rank_timing_sim.h"
+#include "store_reading.h"
+
+namespace llmwatch {
+namespace {
+
+using testing::EndingRun;
+using testing::event_lines;
+using testing::TimingSim;
+using testing::write_file;
+
+// Writes the simulated ranks' files, the way llmwatch_timing.py does.
+void write_timing(const std::string& dir, const std::vector<RankSeries>& ranks) {
+  std::filesystem::create_directories(dir);
+  for (const auto& r : ranks) {
+    std::string text;
+    for (const auto& s : r.samples)
+      text += "{\"ts\":" + std::to_string(s.ts) + ",\"rank\":" + std::to_string(r.rank) +
+              ",\"host\":\"" + r.host + "\",\"step\":" + std::to_string(s.step) +
+              ",\"compute_s\":" + std::to_string(s.compute_s) + ",\"wait_s\":0.05}\n";
+    write_file(dir + "/rank-" + std::to_string(r.rank) + ".jsonl", text);
+  }
+}
+
+// Three cycles of a run that steps (max_steps known), node-3 computing at 0.7x.
+CycleResult slow_run(EndingRun& run, const std::string& timing, double slow_speed) {
+  std::mt19937 rng(3);
+  TimingSim sim;
+  sim.nodes = 3;
+  sim.slow_node = "node-3";
+  sim.slow_speed = slow_speed;
+  write_timing(timing, sim.run(rng));
+  run.idle_nodes(6);
+  run.slurm.shown_nodes["node-3"] = {{"State", "ALLOCATED"}, {"Reason", ""}};
+  run.slurm.jobs = {run.task("RUNNING")};
+  CycleResult r;
+  for (int i = 0; i < 4; ++i) {
+    write_file(run.log, "global_step: " + std::to_string(100 + i * 10) + "\n", i > 0);
+    r = run.cycle(run.now + i * 30);
+  }
+  return r;
+}
+
+std::string config_for(const std::string& timing, const std::string& mode) {
+  return "timing_dir = \"" + timing + "\"\nmax_steps = 1000000\non_straggler = \"" + mode + "\"\n";
+}
+
+TEST(StragglerCycle, AlertNamesTheNodeWithTheCostSumAndTouchesNothing) {
+  testing::TempDir t;
+  EndingRun run(config_for(t / "timing", "alert"));
+  auto r = slow_run(run, t / "timing", 0.7);
+  const Finding* f = run.finding(r, "straggler");
+  ASSERT_TRUE(f) << event_lines(*run.store);
+  EXPECT_EQ(f->severity, Severity::Warning);
+  EXPECT_NE(f->summary.find("slow node node-3: 0."), std::string::npos) << f->summary;
+  EXPECT_NE(f->summary.find("ranks 16-23"), std::string::npos) << f->summary;
+  EXPECT_NE(f->summary.find("evict: saves ≈ "), std::string::npos)
+      << "the alert states the cost sum: " << f->summary;
+  EXPECT_TRUE(run.slurm.cancelled.empty());
+  EXPECT_TRUE(run.slurm.submitted.empty());
+  EXPECT_TRUE(run.slurm.controls.empty()) << run.slurm.controls.front();
+  for (const char* healthy : {"node-1", "node-2"})
+    EXPECT_EQ(f->summary.find(healthy), std::string::npos) << f->summary;
+}
+
+TEST(StragglerCycle, EvictCancelsRestartsWithoutTheNodeDrainsItAndChargesTheLedger) {
+  testing::TempDir t;
+  EndingRun run(config_for(t / "timing", "evict"));
+  slow_run(run, t / "timing", 0.7);
+  EXPECT_EQ(run.slurm.cancelled.size(), 1u) << event_lines(*run.store);
+  ASSERT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
+  EXPECT_NE(run.submitted().find("--exclude=node-3"), std::string::npos) << run.submitted();
+  EXPECT_NE(std::find(run.slurm.controls.begin(), run.slurm.controls.end(), "update node-3 drain"),
+            run.slurm.controls.end())
+      << event_lines(*run.store);
+  EXPECT_EQ(run.store->incident_counts(0)["node-3"], 1);
+  EXPECT_NE(event_lines(*run.store).find("evict: saves"), std::string::npos)
+      << "the history shows the cost sum\n"
+      << event_lines(*run.store);
+}
+
+// Evict configured, but the run has little left: the saving does not pay the restart.
+TEST(StragglerCycle, EvictWaitsForTheCostSumToPay) {
+  testing::TempDir t;
+  EndingRun run("timing_dir = \"" + t / "timing" +
+                "\"\nmax_steps = 135\non_straggler = \"evict\"\n");
+  auto r = slow_run(run, t / "timing", 0.8);
+  ASSERT_TRUE(run.finding(r, "straggler")) << event_lines(*run.store);
+  EXPECT_TRUE(run.slurm.cancelled.empty()) << event_lines(*run.store);
+  EXPECT_TRUE(run.slurm.controls.empty());
+  EXPECT_NE(run.finding(r, "straggler")->summary.find("keep: saves"), std::string::npos)
+      << run.finding(r, "straggler")->summary;
+}
+
+// The timing directory cannot be read: unknown, and nothing is done about it but saying so.
+TEST(StragglerCycle, UnreadableTimingIsUnknownAndNeverActs) {
+  testing::TempDir t;
+  EndingRun run(config_for(t / "no-such-dir", "evict"));
+  run.slurm.jobs = {run.task("RUNNING")};
+  write_file(run.log, "global_step: 1\n");
+  auto r = run.cycle(run.now);
+  const Finding* f = run.finding(r, "timing-unreadable");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, Severity::Unknown);
+  EXPECT_TRUE(run.slurm.cancelled.empty());
+}
+
+}  // namespace
+}  // namespace llmwatch

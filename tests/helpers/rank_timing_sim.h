@@ -1,0 +1,55 @@
+#pragma once
+// Per-rank timing of a synchronous training job, simulated with the noise real runs have
+// (#28): log-normal jitter on every rank's compute, checkpoint pauses and evaluation passes
+// that hit every rank at once, data-loader hiccups on one rank, a rank whose lines arrive
+// late. Optionally one node computes slower. Shared by the straggler tests and the bench.
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "probes/rank_timing.h"
+
+namespace llmwatch::testing {
+
+struct TimingSim {
+  int nodes = 4, ranks_per_node = 8, steps = 60;
+  double compute_s = 0.4, sigma = 0.1;  // log-normal jitter (±10%)
+  std::string slow_node;                // "" none; else "node-<i>"
+  double slow_speed = 1;                // its pace (0.8: computes 1.25× longer)
+  int slow_from_step = 0;               // when it turned slow
+  bool noise_events = true;             // checkpoints, evaluations, hiccups, a late rank
+
+  std::vector<RankSeries> run(std::mt19937& rng) const {
+    std::lognormal_distribution<double> jitter(0, sigma);
+    std::uniform_int_distribution<int> pick_rank(0, nodes * ranks_per_node - 1);
+    std::uniform_int_distribution<int> pick_step(0, std::max(0, steps - 4));
+    int hiccup_rank = pick_rank(rng), hiccup_at = pick_step(rng);
+    int late_rank = pick_rank(rng), late_by = noise_events ? 1 + pick_step(rng) % 10 : 0;
+    int checkpoint_at = pick_step(rng), eval_at = pick_step(rng);
+    std::vector<RankSeries> out;
+    for (int n = 0; n < nodes; ++n)
+      for (int g = 0; g < ranks_per_node; ++g) {
+        RankSeries r;
+        r.rank = n * ranks_per_node + g;
+        r.host = "node-" + std::to_string(n + 1);
+        double t = 1'800'000'000;
+        for (int step = 0; step < steps; ++step) {
+          double c = compute_s * jitter(rng);
+          if (r.host == slow_node && step >= slow_from_step) c /= slow_speed;
+          if (noise_events) {
+            if (r.rank == hiccup_rank && step >= hiccup_at && step < hiccup_at + 3) c *= 5;
+            if (step == checkpoint_at) c *= 1.5;  // every rank: the save's device copies
+            if (step >= eval_at && step < eval_at + 2) continue;  // every rank: no train step
+            if (r.rank == late_rank && step >= steps - late_by) continue;  // not written yet
+          }
+          t += c + 0.05;
+          r.samples.push_back({step, t, c, 0.05});
+        }
+        out.push_back(std::move(r));
+      }
+    return out;
+  }
+};
+
+}  // namespace llmwatch::testing

@@ -1,0 +1,119 @@
+// Fail-slow localisation (#28): the slow node is named with its evidence and no other node is,
+// and healthy jobs with realistic noise give no suspect at all.
+#include "rules/straggler.h"
+
+#include <gtest/gtest.h>
+
+#include "rank_timing_sim.h"
+
+namespace llmwatch {
+namespace {
+
+using testing::TimingSim;
+
+TEST(Straggler, TheSlowNodeIsNamedAndNoOtherIs) {
+  std::mt19937 rng(7);
+  TimingSim sim;
+  sim.slow_node = "node-3";
+  sim.slow_speed = 0.8;
+  auto v = localise_stragglers(sim.run(rng));
+  ASSERT_TRUE(v.suspect()) << v.not_judged;
+  EXPECT_EQ(v.suspect()->node, "node-3");
+  EXPECT_NEAR(v.suspect()->relative, 0.8, 0.06);
+  EXPECT_EQ(rank_ranges(v.suspect()->ranks), "16-23");
+  int suspects = 0;
+  for (const auto& n : v.nodes) suspects += n.suspect;
+  EXPECT_EQ(suspects, 1);
+}
+
+// Slow only since the middle of the window: slow against its peers and against its own best.
+// Slow from its first step: still slow against its peers, and the summary says so.
+TEST(Straggler, TheIndividualScoreTellsANodeThatTurnedSlowFromOneThatAlwaysWas) {
+  std::mt19937 rng(11);
+  TimingSim sim;
+  sim.noise_events = false;
+  sim.steps = 80;
+  sim.slow_node = "node-2";
+  sim.slow_speed = 0.7;
+  sim.slow_from_step = 50;
+  auto turned = localise_stragglers(sim.run(rng));
+  ASSERT_TRUE(turned.suspect());
+  EXPECT_LT(turned.suspect()->individual, 0.8);
+  EXPECT_NE(straggler_summary(*turned.suspect()).find("its own best"), std::string::npos);
+  sim.slow_from_step = 0;
+  auto always = localise_stragglers(sim.run(rng));
+  ASSERT_TRUE(always.suspect());
+  EXPECT_GT(always.suspect()->individual, 0.9);
+  EXPECT_NE(straggler_summary(*always.suspect()).find("all along"), std::string::npos);
+}
+
+// The property: 1,000 cycles of healthy multi-rank jobs with realistic jitter and
+// noise events give 0 suspects.
+TEST(Straggler, HealthyJobsWithRealisticNoiseNeverHaveASuspect) {
+  std::mt19937 rng(2026);
+  std::uniform_int_distribution<int> nodes(2, 16), per_node(1, 8), steps(10, 120);
+  int suspects = 0;
+  for (int cycle = 0; cycle < 1000; ++cycle) {
+    TimingSim sim;
+    sim.nodes = nodes(rng);
+    sim.ranks_per_node = per_node(rng);
+    sim.steps = steps(rng);
+    auto v = localise_stragglers(sim.run(rng));
+    if (v.suspect()) {
+      ++suspects;
+      ADD_FAILURE() << "cycle " << cycle << ": " << straggler_summary(*v.suspect());
+    }
+    if (suspects > 3) break;
+  }
+  EXPECT_EQ(suspects, 0);
+}
+
+// Every slowdown from 0.5× to 0.8× on one node of a healthy-noise job is found, and named right.
+TEST(Straggler, SlowdownsFromHalfToFourFifthsAreFound) {
+  std::mt19937 rng(5);
+  for (double speed : {0.5, 0.6, 0.7, 0.8})
+    for (int i = 0; i < 50; ++i) {
+      TimingSim sim;
+      sim.slow_node = "node-1";
+      sim.slow_speed = speed;
+      auto v = localise_stragglers(sim.run(rng));
+      ASSERT_TRUE(v.suspect()) << speed;
+      EXPECT_EQ(v.suspect()->node, "node-1");
+    }
+}
+
+TEST(Straggler, TooLittleEvidenceIsNotJudged) {
+  std::mt19937 rng(1);
+  TimingSim one_node;
+  one_node.nodes = 1;
+  EXPECT_FALSE(localise_stragglers(one_node.run(rng)).not_judged.empty());
+  TimingSim few_steps;
+  few_steps.steps = 4;
+  few_steps.noise_events = false;
+  few_steps.slow_node = "node-1";
+  few_steps.slow_speed = 0.5;
+  EXPECT_FALSE(localise_stragglers(few_steps.run(rng)).suspect());
+  // A rank that names no host cannot be placed on a node.
+  auto ranks = TimingSim{}.run(rng);
+  for (auto& r : ranks) r.host.clear();
+  EXPECT_FALSE(localise_stragglers(ranks).suspect());
+}
+
+TEST(Straggler, TheFindingNamesTheNodeAsItsEpisode) {
+  NodeSpeed n;
+  n.node = "node-3";
+  n.relative = 0.71;
+  n.individual = 0.74;
+  n.compute_ratio = 1.41;
+  n.ranks = {12, 13, 14, 15};
+  n.window_s = 720;
+  auto f = straggler_finding("tr", n);
+  EXPECT_EQ(f.key, "job:tr/straggler");
+  EXPECT_EQ(f.episode, "node-3");
+  EXPECT_EQ(f.summary,
+            "slow node node-3: 0.71× the job median over 12m, ranks 12-15 compute 1.41× median "
+            "(0.74× its own best)");
+}
+
+}  // namespace
+}  // namespace llmwatch
