@@ -107,7 +107,9 @@ void record_findings(CycleState& s, std::map<std::string, double>& first_seen) {
 // sum says it pays: ask for a save first (a save switch) and wait for its checkpoint, then
 // cancel, restart without the node, and (evict_node) drain it and charge the ledger.
 std::vector<std::string> straggler_plan(const JobWork& w, const ActionRequest& base) {
-  if (w.settings->on_straggler != "evict" || !w.straggler || !w.eviction || !w.eviction->evict)
+  // Never when the run would not fit without the node (no spare node known in its partition).
+  if (w.settings->on_straggler != "evict" || !w.straggler || !w.eviction || !w.eviction->evict ||
+      w.spare_nodes <= 0)
     return {"alert"};
   bool saved = w.settings->save_switch.empty() || w.progress.checkpoint_done > base.episode;
   if (!saved) return {"save", "alert"};

@@ -79,6 +79,16 @@ void remember_job(CycleState& s, JobWork& w) {
         .key("state")
         .value(e.state)
         .end_object();
+  view.end_array().key("node_speeds").begin_array();
+  for (const auto& n : w.speeds)  // slowest first; the metrics and views show them
+    view.begin_object()
+        .key("node")
+        .value(n.node)
+        .key("relative")
+        .value(n.relative)
+        .key("suspect")
+        .value(n.suspect)
+        .end_object();
   s.store.put(kv::job_view(w.label), view.end_array().end_object().take(), s.now);
   // The job's progress is not read after this phase: moved into the store, not copied.
   s.store.put_progress(w.label, std::move(w.progress), s.now);

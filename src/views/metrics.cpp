@@ -101,7 +101,8 @@ std::string render_metrics(const Config& config, Store& store, double now) {
   sample(m, "llmwatch_deliveries_pending", {}, AlertJournal(store).pending_count());
 
   // Per watched job.
-  std::ostringstream running, step, step_time, tps, mfu_m, loss, restarts, since, ratio, lost, ends;
+  std::ostringstream running, step, step_time, tps, mfu_m, loss, restarts, since, ratio, lost, ends,
+      speed;
   for (const auto& job : config.jobs) {
     std::string label = job_label(job);
     std::map<std::string, std::string> l = {{"job", label}};
@@ -109,9 +110,14 @@ std::string render_metrics(const Config& config, Store& store, double now) {
     auto view =
         nlohmann::json::parse(store.get(kv::job_view(label)).value_or("{}"), nullptr, false);
     bool is_running = false;
-    if (view.is_object())
+    if (view.is_object()) {
       for (const auto& e : view.value("entries", nlohmann::json::array()))
         is_running |= e.value("state", "") == "RUNNING";
+      for (const auto& n : view.value("node_speeds", nlohmann::json::array()))
+        if (n.is_object() && n.value("relative", -1.0) >= 0)
+          sample(speed, "llmwatch_node_relative_speed",
+                 {{"job", label}, {"node", n.value("node", "")}}, n.value("relative", 1.0));
+    }
     sample(running, "llmwatch_job_running", l, is_running ? 1 : 0);
     if (p.step) sample(step, "llmwatch_job_step", l, static_cast<double>(*p.step));
     auto f = job_figures(job, p, now);
@@ -149,6 +155,10 @@ std::string render_metrics(const Config& config, Store& store, double now) {
          "Seconds since the step counter last advanced.", since);
   family("llmwatch_job_effective_training_ratio", "gauge",
          "Productive time / wall time since first seen.", ratio);
+  family("llmwatch_node_relative_speed", "gauge",
+         "A node's pace against the other nodes of its job (1: as its peers; 0.7: its ranks "
+         "compute 1.43x longer), from per-rank timing.",
+         speed);
   family("llmwatch_job_lost_seconds", "gauge",
          "Wall time lost to interruptions (from the last step before each to the first after).",
          lost);

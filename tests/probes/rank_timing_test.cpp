@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "test_util.h"
+#include "util/subprocess.h"
 
 namespace llmwatch {
 namespace {
@@ -60,6 +61,43 @@ TEST(RankTiming, AMissingDirectoryIsAnErrorWithItsReason) {
   auto r = read_rank_timing("/nonexistent/llmwatch-timing");
   EXPECT_NE(r.error.find("No such file or directory"), std::string::npos) << r.error;
   EXPECT_TRUE(r.ranks.empty());
+}
+
+// The shipped Python helper and the probe agree: what llmwatch_timing.py writes is what
+// read_rank_timing reads, a section at a time, with no torch and nothing but the stdlib.
+TEST(RankTiming, ThePythonHelpersFilesAreWhatTheProbeReads) {
+  TempDir dir;
+  ProcessSpec py;
+  py.argv = {"python3",
+             "-I",
+             "-c",
+             "import sys, time\n"
+             "sys.path.insert(0, sys.argv[1])\n"
+             "from llmwatch_timing import RankTimer\n"
+             "assert 'torch' not in sys.modules\n"
+             "calls = []\n"
+             "t = RankTimer(directory=sys.argv[2], rank=3, host='node-2', sync=lambda: "
+             "calls.append(1))\n"
+             "for step in range(5):\n"
+             "    with t.compute(): time.sleep(0.002)\n"
+             "    with t.wait(): pass\n"
+             "    t.step(step)\n"
+             "assert len(calls) == 10\n"
+             "assert not RankTimer(directory='').enabled\n",
+             std::string(LLMWATCH_TEST_HELPERS) + "/../../share/llmwatch/python",
+             dir.path};
+  py.timeout = std::chrono::seconds(30);
+  auto r = run_process(py);
+  ASSERT_TRUE(r.ok()) << r.out << r.err;
+  auto read = read_rank_timing(dir.path);
+  ASSERT_EQ(read.ranks.size(), 1u) << read.error;
+  EXPECT_EQ(read.bad_lines, 0);
+  EXPECT_EQ(read.ranks[0].rank, 3);
+  EXPECT_EQ(read.ranks[0].host, "node-2");
+  ASSERT_EQ(read.ranks[0].samples.size(), 5u);
+  EXPECT_EQ(read.ranks[0].samples[4].step, 4);
+  EXPECT_GE(read.ranks[0].samples[4].compute_s, 0.002);
+  EXPECT_GT(read.ranks[0].samples[4].ts, 1.7e9);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "store/keys.h"
 #include "store/store.h"
 #include "test_util.h"
 #include "util/subprocess.h"
@@ -59,6 +60,28 @@ TEST(Metrics, TaskEndsByClassAndSuspectNodes) {
   EXPECT_NE(text.find("llmwatch_job_ends{class=\"oom\",job=\"tr\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("llmwatch_node_incidents{node=\"node-2\"} 2\n"), std::string::npos);
   EXPECT_NE(text.find("# TYPE llmwatch_job_lost_seconds gauge"), std::string::npos);
+  expect_valid_for_promtool(text);
+}
+
+// The per-node pace from per-rank timing (#28), as the record phase keeps it in the job view.
+TEST(Metrics, NodeRelativeSpeedPerJobNode) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  Config config;
+  JobSettings job;
+  job.name = "tr";
+  config.jobs.push_back(job);
+  double now = 1'800'000'000;
+  store.put(kv::job_view("tr"),
+            "{\"entries\":[],\"node_speeds\":[{\"node\":\"node-3\",\"relative\":0.71,"
+            "\"suspect\":true},{\"node\":\"node-1\",\"relative\":1,\"suspect\":false}]}",
+            now);
+  std::string text = render_metrics(config, store, now);
+  EXPECT_NE(text.find("llmwatch_node_relative_speed{job=\"tr\",node=\"node-3\"} 0.71\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("llmwatch_node_relative_speed{job=\"tr\",node=\"node-1\"} 1\n"),
+            std::string::npos);
   expect_valid_for_promtool(text);
 }
 

@@ -60,6 +60,7 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   StragglerSettings settings;
   settings.slow_below = w.settings->straggler_speed;
   auto verdict = localise_stragglers(w.timing->ranks, settings);
+  w.speeds = verdict.nodes;
   const NodeSpeed* suspect = verdict.suspect();
   if (!suspect) return out;
   w.straggler = *suspect;

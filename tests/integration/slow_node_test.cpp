@@ -1,0 +1,112 @@
+// The slow node on the real local cluster (#28): a 3-node job whose ranks (one per node, started
+// by srun) time their compute with the shipped llmwatch_timing.py; node-3's rank computes 1.5×
+// longer. llmwatch names node-3 and no other; "alert" touches nothing, "evict" cancels, restarts
+// without node-3 and drains it with the reason.
+#include "local_cluster.h"
+
+namespace llmwatch::testing {
+namespace {
+
+// One rank: computes (sleeps) 0.05 s a step, 0.075 s on the slow node, and logs its step.
+constexpr const char* kRank = R"(import os, sys, time
+sys.path.insert(0, os.environ["HELPER_DIR"])
+from llmwatch_timing import RankTimer
+timer = RankTimer()
+slow = os.environ.get("SLURMD_NODENAME") == os.environ.get("SLOW_NODE")
+for step in range(100000):
+    with timer.compute():
+        time.sleep(0.075 if slow else 0.05)
+    with timer.wait():
+        time.sleep(0.01)
+    timer.step(step)
+    if os.environ.get("SLURM_PROCID") == "0":
+        print("global_step: %d" % step, flush=True)
+)";
+
+struct SlowRun {
+  LocalCluster& c;
+  std::string work, timing, config;
+  SlowRun(LocalCluster& cluster, const std::string& mode)
+      : c(cluster),
+        work(c.dir / "work"),
+        timing(c.dir / "work/timing"),
+        config(c.dir / "llmwatch.toml") {
+    std::filesystem::create_directories(timing);
+    write_file(work + "/rank.py", kRank);
+    write_file(work + "/train.sh",
+               "#!/bin/sh\nexec srun --ntasks-per-node=1 python3 " + work + "/rank.py\n");
+    std::filesystem::permissions(work + "/train.sh", std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::add);
+    write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+                           "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\n" + job_owner() +
+                           "name = \"itest-slow\"\nstartup_grace = \"1m\"\nmax_steps = 10000000\n"
+                           "timing_dir = \"" +
+                           timing + "\"\non_straggler = \"" + mode + "\"\n");
+  }
+  std::string submit() {
+    auto r = c.slurm({"sbatch", "--parsable", "--job-name=itest-slow", "--nodes=3",
+                      "--chdir=" + work, "--output=" + work + "/train-%j.out",
+                      "--export=ALL,SLOW_NODE=node-3,LLMWATCH_TIMING_DIR=" + timing +
+                          ",HELPER_DIR=" + source_dir() + "/share/llmwatch/python",
+                      work + "/train.sh"});
+    EXPECT_TRUE(r.ok()) << r.err;
+    return r.out.substr(0, r.out.find_first_of(";\n"));
+  }
+  std::string status() { return llmwatch(config, {"status", "--json"}).out; }
+  std::string events() { return llmwatch(config, {"events"}).out; }
+};
+
+TEST(SlowNode, AlertNamesTheSlowNodeAndTouchesNothing) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c(3);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  SlowRun run(c, "alert");
+  std::string id = run.submit();
+  ASSERT_FALSE(id.empty());
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(run.config, {"run", "--once"});
+        return run.events().find("slow node node-3") != std::string::npos;
+      },
+      90))
+      << run.events() << run.status();
+  std::string events = run.events();
+  EXPECT_EQ(events.find("slow node node-1"), std::string::npos) << events;
+  EXPECT_EQ(events.find("slow node node-2"), std::string::npos) << events;
+  EXPECT_NE(events.find("rank 2 compute"), std::string::npos) << "node-3 runs rank 2\n" << events;
+  EXPECT_EQ(llmwatch_sql(c.dir / "state",
+                         "SELECT COUNT(*) FROM actions WHERE kind IN ('cancel','restart','drain')"),
+            "0\n");
+  auto q = c.slurm({"squeue", "-h", "-j", id, "-o", "%T"});
+  EXPECT_EQ(q.out, "RUNNING\n") << "the run is left alone";
+  c.slurm({"scancel", id});
+}
+
+TEST(SlowNode, EvictRestartsWithoutTheNodeAndDrainsIt) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c(4);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  SlowRun run(c, "evict");
+  std::string id = run.submit();
+  ASSERT_FALSE(id.empty());
+  std::string drained;
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(run.config, {"run", "--once"});
+        drained = c.slurm({"sinfo", "-h", "-n", "node-3", "-o", "%T %E"}).out;
+        return drained.find("drain") != std::string::npos;
+      },
+      120))
+      << run.events() << run.status();
+  EXPECT_NE(drained.find("llmwatch: slow node-3"), std::string::npos) << drained;
+  std::string events = run.events();
+  EXPECT_NE(events.find("evicted from itest-slow"), std::string::npos) << events;
+  EXPECT_NE(events.find("excluding node-3"), std::string::npos) << events;
+  auto jobs = c.slurm({"squeue", "-h", "-n", "itest-slow", "-o", "%i"}).out;
+  EXPECT_EQ(jobs.find(id + "\n"), std::string::npos) << "the slow run was cancelled: " << jobs;
+  c.slurm({"scancel", "-n", "itest-slow"});
+  c.slurm({"scontrol", "update", "nodename=node-3", "state=resume"});
+}
+
+}  // namespace
+}  // namespace llmwatch::testing
