@@ -46,7 +46,7 @@ struct SlowRun {
   std::string submit() {
     auto r = c.slurm({"sbatch", "--parsable", "--job-name=itest-slow", "--nodes=3",
                       "--chdir=" + work, "--output=" + work + "/train-%j.out",
-                      "--export=ALL,SLOW_NODE=node-3,LLMWATCH_TIMING_DIR=" + timing +
+                      "--export=ALL,PYTHONDONTWRITEBYTECODE=1,SLOW_NODE=node-3,LLMWATCH_TIMING_DIR=" + timing +
                           ",HELPER_DIR=" + source_dir() + "/share/llmwatch/python",
                       work + "/train.sh"});
     EXPECT_TRUE(r.ok()) << r.err;
