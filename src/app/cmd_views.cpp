@@ -15,8 +15,11 @@
 #include "rules/job_rules.h"
 #include "store/keys.h"
 #include "store/store.h"
+#include "util/files.h"
 #include "util/strings.h"
 #include "util/text.h"
+#include "views/goodput_html.h"
+#include "views/goodput_view.h"
 #include "views/job_view.h"
 #include "views/status_view.h"
 
@@ -221,6 +224,39 @@ int cmd_events(const Config& config, const std::string& since, const std::string
                 << terminal_safe(e.kind) << "  " << terminal_safe(e.subject) << "  "
                 << terminal_safe(e.message) << "\n";
     }
+    return kExitOk;
+  } catch (const std::exception& e) {
+    std::cerr << "llmwatch: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
+}  // namespace llmwatch
+
+namespace llmwatch {
+
+int cmd_goodput(const Config& config, const std::string& since, const std::string& by, bool json,
+                const std::string& html) {
+  auto window = parse_duration(since);
+  if (!window) {
+    std::cerr << "llmwatch goodput: --since: " << window.error() << "\n";
+    return kExitUsage;
+  }
+  try {
+    Store store(config.state_dir);
+    double now = unix_now();
+    auto rows = GoodputLedger(store).rows(now - static_cast<double>(window->count()));
+    auto report = goodput_json(rows, by);
+    report["since"] = since;
+    if (!html.empty())
+      if (auto wrote = write_file_atomic(html, goodput_html(rows, since)); !wrote) {
+        std::cerr << "llmwatch goodput: --html: " << wrote.error() << "\n";
+        return kExitFailure;
+      }
+    if (json)
+      std::cout << json_dump(report) << "\n";
+    else
+      std::cout << "goodput of the watched runs, last " << since << "\n" << goodput_table(report);
     return kExitOk;
   } catch (const std::exception& e) {
     std::cerr << "llmwatch: " << e.what() << "\n";

@@ -31,6 +31,10 @@ int cmd_job_view(const Config& config, const std::string& job, bool json);
 int cmd_config_check(const std::string& path);
 int cmd_events(const Config& config, const std::string& since, const std::string& job, bool json);
 int cmd_submit(const Config& config, const std::string& interval);
+// `goodput`: where the GPU-hours of the watched runs went (#29), grouped by cause, node, job
+// or day; a one-file HTML report with --html.
+int cmd_goodput(const Config& config, const std::string& since, const std::string& by, bool json,
+                const std::string& html);
 // facts: model facts for training-log figures (tokens/s, MFU), as in a [[job]].
 int cmd_inspect(const std::string& kind, const std::string& file, const JobSettings& facts);
 int cmd_demo(bool keep);

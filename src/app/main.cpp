@@ -87,6 +87,15 @@ int main(int argc, char** argv) {
   events->add_option("--job", job, "only this watched job");
   events->add_flag("--json", events_json, "one JSON object per line");
 
+  auto* goodput = app.add_subcommand("goodput", "where the GPU-hours of the watched runs went");
+  std::string goodput_since = "30d", goodput_by = "cause", goodput_html;
+  bool goodput_json = false;
+  goodput->add_option("--since", goodput_since, "how far back (e.g. 7d, 30d)");
+  goodput->add_option("--by", goodput_by, "group the losses by")
+      ->check(CLI::IsMember({"cause", "node", "job", "day"}));
+  goodput->add_flag("--json", goodput_json, "the report as one JSON object");
+  goodput->add_option("--html", goodput_html, "also write a one-file HTML report here");
+
   auto* submit = app.add_subcommand("submit", "start the self-perpetuating llmwatch Slurm job");
   std::string interval;
   submit->add_option("--interval", interval, "time between runs (default: [self] interval)");
@@ -195,6 +204,7 @@ int main(int argc, char** argv) {
   if (*silence_list) return cmd_silence(*cfg, "list", "", "", "", 0);
   if (*silence_remove) return cmd_silence(*cfg, "remove", "", "", "", silence_id);
   if (*events) return cmd_events(*cfg, since, job, events_json);
+  if (*goodput) return cmd_goodput(*cfg, goodput_since, goodput_by, goodput_json, goodput_html);
   if (*submit) return cmd_submit(*cfg, interval);
   for (const auto& [sub, verb] : job_verbs)
     if (*sub) return cmd_job_action(*cfg, verb, job_name);

@@ -1,6 +1,7 @@
 #include <set>
 
 #include "cycle/executor.h"
+#include "cycle/goodput_record.h"
 #include "cycle/phases.h"
 #include "store/keys.h"
 #include "store/store.h"
@@ -90,6 +91,7 @@ void remember_job(CycleState& s, JobWork& w) {
         .value(n.suspect)
         .end_object();
   s.store.put(kv::job_view(w.label), view.end_array().end_object().take(), s.now);
+  record_goodput(s, w);
   // The job's progress is not read after this phase: moved into the store, not copied.
   s.store.put_progress(w.label, std::move(w.progress), s.now);
 }

@@ -72,6 +72,15 @@ const std::vector<std::string>& schema_migrations() {
       ALTER TABLE findings ADD COLUMN episode TEXT NOT NULL DEFAULT '';
       ALTER TABLE actions ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1;
       )sql",
+      // 6: the goodput ledger (#29): GPU-seconds per UTC day, run, bucket, cause and node,
+      // summed as they are charged. Totals from the start: compacting old progress rows never
+      // touches them, and a year is at most 365 rows per run and bucket.
+      R"sql(
+      CREATE TABLE goodput (
+        day INTEGER NOT NULL, job TEXT NOT NULL, bucket TEXT NOT NULL, cause TEXT NOT NULL,
+        node TEXT NOT NULL, gpu_seconds REAL NOT NULL,
+        PRIMARY KEY (day, job, bucket, cause, node)) WITHOUT ROWID;
+      )sql",
   };
   return migrations;
 }

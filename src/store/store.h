@@ -211,6 +211,7 @@ class Store {
   // Raw SQL stays in store/: the journal shares the connection, tests reach it through
   // StoreTestAccess.
   friend class AlertJournal;
+  friend class GoodputLedger;
   friend struct StoreTestAccess;
   Db& db() { return db_; }
   // node -> time, for every non-empty kv row under `prefix` (drained:, rebooting:).

@@ -13,6 +13,7 @@
 #include "store/store.h"
 #include "util/text.h"
 #include "util/units.h"
+#include "views/goodput_view.h"
 
 namespace llmwatch {
 
@@ -96,6 +97,12 @@ nlohmann::json job_history(const JobSettings& job, Store& store, double now, boo
     covered = std::max(covered, to);
   }
   h["failures"] = restarts;
+  // The goodput ledger's buckets for this run (#29): the same rows as `llmwatch goodput`.
+  if (auto t = goodput_totals(GoodputLedger(store).rows(0, label)); t.allocated > 0) {
+    nlohmann::json b = nlohmann::json::object();
+    for (const auto& [bucket, gs] : t.buckets) b[bucket] = gs;
+    h["goodput"] = {{"ettr", t.ettr()}, {"gpu_seconds", b}, {"line", goodput_line(t, "run")}};
+  }
   h["restarts_done"] = store.count_actions("restart", label, 0);
   if (auto first = store.progress_first(label)) {
     double wall = now - *first;
@@ -208,6 +215,7 @@ std::string render_job(const nlohmann::json& j, bool color) {
     out << "\n";
   }
   if (j.contains("advice")) out << "  advice         " << j["advice"].get<std::string>() << "\n";
+  if (h.contains("goodput")) out << "  " << h["goodput"]["line"].get<std::string>() << "\n";
   if (h.contains("effective_training_ratio"))
     out << "  effective training time "
         << fmt(h["effective_training_ratio"].get<double>() * 100, "%.1f%%") << " of "

@@ -13,6 +13,7 @@
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/files.h"
+#include "views/goodput_view.h"
 #include "views/job_view.h"
 
 namespace llmwatch {
@@ -102,7 +103,16 @@ std::string render_metrics(const Config& config, Store& store, double now) {
 
   // Per watched job.
   std::ostringstream running, step, step_time, tps, mfu_m, loss, restarts, since, ratio, lost, ends,
-      speed;
+      speed, ettr, gpu_seconds;
+  // The goodput ledger (#29), 30 days: a per-job ETTR, and the GPU-seconds per bucket and cause.
+  auto ledger = GoodputLedger(store).rows(now - 30 * 86400.0);
+  {  // a counter: every row since the ledger began, so it never goes down
+    std::map<std::pair<std::string, std::string>, double> sums;
+    for (const auto& r : GoodputLedger(store).rows(0)) sums[{r.bucket, r.cause}] += r.gpu_seconds;
+    for (const auto& [k, v] : sums)
+      sample(gpu_seconds, "llmwatch_gpu_seconds_total", {{"bucket", k.first}, {"cause", k.second}},
+             v);
+  }
   for (const auto& job : config.jobs) {
     std::string label = job_label(job);
     std::map<std::string, std::string> l = {{"job", label}};
@@ -130,6 +140,8 @@ std::string render_metrics(const Config& config, Store& store, double now) {
     sample(restarts, "llmwatch_job_restarts_total", l, store.count_actions("restart", label, 0));
     if (p.last_progress > 0)
       sample(since, "llmwatch_job_seconds_since_progress", l, now - p.last_progress);
+    if (auto t = goodput_totals(ledger, label); t.allocated > 0)
+      sample(ettr, "llmwatch_job_ettr_ratio", l, t.ettr());
     auto h = job_history(job, store, now, false);  // every cycle: no step series
     if (h.contains("effective_training_ratio"))
       sample(ratio, "llmwatch_job_effective_training_ratio", l,
@@ -155,6 +167,11 @@ std::string render_metrics(const Config& config, Store& store, double now) {
          "Seconds since the step counter last advanced.", since);
   family("llmwatch_job_effective_training_ratio", "gauge",
          "Productive time / wall time since first seen.", ratio);
+  family("llmwatch_job_ettr_ratio", "gauge",
+         "Productive GPU-seconds over allocated ones in the last 30 days (goodput ledger).", ettr);
+  family("llmwatch_gpu_seconds_total", "counter",
+         "Watched runs' GPU-seconds by goodput bucket and cause, since the ledger began.",
+         gpu_seconds);
   family("llmwatch_node_relative_speed", "gauge",
          "A node's pace against the other nodes of its job (1: as its peers; 0.7: its ranks "
          "compute 1.43x longer), from per-rank timing.",

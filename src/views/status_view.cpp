@@ -12,6 +12,7 @@
 #include "store/store.h"
 #include "util/paths.h"
 #include "util/units.h"
+#include "views/goodput_view.h"
 #include "views/job_view.h"
 
 namespace llmwatch {
@@ -83,6 +84,9 @@ nlohmann::json build_status(const Config& config, Store& store, double now) {
     jobs.push_back(j);
   }
   s["jobs"] = jobs;
+  // The fleet's goodput over 30 days, from the same ledger as `llmwatch goodput` (#29).
+  auto ledger = GoodputLedger(store).rows(now - 30 * 86400.0);
+  if (auto line = goodput_line(goodput_totals(ledger), "30d"); !line.empty()) s["goodput"] = line;
 
   json findings = json::array();
   for (const auto& row : store.firing())
@@ -164,6 +168,7 @@ std::string render_status(const nlohmann::json& s, bool color) {
   out << "  chain        " << self["chain"].get<std::string>();
   if (self.contains("successor_job"))
     out << " (queued successor: job " << self["successor_job"].get<std::string>() << ")";
+  if (s.contains("goodput")) out << "\n  " << s["goodput"].get<std::string>();
   out << "\n\n" << paint("Jobs", "1") << as_of << "\n";
   if (s["jobs"].empty()) out << "  (no [[job]] configured)\n";
   for (const auto& j : s["jobs"]) {

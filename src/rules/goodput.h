@@ -1,0 +1,60 @@
+#pragma once
+// Where a run's GPU-hours went (#29). Every look at a watched job charges the GPU-seconds
+// since the previous look to exactly one bucket, or holds them as "open" until their fate is
+// known: the time since the last step becomes productive (or rework, or slow) when the next
+// step comes, and hang or idle end when the task ends instead. So the buckets are never
+// negative and always sum exactly to what was accounted. Pure: the caller persists the state.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llmwatch {
+
+// The buckets, in the order views show them. "queue" (pending between runs of one training)
+// counts against the training, not against the allocation.
+inline constexpr const char* kGoodputBuckets[] = {
+    "productive", "rework", "checkpoint", "startup", "hang", "slow", "idle end", "open", "queue"};
+
+struct GoodputState {
+  double at = 0;         // accounted up to (0: never)
+  std::string task;      // the task being accounted ("" between runs)
+  bool stepped = false;  // the task made its first step
+  bool hung = false;     // a hang finding fired in this task
+  double open_s = 0;     // GPU-seconds since the last step, fate not yet known
+  // Steps up to this one were done before (the run resumed from an older checkpoint): doing
+  // them again is rework, charged to the failure that made it (cause, node).
+  std::int64_t redo_upto = -1;
+  std::string redo_cause, redo_node;
+  std::int64_t best = -1, last_step = -1;  // the run's best step; this task's last one
+  double gpus = 0;                         // the accounted task's GPUs
+  std::string last_cause, last_node;       // the last end's, for the next task's rework
+
+  std::string to_json() const;
+  static GoodputState from_json(const std::string& text);  // {} or garbage: a fresh state
+};
+
+// One look at the job.
+struct GoodputLook {
+  double now = 0;
+  double gpus = 1;        // GPUs of the running task (or requested, while pending)
+  std::string task;       // the running task ("" none)
+  double task_start = 0;  // its start (the allocation's), when known
+  bool pending = false;   // no task runs, one waits in the queue
+  bool advanced = false;  // the step moved since the last look
+  std::optional<std::int64_t> step;
+  bool checkpointing = false;
+  bool hang_firing = false;
+  double slow_share = 0;  // a slowdown finding is open: this share of the time is lost
+  // The last task ended since the previous look: its class (cause) and attributed node.
+  std::optional<std::pair<std::string, std::string>> ended;
+};
+
+struct GoodputCharge {
+  std::string bucket, cause, node;
+  double gpu_s = 0;
+};
+
+std::vector<GoodputCharge> account_goodput(GoodputState& state, const GoodputLook& look);
+
+}  // namespace llmwatch

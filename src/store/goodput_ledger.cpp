@@ -1,0 +1,38 @@
+#include "store/goodput_ledger.h"
+
+#include <cmath>
+
+namespace llmwatch {
+
+static std::int64_t day_of(double ts) {
+  return static_cast<std::int64_t>(std::floor(ts / 86400));
+}
+
+void GoodputLedger::add(const std::string& job, double ts,
+                        const std::vector<GoodputCharge>& charges) {
+  for (const auto& c : charges)
+    db_.prepare(
+           "INSERT INTO goodput (day, job, bucket, cause, node, gpu_seconds) VALUES (?,?,?,?,?,?) "
+           "ON CONFLICT (day, job, bucket, cause, node) DO UPDATE SET "
+           "gpu_seconds = gpu_seconds + excluded.gpu_seconds")
+        .bind(1, day_of(ts))
+        .bind(2, job)
+        .bind(3, c.bucket)
+        .bind(4, c.cause)
+        .bind(5, c.node)
+        .bind(6, c.gpu_s)
+        .run();
+}
+
+std::vector<GoodputRow> GoodputLedger::rows(double since, const std::string& job) {
+  auto st = db_.prepare(
+      "SELECT day, job, bucket, cause, node, gpu_seconds FROM goodput WHERE day >= ? AND "
+      "(? = '' OR job = ?) ORDER BY day");
+  st.bind(1, day_of(since)).bind(2, job).bind(3, job);
+  std::vector<GoodputRow> out;
+  while (st.step())
+    out.push_back({st.integer(0), st.text(1), st.text(2), st.text(3), st.text(4), st.real(5)});
+  return out;
+}
+
+}  // namespace llmwatch

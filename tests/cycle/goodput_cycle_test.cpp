@@ -1,0 +1,48 @@
+// The goodput ledger through whole cycles of the real Supervisor (#29): a run starts, trains,
+// hangs and is cancelled by llmwatch; the ledger holds its startup, productive and hang time,
+// the buckets sum to the time the cycles saw, and `llmwatch job` and `goodput` agree on ETTR.
+#include <gtest/gtest.h>
+
+#include "ending_run.h"
+#include "store/goodput_ledger.h"
+#include "store_reading.h"
+#include "views/goodput_view.h"
+#include "views/job_view.h"
+
+namespace llmwatch {
+namespace {
+
+using testing::EndingRun;
+using testing::event_lines;
+using testing::write_file;
+
+TEST(GoodputCycle, ARunsStartupTrainingAndHangAreInTheLedgerAndTheViewsAgree) {
+  EndingRun run("gpus = 8\nstale_after = \"2m\"\non_hang = [\"alert\"]\n");
+  SlurmJob t = run.task("RUNNING");
+  t.start_time = static_cast<std::int64_t>(run.now);
+  run.slurm.jobs = {t};
+  write_file(run.log, "");
+  run.cycle(run.now);  // started, no step
+  double at = run.now;
+  for (int i = 1; i <= 2; ++i) run.cycle(at += 30);  // 60 s of startup
+  for (int i = 1; i <= 10; ++i) {                    // 5 min of steps
+    write_file(run.log, "global_step: " + std::to_string(i) + "\n", true);
+    run.cycle(at += 30);
+  }
+  for (int i = 1; i <= 8; ++i) run.cycle(at += 30);  // silent 4 min: hung after 2 min
+  auto rows = GoodputLedger(*run.store).rows(0);
+  auto t_all = goodput_totals(rows);
+  EXPECT_NEAR(t_all.buckets["startup"], 60 * 8, 30 * 8 + 1) << event_lines(*run.store);
+  EXPECT_GT(t_all.buckets["productive"], 240 * 8);
+  EXPECT_GT(t_all.buckets["hang"], 0) << event_lines(*run.store);
+  auto state = GoodputState::from_json(run.store->get("goodput:tr").value_or(""));
+  EXPECT_DOUBLE_EQ(t_all.allocated + state.open_s, (at - run.now) * 8)
+      << "the buckets sum to the time the cycles saw";
+  auto h = job_history(run.config.jobs[0], *run.store, at, false);
+  ASSERT_TRUE(h.contains("goodput"));
+  EXPECT_DOUBLE_EQ(h["goodput"]["ettr"].get<double>(),
+                   goodput_json(rows, "cause")["ettr"].get<double>());
+}
+
+}  // namespace
+}  // namespace llmwatch

@@ -1,0 +1,206 @@
+// The goodput accountant (#29): a scripted run's buckets as its known times say, and for random
+// histories (restarts, gaps, clock steps, requeues, runs seen only after they ended) buckets
+// that are never negative and sum exactly to the time accounted.
+#include "rules/goodput.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+namespace llmwatch {
+namespace {
+
+std::map<std::string, double> sum_by_bucket(const std::vector<GoodputCharge>& charges) {
+  std::map<std::string, double> out;
+  for (const auto& c : charges) out[c.bucket] += c.gpu_s;
+  return out;
+}
+
+struct Script {
+  GoodputState st;
+  std::vector<GoodputCharge> all;
+  double t = 1'800'000'000;
+  GoodputLook look(const std::string& task, double dt) {
+    t += dt;
+    GoodputLook l;
+    l.now = t;
+    l.task = task;
+    l.gpus = 8;
+    return l;
+  }
+  void see(const GoodputLook& l) {
+    auto c = account_goodput(st, l);
+    all.insert(all.end(), c.begin(), c.end());
+  }
+};
+
+// Task 1 starts, takes 60 s to its first step, trains 10 min (steps 0-100, a 30 s save inside),
+// hangs 3 min and is cancelled; task 2 waits 90 s in the queue, takes 60 s to its first step (step
+// 50) and redoes 50 steps in 5 min, then trains 5 min more. Looks every 30 s. 8 GPUs.
+TEST(Goodput, AScriptedRunsBucketsAreItsKnownTimes) {
+  Script r;
+  auto l0 = r.look("7@1", 0);
+  l0.task_start = r.t;
+  r.see(l0);
+  auto step = [&](const std::string& task, std::int64_t n, bool saving = false) {
+    auto l = r.look(task, 30);
+    l.advanced = true;
+    l.step = n;
+    l.checkpointing = saving;
+    r.see(l);
+  };
+  auto l1 = r.look("7@1", 30);
+  r.see(l1);                                                  // no step yet
+  step("7@1", 0);                                             // first step at 60 s: startup 60 s
+  for (int i = 1; i <= 20; ++i) step("7@1", i * 5, i == 10);  // 10 min, one look saving
+  for (int i = 0; i < 6; ++i) {                               // 3 min hung
+    auto l = r.look("7@1", 30);
+    l.step = 100;
+    l.hang_firing = i > 0;  // the finding fires after the first silent look
+    r.see(l);
+  }
+  auto gone = r.look("", 0);  // cancelled: gone at the same moment, then pending
+  gone.pending = true;
+  gone.ended = std::pair<std::string, std::string>{"cancelled", ""};
+  r.see(gone);
+  for (int i = 0; i < 3; ++i) {
+    auto l = r.look("", 30);
+    l.pending = true;
+    r.see(l);
+  }
+  auto l2 = r.look("8@2", 30);  // started 30 s ago
+  l2.task_start = r.t - 30;
+  r.see(l2);
+  step("8@2", 50);                                         // first step 60 s after its start
+  for (int i = 1; i <= 10; ++i) step("8@2", 50 + i * 5);   // 5 min redoing 55..100
+  for (int i = 1; i <= 10; ++i) step("8@2", 100 + i * 5);  // 5 min new
+  auto b = sum_by_bucket(r.all);
+  const double g = 8;
+  EXPECT_DOUBLE_EQ(b["startup"], (60 + 60) * g);
+  EXPECT_DOUBLE_EQ(b["checkpoint"], 30 * g);
+  EXPECT_DOUBLE_EQ(b["hang"], 180 * g);
+  EXPECT_DOUBLE_EQ(b["rework"], 300 * g);
+  EXPECT_DOUBLE_EQ(b["productive"], (600 - 30 + 300) * g);
+  EXPECT_DOUBLE_EQ(b["queue"], 90 * g);
+  double allocated = 0;
+  for (const auto& [k, v] : b)
+    if (k != "queue") allocated += v;
+  EXPECT_DOUBLE_EQ(allocated + r.st.open_s, (60 + 600 + 180 + 60 + 600) * g);
+  for (const auto& c : r.all)
+    if (c.bucket == "rework") {
+      EXPECT_EQ(c.cause, "hang") << "charged to the failure that made it";
+    }
+}
+
+TEST(Goodput, ReworkIsChargedToTheEndsCauseAndNode) {
+  GoodputState st;
+  GoodputLook a;
+  a.now = 100;
+  a.task = "7@1";
+  a.task_start = 100;
+  account_goodput(st, a);
+  a.now = 130, a.advanced = true, a.step = 10;
+  account_goodput(st, a);
+  a.now = 160, a.step = 20;
+  account_goodput(st, a);
+  GoodputLook end;
+  end.now = 170;
+  end.ended = std::pair<std::string, std::string>{"GPU error", "node-17"};
+  auto c = account_goodput(st, end);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].bucket, "idle end");
+  EXPECT_EQ(c[0].cause, "GPU error");
+  EXPECT_EQ(c[0].node, "node-17");
+  GoodputLook b;
+  b.task = "8@2", b.task_start = 180, b.now = 200;
+  account_goodput(st, b);
+  b.now = 230, b.advanced = true, b.step = 12;
+  account_goodput(st, b);
+  b.now = 260, b.step = 22;  // 12 -> 22: 8 of 10 steps redone
+  auto r = account_goodput(st, b);
+  auto sums = sum_by_bucket(r);
+  EXPECT_DOUBLE_EQ(sums["rework"], 30 * 0.8);
+  EXPECT_DOUBLE_EQ(sums["productive"], 30 * 0.2);
+  for (const auto& x : r)
+    if (x.bucket == "rework") {
+      EXPECT_EQ(x.node, "node-17");
+    }
+}
+
+// The property: random histories give non-negative charges that, with what is still open, sum
+// exactly to the allocation the looks saw: every interval after a look with a running task
+// (at that task's GPUs), and a new task's time since its start.
+TEST(Goodput, RandomHistoriesGiveBucketsThatAreNonNegativeAndSumToTheTotal) {
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int history = 0; history < 2000; ++history) {
+    GoodputState st;
+    double t = 1'800'000'000, at = 0, expected = 0, accounted = 0;
+    std::string task, prev_task;
+    double prev_gpus = 0;
+    int task_no = 0;
+    std::int64_t step = 0;
+    for (int i = 0; i < 60; ++i) {
+      double jump = u(rng) < 0.05 ? -600 * u(rng) : 5 + 120 * u(rng);  // clocks step back
+      if (u(rng) < 0.03) jump += 7200 * u(rng);                        // llmwatch was down
+      t += jump;
+      GoodputLook l;
+      l.now = t;
+      l.gpus = 1 + std::floor(u(rng) * 64);
+      double r = u(rng);
+      if (r < 0.1) {  // the task ends, nothing runs (or a run seen only after it ended)
+        task.clear();
+        l.pending = u(rng) < 0.5;
+        if (u(rng) < 0.7) l.ended = std::pair<std::string, std::string>{"crash", "node-1"};
+      } else if (r < 0.2 || task.empty()) {  // a new task (a requeue: same id, new start)
+        task = "7@" + std::to_string(++task_no);
+        l.task_start = u(rng) < 0.2 ? 0 : t - 200 * u(rng);
+        step = u(rng) < 0.5 ? step / 2 : step;  // resumed from an older checkpoint
+      }
+      l.task = task;
+      if (!task.empty()) {
+        l.advanced = u(rng) < 0.7;
+        if (l.advanced) step += 1 + static_cast<std::int64_t>(u(rng) * 20);
+        l.step = step;
+        l.checkpointing = u(rng) < 0.1;
+        l.hang_firing = u(rng) < 0.05;
+        l.slow_share = u(rng) < 0.1 ? u(rng) * 1.5 - 0.2 : 0;  // out of range too
+      }
+      // The allocation this look adds, as the looks saw it.
+      double dt = at > 0 ? std::max(0.0, t - at) : 0;
+      bool new_task = !task.empty() && task != prev_task;
+      double start = new_task && at > 0 && l.task_start > at ? std::min(l.task_start, t) : -1;
+      if (!prev_task.empty() && task != prev_task) {
+        expected += (at > 0 ? std::max(0.0, (start >= 0 ? start : t) - at) : 0) * prev_gpus;
+        dt = start >= 0 ? t - start : 0;
+      } else if (new_task && start >= 0) {
+        dt = t - start;
+      }
+      if (!task.empty()) expected += dt * l.gpus;
+      at = std::max(at, t);
+      prev_task = task;
+      prev_gpus = l.gpus;
+      for (const auto& c : account_goodput(st, l)) {
+        ASSERT_GE(c.gpu_s, 0) << c.bucket;
+        ASSERT_TRUE(std::isfinite(c.gpu_s));
+        if (c.bucket != "queue") accounted += c.gpu_s;
+      }
+    }
+    ASSERT_NEAR(accounted + st.open_s, expected, 1e-6 * std::max(1.0, expected))
+        << "history " << history;
+  }
+}
+
+TEST(Goodput, TheStateSurvivesItsJsonAndGarbageIsAFreshState) {
+  GoodputState s;
+  s.at = 5, s.task = "7@1", s.stepped = true, s.open_s = 40, s.redo_upto = 9;
+  s.redo_cause = "hang", s.best = 12, s.gpus = 8;
+  auto back = GoodputState::from_json(s.to_json());
+  EXPECT_EQ(back.to_json(), s.to_json());
+  EXPECT_EQ(GoodputState::from_json("not json").to_json(), GoodputState{}.to_json());
+  EXPECT_EQ(GoodputState::from_json("{\"at\":-5,\"open_s\":\"x\"}").at, 0);
+}
+
+}  // namespace
+}  // namespace llmwatch
