@@ -7,19 +7,40 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstring>
-#include <nlohmann/json.hpp>
+#include <system_error>
 
 namespace llmwatch {
 namespace {
 
+// The records are flat objects the helper writes; they are read by key, not by a general JSON
+// parser: at 512 ranks a job, parsing was most of a cycle's cost (bench/straggler_bench.cpp).
+// A key's value: what follows "key": up to the next ',' or '}'; "" when absent.
+std::string_view value_of(std::string_view line, std::string_view key) {
+  std::string needle;
+  needle.reserve(key.size() + 3);
+  needle.append("\"").append(key).append("\":");
+  auto at = line.find(needle);
+  if (at == std::string_view::npos) return {};
+  auto v = line.substr(at + needle.size());
+  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+  if (!v.empty() && v.front() == '"') {  // a string: up to its closing quote, no escapes
+    auto close = v.find('"', 1);
+    return close == std::string_view::npos ? std::string_view{} : v.substr(0, close + 1);
+  }
+  return v.substr(0, v.find_first_of(",}"));
+}
+
 // A number that is present, finite and not negative; NaN otherwise.
-double non_negative(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return NAN;
-  double v = it->get<double>();
-  return std::isfinite(v) && v >= 0 ? v : NAN;
+double non_negative(std::string_view line, std::string_view key) {
+  auto v = value_of(line, key);
+  while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
+  double out = NAN;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc() || end != v.data() + v.size() || v.empty()) return NAN;
+  return std::isfinite(out) && out >= 0 ? out : NAN;
 }
 
 // The rank a file name says: rank-12.jsonl -> 12; -1 for any other name.
@@ -68,22 +89,24 @@ RankSeries parse_rank_timing(std::string_view text, int* bad_lines) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     // A line still being written has no newline yet: it waits for the next look.
     if (nl == std::string_view::npos) break;
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    double compute = j.is_object() ? non_negative(j, "compute_s") : NAN;
-    double rank = j.is_object() ? non_negative(j, "rank") : NAN;
-    double step = j.is_object() ? non_negative(j, "step") : NAN;
-    if (std::isnan(compute) || std::isnan(rank) || std::isnan(step) || rank > 1e7) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    bool object = line.size() > 1 && line.front() == '{' && line.back() == '}';
+    double compute = object ? non_negative(line, "compute_s") : NAN;
+    double rank = object ? non_negative(line, "rank") : NAN;
+    double step = object ? non_negative(line, "step") : NAN;
+    if (std::isnan(compute) || std::isnan(rank) || std::isnan(step) || rank > 1e7 || step > 9e15) {
       if (bad_lines) ++*bad_lines;
       continue;
     }
     RankSample s;
     s.step = static_cast<std::int64_t>(step);
     s.compute_s = compute;
-    double wait = non_negative(j, "wait_s"), ts = non_negative(j, "ts");
+    double wait = non_negative(line, "wait_s"), ts = non_negative(line, "ts");
     s.wait_s = std::isnan(wait) ? 0 : wait;
     s.ts = std::isnan(ts) ? 0 : ts;
     out.rank = static_cast<int>(rank);
-    if (auto h = j.find("host"); h != j.end() && h->is_string()) out.host = h->get<std::string>();
+    if (auto h = value_of(line, "host"); h.size() >= 2 && h.front() == '"')
+      out.host.assign(h.substr(1, h.size() - 2));
     out.samples.push_back(s);
   }
   return out;

@@ -33,9 +33,10 @@ struct RankTimingRead {
 // a rank, a step and a non-negative compute time is skipped and counted.
 RankSeries parse_rank_timing(std::string_view text, int* bad_lines = nullptr);
 
-// The last `tail_bytes` of every rank-*.jsonl in `dir` (at most `max_files`, lowest ranks
-// first): bounded work whatever the files grew to. A first partial line is dropped.
-RankTimingRead read_rank_timing(const std::string& dir, std::size_t tail_bytes = 16 << 10,
+// The last `tail_bytes` of every rank-*.jsonl (6 KiB: the last ~55 steps, the judged window and one
+// before it for the own-best score) in `dir` (at most `max_files`, lowest ranks first): bounded
+// work whatever the files grew to. A first partial line is dropped.
+RankTimingRead read_rank_timing(const std::string& dir, std::size_t tail_bytes = 6 << 10,
                                 std::size_t max_files = 4096);
 
 }  // namespace llmwatch
