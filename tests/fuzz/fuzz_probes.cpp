@@ -1,4 +1,5 @@
 // libFuzzer targets for the log, GPU, quota and config parsers (see fuzz_slurm.cpp).
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -8,8 +9,10 @@
 #include "probes/gpu/gpu_record.h"
 #include "probes/gpu/xid_line.h"
 #include "probes/quota.h"
+#include "probes/rank_timing.h"
 #include "probes/training_log.h"
 #include "rules/node_report.h"
+#include "rules/straggler.h"
 #include "rules/xid_table.h"
 #include "util/strings.h"
 
@@ -35,6 +38,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)NodeReport::from_json(text);
 #elif LLMWATCH_FUZZ_TARGET == 12
   for (const char* kind : {"lfs", "mmlsquota", "beegfs", "quota"}) (void)parse_quota(kind, text);
+#elif LLMWATCH_FUZZ_TARGET == 15
+  // Properties, not only no crash: every sample read is a finite, non-negative time, and the
+  // straggler rule over it gives scores within 0..1.
+  auto series = parse_rank_timing(text);
+  for (const auto& s : series.samples)
+    if (!(s.compute_s >= 0 && s.wait_s >= 0 && std::isfinite(s.compute_s))) __builtin_trap();
+  series.host = "node-1";
+  RankSeries other = series;
+  other.host = "node-2";
+  for (const auto& n : localise_stragglers({series, other}).nodes)
+    if (!(n.relative >= 0 && n.relative <= 1 && n.individual >= 0 && n.individual <= 1))
+      __builtin_trap();
 #elif LLMWATCH_FUZZ_TARGET == 13
   (void)load_config_string(text, "fuzz.toml");
   (void)parse_xid_table(text, "fuzz-xid.toml");
