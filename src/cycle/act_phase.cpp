@@ -148,13 +148,17 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
   base.settings = w->settings;
   base.task = w->obs.running ? w->obs.running : w->last;  // a gone job: its last run
   base.queue = w->obs.entries;
-  // A crash may be a node's fault: keep the restarted run off the nodes it is attributed
-  // to (never all of its nodes, never so many that it no longer fits).
-  if (f.kind == "crashed" || f.kind == "ended") {
+  auto plan = f.kind == "straggler" ? straggler_plan(*w, base) : actions_for(f, *w->settings);
+  // A restart keeps the run off the nodes its failure is attributed to (a crash's suspects),
+  // and after any failure, a hang or a slow node too, off the nodes the ledger holds with
+  // repeated incidents (#30: a hung run was restarted onto one): the next run does not land on
+  // a bad node while it waits for the lemon drain. The failure's own suspects come first; never
+  // all of its nodes, never so many that it no longer fits.
+  if (std::any_of(plan.begin(), plan.end(),
+                  [](const std::string& a) { return a.rfind("restart", 0) == 0; })) {
     auto suspects = suspects_for(s, f);
-    // The ledger across jobs: a node with repeated incidents stays out of every restart, so
-    // the next run does not land on it while it waits for the lemon drain. Its own suspects
-    // come first; the fit limit applies to all.
+    if (f.kind == "straggler" && w->straggler)
+      suspects.insert(suspects.begin(), {w->straggler->node, 1.0, {"slow node"}});
     for (const auto& node : ledger_suspects(s))
       if (std::none_of(suspects.begin(), suspects.end(),
                        [&](const Suspect& x) { return x.node == node.node; }))
@@ -163,11 +167,7 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
     base.exclude.insert(base.exclude.end(), choice.nodes.begin(), choice.nodes.end());
     if (!choice.note.empty()) base.finding.evidence.push_back(choice.note);
   }
-  if (f.kind == "straggler") {
-    if (w->straggler) base.exclude.push_back(w->straggler->node);
-    return straggler_plan(*w, base);
-  }
-  auto plan = actions_for(f, *w->settings);
+  if (f.kind == "straggler") return plan;
   std::vector<Finding> same_job;
   for (const auto& g : s.findings)
     if (g.subject == w->label) same_job.push_back(g);

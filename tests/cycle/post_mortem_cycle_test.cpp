@@ -6,6 +6,7 @@
 #include "ending_run.h"
 #include "rules/node_report.h"
 #include "store/store.h"
+#include "store_reading.h"
 #include "test_util.h"
 #include "util/identity.h"
 
@@ -95,6 +96,25 @@ TEST(PostMortem, TheLedgerKeepsARestartOffARepeatedSuspect) {
   run.runs_then_ends("Traceback (most recent call last):\nKeyError: 'x'\n", "FAILED");
   ASSERT_EQ(run.slurm.submitted.size(), 1u);
   EXPECT_NE(run.submitted().find("--exclude=node-7 "), std::string::npos) << run.submitted();
+}
+
+// #30: a restart after *any* failure keeps off the nodes the ledger holds above its threshold,
+// not only after a crash: a hung run restarted onto node-7 (two incidents this week) would land
+// on a bad node again. Before, only crashed and ended findings asked the ledger.
+TEST(PostMortem, TheLedgerKeepsEveryRestartOffARepeatedSuspectAHangsToo) {
+  EndingRun run("stale_after = \"2m\"\non_hang = [\"cancel\", \"restart\", \"alert\"]\n");
+  run.idle_nodes(9);
+  for (int i = 0; i < 2; ++i)
+    run.store->add_event(run.now - 3600, "incident", "node-7", "warning", "other job crashed");
+  write_file(run.log, "global_step: 1\n");
+  run.slurm.jobs = {run.task("RUNNING")};
+  run.cycle(run.now);
+  write_file(run.log, "global_step: 2\n", true);
+  run.cycle(run.now + 30);
+  for (double t = 60; t <= 420; t += 30) run.cycle(run.now + t);  // silent for 6 min: hung
+  ASSERT_EQ(run.slurm.cancelled.size(), 1u) << testing::event_lines(*run.store);
+  ASSERT_EQ(run.slurm.submitted.size(), 1u) << testing::event_lines(*run.store);
+  EXPECT_NE(run.submitted().find("--exclude=node-7"), std::string::npos) << run.submitted();
 }
 
 // llmwatch first looks after the task ended (it started and died between two looks, or
