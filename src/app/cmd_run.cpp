@@ -12,8 +12,10 @@
 #include "app/detached_worker.h"
 #include "app/http_listener.h"
 #include "config/job_owner.h"
+#include "cycle/hang_wake.h"
 #include "cycle/self_chain.h"
 #include "cycle/supervisor.h"
+#include "slurm/slurm_snapshot.h"
 #include "store/keys.h"
 #include "store/lease.h"
 #include "store/store.h"
@@ -28,7 +30,10 @@ namespace llmwatch {
 namespace {
 
 // One cycle under the lease; false when another instance holds it (not an error).
-bool cycle_under_lease(const Config& config, Store& store, Lease& lease) {
+// With a snapshot: a tick keeps its squeue and sinfo answers there, and a wake (`replay`)
+// uses them instead of asking slurmctld again.
+bool cycle_under_lease(const Config& config, Store& store, Lease& lease,
+                       SlurmSnapshot* snapshot = nullptr, bool replay = false) {
   double now = unix_now();
   if (!lease.acquire(now, static_cast<double>(config.lease_ttl.count()))) {
     auto holder = Lease::read(config.state_dir);
@@ -53,7 +58,8 @@ bool cycle_under_lease(const Config& config, Store& store, Lease& lease) {
     report_exit_code(kExitFailure);  // the exit itself may block on the stuck thread
     std::_Exit(kExitFailure);
   });
-  SlurmClient slurm(config.slurm);
+  SlurmSnapshot none;
+  SnapshotSlurm slurm(config.slurm, snapshot ? *snapshot : none, snapshot && replay);
   Supervisor supervisor(config, store, slurm, fence);
   auto r = supervisor.run_cycle(now);
   spdlog::info(
@@ -129,15 +135,44 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
     }
     boost::asio::signal_set stop_signals(io, SIGTERM, SIGINT);
     boost::asio::signal_set reload_signal(io, SIGHUP);
-    boost::asio::steady_timer timer(io);
+    boost::asio::steady_timer timer(io), wake_timer(io);
     std::function<void()> tick;
     std::function<void()> wait_reload;
+    SlurmSnapshot snapshot;
+    // A wake for a job whose hang allowance runs out before the next tick (#30): at most one
+    // pending, at most one per tick, from the tick's snapshot of the queue (no new slurmctld
+    // polls). One second past the deadline, so the allowance has run out when it looks.
+    auto schedule_wake = [&] {
+      wake_timer.cancel();
+      if (!snapshot.queue) return;
+      double now = unix_now();
+      auto at = earliest_hang_deadline(config, store, now,
+                                       now + static_cast<double>(config.interval.count()) - 2);
+      if (!at) return;
+      wake_timer.expires_after(
+          std::chrono::milliseconds(static_cast<long>((*at - now + 1) * 1000)));
+      wake_timer.async_wait([&](const boost::system::error_code& ec) {
+        if (ec) return;
+        spdlog::info("wake: a job's hang allowance ran out before the next tick");
+        try {
+          cycle_under_lease(config, store, lease, &snapshot, true);
+        } catch (const std::exception& e) {
+          spdlog::error("wake cycle failed: {}", e.what());
+        }
+      });
+    };
 
     tick = [&] {
       try {
-        cycle_under_lease(config, store, lease);
+        cycle_under_lease(config, store, lease, &snapshot, false);
       } catch (const std::exception& e) {
         spdlog::error("cycle failed: {}", e.what());  // the next cycle tries again
+        snapshot = {};
+      }
+      try {
+        schedule_wake();
+      } catch (const std::exception& e) {
+        spdlog::error("cannot schedule a wake: {}", e.what());
       }
       timer.expires_after(config.interval);
       timer.async_wait([&](const boost::system::error_code& ec) {
@@ -161,6 +196,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
     stop_signals.async_wait([&](const boost::system::error_code&, int sig) {
       spdlog::info("signal {}: stopping after the current cycle", sig);
       timer.cancel();
+      wake_timer.cancel();
       reload_signal.cancel();
       http.reset();
       io.stop();

@@ -1,0 +1,35 @@
+#include "cycle/hang_wake.h"
+
+#include <nlohmann/json.hpp>
+
+#include "rules/job_progress.h"
+#include "rules/job_rules.h"
+#include "store/keys.h"
+#include "store/store.h"
+
+namespace llmwatch {
+
+std::optional<double> earliest_hang_deadline(const Config& config, Store& store, double now,
+                                             double before) {
+  std::optional<double> out;
+  for (const auto& job : config.jobs) {
+    std::string label = job_label(job);
+    // Running as the last cycle saw it (the job view): a pending or gone job cannot hang.
+    auto view =
+        nlohmann::json::parse(store.get(kv::job_view(label)).value_or("{}"), nullptr, false);
+    bool running = false;
+    if (view.is_object())
+      for (const auto& e : view.value("entries", nlohmann::json::array()))
+        running |= e.is_object() && e.value("state", "") == "RUNNING";
+    if (!running) continue;
+    JobProgress p = store.progress(label);
+    if (p.task.empty()) continue;
+    StaleVerdict v = evaluate_stale(p, job, now);
+    if (v.hung || v.allowance <= 0) continue;  // already found, or no rule in force
+    double at = now + (v.allowance - v.idle);
+    if (at > now && at < before && (!out || at < *out)) out = at;
+  }
+  return out;
+}
+
+}  // namespace llmwatch

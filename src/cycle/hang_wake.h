@@ -1,0 +1,18 @@
+#pragma once
+// When the daemon should look again before its next tick (#30): the earliest moment a watched
+// job's hang allowance runs out, as its progress and allowance stood after the last cycle. A
+// hang is then found at the allowance, not up to a whole interval later.
+#include <optional>
+
+#include "config/config.h"
+
+namespace llmwatch {
+
+class Store;
+
+// The earliest time (Unix seconds) after `now` at which a running job's allowance runs out;
+// nullopt when no running job's would before `before`.
+std::optional<double> earliest_hang_deadline(const Config& config, Store& store, double now,
+                                             double before);
+
+}  // namespace llmwatch

@@ -1,0 +1,64 @@
+// When the daemon wakes before its next tick (#30): at the moment a running job's hang
+// allowance runs out, as the last cycle left its progress.
+#include "cycle/hang_wake.h"
+
+#include <gtest/gtest.h>
+
+#include "config/config.h"
+#include "rules/job_progress.h"
+#include "store/keys.h"
+#include "store/store.h"
+#include "test_util.h"
+
+namespace llmwatch {
+namespace {
+
+struct Watched {
+  testing::TempDir dir;
+  Store store{dir.path};
+  Config config;
+  double now = 1'800'000'000;
+  Watched() {
+    JobSettings job;
+    job.name = "tr";
+    job.stale_after = Seconds(120);
+    config.jobs.push_back(job);
+  }
+  void running(const std::string& state, double last_step_ago) {
+    store.put(kv::job_view("tr"), "{\"entries\":[{\"id\":\"7\",\"state\":\"" + state + "\"}]}",
+              now);
+    JobProgress p;
+    p.task = "7";
+    p.task_seen = now - 3600;
+    p.step = 100;
+    p.advances = 50;
+    p.last_progress = now - last_step_ago;
+    store.put_progress("tr", std::move(p), now);
+  }
+};
+
+TEST(HangWake, TheDeadlineIsWhenTheAllowanceRunsOut) {
+  Watched w;
+  w.running("RUNNING", 30);
+  auto at = earliest_hang_deadline(w.config, w.store, w.now, w.now + 300);
+  ASSERT_TRUE(at);
+  EXPECT_DOUBLE_EQ(*at, w.now + 90);
+}
+
+TEST(HangWake, NoWakeForAJobThatIsNotRunningIsHungOrOutlastsTheTick) {
+  Watched pending;
+  pending.running("PENDING", 30);
+  EXPECT_FALSE(
+      earliest_hang_deadline(pending.config, pending.store, pending.now, pending.now + 300));
+  Watched hung;
+  hung.running("RUNNING", 600);
+  EXPECT_FALSE(earliest_hang_deadline(hung.config, hung.store, hung.now, hung.now + 300))
+      << "already hung: the tick finds it";
+  Watched later;
+  later.running("RUNNING", 0);
+  EXPECT_FALSE(earliest_hang_deadline(later.config, later.store, later.now, later.now + 60))
+      << "the tick comes first";
+}
+
+}  // namespace
+}  // namespace llmwatch
