@@ -8,7 +8,7 @@
 Usage: bench/hang_latency.py [--build build] [--interval 5s] [--runs 3]
 Needs root (it starts Slurm daemons). Prints a table.
 """
-import argparse, json, os, re, signal, sqlite3, subprocess, sys, tempfile, time
+import argparse, getpass, json, os, re, signal, sqlite3, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -37,15 +37,16 @@ def one_run(args, n):
     cfg = f"{d}/llmwatch.toml"
     with open(cfg, "w") as f:
         f.write(f'[llmwatch]\nstate_dir = "{d}/state"\ninterval = "{args.interval}"\n'
-                f'[[job]]\nname = "bench-train"\nstale_floor = "{args.stale_floor}"\nstartup_grace = "2m"\n')
+                f'[[job]]\nname = "bench-train"\nuser = "{getpass.getuser()}"\nstale_floor = "{args.stale_floor}"\nstartup_grace = "2m"\n')
     daemon = None
     try:
         out = sh("sbatch", "--parsable", "--job-name=bench-train", "--array=1-3%1", f"--chdir={work}",
                  f"--output={work}/train-%A_%a.out", f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME=0.5",
                  f"{ROOT}/examples/fake-trainer.sh")
         array = out.stdout.strip().split(";")[0]
+        daemon_log = open(f"{d}/daemon.log", "w")
         daemon = subprocess.Popen([f"{args.build}/llmwatch", "--config", cfg, "daemon"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                  stdout=daemon_log, stderr=subprocess.STDOUT)
         log = f"{work}/train-{array}_1.out"
         steps = re.compile(r"global_step: (\d+)")
         wait("step 10", lambda: os.path.exists(log) and len(steps.findall(open(log).read())) >= 10)
@@ -60,6 +61,8 @@ def one_run(args, n):
             count = len(steps.findall(open(log).read()))
             if count != last_count:
                 last_count, last_progress = count, time.time()
+            if not os.path.exists(db):  # the daemon's first cycle has not made it yet
+                return None
             con = sqlite3.connect(db, timeout=10)
             row = con.execute("SELECT first_seen FROM findings WHERE key='job:bench-train/hung'").fetchone()
             con.close()
@@ -80,7 +83,10 @@ def one_run(args, n):
         cycles = con.execute("SELECT COUNT(*) FROM cycles").fetchone()[0]
         con.close()
         appended = sum(os.path.getsize(os.path.join(work, f)) for f in os.listdir(work) if f.endswith(".out"))
-        return {"detect": found - last_progress, "restart": running - found,
+        if os.environ.get("LLMWATCH_BENCH_KEEP_LOG"):
+            subprocess.run(["cp", f"{d}/daemon.log", os.environ["LLMWATCH_BENCH_KEEP_LOG"]])
+        wakes = open(f"{d}/daemon.log").read().count("wake: ")
+        return {"detect": found - last_progress, "wakes": wakes, "restart": running - found,
                 "read": prog.get("bytes_read", 0), "appended": appended, "cycles": cycles}
     finally:
         if daemon:
@@ -99,9 +105,9 @@ def main():
     args = p.parse_args()
     rows = [one_run(args, i) for i in range(args.runs)]
     print(f"daemon interval {args.interval}, stale_after floor {args.stale_floor} (adaptive: 5 x 0.5 s steps -> floor)")
-    print(f"{'run':>3} {'detect s':>9} {'restart s':>10} {'log bytes read':>15} {'appended':>9} {'cycles':>7}")
+    print(f"{'run':>3} {'detect s':>9} {'restart s':>10} {'log bytes read':>15} {'appended':>9} {'cycles':>7} {'wakes':>6}")
     for i, r in enumerate(rows, 1):
-        print(f"{i:>3} {r['detect']:>9.1f} {r['restart']:>10.1f} {r['read']:>15} {r['appended']:>9} {r['cycles']:>7}")
+        print(f"{i:>3} {r['detect']:>9.1f} {r['restart']:>10.1f} {r['read']:>15} {r['appended']:>9} {r['cycles']:>7} {r['wakes']:>6}")
 
 
 if __name__ == "__main__":

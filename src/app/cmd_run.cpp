@@ -147,7 +147,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
       if (!snapshot.queue) return;
       double now = unix_now();
       auto at = earliest_hang_deadline(config, store, now,
-                                       now + static_cast<double>(config.interval.count()) - 2);
+                                       now + static_cast<double>(config.interval.count()) - 1);
       if (!at) return;
       wake_timer.expires_after(
           std::chrono::milliseconds(static_cast<long>((*at - now + 1) * 1000)));

@@ -180,6 +180,7 @@ const std::vector<KeySpec<JobSettings>>& job_keys() {
        0,
        {"alert", "evict"}},
       {"evict_margin", KeyKind::Percent, LW_SET(JobSettings, evict_margin, d)},
+      {"evict_after", KeyKind::Duration, LW_SET(JobSettings, evict_after, dur)},
       {"on_node_fault", KeyKind::StringList, LW_SET(JobSettings, on_node_fault, list), false, 0, 0,
        kActions},
       {"on_node_degraded", KeyKind::StringList, LW_SET(JobSettings, on_node_degraded, list), false,

@@ -106,10 +106,12 @@ void record_findings(CycleState& s, std::map<std::string, double>& first_seen) {
 // A slow node (#28): on_straggler = "alert" only tells, with the cost sum. "evict", when the
 // sum says it pays: ask for a save first (a save switch) and wait for its checkpoint, then
 // cancel, restart without the node, and (evict_node) drain it and charge the ledger.
-std::vector<std::string> straggler_plan(const JobWork& w, const ActionRequest& base) {
-  // Never when the run would not fit without the node (no spare node known in its partition).
+std::vector<std::string> straggler_plan(const JobWork& w, const ActionRequest& base, double now) {
+  // Never when the run would not fit without the node (no spare node known in its partition),
+  // nor before it stayed slow for evict_after.
   if (w.settings->on_straggler != "evict" || !w.straggler || !w.eviction || !w.eviction->evict ||
-      w.spare_nodes <= 0)
+      w.spare_nodes <= 0 ||
+      now - base.episode < static_cast<double>(w.settings->evict_after.count()))
     return {"alert"};
   bool saved = w.settings->save_switch.empty() || w.progress.checkpoint_done > base.episode;
   if (!saved) return {"save", "alert"};
@@ -148,7 +150,8 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
   base.settings = w->settings;
   base.task = w->obs.running ? w->obs.running : w->last;  // a gone job: its last run
   base.queue = w->obs.entries;
-  auto plan = f.kind == "straggler" ? straggler_plan(*w, base) : actions_for(f, *w->settings);
+  auto plan =
+      f.kind == "straggler" ? straggler_plan(*w, base, s.now) : actions_for(f, *w->settings);
   // A restart keeps the run off the nodes its failure is attributed to (a crash's suspects),
   // and after any failure, a hang or a slow node too, off the nodes the ledger holds with
   // repeated incidents (#30: a hung run was restarted onto one): the next run does not land on

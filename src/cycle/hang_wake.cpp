@@ -1,5 +1,6 @@
 #include "cycle/hang_wake.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "rules/job_progress.h"
@@ -26,8 +27,10 @@ std::optional<double> earliest_hang_deadline(const Config& config, Store& store,
     if (p.task.empty()) continue;
     StaleVerdict v = evaluate_stale(p, job, now);
     if (v.hung || v.allowance <= 0) continue;  // already found, or no rule in force
-    double at = now + (v.allowance - v.idle);
-    if (at > now && at < before && (!out || at < *out)) out = at;
+    // Progress is clocked when a cycle reads it, so the allowance often runs out on a tick
+    // itself, a moment after that tick looked: then the wake is now, not the next tick.
+    double at = std::max(now, now + (v.allowance - v.idle));
+    if (at < before && (!out || at < *out)) out = at;
   }
   return out;
 }

@@ -45,6 +45,17 @@ TEST(HangWake, TheDeadlineIsWhenTheAllowanceRunsOut) {
   EXPECT_DOUBLE_EQ(*at, w.now + 90);
 }
 
+// Progress is clocked when a tick reads it, so the allowance often runs out right on a later
+// tick, a moment after it looked (idle == allowance is not yet hung): the wake is then at once,
+// not a whole interval later (the bench found hangs at 81 s with the wake in place).
+TEST(HangWake, AnAllowanceRunningOutOnTheTickWakesAtOnce) {
+  Watched w;
+  w.running("RUNNING", 120);
+  auto at = earliest_hang_deadline(w.config, w.store, w.now, w.now + 30);
+  ASSERT_TRUE(at);
+  EXPECT_DOUBLE_EQ(*at, w.now);
+}
+
 TEST(HangWake, NoWakeForAJobThatIsNotRunningIsHungOrOutlastsTheTick) {
   Watched pending;
   pending.running("PENDING", 30);

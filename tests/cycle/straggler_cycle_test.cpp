@@ -51,7 +51,8 @@ CycleResult slow_run(EndingRun& run, const std::string& timing, double slow_spee
 }
 
 std::string config_for(const std::string& timing, const std::string& mode) {
-  return "timing_dir = \"" + timing + "\"\nmax_steps = 1000000\non_straggler = \"" + mode + "\"\n";
+  return "timing_dir = \"" + timing + "\"\nmax_steps = 1000000\non_straggler = \"" + mode +
+         "\"\nevict_after = \"1s\"\n";
 }
 
 TEST(StragglerCycle, AlertNamesTheNodeWithTheCostSumAndTouchesNothing) {
@@ -88,11 +89,27 @@ TEST(StragglerCycle, EvictCancelsRestartsWithoutTheNodeDrainsItAndChargesTheLedg
       << event_lines(*run.store);
 }
 
+// Evict configured and paying, but the node has not stayed slow for evict_after (10 min by
+// default): only told. A short fail-slow ends by itself.
+TEST(StragglerCycle, EvictWaitsUntilTheNodeStayedSlowForEvictAfter) {
+  testing::TempDir t;
+  EndingRun run("timing_dir = \"" + t / "timing" +
+                "\"\nmax_steps = 1000000\non_straggler = \"evict\"\n");
+  auto r = slow_run(run, t / "timing", 0.7);
+  ASSERT_TRUE(run.finding(r, "straggler")) << event_lines(*run.store);
+  EXPECT_TRUE(run.slurm.cancelled.empty()) << event_lines(*run.store);
+  run.slurm.jobs = {run.task("RUNNING")};
+  write_file(run.log, "global_step: 200\n", true);
+  run.cycle(run.now + 700);
+  EXPECT_EQ(run.slurm.cancelled.size(), 1u) << "evicted once it stayed slow for 10 min\n"
+                                            << event_lines(*run.store);
+}
+
 // Evict configured, but the run has little left: the saving does not pay the restart.
 TEST(StragglerCycle, EvictWaitsForTheCostSumToPay) {
   testing::TempDir t;
   EndingRun run("timing_dir = \"" + t / "timing" +
-                "\"\nmax_steps = 135\non_straggler = \"evict\"\n");
+                "\"\nmax_steps = 135\non_straggler = \"evict\"\nevict_after = \"1s\"\n");
   auto r = slow_run(run, t / "timing", 0.8);
   ASSERT_TRUE(run.finding(r, "straggler")) << event_lines(*run.store);
   EXPECT_TRUE(run.slurm.cancelled.empty()) << event_lines(*run.store);

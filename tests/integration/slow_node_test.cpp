@@ -41,14 +41,15 @@ struct SlowRun {
                            "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\n" + job_owner() +
                            "name = \"itest-slow\"\nstartup_grace = \"1m\"\nmax_steps = 10000000\n"
                            "timing_dir = \"" +
-                           timing + "\"\non_straggler = \"" + mode + "\"\n");
+                           timing + "\"\non_straggler = \"" + mode + "\"\nevict_after = \"1s\"\n");
   }
   std::string submit() {
-    auto r = c.slurm({"sbatch", "--parsable", "--job-name=itest-slow", "--nodes=3",
-                      "--chdir=" + work, "--output=" + work + "/train-%j.out",
-                      "--export=ALL,PYTHONDONTWRITEBYTECODE=1,SLOW_NODE=node-3,LLMWATCH_TIMING_DIR=" + timing +
-                          ",HELPER_DIR=" + source_dir() + "/share/llmwatch/python",
-                      work + "/train.sh"});
+    auto r = c.slurm(
+        {"sbatch", "--parsable", "--job-name=itest-slow", "--nodes=3", "--chdir=" + work,
+         "--output=" + work + "/train-%j.out",
+         "--export=ALL,PYTHONDONTWRITEBYTECODE=1,SLOW_NODE=node-3,LLMWATCH_TIMING_DIR=" + timing +
+             ",HELPER_DIR=" + source_dir() + "/share/llmwatch/python",
+         work + "/train.sh"});
     EXPECT_TRUE(r.ok()) << r.err;
     return r.out.substr(0, r.out.find_first_of(";\n"));
   }
