@@ -11,3 +11,5 @@ echo
 "$bench" --format json --log-mib 256
 echo
 /usr/bin/python3 "$here/status_latency.py" "$llmwatch"
+echo
+/usr/bin/python3 "$here/goodput_bench.py" --build "$(dirname "$llmwatch")"
