@@ -10,15 +10,24 @@
 #include "rules/job_rules.h"
 #include "store/store.h"
 #include "util/identity.h"
+#include "util/strings.h"
 
 namespace llmwatch {
+
+std::string not_a_job(const Config& config, const std::string& label) {
+  std::vector<std::string> labels;
+  for (const auto& j : config.jobs) labels.push_back(job_label(j));
+  std::string best = closest_match(label, labels);
+  return "'" + label + "' is not a [[job]] in " + config.path +
+         (best.empty() ? "" : "; did you mean '" + best + "'?");
+}
 
 int cmd_job_action(const Config& config, const std::string& verb, const std::string& label) {
   const JobSettings* settings = nullptr;
   for (const auto& j : config.jobs)
     if (job_label(j) == label) settings = &j;
   if (!settings) {
-    std::cerr << "llmwatch " << verb << ": '" << label << "' is not a [[job]] in " << config.path
+    std::cerr << "llmwatch " << verb << ": " << not_a_job(config, label)
               << "; llmwatch only acts on jobs it was asked to manage\n";
     return kExitUsage;
   }

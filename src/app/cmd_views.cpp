@@ -114,7 +114,7 @@ int cmd_job_view(const Config& config, const std::string& label, bool json) {
       return kExitFailure;
     }
   }
-  std::cerr << "llmwatch job: '" << label << "' is not a [[job]] in " << config.path << "\n";
+  std::cerr << "llmwatch job: " << not_a_job(config, label) << "\n";
   return kExitUsage;
 }
 
@@ -198,7 +198,7 @@ int cmd_events(const Config& config, const std::string& since, const std::string
   if (!job.empty() && job.find_first_of("%_") == std::string::npos &&
       std::none_of(config.jobs.begin(), config.jobs.end(),
                    [&](const JobSettings& j) { return job_label(j) == job; })) {
-    std::cerr << "llmwatch events: '" << job << "' is not a [[job]] in " << config.path << "\n";
+    std::cerr << "llmwatch events: " << not_a_job(config, job) << "\n";
     return kExitUsage;
   }
   try {

@@ -43,6 +43,9 @@ int cmd_silence(const Config& config, const std::string& verb, const std::string
 // `stacks --job J`: this node's Python stacks of job J (hang forensics, run through srun).
 int cmd_stacks(const std::string& job_id, double timeout_seconds);
 int cmd_job_action(const Config& config, const std::string& verb, const std::string& job);
+// Every command's answer to a name that is no [[job]]: "'x' is not a [[job]] in FILE", and
+// "; did you mean 'y'?" when a configured job's label is close (#27).
+std::string not_a_job(const Config& config, const std::string& label);
 
 struct NodeCheckOptions {
   std::string node;   // default: $SLURMD_NODENAME, else the short hostname

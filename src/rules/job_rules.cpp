@@ -1,7 +1,10 @@
 #include "rules/job_rules.h"
 
+#include <algorithm>
+
 #include "rules/pending_reason.h"
 #include "rules/training_rules.h"
+#include "util/strings.h"
 #include "util/units.h"
 
 namespace llmwatch {
@@ -28,6 +31,19 @@ const std::vector<const SlurmJob*>& QueueIndex::by_id(std::int64_t id) const {
   static const std::vector<const SlurmJob*> none;
   auto it = ids_.find(id);
   return it == ids_.end() ? none : it->second;
+}
+
+std::string QueueIndex::similar_name(const std::string& name, const std::string& user,
+                                     const std::string& exclude) const {
+  std::vector<std::string> candidates;
+  for (const auto& [queued, entries] : names_) {
+    if (queued == name || queued == exclude) continue;
+    if (user.empty() || std::any_of(entries.begin(), entries.end(),
+                                    [&](const SlurmJob* q) { return q->user == user; }))
+      candidates.push_back(queued);
+  }
+  std::sort(candidates.begin(), candidates.end());  // the same hint whatever the hash order
+  return closest_match(name, candidates);
 }
 
 // The entries of the watched job's own (never llmwatch's, never another user's), present or not.
@@ -160,7 +176,11 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
     if (obs.ended->verdict.cls != EndClass::Unknown) return out;
   }
   if (obs.entries.empty()) {
-    out.push_back(make("absent", Severity::Critical, "nothing RUNNING or PENDING for " + label));
+    std::string hint;
+    if (!obs.similar_name.empty())
+      hint = "; Slurm has a job named '" + obs.similar_name + "': is the [[job]] name misspelled?";
+    out.push_back(
+        make("absent", Severity::Critical, "nothing RUNNING or PENDING for " + label + hint));
     return out;
   }
   if (!obs.running) {

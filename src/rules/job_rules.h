@@ -21,6 +21,11 @@ class QueueIndex {
   explicit QueueIndex(const std::vector<SlurmJob>& queue);
   const std::vector<const SlurmJob*>& by_name(const std::string& name) const;
   const std::vector<const SlurmJob*>& by_id(std::int64_t id) const;  // job or array job id
+  // The queued name closest to `name` among `user`'s jobs (every user's when empty), never
+  // `exclude` (llmwatch's own); "" when none is close enough to be a likely typo. It scans
+  // every name: asked only for a watched job no task of which was ever seen.
+  std::string similar_name(const std::string& name, const std::string& user,
+                           const std::string& exclude) const;
 
  private:
   std::unordered_map<std::string, std::vector<const SlurmJob*>> names_;
@@ -47,6 +52,9 @@ struct JobObservation {
   // The post-mortem of the last task, when it ended and nothing runs or waits: the run's end
   // is then classified ("ended"), not merely "absent".
   const PostMortem* ended = nullptr;
+  // A queued name close to the watched one, when Slurm never showed a task of it: the hint
+  // that the [[job]]'s name is misspelled (#27). "" when there is none or the job was seen.
+  std::string similar_name;
 };
 
 // The newest entry of the job that squeue still lists after it ended (COMPLETED, FAILED,

@@ -203,6 +203,19 @@ TEST(Supervisor, ASlurmThatDoesNotAnswerIsNeverAbsence) {
   EXPECT_TRUE(w.slurm.submitted.empty());
 }
 
+// #27: a misspelled [[job]] name was only "absent". A cycle names the user's queued job
+// the name was likely meant to be.
+TEST(Supervisor, AnAbsentJobNamesTheQueuedJobItWasLikelyMeantToBe) {
+  World w(job("mytrian", "user = \"" + current_user_name() + "\"\n"));
+  w.run("mytrain", 7, 1'700'000'000, w.dir / "t.log");
+  auto r = w.cycle(unix_now());
+  std::string summary;
+  for (const auto& f : r.findings)
+    if (f.kind == "absent") summary = f.summary;
+  EXPECT_NE(summary.find("Slurm has a job named 'mytrain'"), std::string::npos) << summary;
+  EXPECT_NE(w.alerts().find("is the [[job]] name misspelled?"), std::string::npos);
+}
+
 // The defect: the switch to the text format was forgotten by the next cycle (a new
 // SlurmClient), so every cycle paid for a JSON document too big to use.
 TEST(Supervisor, TheSlurmFormatChoiceIsKept) {

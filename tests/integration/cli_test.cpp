@@ -80,6 +80,11 @@ TEST(Cli, UnknownNamesAreErrorsAndEmptyListsSaySo) {
   auto unknown = cli({"--config", dir / "c.toml", "events", "--job", "nosuch"});
   EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
   EXPECT_EQ(unknown.err, "llmwatch events: 'nosuch' is not a [[job]] in " + dir / "c.toml" + "\n");
+  // A likely typo is named (#27: `job mytrian` printed an empty view of a job never seen).
+  auto typo = cli({"--config", dir / "c.toml", "job", "mytrian"});
+  EXPECT_EQ(typo.exit_code, 2) << typo.out;
+  EXPECT_EQ(typo.err, "llmwatch job: 'mytrian' is not a [[job]] in " + dir / "c.toml" +
+                          "; did you mean 'mytrain'?\n");
   auto none = cli({"--config", dir / "c.toml", "events", "--job", "mytrain", "--since", "1h"});
   EXPECT_TRUE(none.ok()) << none.err;
   EXPECT_EQ(none.out.rfind("no events of mytrain since ", 0), 0u) << none.out;

@@ -67,6 +67,38 @@ TEST(JobRules, NothingQueuedIsAbsent) {
   EXPECT_EQ(fs[0].severity, Severity::Critical);
 }
 
+// A watched name Slurm never showed is most often a typo (#27: `mytrian` was only "absent").
+// The hint names the closest of the job user's queued names, never another user's job or
+// llmwatch's own, and nothing when no name is close.
+TEST(JobRules, AnAbsentNameHintsAtTheClosestQueuedNameOfItsUser) {
+  auto own = job(1, "RUNNING");
+  own.name = "mytrain";
+  auto theirs = job(2, "RUNNING");
+  theirs.name = "mytrian2";
+  theirs.user = "bob";
+  auto self = job(3, "RUNNING");
+  self.name = "mytrin";
+  auto far = job(4, "PENDING");
+  far.name = "eval-sweep";
+  std::vector<SlurmJob> queue = {own, theirs, self, far};
+  QueueIndex index(queue);
+  EXPECT_EQ(index.similar_name("mytrian", "alice", "mytrin"), "mytrain");
+  EXPECT_EQ(index.similar_name("mytrian", "bob", "mytrin"), "mytrian2");
+  EXPECT_EQ(index.similar_name("mytrian", "carol", ""), "");
+  EXPECT_EQ(index.similar_name("pretrain-70b", "alice", ""), "");
+  EXPECT_EQ(index.similar_name("mytrain", "alice", "mytrin"), "");  // its own name is no hint
+
+  JobSettings s = settings();
+  s.name = "mytrian";
+  JobObservation obs;
+  obs.similar_name = "mytrain";
+  auto fs = evaluate_job(s, obs, 1000);
+  ASSERT_EQ(kinds(fs), std::vector<std::string>{"absent"});
+  EXPECT_EQ(fs[0].summary,
+            "nothing RUNNING or PENDING for mytrian; Slurm has a job named 'mytrain': is the "
+            "[[job]] name misspelled?");
+}
+
 // The defect: a SUSPENDED, STOPPED or REQUEUE_HOLD job was dropped by select_jobs, so the
 // run looked absent and on_absent = restart would have started a second copy.
 TEST(JobRules, SuspendedStoppedOrHeldIsNotAbsent) {

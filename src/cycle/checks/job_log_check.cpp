@@ -412,6 +412,8 @@ class JobLogCheck : public Check {
         if (e.running() && !w.obs.running) w.obs.running = e;
       w.last = s.store.last_job(w.label);
       prepare_end(s, w, index, cluster);
+      if (w.obs.entries.empty() && !w.last && !job.id)
+        w.obs.similar_name = index.similar_name(job.name, job.user, s.config.self.job_name);
       w.progress = s.store.progress(w.label);
       // A dump whose two rounds saw the stacks move disproved a hang: the clock restarts then.
       auto near_miss =
