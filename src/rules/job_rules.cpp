@@ -5,6 +5,7 @@
 #include "rules/pending_reason.h"
 #include "rules/training_rules.h"
 #include "util/strings.h"
+#include "util/text.h"
 #include "util/units.h"
 
 namespace llmwatch {
@@ -178,7 +179,9 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
   if (obs.entries.empty()) {
     std::string hint;
     if (!obs.similar_name.empty())
-      hint = "; Slurm has a job named '" + obs.similar_name + "': is the [[job]] name misspelled?";
+      // A queued name is anyone's bytes: made valid UTF-8 and printable before it is shown.
+      hint = "; Slurm has a job named '" + sanitize_line(valid_utf8(obs.similar_name), 100) +
+             "': is the [[job]] name misspelled?";
     out.push_back(
         make("absent", Severity::Critical, "nothing RUNNING or PENDING for " + label + hint));
     return out;
