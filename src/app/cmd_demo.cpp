@@ -23,6 +23,8 @@
 #include "util/paths.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
+#include "util/text.h"
+#include "views/job_view.h"
 #include "views/status_view.h"
 
 namespace llmwatch {
@@ -224,6 +226,12 @@ int cmd_demo(bool keep) {
     }
     say("llmwatch status — after the restart");
     show_status();
+    // What the hang cost, as `llmwatch job` tells it: the silent time and the steps redone.
+    say("llmwatch job demo-train — what the hang cost");
+    for (const auto& job : config.jobs)
+      if (job.name == "demo-train")
+        std::cout << render_job(terminal_safe_json(build_job(job, store, unix_now())),
+                                isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
     say("Event history (llmwatch events)");
     for (const auto& e : store.events(0, "", 50))
       std::cout << "    " << e.severity << "  " << e.kind << "  " << e.message << "\n";
