@@ -59,7 +59,16 @@ class RestartAction : public ActionPlugin {
                 "the owner of " + t.display_id() +
                     " is unknown: llmwatch runs as root and never submits as root "
                     "on someone's behalf"};
-      if (t.user != "root") args.push_back("--uid=" + t.user);
+      if (t.user != "root") {
+        // --uid alone keeps root's group: the run would have had root's group rights.
+        std::string group = owner_group(t);
+        if (group.empty())
+          return {ActionState::Failed, "the group of " + t.display_id() + "'s owner " + t.user +
+                                           " is unknown: llmwatch never submits as root's group "
+                                           "on someone's behalf"};
+        args.push_back("--uid=" + t.user);
+        args.push_back("--gid=" + group);
+      }
     } else if (!t.user.empty() && t.user != current_user_name()) {
       return {ActionState::Failed, t.display_id() + " belongs to " + t.user +
                                        ": only its owner (or root) can resubmit it"};

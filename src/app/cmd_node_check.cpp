@@ -138,7 +138,9 @@ int cmd_node_check(const Config& config, const NodeCheckOptions& o) {
   auto every = std::chrono::milliseconds(static_cast<long long>(o.every * 1000));
   for (;;) {
     NodeReport r = check_once(config, *table.table, node, o, state);
-    if (auto saved = state.save(state_path); !saved && !o.follow)
+    if (!o.save_state)
+      ;  // --print-only: the caller reads stdout, and the state is the node's (root's)
+    else if (auto saved = state.save(state_path); !saved && !o.follow)
       std::cerr << "llmwatch node-check: state not saved: " << saved.error() << "\n";
     if (!out_dir.empty())
       if (auto written = write_result(out_dir, r); !written) {

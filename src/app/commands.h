@@ -54,6 +54,7 @@ struct NodeCheckOptions {
       false;               // CRITICAL: scontrol update this node state=drain reason="llmwatch: ..."
   std::string output_dir;  // also write <dir>/<node>.json (for the supervisor)
   bool ack = false;        // acknowledge the Xids now in the kernel log (after a repair)
+  bool save_state = true;  // false: read the node's state, never write it (--print-only)
   bool follow = false;     // check again every `every` seconds until SIGTERM
   double every = 1;
 };

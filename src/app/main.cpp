@@ -132,6 +132,11 @@ int main(int argc, char** argv) {
                        "drained by someone else)");
   node_check->add_option("--output-dir", nc.output_dir,
                          "also write DIR/<node>.json (default: [gpu] results_dir)");
+  bool print_only = false;
+  node_check->add_flag("--print-only", print_only,
+                       "write no results or node state, only print (the supervisor's srun reads "
+                       "stdout; the step may run as the job's owner, who cannot write root's "
+                       "directories)");
   node_check->add_flag("--ack", nc.ack,
                        "acknowledge the Xids now in the kernel log (after the GPU was repaired)");
   node_check->add_flag("--follow", nc.follow, "keep checking until SIGTERM; print changes");
@@ -186,7 +191,8 @@ int main(int argc, char** argv) {
                                          ? load_or_report(config_path)
                                          : std::optional<Config>(Config{});
     if (!node_cfg) return 3;  // UNKNOWN: Nagios callers read 2 as "node broken"
-    if (nc.output_dir.empty()) nc.output_dir = node_cfg->gpu.results_dir;
+    if (nc.output_dir.empty() && !print_only) nc.output_dir = node_cfg->gpu.results_dir;
+    nc.save_state = !print_only;
     return cmd_node_check(*node_cfg, nc);
   }
 

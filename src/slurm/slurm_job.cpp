@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "util/identity.h"
 #include "util/text.h"
 
 namespace llmwatch {
@@ -28,6 +29,7 @@ std::string slurm_job_to_json(const SlurmJob& j) {
                         {"array_max_tasks", j.array_max_tasks},
                         {"name", j.name},
                         {"user_name", j.user},
+                        {"group_name", j.group},
                         {"account", j.account},
                         {"partition", j.partition},
                         {"job_state", j.state},
@@ -50,6 +52,12 @@ std::optional<SlurmJob> slurm_job_from_json(const std::string& text) {
   auto parsed = parse_squeue_json(text);
   if (!parsed.ok() || parsed.jobs.size() != 1) return std::nullopt;
   return parsed.jobs[0];
+}
+
+std::string owner_group(const SlurmJob& job) {
+  if (!job.group.empty() && (job.group != "root" || job.user == "root")) return job.group;
+  if (auto ids = lookup_user(job.user)) return std::to_string(ids->gid);
+  return "";
 }
 
 std::string expand_slurm_pattern(const std::string& pattern, const SlurmJob& job) {

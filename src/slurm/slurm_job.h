@@ -19,6 +19,7 @@ struct SlurmJob {
   std::string array_task_string;              // pending remainder, e.g. "2-10%1"
   int array_max_tasks = 0;                    // the %N throttle
   std::string name, user, account, partition;
+  std::string group;   // the group the task runs as (Slurm's group_name / GroupId)
   std::string state;   // RUNNING, PENDING, COMPLETING, ...
   std::string reason;  // state_reason: Priority, JobArrayTaskLimit, ...
   std::string nodes, batch_host;
@@ -109,5 +110,11 @@ using JobDetails = std::map<std::string, std::map<std::string, std::string>>;
 std::string expand_slurm_pattern(const std::string& pattern, const SlurmJob& job);
 // The log a job writes to: its StdOut, or Slurm's default name in its workdir.
 std::string job_stdout_path(const SlurmJob& job);
+
+// The group a step or a resubmission runs as on the owner's behalf: the task's own group,
+// else the owner's primary group; "" when neither is known. Never root's group for another
+// user: `sbatch --uid` without --gid left a restarted run in group root (GroupId=root(0)), and
+// a run restarted that way must not hand it on.
+std::string owner_group(const SlurmJob& job);
 
 }  // namespace llmwatch

@@ -74,7 +74,7 @@ std::string_view string_of(value v) {
 struct RawJob {
   std::optional<std::int64_t> job_id, array_job_id, array_task_id, array_max_tasks, node_count,
       time_limit, submit_time, start_time;
-  std::string_view name, user, account, partition, state, reason, nodes, batch_host, std_out,
+  std::string_view name, user, group, account, partition, state, reason, nodes, batch_host, std_out,
       std_err, command, workdir, array_task_string;
 };
 
@@ -99,6 +99,8 @@ bool read_job(simdjson::ondemand::object job, RawJob& r) {
       r.name = string_of(v);
     else if (key == "user_name")
       r.user = string_of(v);
+    else if (key == "group_name")
+      r.group = string_of(v);
     else if (key == "account")
       r.account = string_of(v);
     else if (key == "partition")
@@ -140,6 +142,7 @@ SlurmJob to_job(const RawJob& r) {
   j.array_max_tasks = static_cast<int>(r.array_max_tasks.value_or(0));
   j.name = r.name;
   j.user = r.user;
+  j.group = r.group;
   j.account = r.account;
   j.partition = r.partition;
   j.state = r.state;

@@ -48,7 +48,7 @@ std::map<std::string, std::string> sacct_record_of(
 // with another number of fields (a cut output) is skipped.
 inline constexpr const char* kJobDetailsFormat =
     "JobArrayID:\x1f,STDOUT:\x1f,STDERR:\x1f,Command:\x1f,WorkDir:\x1f,Account:\x1f,"
-    "Partition:\x1f";
+    "Partition:\x1f,GroupName:\x1f";
 JobDetails parse_job_details(std::string_view text);
 
 }  // namespace llmwatch

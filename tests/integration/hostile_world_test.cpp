@@ -26,7 +26,7 @@ struct UserRun {
     ::chmod(work.c_str(), 0777);
     write_file(work + "/job.sh",
                "#!/bin/sh\n"
-               "echo \"user=$(/usr/bin/id -un)\"\n"
+               "echo \"user=$(/usr/bin/id -un) group=$(/usr/bin/id -gn)\"\n"
                "echo \"secret=${LLMWATCH_TEST_SECRET:-none}\"\n"
                "echo \"global_step: 1\"\n"
                // Dies like a Python program when the test says so (a person's scancel is a
@@ -42,7 +42,8 @@ struct UserRun {
   }
   std::string submit() {
     auto sub =
-        c.slurm({"sbatch", "--parsable", "--uid=" + std::string(kUser), "--job-name=itest-user",
+        c.slurm({"sbatch", "--parsable", "--uid=" + std::string(kUser),
+                 "--gid=" + std::string(kUser), "--job-name=itest-user",
                  "--chdir=" + work, "--output=" + work + "/out-%j.txt", work + "/job.sh"});
     EXPECT_TRUE(sub.ok()) << sub.err;
     return sub.out.substr(0, sub.out.find_first_of(";\n"));
@@ -84,12 +85,14 @@ TEST(HostileWorld, RestartRunsAsTheJobOwnerWithoutLlmwatchsSecrets) {
   ASSERT_EQ(again.size(), 1u) << run.err << llmwatch(u.config, {"events"}).out;
   std::string second = std::to_string(again[0]["job_id"].get<long long>());
   EXPECT_EQ(again[0]["user_name"], kUser);
+  // The defect: sbatch --uid alone left the restarted run in group root (GroupId=root(0)).
+  EXPECT_EQ(again[0]["group_name"], kUser);
   std::string out;
   ASSERT_TRUE(eventually([&] {
     out = read_file(u.work + "/out-" + second + ".txt");
     return out.find("secret=") != std::string::npos;
   }));
-  EXPECT_NE(out.find(std::string("user=") + kUser), std::string::npos) << out;
+  EXPECT_NE(out.find(std::string("user=") + kUser + " group=" + kUser), std::string::npos) << out;
   EXPECT_NE(out.find("secret=none"), std::string::npos) << out;
   c.slurm({"scancel", second});
 }

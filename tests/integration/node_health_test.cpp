@@ -6,6 +6,7 @@
 
 #include "local_cluster.h"
 #include "slurm/slurm_text.h"
+#include "util/identity.h"
 #include "util/strings.h"
 
 namespace llmwatch::testing {
@@ -238,6 +239,40 @@ TEST(NodeHealth, SrunCollectionIntoTheWatchedJobsAllocation) {
   EXPECT_FALSE(g.drained("node-1"));
   auto health = llmwatch(g.config, {"nodes", "--json"}).out;
   EXPECT_NE(health.find("\"node-1\": \"OK all checks passed\""), std::string::npos) << health;
+}
+
+// The same in another user's job, as on every real cluster: root may not start a step there
+// ("Access/permission denied"), so the step runs as the job's owner in the job's group. The
+// defect: every check of a user's job failed, so a slow or failing node inside a running job
+// was only ever judged by its last check from outside.
+TEST(NodeHealth, SrunCollectionIntoAnotherUsersJobRunsAsItsOwner) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  const std::string user = "llmwatch-itest";
+  if (!running_as_root() || !lookup_user(user)) GTEST_SKIP() << "needs root and " << user;
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  GpuCluster g(c, "collect = \"srun\"\n");
+  std::string text = read_file(g.config);
+  text.replace(text.find(job_owner()), job_owner().size(), "user = \"" + user + "\"\n");
+  write_file(g.config, text);
+  ::chmod(c.dir.path.c_str(), 0711);  // the owner's job and step reach their files
+  ::chmod(g.work.c_str(), 0777);
+  auto sub =
+      c.slurm({"sbatch", "--parsable", "--uid=" + user, "--gid=" + user, "--job-name=itest-gpu",
+               "--nodes=2", "--chdir=" + g.work, "--output=" + g.work + "/train-%j.out",
+               "--export=ALL,FAKE_TRAINER_DIR=" + g.work + ",FAKE_STEP_TIME=0.5",
+               source_dir() + "/examples/fake-trainer.sh"});
+  ASSERT_TRUE(sub.ok()) << sub.err;
+  std::pair<std::string, std::string> job;
+  ASSERT_TRUE(eventually([&] { return !(job = g.running()).first.empty(); }, 60))
+      << c.slurm({"squeue", "-t", "all", "-o", "%i %T %r %u %g"}).out;
+  write_file(g.kmsg + "/node-2.log", kXid79, true);
+  g.cycle();
+  auto health = llmwatch(g.config, {"nodes", "--json"}).out;
+  EXPECT_NE(health.find("\"node-1\": \"OK all checks passed\""), std::string::npos)
+      << health << g.events();
+  EXPECT_TRUE(g.drained("node-2")) << g.events();
+  EXPECT_EQ(g.events().find("permission denied"), std::string::npos) << g.events();
 }
 
 // The site's own checks on the nodes (#17): an NHC-style health script and a gcm-style GPU

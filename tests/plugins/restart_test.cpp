@@ -82,12 +82,13 @@ struct RecordedRestart {
   Config config;
   RecordingSlurm slurm;
   ActionContext ctx{config, slurm, store, 0};
-  ActionOutcome run(const std::string& user) {
+  ActionOutcome run(const std::string& user, const std::string& group = "trainers") {
     ActionRequest r;
     r.job = "tr";
     r.task = task(3, 1, "RUNNING");
     r.task->command = "/home/alice/train.sh";
     r.task->user = user;
+    r.task->group = group;
     return find_action("restart")->execute(r, ctx);
   }
 };
@@ -104,6 +105,8 @@ TEST(RestartAction, ResubmitsAsTheOwnerWithNoneOfLlmwatchsEnvironment) {
   EXPECT_TRUE(slurm.envs[0].empty());
   if (running_as_root()) {
     EXPECT_TRUE(has(args, "--uid=alice"));
+    // The defect: --uid alone kept root's group, so the run had root's group rights.
+    EXPECT_TRUE(has(args, "--gid=trainers"));
   }
   for (const auto& a : args) EXPECT_EQ(a.rfind("--export=ALL", 0), std::string::npos) << a;
 }
@@ -114,6 +117,13 @@ TEST(RestartAction, NeverSubmitsForAnUnknownOrForeignOwner) {
   auto out = t.run(running_as_root() ? "" : "someone-else");
   EXPECT_EQ(out.state, ActionState::Failed);
   EXPECT_TRUE(t.slurm.submitted.empty());
+  if (running_as_root()) {
+    // An owner whose group is unknown (no passwd entry, Slurm said group root) is refused too.
+    auto rootgroup = t.run("no-such-user-llmwatch", "root");
+    EXPECT_EQ(rootgroup.state, ActionState::Failed) << rootgroup.detail;
+    EXPECT_NE(rootgroup.detail.find("group"), std::string::npos) << rootgroup.detail;
+    EXPECT_TRUE(t.slurm.submitted.empty());
+  }
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ TEST(SqueueJson, ParsesTheRealSlurm2205Capture) {
   EXPECT_TRUE(task.running());
   EXPECT_EQ(task.nodes, "node-[1-2]");
   EXPECT_EQ(task.command, "/shared/project/train.slurm");
+  EXPECT_EQ(task.group, "root");
   EXPECT_EQ(job_stdout_path(task), "/shared/project/my-training-3_1.out");
   const SlurmJob& rest = parsed.jobs[3];
   EXPECT_EQ(rest.display_id(), "3_[2-10%1]");
@@ -121,6 +122,24 @@ TEST(SinfoJson, NewerListStateAndErrorsAndGarbage) {
   EXPECT_FALSE(parse_sinfo_json("sinfo: error").ok());
 }
 
+// A step or a resubmission on the owner's behalf runs in the task's own group, never in root's
+// for another user: `sbatch --uid` alone left restarted runs in GroupId=root(0).
+TEST(OwnerGroup, TheTasksOwnGroupElseTheOwnersPrimaryNeverRootsForAnotherUser) {
+  SlurmJob t;
+  t.user = "root";
+  t.group = "root";
+  EXPECT_EQ(owner_group(t), "root");
+  t.group = "";
+  EXPECT_EQ(owner_group(t), "0");  // root's primary group, from the passwd file
+  t.user = "no-such-user-llmwatch";
+  t.group = "trainers";
+  EXPECT_EQ(owner_group(t), "trainers");
+  t.group = "root";  // a run an older llmwatch restarted with --uid alone
+  EXPECT_EQ(owner_group(t), "");
+  t.group = "";
+  EXPECT_EQ(owner_group(t), "");
+}
+
 TEST(SlurmJobJson, RoundTripsForTheRestartAction) {
   auto parsed =
       parse_squeue_json(testing::read_file(testing::fixture("slurm-22.05.8/squeue.json")));
@@ -130,6 +149,7 @@ TEST(SlurmJobJson, RoundTripsForTheRestartAction) {
   EXPECT_EQ(back->display_id(), "3_1");
   EXPECT_EQ(back->command, parsed.jobs[0].command);
   EXPECT_EQ(back->node_count, 2);
+  EXPECT_EQ(back->group, parsed.jobs[0].group);
   EXPECT_FALSE(slurm_job_from_json("garbage"));
 }
 

@@ -91,8 +91,10 @@ TEST(JobDetails, ParsesTheRealCaptureAndSkipsACutLine) {
   auto text = testing::read_file(testing::fixture("slurm-22.05.8/squeue-job-details.txt"));
   auto details = parse_job_details(text + "9\x1f/cut");
   ASSERT_EQ(details.size(), 2u);
-  EXPECT_EQ(details["1"]["StdOut"], "/tmp/a b|%j.out");
-  EXPECT_EQ(details["1"]["Command"], "(null)");
+  EXPECT_EQ(details["3"]["StdOut"], "/tmp/a b|%j.out");
+  EXPECT_EQ(details["3"]["Command"], "(null)");
+  EXPECT_EQ(details["3"]["GroupName"], "llmwatch-itest");
+  EXPECT_EQ(details["4_1"]["GroupName"], "root");
   EXPECT_EQ(details["4_1"]["StdErr"], "/tmp/rel-%A_%a.out");
   EXPECT_EQ(details["4_1"]["Command"], "/work/main/examples/fake-trainer.sh");
   EXPECT_EQ(details["4_1"]["WorkDir"], "/tmp");

@@ -37,6 +37,7 @@ void take_from_scontrol(SlurmJob& task, std::map<std::string, std::string> show)
   task.workdir = show["WorkDir"];
   if (show["Account"] != "(null)") task.account = show["Account"];
   task.partition = show["Partition"];
+  task.group = show["GroupName"];
 }
 
 // What was asked when this task was first seen, if it was. Only what Slurm told then is taken
@@ -51,6 +52,7 @@ bool fill_from_last(SlurmJob& task, const std::optional<SlurmJob>& last) {
   task.workdir = last->workdir;
   task.account = last->account;
   task.partition = last->partition;
+  task.group = last->group;
   return true;
 }
 

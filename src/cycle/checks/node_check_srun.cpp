@@ -1,5 +1,6 @@
 #include "cycle/checks/node_check_srun.h"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
@@ -13,10 +14,15 @@ SrunNodeCheck node_check_by_srun(const Config& config, SlurmClient& slurm,
                                  std::vector<std::string> placement, const std::string& what,
                                  Seconds timeout) {
   auto& args = placement;
+  // A step run as a job's owner (--uid) can write neither root's results directory nor the
+  // node's state: it only prints the report this reads (#28). As root it keeps both.
+  bool as_owner = std::any_of(args.begin(), args.end(),
+                              [](const std::string& a) { return a.rfind("--uid=", 0) == 0; });
   args.push_back(self_exe());
   if (!config.path.empty() && config.path != "<embedded>")
     args.insert(args.end(), {"--config", config.path});  // a global option: before the verb
   args.insert(args.end(), {"node-check", "--json"});
+  if (as_owner) args.push_back("--print-only");
   auto r = slurm.run_step(args, timeout);
   // node-check exits 1-3 for WARN/CRITICAL/UNKNOWN: the documents matter, not the status.
   SrunNodeCheck out;

@@ -17,6 +17,7 @@
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/files.h"
+#include "util/identity.h"
 #include "util/strings.h"
 
 namespace llmwatch {
@@ -94,6 +95,18 @@ std::vector<NodeReport> collect_by_srun(CycleState& s, const std::vector<Watched
     std::vector<std::string> placement = {"--overlap", "--jobid=" + std::to_string(w.task.job_id),
                                           "--ntasks-per-node=1"};
     if (w.task.node_count > 0) placement.push_back("--nodes=" + std::to_string(w.task.node_count));
+    // Root may not start a step in another user's job ("Access/permission denied"): the step
+    // runs as the job's owner, in the job's group (its credential names both).
+    if (running_as_root() && w.task.user != "root") {
+      std::string group = owner_group(w.task);
+      if (w.task.user.empty() || group.empty()) {
+        errors.push_back("node-check in job " + std::to_string(w.task.job_id) +
+                         ": its owner or the owner's group is unknown; never run as root there");
+        continue;
+      }
+      placement.push_back("--uid=" + w.task.user);
+      placement.push_back("--gid=" + group);
+    }
     asks.push_back({std::move(placement), "in job " + std::to_string(w.task.job_id)});
   }
   for (auto& got : node_checks_by_srun(s.config, s.slurm, s.remote, asks)) {
@@ -129,11 +142,11 @@ std::vector<NodeReport> collect_idle(CycleState& s, const std::set<std::string>&
   std::vector<NodeCheckAsk> asks;
   std::vector<const std::vector<std::string>*> nodes_of;
   for (const auto& [partition, nodes] : by_partition) {
-    asks.push_back({{"--nodelist=" + compress_hostlist(nodes),
-                     "--nodes=" + std::to_string(nodes.size()), "--ntasks-per-node=1",
-                     "--immediate=30", "--time=5", "--job-name=llmwatch-node-check",
-                     "--partition=" + partition},
-                    "on idle nodes of " + partition});
+    asks.push_back(
+        {{"--nodelist=" + compress_hostlist(nodes), "--nodes=" + std::to_string(nodes.size()),
+          "--ntasks-per-node=1", "--immediate=30", "--time=5", "--job-name=llmwatch-node-check",
+          "--partition=" + partition},
+         "on idle nodes of " + partition});
     nodes_of.push_back(&nodes);
   }
   auto answers = node_checks_by_srun(s.config, s.slurm, s.remote, asks);
@@ -195,8 +208,7 @@ class NodeHealthCheck : public Check {
           facts.reports[node] = std::move(*report);
     std::vector<std::string> errors;
     std::vector<NodeReport> collected;
-    if (g.collect != "results")
-      collected = collect_by_srun(s, facts.running, errors);
+    if (g.collect != "results") collected = collect_by_srun(s, facts.running, errors);
     for (auto& report : collect_idle(s, facts.managed, errors))
       collected.push_back(std::move(report));
     for (auto& report : collected)
