@@ -216,7 +216,14 @@ std::string render_job(const nlohmann::json& j, bool color) {
   }
   if (j.contains("advice")) out << "  advice         " << j["advice"].get<std::string>() << "\n";
   if (h.contains("goodput")) out << "  " << h["goodput"]["line"].get<std::string>() << "\n";
-  if (h.contains("effective_training_ratio"))
+  // One ETTR on the page: with the ledger's (which also counts startup and queue time, as
+  // `llmwatch goodput` does), the time since the first step is shown as what failures cost,
+  // not as a second, different percentage.
+  if (h.contains("goodput") && h.contains("lost_s"))
+    out << "  lost to failures " << dur(h["lost_s"].get<double>()) << " of "
+        << dur(h["wall_s"].get<double>())
+        << " since the first step (silence, restart, steps redone)\n";
+  else if (h.contains("effective_training_ratio"))
     out << "  effective training time "
         << fmt(h["effective_training_ratio"].get<double>() * 100, "%.1f%%") << " of "
         << dur(h["wall_s"].get<double>()) << " (lost " << dur(h["lost_s"].get<double>()) << ")\n";

@@ -166,7 +166,9 @@ std::string render_metrics(const Config& config, Store& store, double now) {
   family("llmwatch_job_seconds_since_progress", "gauge",
          "Seconds since the step counter last advanced.", since);
   family("llmwatch_job_effective_training_ratio", "gauge",
-         "Productive time / wall time since first seen.", ratio);
+         "Wall time since the first step not lost to failures (silence, restart, steps redone); "
+         "llmwatch_job_ettr_ratio also counts startup and queue time.",
+         ratio);
   family("llmwatch_job_ettr_ratio", "gauge",
          "Productive GPU-seconds over allocated ones in the last 30 days (goodput ledger).", ettr);
   family("llmwatch_gpu_seconds_total", "counter",

@@ -73,6 +73,13 @@ TEST(JobView, HistoryLostTimeEffectiveRatioAndAdvice) {
   EXPECT_NE(j["advice"].get<std::string>().find("Young/Daly"), std::string::npos);
   std::string text = render_job(j, false);
   EXPECT_NE(text.find("effective training time 90.0%"), std::string::npos) << text;
+  // With the goodput ledger's ETTR on the page, no second percentage contradicts it (the
+  // demo showed "goodput run: 37.8%" over "effective training time 35.2%").
+  j["history"]["goodput"] = {{"ettr", 0.5}, {"line", "goodput run: 50.0% (hang 50.0%)"}};
+  text = render_job(j, false);
+  EXPECT_EQ(text.find("effective training time"), std::string::npos) << text;
+  EXPECT_NE(text.find("lost to failures 1m40s of 16m40s since the first step"), std::string::npos)
+      << text;
 }
 
 // The defect: time lost ended at the first step after a restart, so a run resuming from a
