@@ -101,9 +101,17 @@ class DumpStacksAction : public ActionPlugin {
     // one else, root included, start a step in a user's job (the dump of every user's hung job
     // failed with "Access/permission denied"), and the dumper then has the rights of the
     // processes it dumps and no more: a gdb script the user wrote runs as the user (#26.7).
+    // The step's credential names a group too, and slurmd refuses one that is not the job's
+    // ("Invalid job credential"): --gid with the job's group (--uid alone is root's group).
     std::vector<std::string> args;
-    if (running_as_root() && !r.task->user.empty() && r.task->user != "root")
+    if (running_as_root() && !r.task->user.empty() && r.task->user != "root") {
+      std::string group = owner_group(*r.task);
+      if (group.empty())
+        return {ActionState::Failed, "the group of " + r.task->display_id() + "'s owner " +
+                                         r.task->user + " is unknown: no dump as root's group"};
       args.push_back("--uid=" + r.task->user);
+      args.push_back("--gid=" + group);
+    }
     args.insert(args.end(), {"--jobid=" + id, "--overlap", "--nodes=" + n, "--ntasks=" + n,
                              "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--quiet", self_exe(),
                              "stacks", "--job", id, "--timeout", "20"});

@@ -149,9 +149,11 @@ TEST(HangForensics, AUsersGdbScriptNeverRunsAsRoot) {
                          "\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
                          "startup_grace = \"1m\"\non_hang = [\"dump\", \"alert\", \"cancel\"]\n");
   auto sub =
-      c.slurm({"sbatch", "--parsable", "--uid=" + std::string(kUser), "--job-name=itest-gdbpy",
-               "--chdir=" + work, "--output=" + work + "/out-%j.txt", "--wrap",
-               "exec " + work + "/python3 -u " + work + "/train.py"});
+      // In the user's own group, as a job the user submitted is: a step as root with --uid
+      // alone names root's group, and slurmd refuses it ("Invalid job credential").
+      c.slurm({"sbatch", "--parsable", "--uid=" + std::string(kUser), "--gid=" + std::string(kUser),
+               "--job-name=itest-gdbpy", "--chdir=" + work, "--output=" + work + "/out-%j.txt",
+               "--wrap", "exec " + work + "/python3 -u " + work + "/train.py"});
   ASSERT_TRUE(sub.ok()) << sub.err;
   ASSERT_TRUE(eventually(
       [&] {
