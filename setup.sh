@@ -26,7 +26,8 @@ demo_packages=(
   slurmctld slurmd slurm-client munge python3
 )
 # What only the tests need (the larger half of the download: a database for accounting,
-# Prometheus and Alertmanager, a debug Python for stack dumps, clang for the sanitizer build).
+# Prometheus and Alertmanager, a debug Python for stack dumps, clang for the sanitizer build,
+# a headless browser that opens the goodput report).
 test_packages=(
   clang-format clang libclang-rt-14-dev libgtest-dev libgmock-dev sqlite3
   slurmdbd mariadb-server
@@ -34,6 +35,7 @@ test_packages=(
   gdb python3.11-dbg
   fuse python3-fusepy e2fsprogs
   tmux stress-ng
+  chromium
 )
 packages=("${demo_packages[@]}")
 [ "$mode" = demo ] || packages+=("${test_packages[@]}")
