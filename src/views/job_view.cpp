@@ -146,8 +146,13 @@ nlohmann::json build_job(const JobSettings& job, Store& store, double now) {
   j["history"] = job_history(job, store, now);
   const auto& f = j["figures"];
   const auto& h = j["history"];
-  if (f.contains("save_s") && h.contains("mtbf_s")) {
-    double best = optimal_checkpoint_interval(f["save_s"].get<double>(), h["mtbf_s"].get<double>());
+  double best =
+      f.contains("save_s") && h.contains("mtbf_s")
+          ? optimal_checkpoint_interval(f["save_s"].get<double>(), h["mtbf_s"].get<double>())
+          : 0;
+  // A save under a second gives no advice: the formula weighs the save's cost against lost
+  // work, and a save that costs nothing made "checkpoint every 0s" (seen in the demo).
+  if (best >= 1 && f["save_s"].get<double>() >= 1) {
     j["optimal_checkpoint_interval_s"] = best;
     std::string advice =
         "checkpoint every " + format_duration(Seconds(static_cast<long long>(best))) +

@@ -127,6 +127,22 @@ TEST(JobView, LostTimeCountsWhileTheRunIsNotBackYet) {
   EXPECT_DOUBLE_EQ(h["effective_training_ratio"].get<double>(), 80.0 / 140);
 }
 
+// A save too quick to time (the demo's: 0.0 s) gave "checkpoint every 0s": no advice then.
+TEST(JobView, ASaveTooQuickToTimeGivesNoCheckpointAdvice) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  JobSettings job = llama8b();
+  for (int t = 1000; t <= 1500; t += 10) store.add_progress("tr", t, (t - 1000) / 10, 10.0, 2.0);
+  store.add_event(1510, "finding", "tr", "critical", "job:tr/hung: 3_1: no step progress for 10m");
+  JobProgress p;
+  p.save_seconds = 0.01;
+  store.put("progress:tr", p.to_json(), 2000);
+  auto j = build_job(job, store, 2000);
+  ASSERT_TRUE(j["history"].contains("mtbf_s"));
+  EXPECT_FALSE(j.contains("advice")) << j.dump();
+  EXPECT_EQ(render_job(j, false).find("checkpoint every"), std::string::npos);
+}
+
 // The ETA follows the steps as they come, not the printed step time (#27: 1000 ms printed,
 // 2 s between step lines).
 TEST(JobView, TheEtaUsesTheObservedIntervalBetweenSteps) {
