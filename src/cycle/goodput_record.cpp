@@ -34,8 +34,7 @@ double slow_share(const CycleState& s, const JobWork& w) {
 }  // namespace
 
 void record_goodput(CycleState& s, const JobWork& w) {
-  const std::string key = "goodput:" + w.label;
-  GoodputState state = GoodputState::from_json(s.store.get(key).value_or(""));
+  GoodputState state = s.store.goodput_state(w.label);
   GoodputLook look;
   look.now = s.now;
   if (const auto& t = w.obs.running) {
@@ -59,7 +58,7 @@ void record_goodput(CycleState& s, const JobWork& w) {
                   w.ended->suspects.empty() ? std::string() : w.ended->suspects.front().node};
   auto charges = account_goodput(state, look);
   GoodputLedger(s.store).add(w.label, s.now, charges);
-  s.store.put(key, state.to_json(), s.now);
+  s.store.put_goodput_state(w.label, state, s.now);
 }
 
 }  // namespace llmwatch

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "util/json_writer.h"
+#include "util/text.h"
+
 namespace llmwatch {
 namespace {
 
@@ -13,21 +16,28 @@ double finite_or(double v, double fallback) {
 
 }  // namespace
 
+// Written with the small writer: a run's state is written every cycle (#29: building an
+// nlohmann object for it cost more than the look itself).
 std::string GoodputState::to_json() const {
-  return nlohmann::json{{"at", at},
-                        {"task", task},
-                        {"stepped", stepped},
-                        {"hung", hung},
-                        {"open_s", open_s},
-                        {"redo_upto", redo_upto},
-                        {"redo_cause", redo_cause},
-                        {"redo_node", redo_node},
-                        {"last_cause", last_cause},
-                        {"last_node", last_node},
-                        {"best", best},
-                        {"last_step", last_step},
-                        {"gpus", gpus}}
-      .dump();
+  JsonWriter w;
+  w.begin_object();
+  w.key("at").value(at).key("best").value(best).key("gpus").value(gpus);
+  w.key("hung").value(hung).key("last_cause").value(last_cause);
+  w.key("last_node").value(last_node).key("last_step").value(last_step);
+  w.key("open_s").value(open_s).key("redo_cause").value(redo_cause);
+  w.key("redo_node").value(redo_node).key("redo_upto").value(redo_upto);
+  w.key("stepped").value(stepped).key("task").value(task);
+  return w.end_object().take();
+}
+
+bool GoodputState::round_trips() const {
+  for (double d : {at, open_s, gpus})  // from_json keeps these finite and non-negative
+    if (!std::isfinite(d) || d < 0) return false;
+  for (std::int64_t i : {redo_upto, best, last_step})  // read back through a double
+    if (i > (std::int64_t{1} << 53) || i < -(std::int64_t{1} << 53)) return false;
+  for (const std::string* s : {&task, &redo_cause, &redo_node, &last_cause, &last_node})
+    if (!is_valid_utf8(*s)) return false;
+  return true;
 }
 
 GoodputState GoodputState::from_json(const std::string& text) {

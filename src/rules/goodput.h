@@ -32,6 +32,9 @@ struct GoodputState {
 
   std::string to_json() const;
   static GoodputState from_json(const std::string& text);  // {} or garbage: a fresh state
+  // from_json(to_json()) gives this state back: its strings are valid UTF-8 (to_json makes
+  // them so) and its numbers finite (to_json writes others as null).
+  bool round_trips() const;
 };
 
 // One look at the job.

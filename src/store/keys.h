@@ -15,6 +15,9 @@ inline std::string progress_cold(const std::string& job) {
 inline std::string last_job(const std::string& job) {
   return "lastjob:" + job;
 }  // last task seen
+inline std::string goodput(const std::string& job) {
+  return "goodput:" + job;
+}  // GoodputState: the goodput accountant's place in the run
 inline std::string post_mortem(const std::string& job) {
   return "postmortem:" + job;
 }

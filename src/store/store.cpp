@@ -134,6 +134,26 @@ void Store::put_last_job(const std::string& job, const SlurmJob& task, double no
   last_jobs_.erase(job);  // read back as the next reader would: parsed from what was stored
 }
 
+GoodputState Store::goodput_state(const std::string& job) {
+  std::string text = get(kv::goodput(job)).value_or("");
+  auto it = goodput_states_.find(job);
+  if (it == goodput_states_.end() || it->second.first != text)
+    it =
+        goodput_states_.insert_or_assign(job, std::pair{text, GoodputState::from_json(text)}).first;
+  return it->second.second;
+}
+
+void Store::put_goodput_state(const std::string& job, const GoodputState& state, double now) {
+  std::string text = state.to_json();
+  put(kv::goodput(job), text, now);
+  // Kept as written when reading the text back gives the same state (valid UTF-8, finite
+  // numbers); otherwise read back as the next reader would.
+  if (state.round_trips())
+    goodput_states_.insert_or_assign(job, std::pair{std::move(text), state});
+  else
+    goodput_states_.erase(job);
+}
+
 static std::string evidence_json(const std::vector<std::string>& lines) {
   std::string out = "[";
   for (const auto& line : lines) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rules/finding.h"
+#include "rules/goodput.h"
 #include "rules/job_progress.h"
 #include "rules/node_report.h"
 #include "slurm/slurm_job.h"
@@ -76,6 +77,7 @@ class Store {
     } catch (...) {
       progress_.clear();
       last_jobs_.clear();
+      goodput_states_.clear();
       kv_.forget_all();
       kv_trusted_ = false;
       throw;
@@ -100,6 +102,10 @@ class Store {
   // parsed, like the progress: 1,000 watched jobs' tasks were parsed again every cycle.
   std::optional<SlurmJob> last_job(const std::string& job);
   void put_last_job(const std::string& job, const SlurmJob& task, double now);
+  // The goodput accountant's state of a run (#29), kept parsed too: read and written for every
+  // watched run every cycle, its JSON round trip was a third of a steady cycle's CPU.
+  GoodputState goodput_state(const std::string& job);
+  void put_goodput_state(const std::string& job, const GoodputState& state, double now);
 
   void add_event(double ts, const std::string& kind, const std::string& subject,
                  const std::string& severity, const std::string& message,
@@ -226,7 +232,8 @@ class Store {
   Db db_;
   std::map<std::string, KnownProgress> progress_;
   std::map<std::string, std::pair<std::string, std::optional<SlurmJob>>>
-      last_jobs_;  // text, parsed
+      last_jobs_;                                                               // text, parsed
+  std::map<std::string, std::pair<std::string, GoodputState>> goodput_states_;  // text, parsed
   KvMemo kv_;
   bool kv_trusted_ = false;  // inside a transaction whose start checked kv_
 };

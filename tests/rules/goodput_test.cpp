@@ -202,5 +202,41 @@ TEST(Goodput, TheStateSurvivesItsJsonAndGarbageIsAFreshState) {
   EXPECT_EQ(GoodputState::from_json("{\"at\":-5,\"open_s\":\"x\"}").at, 0);
 }
 
+// The store keeps a state as written whenever round_trips() says reading it back gives it
+// again: a property over random states, odd bytes and odd numbers among them.
+TEST(Goodput, AStateThatRoundTripsIsReadBackExactly) {
+  std::mt19937_64 rng(29);
+  const double doubles[] = {0, 1e-300, 12.5, 1800000000.123456, -1, NAN, INFINITY, 1e308};
+  const std::int64_t ints[] = {-1,       0, 7, std::int64_t{1} << 53, (std::int64_t{1} << 53) + 1,
+                               INT64_MAX};
+  const char* strings[] = {"", "hang", "node-\xff", "n\xc3\xa9ud", "a\"b\\c\n"};
+  int kept = 0;
+  for (int i = 0; i < 5000; ++i) {
+    GoodputState s;
+    s.at = doubles[rng() % 8], s.open_s = doubles[rng() % 8], s.gpus = doubles[rng() % 8];
+    s.redo_upto = ints[rng() % 6], s.best = ints[rng() % 6], s.last_step = ints[rng() % 6];
+    s.task = strings[rng() % 5], s.redo_cause = strings[rng() % 5];
+    s.redo_node = strings[rng() % 5], s.last_cause = strings[rng() % 5];
+    s.last_node = strings[rng() % 5], s.stepped = rng() % 2, s.hung = rng() % 2;
+    if (!s.round_trips()) continue;
+    ++kept;
+    auto back = GoodputState::from_json(s.to_json());
+    ASSERT_EQ(back.at, s.at);
+    ASSERT_EQ(back.open_s, s.open_s);
+    ASSERT_EQ(back.gpus, s.gpus);
+    ASSERT_EQ(back.redo_upto, s.redo_upto);
+    ASSERT_EQ(back.best, s.best);
+    ASSERT_EQ(back.last_step, s.last_step);
+    ASSERT_EQ(back.task, s.task);
+    ASSERT_EQ(back.redo_cause, s.redo_cause);
+    ASSERT_EQ(back.redo_node, s.redo_node);
+    ASSERT_EQ(back.last_cause, s.last_cause);
+    ASSERT_EQ(back.last_node, s.last_node);
+    ASSERT_EQ(back.stepped, s.stepped);
+    ASSERT_EQ(back.hung, s.hung);
+  }
+  EXPECT_GT(kept, 50);
+}
+
 }  // namespace
 }  // namespace llmwatch

@@ -100,5 +100,32 @@ TEST(Store, TheLastJobIsKeptParsedAndReadBackAsStored) {
   EXPECT_EQ(daemon.last_job("tr")->state, "COMPLETED");
 }
 
+// The goodput state is kept parsed the same way (#29), and what another process stored, or a
+// rollback took back, is what is read.
+TEST(Store, TheGoodputStateIsKeptParsedAndReadBackAsStored) {
+  testing::TempDir dir;
+  Store daemon(dir.path), cli(dir.path);
+  EXPECT_EQ(daemon.goodput_state("tr").at, 0);
+  GoodputState s;
+  s.at = 1800000000.25, s.task = "7@1", s.open_s = 12.5, s.best = 40, s.gpus = 8;
+  daemon.put_goodput_state("tr", s, 1);
+  EXPECT_EQ(daemon.goodput_state("tr").to_json(), s.to_json());
+  s.best = 41;
+  cli.put_goodput_state("tr", s, 2);  // another process
+  EXPECT_EQ(daemon.goodput_state("tr").best, 41);
+  EXPECT_THROW(daemon.transaction([&] {
+    GoodputState t = s;
+    t.best = 99;
+    daemon.put_goodput_state("tr", t, 3);
+    throw std::runtime_error("cycle failed");
+  }),
+               std::runtime_error);
+  EXPECT_EQ(daemon.goodput_state("tr").best, 41);
+  GoodputState odd = s;
+  odd.last_node = "node-\xff";  // not kept as written: read back as stored
+  daemon.put_goodput_state("tr", odd, 4);
+  EXPECT_EQ(daemon.goodput_state("tr").to_json(), GoodputState::from_json(odd.to_json()).to_json());
+}
+
 }  // namespace
 }  // namespace llmwatch
