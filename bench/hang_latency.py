@@ -5,7 +5,10 @@
   - restart latency:   the hung finding -> the next array task RUNNING
   - bytes read from logs per cycle vs bytes appended (never re-reading a file)
 
-Usage: bench/hang_latency.py [--build build] [--interval 5s] [--runs 3]
+Usage: bench/hang_latency.py [--build build] [--interval 5s] [--stale-floor 10s|default]
+                             [--step-time 0.5] [--runs 3]
+At the shipped defaults with 10 s steps (#30):
+  bench/hang_latency.py --interval 30s --stale-floor default --step-time 10
 Needs root (it starts Slurm daemons). Prints a table.
 """
 import argparse, getpass, json, os, re, signal, sqlite3, subprocess, sys, tempfile, time
@@ -37,11 +40,13 @@ def one_run(args, n):
     cfg = f"{d}/llmwatch.toml"
     with open(cfg, "w") as f:
         f.write(f'[llmwatch]\nstate_dir = "{d}/state"\ninterval = "{args.interval}"\n'
-                f'[[job]]\nname = "bench-train"\nuser = "{getpass.getuser()}"\nstale_floor = "{args.stale_floor}"\nstartup_grace = "2m"\n')
+                f'[[job]]\nname = "bench-train"\nuser = "{getpass.getuser()}"\nstartup_grace = "2m"\n')
+        if args.stale_floor != "default":
+            f.write(f'stale_floor = "{args.stale_floor}"\n')
     daemon = None
     try:
         out = sh("sbatch", "--parsable", "--job-name=bench-train", "--array=1-3%1", f"--chdir={work}",
-                 f"--output={work}/train-%A_%a.out", f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME=0.5",
+                 f"--output={work}/train-%A_%a.out", f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME={args.step_time}",
                  f"{ROOT}/examples/fake-trainer.sh")
         array = out.stdout.strip().split(";")[0]
         daemon_log = open(f"{d}/daemon.log", "w")
@@ -101,10 +106,11 @@ def main():
     p.add_argument("--build", default=f"{ROOT}/build")
     p.add_argument("--interval", default="5s")
     p.add_argument("--stale-floor", default="10s")
+    p.add_argument("--step-time", default="0.5")
     p.add_argument("--runs", type=int, default=3)
     args = p.parse_args()
     rows = [one_run(args, i) for i in range(args.runs)]
-    print(f"daemon interval {args.interval}, stale_after floor {args.stale_floor} (adaptive: 5 x 0.5 s steps -> floor)")
+    print(f"daemon interval {args.interval}, stale_floor {args.stale_floor}, steps of {args.step_time} s")
     print(f"{'run':>3} {'detect s':>9} {'restart s':>10} {'log bytes read':>15} {'appended':>9} {'cycles':>7} {'wakes':>6}")
     for i, r in enumerate(rows, 1):
         print(f"{i:>3} {r['detect']:>9.1f} {r['restart']:>10.1f} {r['read']:>15} {r['appended']:>9} {r['cycles']:>7} {r['wakes']:>6}")

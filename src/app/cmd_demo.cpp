@@ -51,6 +51,7 @@ user = "@USER@"
 stale_after = "auto"       # adaptive: 5 x the longest step interval, within [floor, ceiling]
 stale_factor = 5
 stale_floor = "8s"
+first_steps_grace = "8s"   # the demo's steps are alike from the first one
 stale_ceiling = "2m"
 startup_grace = "1m"
 checkpoint_grace = "30s"

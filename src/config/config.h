@@ -42,16 +42,22 @@ struct JobSettings {
   std::vector<std::string> logs;       // paths or globs; default: the job's StdOut
   std::optional<Seconds> stale_after;  // nullopt: adaptive
   double stale_factor = 5;             // adaptive: factor × longest step interval after warm-up
-  // With 10 s steps a hang is found within ~1.5 min (floor + daemon interval). The floor is not
-  // what keeps healthy runs safe: startup, checkpoint and evaluation phases get their own
-  // grace, the allowance adapts to the longest step seen, and a hang is dumped before it is
-  // cancelled. Shown on the replay corpus in tests/fixtures/hang-corpus.
-  Seconds stale_floor{60};
+  // Once the run's step interval is learned the allowance is stale_factor x its longest step
+  // (or silence of its log), at least stale_floor: with 10 s steps a hang is found ~50 s after
+  // the last step (progress is clocked at the log's write, and the daemon wakes at the
+  // deadline). The floor is not what keeps healthy runs safe: startup, the first steps,
+  // checkpoint and evaluation phases get their own grace, the allowance adapts to the longest
+  // step and silence seen, and a hang is dumped before it is cancelled. Shown on the replay
+  // corpus in tests/fixtures/hang-corpus.
+  Seconds stale_floor{45};
   Seconds stale_ceiling{7200};
   // dump confirms a hang: a second dump this long after the first; stacks that moved make it
   // a near miss (no cancel or restart, the hang clock restarts), once per task. 0: off.
   Seconds confirm_hang{0};
-  Seconds startup_grace{1800};     // until the first step line
+  Seconds startup_grace{1800};  // until the first step line
+  // Between the first steps of a task, until its step interval is learned: cold page caches,
+  // data-loader warm-up, the first collectives (the floor applies if it is longer).
+  Seconds first_steps_grace{120};
   Seconds checkpoint_grace{1800};  // after a "saving checkpoint" line
   Seconds evaluation_grace{1800};  // after an evaluation pass starts printing
   std::string kill_switch, save_switch;

@@ -111,6 +111,7 @@ const std::vector<KeySpec<JobSettings>>& job_keys() {
       {"confirm_hang", KeyKind::Duration, LW_SET(JobSettings, confirm_hang, dur), false,
        kOffAtZero},
       {"startup_grace", KeyKind::Duration, LW_SET(JobSettings, startup_grace, dur)},
+      {"first_steps_grace", KeyKind::Duration, LW_SET(JobSettings, first_steps_grace, dur)},
       {"checkpoint_grace", KeyKind::Duration, LW_SET(JobSettings, checkpoint_grace, dur), false,
        kOffAtZero},
       {"evaluation_grace", KeyKind::Duration, LW_SET(JobSettings, evaluation_grace, dur), false,

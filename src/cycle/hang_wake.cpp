@@ -27,8 +27,8 @@ std::optional<double> earliest_hang_deadline(const Config& config, Store& store,
     if (p.task.empty()) continue;
     StaleVerdict v = evaluate_stale(p, job, now);
     if (v.hung || v.allowance <= 0) continue;  // already found, or no rule in force
-    // Progress is clocked when a cycle reads it, so the allowance often runs out on a tick
-    // itself, a moment after that tick looked: then the wake is now, not the next tick.
+    // Progress is clocked at the log's write (or, when its mtime cannot be true, at the read),
+    // so the allowance may already have run out when the tick looks: then the wake is now.
     double at = std::max(now, now + (v.allowance - v.idle));
     if (at < before && (!out || at < *out)) out = at;
   }

@@ -126,6 +126,11 @@ LogChunk scan_appended(const std::string& path, LogCursor& cursor, const LogTail
     std::memmove(buf, buf + start, len - start);
     file_pos += start, len -= start, scanned -= start, start = 0;
   }
+  // The last write, taken after the read: no line read can be younger (#30).
+  struct stat after {};
+  if (::fstat(fd, &after) == 0)
+    chunk.mtime = static_cast<double>(after.st_mtim.tv_sec) +
+                  static_cast<double>(after.st_mtim.tv_nsec) / 1e9;
   ::close(fd);
   chunk.bytes_read = read_pos - cursor.offset;
   // A line end never came: a dropped fragment or the rest of a cut line is consumed whole;

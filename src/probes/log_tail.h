@@ -25,6 +25,7 @@ struct LogChunk {
   std::shared_ptr<const std::string> storage;
   std::vector<std::string_view> lines;
   std::uint64_t bytes_read = 0;
+  double mtime = 0;      // the file's last write, stat'ed after the read (0: unknown)
   bool reset = false;    // the file was replaced or truncated; reading restarted at 0
   bool skipped = false;  // first look at a huge file: only its tail was read
   std::string error;     // cannot stat/open: the caller reports "unknown"

@@ -95,6 +95,8 @@ std::string JobProgress::write(bool hot, bool cold) const {
   number("best_step", best_step, std::int64_t{-1});
   time("last_progress", last_progress);
   time("longest_interval", longest_interval);
+  time("last_read", last_read);
+  time("silent_until", silent_until);
   time("observed_interval", observed_interval);
   number("advances", advances, 0);
   time("checkpoint_since", checkpoint_since);
@@ -168,6 +170,8 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.best_step = j.value("best_step", std::int64_t{-1});
   p.last_progress = j.value("last_progress", 0.0);
   p.longest_interval = j.value("longest_interval", 0.0);
+  p.last_read = j.value("last_read", 0.0);
+  p.silent_until = j.value("silent_until", 0.0);
   p.observed_interval = j.value("observed_interval", 0.0);
   p.advances = j.value("advances", 0);
   p.checkpoint_since = j.value("checkpoint_since", 0.0);
@@ -204,7 +208,7 @@ bool is_new_task(const JobProgress& p, const std::string& task, std::int64_t tas
 
 void shift_times(JobProgress& p, double seconds) {
   for (double* t : {&p.task_seen, &p.last_progress, &p.checkpoint_since, &p.checkpoint_done,
-                    &p.evaluation_since})
+                    &p.evaluation_since, &p.last_read, &p.silent_until})
     if (*t > 0) *t += seconds;
 }
 
@@ -244,7 +248,8 @@ ProgressUpdate::ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, 
       now_(now),
       step_before_(p.step),
       progress_before_(p.last_progress),
-      allowance_(allowance) {}
+      allowance_(allowance),
+      phase_seen_(p.checkpoint_since > 0 || p.evaluation_since > 0) {}
 
 void ProgressUpdate::feed(std::span<const std::string_view> lines) {
   JobProgress& p = p_;
@@ -260,13 +265,16 @@ void ProgressUpdate::feed(std::span<const std::string_view> lines) {
       p.recent.push_back(sanitize_line(raw, 300));
       if (p.recent.size() > kRecentLines) p.recent.erase(p.recent.begin());
     }
-    if (line.checkpoint_start) p.checkpoint_since = now;
-    if (line.evaluation && p.evaluation_since == 0) p.evaluation_since = now;
+    if (line.checkpoint_start) p.checkpoint_since = now, set_ |= kCheckpointSince;
+    if (line.evaluation && p.evaluation_since == 0)
+      p.evaluation_since = now, set_ |= kEvaluationSince;
     if (line.checkpoint_end) {
       p.checkpoint_since = 0;
+      set_ &= ~kCheckpointSince;
       if (p.checkpoint_done > 0 && now > p.checkpoint_done)
         p.checkpoint_interval = now - p.checkpoint_done;
       p.checkpoint_done = now;
+      set_ |= kCheckpointDone;
     }
     if (!line.crash.empty() && p.crash.empty()) {
       p.crash = line.crash;
@@ -276,6 +284,7 @@ void ProgressUpdate::feed(std::span<const std::string_view> lines) {
     if (line.save_seconds) p.save_seconds = line.save_seconds;
     if (line.load_seconds) p.load_seconds = line.load_seconds;
     if (line.checkpoint_start || line.checkpoint_end) p.after_checkpoint = true;
+    phase_seen_ |= line.checkpoint_start || line.checkpoint_end || line.evaluation;
     if (!line.step) continue;
     if (line.step_time) p.step_time = line.step_time;
     if (line.loss) p.loss = line.loss;
@@ -286,8 +295,10 @@ void ProgressUpdate::feed(std::span<const std::string_view> lines) {
       // sample for the step-time baseline.
       p.step = line.step;
       p.last_progress = now;
+      set_ |= kProgress;
       p.checkpoint_since = 0;
       p.evaluation_since = 0;
+      set_ &= ~(kCheckpointSince | kEvaluationSince);
       p.quick_deaths = 0;
       advances_.emplace_back(*line.step, now);
       continue;
@@ -320,12 +331,15 @@ void ProgressUpdate::feed(std::span<const std::string_view> lines) {
     if (line.skipped_iterations) p.skipped_iterations = line.skipped_iterations;
     if (line.nan_iterations) p.nan_iterations = line.nan_iterations;
     if (p.step) ++p.advances;
+    phase_ |= phase_seen_;  // this step came after a save or an evaluation pass
     p.step = line.step;
     p.quick_deaths = 0;  // progress ends any crash loop
     p.best_step = std::max(p.best_step, *line.step);
     p.last_progress = now;
+    set_ |= kProgress;
     p.checkpoint_since = 0;  // a step after a save means the save is over
     p.evaluation_since = 0;  // and after an evaluation pass, that the pass is over
+    set_ &= ~(kCheckpointSince | kEvaluationSince);
     advances_.emplace_back(*line.step, now);
   }
 }
@@ -333,17 +347,30 @@ void ProgressUpdate::feed(std::span<const std::string_view> lines) {
 // Lines arrive in batches, one read per cycle: the time between progress observations is
 // quantized by the cycle interval. The step interval is that time divided by the steps the
 // whole read covered, so a 0.5 s step watched every 5 s counts as 0.5 s, not 5 s.
-std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish() {
+std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish(double written) {
   JobProgress& p = p_;
   trim_series(p.step_times);
   trim_series(p.losses);
+  // The clocks these lines set move from the time of the read to the time of the write.
+  if (written > 0 && written < now_) {
+    if (set_ & kProgress) p.last_progress = written;
+    if (set_ & kCheckpointSince) p.checkpoint_since = written;
+    if (set_ & kCheckpointDone) p.checkpoint_done = written;
+    if (set_ & kEvaluationSince) p.evaluation_since = written;
+    for (auto& advance : advances_) advance.second = written;
+  }
+  const double at = (set_ & kProgress) ? p.last_progress : now_;
   const auto& step_before = step_before_;
   if (p.step && (!step_before || *p.step > *step_before)) p.counters_rising = counters_rose_;
-  bool was_a_hang = allowance_ > 0 && now_ - progress_before_ > allowance_;
+  bool was_a_hang = allowance_ > 0 && at - progress_before_ > allowance_;
   if (step_before && p.step && *p.step > *step_before && progress_before_ > 0 &&
-      p.advances > kWarmupAdvances && !was_a_hang) {
-    double per_step = (now_ - progress_before_) / static_cast<double>(*p.step - *step_before);
+      p.advances > kWarmupAdvances && !was_a_hang && !phase_) {
+    double per_step = (at - progress_before_) / static_cast<double>(*p.step - *step_before);
     p.longest_interval = std::max(p.longest_interval, per_step);
+    // A log seen silent at a read between the two steps: the run stays silent that long while
+    // healthy (a buffered logger), whatever the steps' own length.
+    if (p.silent_until > progress_before_ && p.silent_until < at)
+      p.longest_interval = std::max(p.longest_interval, p.silent_until - progress_before_);
     p.observed_interval =
         p.observed_interval > 0 ? 0.7 * p.observed_interval + 0.3 * per_step : per_step;
   }
@@ -357,6 +384,16 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
   ProgressUpdate update(p, parser, now);
   update.feed(lines);
   return update.finish();
+}
+
+double written_time(double mtime, double last_read, double now) {
+  if (mtime <= 0 || last_read <= 0) return now;  // the first read: nothing bounds the mtime
+  return mtime >= last_read && mtime <= now ? mtime : now;
+}
+
+void finish_read(JobProgress& p, double progress_before, double now) {
+  p.silent_until = p.last_progress != progress_before || !p.step ? 0 : now;
+  p.last_read = now;
 }
 
 void task_ended(JobProgress& p) {
@@ -389,10 +426,13 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
       const double ceiling = static_cast<double>(job.stale_ceiling.count());
       double adaptive = job.stale_factor * p.longest_interval;
       v.allowance = std::clamp(adaptive, floor, ceiling);
+      const double first = static_cast<double>(job.first_steps_grace.count());
       char factor[16];
       std::snprintf(factor, sizeof factor, "%g", job.stale_factor);
-      v.how = p.longest_interval <= 0 ? "stale_floor, no step interval learned yet"
-              : adaptive < floor      ? "stale_floor; " + std::string(factor) + " x " +
+      if (p.longest_interval <= 0 && first > floor) v.allowance = std::min(first, ceiling);
+      v.how = p.longest_interval <= 0 ? (first > floor ? "first_steps_grace" : "stale_floor") +
+                                            std::string(", no step interval learned yet")
+              : adaptive < floor ? "stale_floor; " + std::string(factor) + " x " +
                                        dur(p.longest_interval) + " longest step interval is less"
               : adaptive > ceiling ? "stale_ceiling; " + std::string(factor) + " x " +
                                          dur(p.longest_interval) + " longest step interval is more"

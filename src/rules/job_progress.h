@@ -28,8 +28,15 @@ struct JobProgress {
   std::optional<std::int64_t> step;  // the highest step seen in this task
   std::int64_t best_step = -1;       // the highest step over all tasks (for "resumed past")
   std::optional<std::int64_t> max_steps;
-  double last_progress = 0;     // when the step last advanced
-  double longest_interval = 0;  // between step advances, after warm-up
+  double last_progress = 0;  // when the step last advanced (the log's write time when known)
+  // The longest time the run took per step, or kept its log silent while healthy, after
+  // warm-up: what the hang allowance is a multiple of.
+  double longest_interval = 0;
+  // When this task's logs were last read; and that time again when the read found no new
+  // progress: the log was seen silent from last_progress until then, a lower bound of a real
+  // silence (#30: a logger that flushes every 30 s is silent for 30 s between steps).
+  double last_read = 0;
+  double silent_until = 0;
   // The time a step takes as observed between reads (not as printed), smoothed: the ETA's
   // rate (#27: a printed 1000 ms against a real 2 s between step lines). 0: none yet.
   double observed_interval = 0;
@@ -87,7 +94,8 @@ class ProgressUpdate {
   // that cleared by itself raised the allowance from 12s to 1m27s).
   ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, double now, double allowance = 0);
   void feed(std::span<const std::string_view> lines);
-  std::vector<std::pair<std::int64_t, double>> finish();
+  // `written`: when the lines were written (written_time), if known and earlier than `now`.
+  std::vector<std::pair<std::int64_t, double>> finish(double written = 0);
 
  private:
   JobProgress& p_;
@@ -97,8 +105,27 @@ class ProgressUpdate {
   double progress_before_;
   double allowance_;
   bool counters_rose_ = false;
+  // The clocks these lines set: they move to the write time in finish().
+  static constexpr unsigned kProgress = 1, kCheckpointSince = 2, kCheckpointDone = 4,
+                            kEvaluationSince = 8;
+  unsigned set_ = 0;
+  // A save or an evaluation pass fell between the steps: their time is no step interval (it
+  // has its own grace; #30: one 15-minute save made the allowance 75 minutes).
+  bool phase_seen_;     // a save or evaluation was under way, or printed, in this read
+  bool phase_ = false;  // and a step came after it
   std::vector<std::pair<std::int64_t, double>> advances_;
 };
+
+// When the lines of one read were written: the file's mtime taken after the read (#30: the
+// time of the read is up to one interval late, and a hang was found ~80 s after the last step
+// with a 60 s allowance). Only an mtime that can be true is taken: not before the previous
+// read, when those bytes were not there yet, and not after now (a file server's clock ahead or
+// behind); else `now`, as before. The mtime is the last write, never earlier than a line.
+double written_time(double mtime, double last_read, double now);
+
+// After all of a task's logs were read at `now`: remembers the read, and whether the log was
+// silent since the progress before it (`progress_before`).
+void finish_read(JobProgress& p, double progress_before, double now);
 
 // Folds new log lines into the progress; `now` is the time they were read.
 // Returns the step advances seen, for the progress series.

@@ -188,6 +188,7 @@ TEST(Supervisor, AProgressBarWrittenWithCarriageReturnsIsProgress) {
   ASSERT_EQ(*JobProgress::from_json(w.store->get("progress:tr").value_or("")).step, 98);
   // 50 s later the bar redrew once more (no newline, as always).
   write_file(log, "\rEpoch 0: 100%|█| 100/100 [07:56<00:00, global_step=100.00]", true);
+  testing::set_mtime(log, t0 + 50);
   w.cycle_after(t0 + 50);
   auto r = w.cycle_after(t0 + 100);  // 50 s after that redraw: within stale_after (60 s)
   EXPECT_FALSE(has_kind(r, "hung"));

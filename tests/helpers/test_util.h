@@ -1,6 +1,10 @@
 #pragma once
 // Shared test helpers: temp directories that clean up, fixture paths, file writing.
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -49,6 +53,16 @@ inline void write_file(const std::string& path, const std::string& text, bool ap
   std::ofstream out(path,
                     append ? std::ios::app | std::ios::binary : std::ios::trunc | std::ios::binary);
   out << text;
+}
+
+// A file written at a simulated time: the log's mtime is what clocks its progress (#30), so a
+// test that runs its cycles at made-up times writes its lines at them too.
+inline void set_mtime(const std::string& path, double unix_time) {
+  double whole = std::floor(unix_time);
+  struct timespec times[2];
+  times[0].tv_sec = times[1].tv_sec = static_cast<time_t>(whole);
+  times[0].tv_nsec = times[1].tv_nsec = static_cast<long>((unix_time - whole) * 1e9);
+  ::utimensat(AT_FDCWD, path.c_str(), times, 0);
 }
 
 }  // namespace llmwatch::testing

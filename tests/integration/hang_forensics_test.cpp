@@ -24,7 +24,7 @@ struct PythonRun {
     write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
                            "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\n" + job_owner() + "name = \"" +
                            name +
-                           "\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
+                           "\"\nstale_floor = \"6s\"\nfirst_steps_grace = \"6s\"\nstale_ceiling = \"1m\"\n"
                            "startup_grace = \"1m\"\non_hang = [\"dump\", \"alert\", \"cancel\"]\n" +
                            extra);
     auto sub = c.slurm({"sbatch", "--parsable", "--job-name=" + name, "--nodes=1",
@@ -146,7 +146,7 @@ TEST(HangForensics, AUsersGdbScriptNeverRunsAsRoot) {
                          "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\nname = \"itest-gdbpy\"\n"
                          "user = \"" +
                          kUser +
-                         "\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
+                         "\"\nstale_floor = \"6s\"\nfirst_steps_grace = \"6s\"\nstale_ceiling = \"1m\"\n"
                          "startup_grace = \"1m\"\non_hang = [\"dump\", \"alert\", \"cancel\"]\n");
   auto sub =
       // In the user's own group, as a job the user submitted is: a step as root with --uid

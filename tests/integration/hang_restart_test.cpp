@@ -20,7 +20,7 @@ struct TrainingRun {
                            "[slurm]\ntimeout = \"5s\"\n"
                            "[[job]]\n" +
                            job_owner() +
-                           "name = \"itest-train\"\nstale_floor = \"6s\"\nstale_ceiling = \"1m\"\n"
+                           "name = \"itest-train\"\nstale_floor = \"6s\"\nfirst_steps_grace = \"6s\"\nstale_ceiling = \"1m\"\n"
                            "startup_grace = \"1m\"\nkill_switch = \"" +
                            work + "/kill-switch\"\n" + extra_job_keys);
   }

@@ -1,5 +1,6 @@
 #include "probes/log_tail.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -34,6 +35,17 @@ TEST(LogTail, ReadsOnlyWhatWasAppended) {
   EXPECT_EQ(lines_of(second), std::vector<std::string>{"c"});
   EXPECT_EQ(second.bytes_read, 2u);  // never re-reads
   EXPECT_EQ(read_appended(path, cursor).bytes_read, 0u);
+}
+
+// #30: the file's last write, stat'ed after the read, clocks the lines read.
+TEST(LogTail, TheChunkCarriesTheFilesLastWrite) {
+  TempDir dir;
+  std::string path = dir / "log";
+  write_file(path, "a\n");
+  struct timespec times[2] = {{1700000000, 0}, {1700000123, 500000000}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  LogCursor cursor;
+  EXPECT_DOUBLE_EQ(read_appended(path, cursor).mtime, 1700000123.5);
 }
 
 TEST(LogTail, PartialLineWaitsForItsNewline) {

@@ -169,6 +169,7 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
           }
           p.log_path = f.label;
           TrainingLogParser parser(t.regex);
+          const double progress_before = p.last_progress;
           for (const auto& path : paths) {
             auto known = p.cursors.find(path);
             LogCursor cursor = known == p.cursors.end() ? LogCursor{} : known->second;
@@ -176,7 +177,7 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
             LogChunk chunk =
                 scan_appended(path, cursor, {},
                               [&](std::span<const std::string_view> lines) { update.feed(lines); });
-            auto advances = update.finish();
+            auto advances = update.finish(written_time(chunk.mtime, p.last_read, now));
             if (!chunk.error.empty()) {
               f.errors += (f.errors.empty() ? "" : "; ") + chunk.error;
               p.cursors.erase(path);
@@ -188,6 +189,7 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
             p.bytes_read += chunk.bytes_read;
             f.advances.insert(f.advances.end(), advances.begin(), advances.end());
           }
+          finish_read(p, progress_before, now);
         }
         // Beside the logs, under the same deadline: a hung mount is one unknown job.
         if (ask.logs && !timing_dir.empty()) f.timing = read_rank_timing(timing_dir);
