@@ -9,6 +9,7 @@ other node of the same 8-node job 30% of the time (attribution errors); a draine
 out. One year, run 20 times.
 
 Usage: bench/lemon_fleet.py [--failures-per-day 8] [--window-days 7] [--threshold 3]
+       bench/lemon_fleet.py --frontier     every threshold x window: what each costs
 """
 import argparse, random
 
@@ -57,7 +58,22 @@ def main():
     p.add_argument("--window-days", type=float, default=7)
     p.add_argument("--threshold", type=int, default=3)
     p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--frontier", action="store_true")
     a = p.parse_args()
+    if a.frontier:
+        # Counting rules only see attributed incidents; this is what each one trades (#30).
+        print("| incidents | window | lemons within <= 3 failures | lemons in the year | healthy drained |")
+        print("|---|---|---|---|---|")
+        for threshold in (2, 3, 4):
+            for window in (7, 14, 30, 60, 90):
+                a.threshold, a.window_days = threshold, window
+                q = e = h = nl = nh = 0
+                for seed in range(a.runs):
+                    r = simulate(a, seed)
+                    q, e, h, nl, nh = q + r[0], e + r[1], h + r[2], nl + r[3], nh + r[4]
+                print(f"| {threshold} | {window} d | {100 * q / nl:.0f}% | {100 * e / nl:.0f}% | "
+                      f"{100 * h / nh:.2f}% |")
+        return
     quick = ever = healthy = nl = nh = 0
     for seed in range(a.runs):
         q, e, h, l, hn = simulate(a, seed)

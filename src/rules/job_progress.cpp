@@ -249,7 +249,7 @@ ProgressUpdate::ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, 
       step_before_(p.step),
       progress_before_(p.last_progress),
       allowance_(allowance),
-      phase_seen_(p.checkpoint_since > 0 || p.evaluation_since > 0) {}
+      phase_under_way_(p.checkpoint_since > 0 || p.evaluation_since > 0) {}
 
 void ProgressUpdate::feed(std::span<const std::string_view> lines) {
   JobProgress& p = p_;
@@ -284,7 +284,6 @@ void ProgressUpdate::feed(std::span<const std::string_view> lines) {
     if (line.save_seconds) p.save_seconds = line.save_seconds;
     if (line.load_seconds) p.load_seconds = line.load_seconds;
     if (line.checkpoint_start || line.checkpoint_end) p.after_checkpoint = true;
-    phase_seen_ |= line.checkpoint_start || line.checkpoint_end || line.evaluation;
     if (!line.step) continue;
     if (line.step_time) p.step_time = line.step_time;
     if (line.loss) p.loss = line.loss;
@@ -331,7 +330,7 @@ void ProgressUpdate::feed(std::span<const std::string_view> lines) {
     if (line.skipped_iterations) p.skipped_iterations = line.skipped_iterations;
     if (line.nan_iterations) p.nan_iterations = line.nan_iterations;
     if (p.step) ++p.advances;
-    phase_ |= phase_seen_;  // this step came after a save or an evaluation pass
+    phase_ |= phase_under_way_;  // this step ended a save or an evaluation pass
     p.step = line.step;
     p.quick_deaths = 0;  // progress ends any crash loop
     p.best_step = std::max(p.best_step, *line.step);

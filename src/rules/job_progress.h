@@ -109,10 +109,13 @@ class ProgressUpdate {
   static constexpr unsigned kProgress = 1, kCheckpointSince = 2, kCheckpointDone = 4,
                             kEvaluationSince = 8;
   unsigned set_ = 0;
-  // A save or an evaluation pass fell between the steps: their time is no step interval (it
-  // has its own grace; #30: one 15-minute save made the allowance 75 minutes).
-  bool phase_seen_;     // a save or evaluation was under way, or printed, in this read
-  bool phase_ = false;  // and a step came after it
+  // A save or an evaluation pass that outlasted a read fell between the steps: its time is no
+  // step interval (it has its own grace; #30: one 15-minute save made the allowance 75
+  // minutes). One that began and ended within a read is part of the read's time per step,
+  // which is bounded by the interval: the fake trainer's saves every 5 steps left a 30 s read
+  // of three 10 s steps never learned.
+  bool phase_under_way_;  // at the read's start
+  bool phase_ = false;    // and a step came after it
   std::vector<std::pair<std::int64_t, double>> advances_;
 };
 

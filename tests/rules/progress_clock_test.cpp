@@ -69,6 +69,18 @@ TEST(ProgressClock, ASaveBetweenTwoStepsIsNoStepInterval) {
   EXPECT_DOUBLE_EQ(p.longest_interval, 10);
 }
 
+// A save that began and ended within one read is part of that read's time per step: with saves
+// every 5 steps and a read every 30 s, a run of 10 s steps was never learned (the bench found
+// its hang after 86 s, on the first steps' grace).
+TEST(ProgressClock, ASaveWithinOneReadStillTeachesTheStepInterval) {
+  JobProgress p = stepping(1000);
+  read_at(p, 1030, 1030,
+          {"global_step: 91", "Saving checkpoint at step 91",
+           "Global Checkpoint Save : Rank: 0 : Iteration: 91 : Save duration: 0.010s",
+           "global_step: 92", "global_step: 93"});
+  EXPECT_DOUBLE_EQ(p.longest_interval, 10);
+}
+
 TEST(ProgressClock, ASilenceSeenAtAReadIsLearned) {
   // A logger that flushes every 30 s: reads at 10 s see nothing, then 15 steps at once.
   JobProgress p = stepping(1000);
