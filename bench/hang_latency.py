@@ -89,7 +89,10 @@ def one_run(args, n):
         con.close()
         appended = sum(os.path.getsize(os.path.join(work, f)) for f in os.listdir(work) if f.endswith(".out"))
         if os.environ.get("LLMWATCH_BENCH_KEEP_LOG"):
-            subprocess.run(["cp", f"{d}/daemon.log", os.environ["LLMWATCH_BENCH_KEEP_LOG"]])
+            keep = os.environ["LLMWATCH_BENCH_KEEP_LOG"]
+            subprocess.run(["cp", f"{d}/daemon.log", keep])
+            subprocess.run(["cp", db, keep + ".db"])
+            subprocess.run(["cp", log, keep + ".train"])
         wakes = open(f"{d}/daemon.log").read().count("wake: ")
         return {"detect": found - last_progress, "wakes": wakes, "restart": running - found,
                 "read": prog.get("bytes_read", 0), "appended": appended, "cycles": cycles}
