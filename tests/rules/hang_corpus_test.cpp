@@ -19,7 +19,7 @@ namespace {
 struct Replay {
   bool hung = false;
   double found_at = 0, last_step_at = 0;
-  std::string phase;
+  std::string phase, how;
 };
 
 // As the daemon does: a read every `interval`, and a wake one second past a job's deadline
@@ -57,6 +57,7 @@ Replay replay(const std::string& path, const JobSettings& job, double interval) 
       r.hung = true;
       r.found_at = now;
       r.phase = v.phase;
+      r.how = v.how;
       return r;
     }
     if (now >= tick) tick += interval;
@@ -90,7 +91,7 @@ TEST(HangCorpus, TheShippedDefaultsFindEveryHangWithinTwoMinutesAndNoHealthyRun)
         EXPECT_LE(delay, 55) << name << ": found " << delay << " s after the last step";
       }
       worst = std::max(worst, delay);
-      RecordProperty("detection_s_" + name, std::to_string(delay));
+      RecordProperty("detection_s_" + name, std::to_string(delay) + " (" + r.how + ")");
     }
   }
   EXPECT_GE(healthy, 11);
