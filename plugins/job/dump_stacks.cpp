@@ -14,10 +14,10 @@
 #include "probes/python_stacks.h"
 #include "registry.h"
 #include "slurm/hostlist.h"
+#include "slurm/slurm_job.h"
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/files.h"
-#include "util/identity.h"
 #include "util/paths.h"
 #include "util/strings.h"
 #include "util/text.h"
@@ -103,15 +103,9 @@ class DumpStacksAction : public ActionPlugin {
     // processes it dumps and no more: a gdb script the user wrote runs as the user (#26.7).
     // The step's credential names a group too, and slurmd refuses one that is not the job's
     // ("Invalid job credential"): --gid with the job's group (--uid alone is root's group).
-    std::vector<std::string> args;
-    if (running_as_root() && !r.task->user.empty() && r.task->user != "root") {
-      std::string group = owner_group(*r.task);
-      if (group.empty())
-        return {ActionState::Failed, "the group of " + r.task->display_id() + "'s owner " +
-                                         r.task->user + " is unknown: no dump as root's group"};
-      args.push_back("--uid=" + r.task->user);
-      args.push_back("--gid=" + group);
-    }
+    auto identity = owner_identity_args(*r.task);
+    if (!identity) return {ActionState::Failed, "no dump: " + identity.error()};
+    std::vector<std::string> args = std::move(*identity);
     args.insert(args.end(), {"--jobid=" + id, "--overlap", "--nodes=" + n, "--ntasks=" + n,
                              "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--quiet", self_exe(),
                              "stacks", "--job", id, "--timeout", "20"});

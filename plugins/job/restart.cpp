@@ -54,21 +54,9 @@ class RestartAction : public ActionPlugin {
     // the systemd unit), and with none of llmwatch's environment (its secrets).
     std::vector<std::string> args = {"--job-name=" + t.name, "--export=NONE"};
     if (running_as_root()) {
-      if (t.user.empty())
-        return {ActionState::Failed,
-                "the owner of " + t.display_id() +
-                    " is unknown: llmwatch runs as root and never submits as root "
-                    "on someone's behalf"};
-      if (t.user != "root") {
-        // --uid alone keeps root's group: the run would have had root's group rights.
-        std::string group = owner_group(t);
-        if (group.empty())
-          return {ActionState::Failed, "the group of " + t.display_id() + "'s owner " + t.user +
-                                           " is unknown: llmwatch never submits as root's group "
-                                           "on someone's behalf"};
-        args.push_back("--uid=" + t.user);
-        args.push_back("--gid=" + group);
-      }
+      auto identity = owner_identity_args(t);
+      if (!identity) return {ActionState::Failed, "no resubmission: " + identity.error()};
+      args.insert(args.end(), identity->begin(), identity->end());
     } else if (!t.user.empty() && t.user != current_user_name()) {
       return {ActionState::Failed, t.display_id() + " belongs to " + t.user +
                                        ": only its owner (or root) can resubmit it"};

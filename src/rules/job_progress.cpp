@@ -423,20 +423,22 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
     } else {
       const double floor = static_cast<double>(job.stale_floor.count());
       const double ceiling = static_cast<double>(job.stale_ceiling.count());
-      double adaptive = job.stale_factor * p.longest_interval;
-      v.allowance = std::clamp(adaptive, floor, ceiling);
-      const double first = static_cast<double>(job.first_steps_grace.count());
-      char factor[16];
-      std::snprintf(factor, sizeof factor, "%g", job.stale_factor);
-      if (p.longest_interval <= 0 && first > floor) v.allowance = std::min(first, ceiling);
-      v.how = p.longest_interval <= 0 ? (first > floor ? "first_steps_grace" : "stale_floor") +
-                                            std::string(", no step interval learned yet")
-              : adaptive < floor ? "stale_floor; " + std::string(factor) + " x " +
-                                       dur(p.longest_interval) + " longest step interval is less"
-              : adaptive > ceiling ? "stale_ceiling; " + std::string(factor) + " x " +
-                                         dur(p.longest_interval) + " longest step interval is more"
-                                   : std::string(factor) + " x " + dur(p.longest_interval) +
-                                         " longest step interval (floor " + dur(floor) + ")";
+      if (p.longest_interval <= 0) {
+        // Nothing learned yet: the first steps' grace, or the floor if that is longer.
+        const double first = static_cast<double>(job.first_steps_grace.count());
+        v.allowance = std::min(std::max(first, floor), ceiling);
+        v.how = std::string(first > floor ? "first_steps_grace" : "stale_floor") +
+                ", no step interval learned yet";
+      } else {
+        double adaptive = job.stale_factor * p.longest_interval;
+        v.allowance = std::clamp(adaptive, floor, ceiling);
+        char factor[16];
+        std::snprintf(factor, sizeof factor, "%g", job.stale_factor);
+        std::string times = std::string(factor) + " x " + dur(p.longest_interval);
+        v.how = adaptive < floor     ? "stale_floor; " + times + " longest step interval is less"
+                : adaptive > ceiling ? "stale_ceiling; " + times + " longest step interval is more"
+                                     : times + " longest step interval (floor " + dur(floor) + ")";
+      }
     }
     if (p.evaluation_since > 0) {
       v.phase = "evaluation";

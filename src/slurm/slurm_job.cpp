@@ -60,6 +60,19 @@ std::string owner_group(const SlurmJob& job) {
   return "";
 }
 
+Result<std::vector<std::string>> owner_identity_args(const SlurmJob& job) {
+  if (!running_as_root() || job.user == "root") return std::vector<std::string>{};
+  if (job.user.empty())
+    return Error{"the owner of " + job.display_id() +
+                 " is unknown: llmwatch runs as root and "
+                 "never acts as root on someone's behalf"};
+  std::string group = owner_group(job);
+  if (group.empty())
+    return Error{"the group of " + job.display_id() + "'s owner " + job.user +
+                 " is unknown: llmwatch never acts as root's group on someone's behalf"};
+  return std::vector<std::string>{"--uid=" + job.user, "--gid=" + group};
+}
+
 std::string expand_slurm_pattern(const std::string& pattern, const SlurmJob& job) {
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {

@@ -10,6 +10,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "util/result.h"
+
 namespace llmwatch {
 
 struct SlurmJob {
@@ -116,5 +118,12 @@ std::string job_stdout_path(const SlurmJob& job);
 // user: `sbatch --uid` without --gid left a restarted run in group root (GroupId=root(0)), and
 // a run restarted that way must not hand it on.
 std::string owner_group(const SlurmJob& job);
+
+// The --uid and --gid that make a step or a resubmission run as the task's owner, in the
+// task's group, when llmwatch runs as root (slurmctld lets no one else start a step in a
+// user's job, and --uid alone is root's group). None when llmwatch is not root or the task is
+// root's own; an error when the owner or the group is unknown: never root's identity on
+// someone's behalf. Shared by restart, dump and the node-checks run inside users' jobs.
+Result<std::vector<std::string>> owner_identity_args(const SlurmJob& job);
 
 }  // namespace llmwatch

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "test_util.h"
+#include "util/identity.h"
 
 namespace llmwatch {
 namespace {
@@ -138,6 +139,27 @@ TEST(OwnerGroup, TheTasksOwnGroupElseTheOwnersPrimaryNeverRootsForAnotherUser) {
   EXPECT_EQ(owner_group(t), "");
   t.group = "";
   EXPECT_EQ(owner_group(t), "");
+}
+
+// The identity every step or resubmission into a user's job takes, as root: the owner and the
+// task's group, or a refusal; nothing when llmwatch is not root or the job is root's own.
+TEST(OwnerGroup, TheIdentityArgsAreTheOwnerAndGroupOrARefusal) {
+  SlurmJob t;
+  t.job_id = 7;
+  t.user = "root";
+  EXPECT_TRUE(owner_identity_args(t)->empty());
+  t.user = "no-such-user-llmwatch";
+  t.group = "trainers";
+  auto args = owner_identity_args(t);
+  if (!running_as_root()) {
+    EXPECT_TRUE(args->empty());
+    return;
+  }
+  EXPECT_EQ(*args, (std::vector<std::string>{"--uid=no-such-user-llmwatch", "--gid=trainers"}));
+  t.group = "root";  // and no passwd entry: the group is unknown
+  EXPECT_NE(owner_identity_args(t).error().find("group of 7's owner"), std::string::npos);
+  t.user = "";
+  EXPECT_NE(owner_identity_args(t).error().find("owner of 7 is unknown"), std::string::npos);
 }
 
 TEST(SlurmJobJson, RoundTripsForTheRestartAction) {

@@ -48,13 +48,18 @@ TEST(JobView, FiguresFromTheLogAndTheModelFacts) {
   EXPECT_TRUE(bare.contains("eta_s"));
 }
 
+// Steps every 10 s from t=1000 to 1500 (step 0 to 50), then a hang found at 1510.
+void ten_second_steps_then_a_hang(Store& store) {
+  for (int t = 1000; t <= 1500; t += 10) store.add_progress("tr", t, (t - 1000) / 10, 10.0, 2.0);
+  store.add_event(1510, "finding", "tr", "critical", "job:tr/hung: 3_1: no step progress for 10m");
+}
+
 TEST(JobView, HistoryLostTimeEffectiveRatioAndAdvice) {
   testing::TempDir dir;
   Store store(dir.path);
   JobSettings job = llama8b();
   // Steps every 10 s from t=1000 to 1500, a failure at 1510, training again from 1600.
-  for (int t = 1000; t <= 1500; t += 10) store.add_progress("tr", t, (t - 1000) / 10, 10.0, 2.0);
-  store.add_event(1510, "finding", "tr", "critical", "job:tr/hung: 3_1: no step progress for 10m");
+  ten_second_steps_then_a_hang(store);
   for (int t = 1600; t <= 2000; t += 10)
     store.add_progress("tr", t, 50 + (t - 1600) / 10, 10.0, 2.0);
   JobProgress p;
@@ -132,8 +137,7 @@ TEST(JobView, ASaveTooQuickToTimeGivesNoCheckpointAdvice) {
   testing::TempDir dir;
   Store store(dir.path);
   JobSettings job = llama8b();
-  for (int t = 1000; t <= 1500; t += 10) store.add_progress("tr", t, (t - 1000) / 10, 10.0, 2.0);
-  store.add_event(1510, "finding", "tr", "critical", "job:tr/hung: 3_1: no step progress for 10m");
+  ten_second_steps_then_a_hang(store);
   JobProgress p;
   p.save_seconds = 0.01;
   store.put("progress:tr", p.to_json(), 2000);

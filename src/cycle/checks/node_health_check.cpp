@@ -13,11 +13,11 @@
 #include "policy/node_policy.h"
 #include "rules/node_findings.h"
 #include "slurm/hostlist.h"
+#include "slurm/slurm_job.h"
 #include "slurm/slurm_text.h"
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/files.h"
-#include "util/identity.h"
 #include "util/strings.h"
 
 namespace llmwatch {
@@ -97,16 +97,13 @@ std::vector<NodeReport> collect_by_srun(CycleState& s, const std::vector<Watched
     if (w.task.node_count > 0) placement.push_back("--nodes=" + std::to_string(w.task.node_count));
     // Root may not start a step in another user's job ("Access/permission denied"): the step
     // runs as the job's owner, in the job's group (its credential names both).
-    if (running_as_root() && w.task.user != "root") {
-      std::string group = owner_group(w.task);
-      if (w.task.user.empty() || group.empty()) {
-        errors.push_back("node-check in job " + std::to_string(w.task.job_id) +
-                         ": its owner or the owner's group is unknown; never run as root there");
-        continue;
-      }
-      placement.push_back("--uid=" + w.task.user);
-      placement.push_back("--gid=" + group);
+    auto identity = owner_identity_args(w.task);
+    if (!identity) {
+      errors.push_back("node-check in job " + std::to_string(w.task.job_id) + ": " +
+                       identity.error());
+      continue;
     }
+    placement.insert(placement.end(), identity->begin(), identity->end());
     asks.push_back({std::move(placement), "in job " + std::to_string(w.task.job_id)});
   }
   for (auto& got : node_checks_by_srun(s.config, s.slurm, s.remote, asks)) {
