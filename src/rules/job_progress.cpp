@@ -272,7 +272,7 @@ void ProgressUpdate::feed(std::span<const std::string_view> lines) {
       p.checkpoint_since = 0;
       set_ &= ~kCheckpointSince;
       if (p.checkpoint_done > 0 && now > p.checkpoint_done)
-        p.checkpoint_interval = now - p.checkpoint_done;
+        p.checkpoint_interval = now - p.checkpoint_done, set_ |= kCheckpointInterval;
       p.checkpoint_done = now;
       set_ |= kCheckpointDone;
     }
@@ -355,6 +355,7 @@ std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish(double writt
     if (set_ & kProgress) p.last_progress = written;
     if (set_ & kCheckpointSince) p.checkpoint_since = written;
     if (set_ & kCheckpointDone) p.checkpoint_done = written;
+    if (set_ & kCheckpointInterval) p.checkpoint_interval -= now_ - written;
     if (set_ & kEvaluationSince) p.evaluation_since = written;
     for (auto& advance : advances_) advance.second = written;
   }

@@ -107,7 +107,7 @@ class ProgressUpdate {
   bool counters_rose_ = false;
   // The clocks these lines set: they move to the write time in finish().
   static constexpr unsigned kProgress = 1, kCheckpointSince = 2, kCheckpointDone = 4,
-                            kEvaluationSince = 8;
+                            kEvaluationSince = 8, kCheckpointInterval = 16;
   unsigned set_ = 0;
   // A save or an evaluation pass that outlasted a read fell between the steps: its time is no
   // step interval (it has its own grace; #30: one 15-minute save made the allowance 75

@@ -81,6 +81,18 @@ TEST(ProgressClock, ASaveWithinOneReadStillTeachesTheStepInterval) {
   EXPECT_DOUBLE_EQ(p.longest_interval, 10);
 }
 
+// The time between two saves is taken between their writes too: the second save's clock moved
+// to its write while the interval was still reckoned from the read (25 s too long here).
+TEST(ProgressClock, TheCheckpointIntervalIsBetweenTheSavesWrites) {
+  JobProgress p = stepping(1000);
+  const std::string saved = "Global Checkpoint Save : Rank: 0 : Iteration: 91 : Save duration: 1s";
+  read_at(p, 1030, 1010, {"global_step: 91", "Saving checkpoint at step 91", saved});
+  EXPECT_DOUBLE_EQ(p.checkpoint_done, 1010);
+  read_at(p, 1360, 1310, {"global_step: 92", "Saving checkpoint at step 92", saved});
+  EXPECT_DOUBLE_EQ(p.checkpoint_done, 1310);
+  EXPECT_DOUBLE_EQ(p.checkpoint_interval, 300);
+}
+
 TEST(ProgressClock, ASilenceSeenAtAReadIsLearned) {
   // A logger that flushes every 30 s: reads at 10 s see nothing, then 15 steps at once.
   JobProgress p = stepping(1000);
