@@ -20,6 +20,7 @@
 #include "util/files.h"
 #include "util/paths.h"
 #include "util/strings.h"
+#include "util/text.h"
 
 namespace llmwatch {
 namespace {
@@ -50,6 +51,7 @@ void print_text(const NodeReport& r) {
     for (const auto& [gpu, v] : r.gpus) std::cout << " " << gpu << "=" << verdict_name(v);
     std::cout << "\n";
   }
+  for (const auto& t : r.telemetry) std::cout << "  " << terminal_safe(describe(t)) << "\n";
   std::cout << "  sources: " << (r.sources.empty() ? "none" : "");
   for (size_t i = 0; i < r.sources.size(); ++i) std::cout << (i ? ", " : "") << r.sources[i];
   std::cout << "\n";

@@ -164,11 +164,7 @@ struct Loader {
     return false;
   }
 
-  static std::string join(const std::vector<std::string>& v) {
-    std::string out;
-    for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-    return out;
-  }
+  static std::string join(const std::vector<std::string>& v) { return llmwatch::join(v, ", "); }
 
   static std::string suggestion(const std::string& word,
                                 const std::vector<std::string>& candidates) {

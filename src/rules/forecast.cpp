@@ -1,6 +1,7 @@
 #include "rules/forecast.h"
 
 #include "rules/training_rules.h"
+#include "util/robust_stats.h"
 
 namespace llmwatch {
 

@@ -177,6 +177,7 @@ NodeReport evaluate_node(const std::string& node, double now, const NodeInputs& 
     r.sources.push_back("nvidia-smi");
     for (const auto& g : gpus->gpus) r.gpus[g.index] = Verdict::Ok;
     counter_items(*gpus, settings, r.items);
+    r.telemetry = gpu_telemetry(gpus->gpus);
     if (settings.expected_gpus > 0 && static_cast<int>(gpus->gpus.size()) < settings.expected_gpus)
       r.items.push_back({"gpu-count",
                          -1,

@@ -92,6 +92,7 @@ std::string NodeReport::to_json() const {
                           {"hint", i.hint},
                           {"summary", i.summary},
                           {"evidence", i.evidence}});
+  if (!telemetry.empty()) j["telemetry"] = telemetry_to_json(telemetry);
   return json_dump(j);
 }
 
@@ -121,6 +122,8 @@ Result<NodeReport> NodeReport::from_json(const std::string& text) {
       h.evidence = i.value("evidence", std::vector<std::string>{});
       r.items.push_back(std::move(h));
     }
+    // Optional: node-checks older than the telemetry write none.
+    if (auto t = j.find("telemetry"); t != j.end()) r.telemetry = telemetry_from_json(*t);
     return r;
   } catch (const std::exception& e) {
     return fail(std::string("malformed node report: ") + e.what());

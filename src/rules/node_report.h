@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "probes/gpu/gpu_telemetry.h"
 #include "util/result.h"
 
 namespace llmwatch {
@@ -39,6 +40,9 @@ struct NodeReport {
   std::vector<HealthItem> items;
   int gpu_processes = -1;            // compute processes on the GPUs; -1: not known
   std::vector<std::string> sources;  // what was looked at
+  // What each GPU was doing when it was looked at (clocks, power, throttle reasons): evidence
+  // for a slow node's finding, never a verdict by itself.
+  std::vector<GpuTelemetry> telemetry;
 
   // The worst item's summary ("all checks passed" when none): drain reasons and alerts.
   std::string headline() const;

@@ -6,27 +6,11 @@
 #include <cstdio>
 #include <map>
 
+#include "util/robust_stats.h"
 #include "util/units.h"
 
 namespace llmwatch {
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  double hi = *mid;
-  if (v.size() % 2) return hi;
-  return (hi + *std::max_element(v.begin(), mid)) / 2;
-}
-
-// Median absolute deviation around `m`.
-double mad(const std::vector<double>& v, double m) {
-  std::vector<double> d;
-  d.reserve(v.size());
-  for (double x : v) d.push_back(std::fabs(x - m));
-  return median(std::move(d));
-}
 
 double compute_median(const std::vector<RankSample>& s, std::size_t from, std::size_t to) {
   std::vector<double> v;
@@ -130,6 +114,7 @@ std::string straggler_summary(const NodeSpeed& n) {
        " compute " + fixed(n.compute_ratio, "%.2f") + "× median";
   s += n.individual < 0.95 ? " (" + fixed(n.individual, "%.2f") + "× its own best)"
                            : " (as slow as it has been all along)";
+  if (!n.gpu_cause.empty()) s += "; " + n.gpu_cause;
   return s;
 }
 

@@ -31,6 +31,9 @@ struct NodeSpeed {
   std::vector<int> ranks;    // its ranks
   double window_s = 0;       // the time its judged window covers
   bool suspect = false;      // slow against its peers, beyond their noise
+  // What its GPUs show as the reason ("GPU 2 HW Slowdown, SM clock 1095/1980 MHz"), from its
+  // telemetry (rules/gpu_telemetry_series.h); "" when they show none or were not looked at.
+  std::string gpu_cause;
 };
 
 struct StragglerVerdict {

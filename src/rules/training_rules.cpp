@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "util/robust_stats.h"
+
 namespace llmwatch {
 
 namespace {
@@ -14,15 +16,6 @@ std::string num(double v, const char* fmt = "%.3g") {
   return buf;
 }
 }  // namespace
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  auto mid = v.begin() + static_cast<long>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  if (v.size() % 2) return *mid;
-  double upper = *mid;
-  return (upper + *std::max_element(v.begin(), mid)) / 2;
-}
 
 std::vector<Finding> evaluate_training(const JobSettings& job, const std::string& label,
                                        const JobProgress& p) {

@@ -10,8 +10,6 @@
 
 namespace llmwatch {
 
-double median(std::vector<double> values);
-
 // `label` is the job's label for keys ("job:<label>/slowdown").
 std::vector<Finding> evaluate_training(const JobSettings& job, const std::string& label,
                                        const JobProgress& p);

@@ -43,6 +43,10 @@ inline std::string node_health(const std::string& node) {
 }
 inline constexpr const char* kNodeHealthPrefix = "nodehealth:";
 inline constexpr const char* kDrainedPrefix = "drained:";
+// Per node: what its GPUs did at its last node-checks (rules/gpu_telemetry_series.h).
+inline std::string gpu_telemetry(const std::string& node) {
+  return "gputelemetry:" + node;
+}
 // Per node: when llmwatch asked Slurm to reboot it ("" once a check after the boot spoke).
 inline std::string rebooting(const std::string& node) {
   return "rebooting:" + node;

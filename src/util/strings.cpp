@@ -107,4 +107,13 @@ std::string sanitize_line(std::string_view s, size_t max_len) {
   return truncate_utf8(out, max_len) + "…";
 }
 
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
 }  // namespace llmwatch

@@ -12,6 +12,8 @@ std::string_view trim(std::string_view s);
 std::vector<std::string> split(std::string_view s, char sep);
 bool starts_with(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
+// "a, b, c": the parts with sep between them.
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // A whole decimal (or, base 16, hex) integer that fits; nullopt for anything else, including
 // overflow: parsers of external output must never throw on a 30-digit "job id".
 std::optional<std::int64_t> to_int64(std::string_view s, int base = 10);

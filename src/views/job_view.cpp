@@ -11,6 +11,7 @@
 #include "rules/training_rules.h"
 #include "store/keys.h"
 #include "store/store.h"
+#include "util/robust_stats.h"
 #include "util/text.h"
 #include "util/units.h"
 #include "views/goodput_view.h"

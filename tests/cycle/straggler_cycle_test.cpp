@@ -8,6 +8,8 @@
 
 #include "ending_run.h"
 #include "rank_timing_sim.h"
+#include "rules/gpu_telemetry_series.h"
+#include "store/keys.h"
 #include "store_reading.h"
 
 namespace llmwatch {
@@ -87,6 +89,56 @@ TEST(StragglerCycle, EvictCancelsRestartsWithoutTheNodeDrainsItAndChargesTheLedg
   EXPECT_NE(event_lines(*run.store).find("evict: saves"), std::string::npos)
       << "the history shows the cost sum\n"
       << event_lines(*run.store);
+}
+
+// The GPUs' own telemetry (their node-checks' series) says why: node-3's GPU 2 is held back by
+// HW Slowdown while the other nodes' GPUs run at full clock. The finding, its evidence and the
+// drain reason say so; the healthy nodes' GPUs are named nowhere.
+TEST(StragglerCycle, TheSlowNodesGpuTelemetryIsItsEvidenceAndItsDrainReason) {
+  testing::TempDir t;
+  EndingRun run(config_for(t / "timing", "evict"));
+  for (const char* node : {"node-1", "node-2", "node-3"}) {
+    std::string series;
+    for (int i = 0; i < 4; ++i) {
+      TelemetrySample s{run.now - 200 + 60 * i, {}};
+      for (int g = 0; g < 8; ++g) {
+        GpuTelemetry gpu;
+        gpu.gpu = g;
+        gpu.sm_max_mhz = 1980;
+        bool held = std::string(node) == "node-3" && g == 2;
+        gpu.sm_mhz = held ? 1095 : 1980;
+        if (held) gpu.reasons = {"HW Slowdown"};
+        s.gpus.push_back(gpu);
+      }
+      series = *append_telemetry_sample(series, s);
+    }
+    run.store->put(kv::gpu_telemetry(node), series, run.now);
+  }
+  auto r = slow_run(run, t / "timing", 0.7);
+  const Finding* f = run.finding(r, "straggler");
+  ASSERT_TRUE(f) << event_lines(*run.store);
+  EXPECT_NE(f->summary.find("; GPU 2 HW Slowdown, SM clock 1095/1980 MHz"), std::string::npos)
+      << f->summary;
+  std::string evidence;
+  for (const auto& e : f->evidence) evidence += e + "\n";
+  EXPECT_NE(evidence.find("node-3 GPU 2: HW Slowdown; SM clock 1095/1980 MHz"), std::string::npos)
+      << evidence;
+  EXPECT_EQ(evidence.find("node-1 GPU"), std::string::npos) << evidence;
+  EXPECT_NE(run.slurm.node_reasons["node-3"].find("GPU 2 HW Slowdown"), std::string::npos)
+      << run.slurm.node_reasons["node-3"];
+}
+
+// Without telemetry the finding says the GPUs were not looked at, and names no GPU cause.
+TEST(StragglerCycle, WithoutTelemetryTheFindingSaysSo) {
+  testing::TempDir t;
+  EndingRun run(config_for(t / "timing", "alert"));
+  auto r = slow_run(run, t / "timing", 0.7);
+  const Finding* f = run.finding(r, "straggler");
+  ASSERT_TRUE(f) << event_lines(*run.store);
+  EXPECT_EQ(f->summary.find("GPU "), std::string::npos) << f->summary;
+  bool said = false;
+  for (const auto& e : f->evidence) said |= e.find("node-3: no GPU telemetry") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 // Evict configured and paying, but the node has not stayed slow for evict_after (10 min by

@@ -7,6 +7,7 @@
 #include "config/config.h"
 #include "probes/gpu/dcgmi.h"
 #include "probes/gpu/gpu_record.h"
+#include "probes/gpu/gpu_telemetry.h"
 #include "probes/gpu/xid_line.h"
 #include "probes/quota.h"
 #include "probes/rank_timing.h"
@@ -15,6 +16,7 @@
 #include "rules/straggler.h"
 #include "rules/xid_table.h"
 #include "util/strings.h"
+#include "util/text.h"
 
 using namespace llmwatch;
 
@@ -26,9 +28,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 #elif LLMWATCH_FUZZ_TARGET == 8
   for (const auto& line : split(text, '\n')) (void)parse_xid_line(line);
 #elif LLMWATCH_FUZZ_TARGET == 9
-  for (const auto& g : parse_nvidia_smi_csv(text).gpus)
+  // Properties: every telemetry figure read is finite and non-negative, its description
+  // valid UTF-8, and the node report carrying it reads back the same.
+  auto check_telemetry = [](const GpuParse& p) {
+    auto telemetry = gpu_telemetry(p.gpus);
+    for (const auto& t : telemetry) {
+      for (auto v : {t.sm_mhz, t.sm_max_mhz, t.power_w, t.power_limit_w, t.temp_c, t.util_pct})
+        if (v && !(std::isfinite(*v) && *v >= 0)) __builtin_trap();
+      // describe() prints only numbers and fixed names: never the input's bytes.
+      if (!is_valid_utf8(describe(t))) __builtin_trap();
+    }
+    NodeReport r;
+    r.telemetry = telemetry;
+    auto back = NodeReport::from_json(r.to_json());
+    if (!back || back->telemetry != telemetry) __builtin_trap();
+  };
+  auto csv = parse_nvidia_smi_csv(text);
+  for (const auto& g : csv.gpus)
     for (const auto& [k, _] : g.fields) (void)g.number(k), (void)g.flag(k);
-  (void)parse_nvidia_smi_q(text);
+  check_telemetry(csv);
+  check_telemetry(parse_nvidia_smi_q(text));
   (void)parse_nvlink_status(text);
 #elif LLMWATCH_FUZZ_TARGET == 10
   (void)parse_nvidia_smi_xml(text);

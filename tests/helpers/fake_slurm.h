@@ -108,9 +108,11 @@ class FakeSlurm : public SlurmClient {
     auto it = shown_nodes.find(node);
     return it == shown_nodes.end() ? std::map<std::string, std::string>{} : it->second;
   }
+  std::map<std::string, std::string> node_reasons;  // the last reason each node was given
   Status update_node(const std::string& node, const std::string& state,
-                     const std::string&) override {
+                     const std::string& reason) override {
     controls.push_back("update " + node + " " + state);
+    node_reasons[node] = reason;
     return {};
   }
   std::string reboot_error;  // non-empty: `scontrol reboot` is refused (no RebootProgram)

@@ -1,7 +1,9 @@
 // The slow node on the real local cluster (#28): a 3-node job whose ranks (one per node, started
 // by srun) time their compute with the shipped llmwatch_timing.py; node-3's rank computes 1.5×
 // longer. llmwatch names node-3 and no other; "alert" touches nothing, "evict" cancels, restarts
-// without node-3 and drains it with the reason.
+// without node-3 and drains it with the reason. Each node's GPUs answer node-check (a stand-in
+// nvidia-smi printing the real H100's answer under load); node-3's show a hardware slowdown,
+// which the finding and the drain reason name.
 #include "local_cluster.h"
 
 namespace llmwatch::testing {
@@ -37,8 +39,20 @@ struct SlowRun {
                "#!/bin/sh\nexec srun --ntasks-per-node=1 python3 " + work + "/rank.py\n");
     std::filesystem::permissions(work + "/train.sh", std::filesystem::perms::owner_all,
                                  std::filesystem::perm_options::add);
+    // Every node's GPUs answer as the real H100 under load; node-3's as one its hardware holds
+    // back (HW Slowdown, 1095 of 1980 MHz): the telemetry node-check gathers inside the job.
+    setenv("FAKE_NVSMI_MODE", "ok", 1);
+    setenv("FAKE_NVSMI_QUERY", fixture("gpu/nvidia-smi-query-h100-load.csv").c_str(), 1);
+    setenv("FAKE_NVSMI_SLOW_NODE", "node-3", 1);
+    setenv("FAKE_NVSMI_SLOW_QUERY",
+           fixture("gpu/nvidia-smi-query-h100-load-hw-slowdown.csv").c_str(), 1);
+    setenv("FAKE_NVSMI_APPS", "/dev/null", 1);
     write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
-                           "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\n" + job_owner() +
+                           "\"\n[slurm]\ntimeout = \"10s\"\n"
+                           "[gpu]\nenabled = true\ncollect = \"srun\"\nkernel_log = \"none\"\n"
+                           "nvlink = false\nnvidia_smi = \"" +
+                           source_dir() + "/tests/helpers/fake-nvidia-smi\"\nnode_state_dir = \"" +
+                           (c.dir / "nodestate") + "\"\n[[job]]\n" + job_owner() +
                            "name = \"itest-slow\"\nstartup_grace = \"1m\"\nmax_steps = 10000000\n"
                            "timing_dir = \"" +
                            timing + "\"\non_straggler = \"" + mode + "\"\nevict_after = \"1s\"\n");
@@ -64,14 +78,17 @@ TEST(SlowNode, AlertNamesTheSlowNodeAndTouchesNothing) {
   SlowRun run(c, "alert");
   std::string id = run.submit();
   ASSERT_FALSE(id.empty());
+  // The finding names the node's throttled GPU once a node-check in the job has looked at it.
   ASSERT_TRUE(eventually(
       [&] {
         llmwatch(run.config, {"run", "--once"});
-        return run.events().find("slow node node-3") != std::string::npos;
+        return run.status().find("slow node node-3") != std::string::npos &&
+               run.status().find("GPU 0 HW Slowdown, SM clock 1095/1980 MHz") != std::string::npos;
       },
       90))
       << run.events() << run.status();
   std::string events = run.events();
+  EXPECT_EQ(run.status().find("node-1 GPU"), std::string::npos) << run.status();
   EXPECT_EQ(events.find("slow node node-1"), std::string::npos) << events;
   EXPECT_EQ(events.find("slow node node-2"), std::string::npos) << events;
   EXPECT_NE(events.find("rank 2 compute"), std::string::npos) << "node-3 runs rank 2\n" << events;
@@ -100,6 +117,7 @@ TEST(SlowNode, EvictRestartsWithoutTheNodeAndDrainsIt) {
       120))
       << run.events() << run.status();
   EXPECT_NE(drained.find("llmwatch: slow node-3"), std::string::npos) << drained;
+  EXPECT_NE(drained.find("GPU 0 HW Slowdown"), std::string::npos) << drained;
   std::string events = run.events();
   EXPECT_NE(events.find("evicted from itest-slow"), std::string::npos) << events;
   EXPECT_NE(events.find("excluding node-3"), std::string::npos) << events;

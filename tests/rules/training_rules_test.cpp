@@ -31,12 +31,6 @@ struct Series {
   std::vector<std::string> found() { return kinds(evaluate_training(JobSettings{}, "tr", p)); }
 };
 
-TEST(Median, OddEvenEmpty) {
-  EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);
-  EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
-  EXPECT_DOUBLE_EQ(median({}), 0);
-}
-
 TEST(TrainingRules, NoisyButHealthySeriesProducesNothing) {
   Series s;
   std::mt19937 rng(42);

@@ -11,6 +11,7 @@
 #include "cycle/check.h"
 #include "cycle/checks/node_check_srun.h"
 #include "policy/node_policy.h"
+#include "rules/gpu_telemetry_series.h"
 #include "rules/node_findings.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_job.h"
@@ -168,10 +169,16 @@ std::optional<NodeReport> read_node_result(const std::string& dir, const std::st
   return std::move(report).value();
 }
 
-// Health history: one event per change of a node's fresh verdict or headline.
+// Health history: one event per change of a node's fresh verdict or headline; and each fresh
+// report's GPU telemetry, in the node's series.
 void record_history(Store& store, const NodeFacts& facts, Seconds max_age) {
   for (const auto& [node, r] : facts.reports) {
     if (facts.now - r.ts > static_cast<double>(max_age.count())) continue;
+    if (!r.telemetry.empty()) {
+      std::string key = kv::gpu_telemetry(node);
+      if (auto series = append_telemetry_sample(store.get(key).value_or(""), {r.ts, r.telemetry}))
+        store.put(key, *series, facts.now);
+    }
     NodeHealth health{r.verdict, r.headline()};
     if (!store.put_node_health(node, health, facts.now)) continue;
     std::string summary = health.summary();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "rules/gpu_telemetry_series.h"
+#include "store/keys.h"
 #include "store/store.h"
 
 namespace llmwatch {
@@ -45,6 +47,17 @@ EvictionCase eviction_case(const JobWork& w, Store& store, double speed, double 
   return c;
 }
 
+TelemetryEvidence gpu_evidence(Store& store, const std::vector<NodeSpeed>& nodes,
+                               const NodeSpeed& suspect, double now) {
+  auto series = [&](const std::string& node) {
+    return read_telemetry_series(store.get(kv::gpu_telemetry(node)).value_or(""));
+  };
+  std::vector<std::vector<TelemetrySample>> peers;
+  for (const auto& n : nodes)
+    if (n.node != suspect.node) peers.push_back(series(n.node));
+  return telemetry_evidence(suspect.node, series(suspect.node), peers, now - suspect.window_s);
+}
+
 }  // namespace
 
 std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
@@ -60,14 +73,22 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   StragglerSettings settings;
   settings.slow_below = w.settings->straggler_speed;
   auto verdict = localise_stragglers(w.timing->ranks, settings);
+  NodeSpeed* suspect =
+      verdict.nodes.empty() || !verdict.nodes.front().suspect ? nullptr : &verdict.nodes.front();
+  // What its GPUs did over the slow window, against the job's other nodes' GPUs.
+  TelemetryEvidence gpus;
+  if (suspect) {
+    gpus = gpu_evidence(store, verdict.nodes, *suspect, now);
+    suspect->gpu_cause = gpus.cause;
+  }
   w.speeds = verdict.nodes;
-  const NodeSpeed* suspect = verdict.suspect();
   if (!suspect) return out;
   w.straggler = *suspect;
   Finding f = straggler_finding(w.label, *suspect);
   for (const auto& n : verdict.nodes)
     if (&n != suspect) f.evidence.push_back(straggler_summary(n));
-  // What the node itself says: its last node-check (clock throttle, PCIe width, ECC).
+  f.evidence.insert(f.evidence.end(), gpus.lines.begin(), gpus.lines.end());
+  // What the node itself says: its last node-check (ECC, Xids, PCIe width).
   if (auto health = store.node_health(suspect->node))
     f.evidence.push_back(suspect->node + " node-check: " + health->summary());
   w.eviction = judge_eviction(eviction_case(w, store, suspect->relative, now));

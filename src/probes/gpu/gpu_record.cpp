@@ -137,6 +137,30 @@ GpuParse parse_nvidia_smi_q(const std::string& text) {
       {"ECC Errors/Volatile/Single Bit/Total", "ecc.errors.corrected.volatile.total"},
       {"ECC Errors/Aggregate/DRAM Uncorrectable", "ecc.errors.uncorrected.aggregate.dram"},
       {"ECC Errors/Aggregate/Double Bit/Total", "ecc.errors.uncorrected.aggregate.total"},
+      // Telemetry under load (probes/gpu/gpu_telemetry.h), in the layouts of drivers 450-590:
+      // "Clocks Throttle Reasons" became "Clocks Event Reasons" (535), "Power Readings" became
+      // "GPU Power Readings" with an average and a current limit (535+).
+      {"Clocks/SM", "clocks.current.sm"},
+      {"Max Clocks/SM", "clocks.max.sm"},
+      {"Utilization/GPU", "utilization.gpu"},
+      {"Utilization/Gpu", "utilization.gpu"},
+      {"GPU Power Readings/Average Power Draw", "power.draw"},
+      {"GPU Power Readings/Power Draw", "power.draw"},
+      {"Power Readings/Power Draw", "power.draw"},
+      {"GPU Power Readings/Current Power Limit", "enforced.power.limit"},
+      {"Power Readings/Enforced Power Limit", "enforced.power.limit"},
+      {"PCI/GPU Link Info/PCIe Generation/Current", "pcie.link.gen.current"},
+      {"PCI/GPU Link Info/PCIe Generation/Max", "pcie.link.gen.max"},
+      {"PCI/GPU Link Info/Link Width/Current", "pcie.link.width.current"},
+      {"PCI/GPU Link Info/Link Width/Max", "pcie.link.width.max"},
+  };
+  static const std::map<std::string, std::string> reasons = {
+      {"SW Power Cap", "clocks_event_reasons.sw_power_cap"},
+      {"HW Slowdown", "clocks_event_reasons.hw_slowdown"},
+      {"HW Thermal Slowdown", "clocks_event_reasons.hw_thermal_slowdown"},
+      {"HW Power Brake Slowdown", "clocks_event_reasons.hw_power_brake_slowdown"},
+      {"SW Thermal Slowdown", "clocks_event_reasons.sw_thermal_slowdown"},
+      {"Sync Boost", "clocks_event_reasons.sync_boost"},
   };
   GpuParse out;
   std::vector<std::pair<size_t, std::string>> stack;  // (indent, section name)
@@ -164,8 +188,14 @@ GpuParse parse_nvidia_smi_q(const std::string& text) {
     std::string path;
     for (const auto& [_, name] : stack) path += name + "/";
     path += key;
-    if (auto it = wanted.find(path); it != wanted.end())
-      gpu->fields[it->second] = std::string(trim(line.substr(colon + 3)));
+    std::string value(trim(line.substr(colon + 3)));
+    if (auto it = wanted.find(path); it != wanted.end()) {
+      gpu->fields[it->second] = value;
+    } else if (!stack.empty() && (stack.front().second == "Clocks Event Reasons" ||
+                                  stack.front().second == "Clocks Throttle Reasons")) {
+      // HW Thermal Slowdown sits under HW Slowdown: the reason's own name is the key.
+      if (auto r = reasons.find(key); r != reasons.end()) gpu->fields[r->second] = value;
+    }
   }
   // Minor numbers are the device index when the report gives them.
   for (auto& g : out.gpus)

@@ -13,7 +13,11 @@ const char* const kNvidiaSmiFields =
     "ecc.errors.uncorrected.aggregate.total,retired_pages.double_bit.count,retired_pages.pending,"
     "remapped_rows.uncorrectable,remapped_rows.pending,remapped_rows.failure,gpu_recovery_action,"
     "pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,"
-    "clocks_event_reasons.hw_slowdown,clocks_event_reasons.hw_thermal_slowdown,temperature.gpu";
+    "clocks_event_reasons.hw_slowdown,clocks_event_reasons.hw_thermal_slowdown,temperature.gpu,"
+    // The telemetry a slow node's finding cites (probes/gpu/gpu_telemetry.h).
+    "clocks.current.sm,clocks.max.sm,power.draw,enforced.power.limit,utilization.gpu,"
+    "clocks_event_reasons.sw_power_cap,clocks_event_reasons.hw_power_brake_slowdown,"
+    "clocks_event_reasons.sw_thermal_slowdown,clocks_event_reasons.sync_boost";
 const char* const kNvidiaSmiBaseFields =
     "index,pci.bus_id,uuid,name,ecc.errors.uncorrected.volatile.total,"
     "retired_pages.double_bit.count,retired_pages.pending,pcie.link.width.current,"
@@ -21,8 +25,12 @@ const char* const kNvidiaSmiBaseFields =
 
 namespace {
 
-ProcessResult run_tool(const std::string& program, std::vector<std::string> args, Seconds timeout) {
+// Each tool is told the node it looks at (LLMWATCH_NODE), as the site's [[check]] plugins are:
+// a wrapper or a stand-in on a shared filesystem can tell the nodes apart.
+ProcessResult run_tool(const std::string& program, std::vector<std::string> args, Seconds timeout,
+                       const std::string& node) {
   ProcessSpec spec;
+  spec.env["LLMWATCH_NODE"] = node;
   spec.argv.push_back(program);
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
@@ -44,29 +52,29 @@ NodeInputs gather_node_inputs(const GpuSettings& s, const std::string& node) {
     query = std::async(std::launch::async, [&] {
       auto r = run_tool(s.nvidia_smi,
                         {std::string("--query-gpu=") + kNvidiaSmiFields, "--format=csv,nounits"},
-                        s.nvidia_smi_timeout);
+                        s.nvidia_smi_timeout, node);
       if (!r.ok() && !r.timed_out && (r.out + r.err).find("not a valid field") != std::string::npos)
         r = run_tool(s.nvidia_smi,
                      {std::string("--query-gpu=") + kNvidiaSmiBaseFields, "--format=csv,nounits"},
-                     s.nvidia_smi_timeout);
+                     s.nvidia_smi_timeout, node);
       return r;
     });
     apps = std::async(std::launch::async, [&] {
       return run_tool(s.nvidia_smi, {"--query-compute-apps=pid", "--format=csv,noheader"},
-                      s.nvidia_smi_timeout);
+                      s.nvidia_smi_timeout, node);
     });
     if (s.nvlink)
       nvlink = std::async(std::launch::async, [&] {
-        return run_tool(s.nvidia_smi, {"nvlink", "-s"}, s.nvidia_smi_timeout);
+        return run_tool(s.nvidia_smi, {"nvlink", "-s"}, s.nvidia_smi_timeout, node);
       });
   }
   if (!s.dcgmi_diag_level.empty())
     diag = std::async(std::launch::async, [&] {
-      return run_tool(s.dcgmi, {"diag", "-r", s.dcgmi_diag_level, "-j"}, s.dcgmi_timeout);
+      return run_tool(s.dcgmi, {"diag", "-r", s.dcgmi_diag_level, "-j"}, s.dcgmi_timeout, node);
     });
   if (s.dcgmi_health)
     health = std::async(std::launch::async, [&] {
-      return run_tool(s.dcgmi, {"health", "-c"}, s.dcgmi_timeout);
+      return run_tool(s.dcgmi, {"health", "-c"}, s.dcgmi_timeout, node);
     });
 
   if (kernel.valid()) {

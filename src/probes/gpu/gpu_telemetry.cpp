@@ -1,0 +1,135 @@
+#include "probes/gpu/gpu_telemetry.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "util/strings.h"
+
+namespace llmwatch {
+namespace {
+
+// nvidia-smi's field and the name it prints in -q, for the reasons that can slow a run.
+const std::pair<const char*, const char*> kReasons[] = {
+    {"clocks_event_reasons.hw_slowdown", "HW Slowdown"},
+    {"clocks_event_reasons.hw_thermal_slowdown", "HW Thermal Slowdown"},
+    {"clocks_event_reasons.hw_power_brake_slowdown", "HW Power Brake Slowdown"},
+    {"clocks_event_reasons.sw_thermal_slowdown", "SW Thermal Slowdown"},
+    {"clocks_event_reasons.sw_power_cap", "SW Power Cap"},
+    {"clocks_event_reasons.sync_boost", "Sync Boost"},
+};
+
+std::string whole(double v) {
+  return std::to_string(std::llround(v));
+}
+
+// The figures by their JSON names, so that writing and reading cannot disagree.
+using Figure = std::optional<double> GpuTelemetry::*;
+const std::pair<const char*, Figure> kFigures[] = {
+    {"sm_mhz", &GpuTelemetry::sm_mhz},         {"sm_max_mhz", &GpuTelemetry::sm_max_mhz},
+    {"power_w", &GpuTelemetry::power_w},       {"power_limit_w", &GpuTelemetry::power_limit_w},
+    {"temp_c", &GpuTelemetry::temp_c},         {"util_pct", &GpuTelemetry::util_pct},
+    {"pcie_gen", &GpuTelemetry::pcie_gen},     {"pcie_gen_max", &GpuTelemetry::pcie_gen_max},
+    {"pcie_width", &GpuTelemetry::pcie_width}, {"pcie_width_max", &GpuTelemetry::pcie_width_max},
+};
+
+}  // namespace
+
+bool GpuTelemetry::held_back() const {
+  for (const auto& r : reasons)
+    if (r != "SW Power Cap" && r != "Sync Boost") return true;
+  return false;
+}
+
+std::optional<double> GpuTelemetry::clock_ratio() const {
+  if (!sm_mhz || !sm_max_mhz || *sm_max_mhz <= 0 || *sm_mhz < 0) return std::nullopt;
+  return *sm_mhz / *sm_max_mhz;
+}
+
+GpuTelemetry gpu_telemetry(const GpuRecord& g) {
+  GpuTelemetry t;
+  t.gpu = g.index;
+  // A value that is not a finite, non-negative number is not known (a fuzzed or broken answer
+  // must not become "0 MHz").
+  auto known = [&](const char* field) -> std::optional<double> {
+    auto v = g.number(field);
+    return v && std::isfinite(*v) && *v >= 0 ? v : std::nullopt;
+  };
+  t.sm_mhz = known("clocks.current.sm");
+  t.sm_max_mhz = known("clocks.max.sm");
+  t.power_w = known("power.draw");
+  t.power_limit_w = known("enforced.power.limit");
+  t.temp_c = known("temperature.gpu");
+  t.util_pct = known("utilization.gpu");
+  t.pcie_gen = known("pcie.link.gen.current");
+  t.pcie_gen_max = known("pcie.link.gen.max");
+  t.pcie_width = known("pcie.link.width.current");
+  t.pcie_width_max = known("pcie.link.width.max");
+  for (const auto& [field, name] : kReasons)
+    if (g.flag(field).value_or(false)) t.reasons.emplace_back(name);
+  return t;
+}
+
+std::vector<GpuTelemetry> gpu_telemetry(const std::vector<GpuRecord>& gpus) {
+  std::vector<GpuTelemetry> out;
+  out.reserve(gpus.size());
+  for (const auto& g : gpus) out.push_back(gpu_telemetry(g));
+  return out;
+}
+
+std::string describe(const GpuTelemetry& t) {
+  std::string s = "GPU " + std::to_string(t.gpu) + ": ";
+  s += t.reasons.empty() ? "no clock-event reason" : join(t.reasons, ", ");
+  std::vector<std::string> figures;
+  if (t.sm_mhz)
+    figures.push_back("SM clock " + whole(*t.sm_mhz) +
+                      (t.sm_max_mhz ? "/" + whole(*t.sm_max_mhz) : "") + " MHz");
+  if (t.power_w)
+    figures.push_back(whole(*t.power_w) + (t.power_limit_w ? "/" + whole(*t.power_limit_w) : "") +
+                      " W");
+  if (t.temp_c) figures.push_back(whole(*t.temp_c) + " °C");
+  if (t.util_pct) figures.push_back(whole(*t.util_pct) + "% busy");
+  if (t.pcie_width && t.pcie_width_max && *t.pcie_width < *t.pcie_width_max)
+    figures.push_back("PCIe x" + whole(*t.pcie_width) + " of x" + whole(*t.pcie_width_max));
+  if (t.pcie_gen && t.pcie_gen_max && *t.pcie_gen < *t.pcie_gen_max)
+    figures.push_back("PCIe gen" + whole(*t.pcie_gen) + " of gen" + whole(*t.pcie_gen_max));
+  if (!figures.empty()) s += "; " + join(figures, ", ");
+  return s;
+}
+
+nlohmann::json telemetry_to_json(const std::vector<GpuTelemetry>& gpus) {
+  auto out = nlohmann::json::array();
+  for (const auto& t : gpus) {
+    nlohmann::json g = {{"gpu", t.gpu}};
+    for (const auto& [name, figure] : kFigures)
+      if (t.*figure) g[name] = *(t.*figure);
+    if (!t.reasons.empty()) g["reasons"] = t.reasons;
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+std::vector<GpuTelemetry> telemetry_from_json(const nlohmann::json& j) {
+  std::vector<GpuTelemetry> out;
+  if (!j.is_array()) return out;
+  for (const auto& g : j) {
+    if (!g.is_object()) continue;
+    GpuTelemetry t;
+    if (auto it = g.find("gpu"); it != g.end() && it->is_number_integer()) {
+      auto n = it->get<std::int64_t>();
+      if (n >= 0 && n <= 65535) t.gpu = static_cast<int>(n);
+    }
+    for (const auto& [name, figure] : kFigures)
+      if (auto it = g.find(name); it != g.end() && it->is_number()) {
+        double v = it->get<double>();
+        if (std::isfinite(v) && v >= 0) t.*figure = v;
+      }
+    if (auto it = g.find("reasons"); it != g.end() && it->is_array())
+      for (const auto& r : *it)
+        if (r.is_string()) t.reasons.push_back(r.get<std::string>());
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace llmwatch

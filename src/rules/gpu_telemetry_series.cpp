@@ -1,0 +1,166 @@
+#include "rules/gpu_telemetry_series.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "util/robust_stats.h"
+#include "util/text.h"
+#include "util/units.h"
+
+namespace llmwatch {
+namespace {
+
+// A GPU's clock this far under what the job's other nodes' GPUs run at is slow by itself,
+// whatever reason nvidia-smi gives (or none: a clock it cannot explain).
+constexpr double kClockBelowPeers = 0.9;
+
+std::string whole(double v) {
+  return std::to_string(std::llround(v));
+}
+
+std::string percent(double ratio) {
+  return whole(ratio * 100) + "%";
+}
+
+// One GPU of the suspect over the window.
+struct GpuOverWindow {
+  int gpu = -1;
+  int samples = 0, held = 0;
+  std::map<std::string, int> reasons;  // held-back reasons and in how many samples
+  std::vector<double> clock_ratio, sm_mhz;
+  GpuTelemetry last;
+};
+
+std::vector<const TelemetrySample*> within(const std::vector<TelemetrySample>& series,
+                                           double since) {
+  std::vector<const TelemetrySample*> out;
+  for (const auto& s : series)
+    if (s.ts >= since) out.push_back(&s);
+  // A node checked less often than the window is long: its latest sample is all there is.
+  if (out.empty() && !series.empty()) out.push_back(&series.back());
+  return out;
+}
+
+}  // namespace
+
+std::vector<TelemetrySample> read_telemetry_series(const std::string& text) {
+  std::vector<TelemetrySample> out;
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const auto& s : j) {
+    if (!s.is_object()) continue;
+    auto ts = s.find("ts");
+    if (ts == s.end() || !ts->is_number() || !std::isfinite(ts->get<double>())) continue;
+    TelemetrySample sample;
+    sample.ts = ts->get<double>();
+    if (auto g = s.find("gpus"); g != s.end()) sample.gpus = telemetry_from_json(*g);
+    out.push_back(std::move(sample));
+  }
+  return out;
+}
+
+std::optional<std::string> append_telemetry_sample(const std::string& text,
+                                                   const TelemetrySample& sample, std::size_t cap) {
+  auto series = read_telemetry_series(text);
+  if (!series.empty() && sample.ts <= series.back().ts) return std::nullopt;
+  series.push_back(sample);
+  if (series.size() > cap)
+    series.erase(series.begin(), series.end() - static_cast<std::ptrdiff_t>(cap));
+  auto j = nlohmann::json::array();
+  for (const auto& s : series) j.push_back({{"ts", s.ts}, {"gpus", telemetry_to_json(s.gpus)}});
+  return json_dump(j);
+}
+
+TelemetryEvidence telemetry_evidence(const std::string& node,
+                                     const std::vector<TelemetrySample>& own,
+                                     const std::vector<std::vector<TelemetrySample>>& peers,
+                                     double since) {
+  TelemetryEvidence out;
+  auto mine = within(own, since);
+  if (mine.empty()) {
+    out.lines.push_back(node +
+                        ": no GPU telemetry (its node-check has not run in the job: [gpu] "
+                        "collect = \"srun\" gathers it under the job's load)");
+    return out;
+  }
+  std::vector<double> peer_ratios;
+  for (const auto& series : peers)
+    for (const auto* s : within(series, since))
+      for (const auto& g : s->gpus)
+        if (auto r = g.clock_ratio()) peer_ratios.push_back(*r);
+  std::optional<double> peer_clock;
+  if (!peer_ratios.empty()) peer_clock = median(peer_ratios);
+
+  std::map<int, GpuOverWindow> gpus;
+  for (const auto* s : mine)
+    for (const auto& t : s->gpus) {
+      auto& g = gpus[t.gpu];
+      g.gpu = t.gpu;
+      ++g.samples;
+      if (t.held_back()) ++g.held;
+      for (const auto& r : t.reasons)
+        if (r != "SW Power Cap" && r != "Sync Boost") ++g.reasons[r];
+      if (auto r = t.clock_ratio()) g.clock_ratio.push_back(*r);
+      if (t.sm_mhz) g.sm_mhz.push_back(*t.sm_mhz);
+      g.last = t;
+    }
+  double span = mine.back()->ts - mine.front()->ts;
+  std::string over = std::to_string(mine.size()) + " sample" + (mine.size() == 1 ? "" : "s") +
+                     (span >= 1 ? " over " + format_duration(Seconds(std::llround(span))) : "");
+
+  // The GPUs that stand out: held back by their own hardware in most samples, a clock well
+  // under the peers', or a narrowed link.
+  const GpuOverWindow* worst = nullptr;
+  double worst_clock = 2;
+  for (const auto& [index, g] : gpus) {
+    double clock = g.clock_ratio.empty() ? 1 : median(g.clock_ratio);
+    bool held = g.held * 2 > g.samples;
+    bool slow_clock =
+        peer_clock && !g.clock_ratio.empty() && clock < kClockBelowPeers * *peer_clock;
+    bool narrowed =
+        g.last.pcie_width && g.last.pcie_width_max && *g.last.pcie_width < *g.last.pcie_width_max;
+    if (!held && !slow_clock && !narrowed) continue;
+    std::string line = node + " " + describe(g.last);
+    if (held) line += " (held back in " + std::to_string(g.held) + " of " + over + ")";
+    if (peer_clock && !g.clock_ratio.empty())
+      line += "; SM clock " + percent(clock) + " of its maximum, the job's other nodes' GPUs " +
+              percent(*peer_clock);
+    out.lines.push_back(std::move(line));
+    // The headline GPU: a hardware reason first, then the lowest clock.
+    double rank = clock - (held ? 1 : 0);
+    if (!worst || rank < worst_clock) {
+      worst = &g;
+      worst_clock = rank;
+    }
+  }
+  if (worst) {
+    std::string cause = "GPU " + std::to_string(worst->gpu);
+    for (const auto& [reason, _] : worst->reasons) cause += " " + reason;
+    if (!worst->sm_mhz.empty()) {
+      cause += ", SM clock " + whole(median(worst->sm_mhz));
+      if (worst->last.sm_max_mhz) cause += "/" + whole(*worst->last.sm_max_mhz);
+      cause += " MHz";
+    }
+    if (worst->last.pcie_width && worst->last.pcie_width_max &&
+        *worst->last.pcie_width < *worst->last.pcie_width_max)
+      cause += ", PCIe x" + whole(*worst->last.pcie_width) + " of x" +
+               whole(*worst->last.pcie_width_max);
+    out.cause = std::move(cause);
+    return out;
+  }
+  // Nothing on the GPUs: that is evidence too (the CPU, the data loader, the network).
+  std::vector<double> clocks;
+  for (const auto& [_, g] : gpus) clocks.insert(clocks.end(), g.sm_mhz.begin(), g.sm_mhz.end());
+  std::string line = node + ": its " + std::to_string(gpus.size()) + " GPU" +
+                     (gpus.size() == 1 ? "" : "s") + " show no reason of their own in " + over;
+  if (!clocks.empty()) line += " (SM clock " + whole(median(clocks)) + " MHz median)";
+  line += ": the slowness is not in its GPUs (look at its CPU, data loading, network)";
+  out.lines.push_back(std::move(line));
+  return out;
+}
+
+}  // namespace llmwatch

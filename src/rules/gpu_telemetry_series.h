@@ -1,0 +1,40 @@
+#pragma once
+// A node's GPU telemetry over time (#28): the last node-checks' samples, kept per node, and
+// what they say about a node a slow-node finding names. One sample says little (a clock dips
+// for a moment); the finding cites what held over its slow window, against the same figures on
+// the job's other nodes. Pure.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "probes/gpu/gpu_telemetry.h"
+
+namespace llmwatch {
+
+struct TelemetrySample {
+  double ts = 0;
+  std::vector<GpuTelemetry> gpus;
+};
+
+// The series as the store keeps it (JSON, oldest first). Reading never throws: "" or a
+// malformed text is an empty series.
+std::vector<TelemetrySample> read_telemetry_series(const std::string& text);
+// The series with `sample` added, the oldest dropped beyond `cap`; unchanged (nullopt) when the
+// sample is not newer than the last one (the same node-check read again).
+std::optional<std::string> append_telemetry_sample(const std::string& text,
+                                                   const TelemetrySample& sample,
+                                                   std::size_t cap = 16);
+
+// What a suspect node's GPUs did since `since`, against the job's other nodes.
+struct TelemetryEvidence {
+  // The GPU that shows why, for the finding's headline and the drain reason ("GPU 2 HW
+  // Slowdown, SM clock 1095/1980 MHz"); "" when its GPUs show nothing against their peers.
+  std::string cause;
+  std::vector<std::string> lines;  // per GPU that stands out, or the absence of a GPU cause
+};
+TelemetryEvidence telemetry_evidence(const std::string& node,
+                                     const std::vector<TelemetrySample>& own,
+                                     const std::vector<std::vector<TelemetrySample>>& peers,
+                                     double since);
+
+}  // namespace llmwatch

@@ -1,0 +1,115 @@
+#include "probes/gpu/gpu_telemetry.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace llmwatch {
+namespace {
+
+GpuTelemetry first_gpu(const GpuParse& p) {
+  EXPECT_TRUE(p.ok()) << p.error;
+  EXPECT_EQ(p.gpus.size(), 1u);
+  return p.gpus.empty() ? GpuTelemetry{} : gpu_telemetry(p.gpus.front());
+}
+
+std::string fixture_text(const char* name) {
+  return testing::read_file(testing::fixture(std::string("gpu/") + name));
+}
+
+// What both output forms of the real H100 under gpu-burn say alike.
+void expect_full_speed_under_load(const GpuTelemetry& t) {
+  EXPECT_EQ(t.gpu, 0);
+  EXPECT_EQ(t.sm_mhz, 1980.0);
+  EXPECT_EQ(t.sm_max_mhz, 1980.0);
+  EXPECT_EQ(t.power_limit_w, 700.0);
+  EXPECT_EQ(t.util_pct, 100.0);
+  EXPECT_TRUE(t.reasons.empty());
+}
+
+// The real H100 under gpu-burn, as --query-gpu prints it: full clock, 632 of 700 W, no reason.
+TEST(GpuTelemetry, RealH100UnderLoadFromTheCsv) {
+  auto t = first_gpu(parse_nvidia_smi_csv(fixture_text("nvidia-smi-query-h100-load.csv")));
+  expect_full_speed_under_load(t);
+  EXPECT_EQ(t.power_w, 631.95);
+  EXPECT_EQ(t.pcie_width, 16.0);
+  EXPECT_EQ(t.pcie_gen, 5.0);
+  EXPECT_FALSE(t.held_back());
+  EXPECT_EQ(t.clock_ratio(), 1.0);
+}
+
+// The same capture's -q report: the same figures from the indented layout (its power is the
+// average the report prints, not the CSV's instant reading).
+TEST(GpuTelemetry, RealH100UnderLoadFromTheQReport) {
+  auto t = first_gpu(parse_nvidia_smi_q(fixture_text("nvidia-smi-q-h100-load.txt")));
+  expect_full_speed_under_load(t);
+  EXPECT_EQ(t.power_w, 629.45);
+  EXPECT_EQ(t.temp_c, 59.0);
+  EXPECT_EQ(t.pcie_gen_max, 5.0);
+  EXPECT_EQ(t.pcie_width_max, 16.0);
+  // Idle, the same GPU's -q says "Idle : Active": not a reason a run is slow.
+  auto idle = first_gpu(parse_nvidia_smi_q(fixture_text("nvidia-smi-q-h100.txt")));
+  EXPECT_TRUE(idle.reasons.empty());
+  EXPECT_EQ(idle.util_pct, 0.0);
+}
+
+TEST(GpuTelemetry, AHardwareSlowdownIsHeldBackAndDescribed) {
+  auto t =
+      first_gpu(parse_nvidia_smi_csv(fixture_text("nvidia-smi-query-h100-load-hw-slowdown.csv")));
+  EXPECT_EQ(t.reasons, std::vector<std::string>{"HW Slowdown"});
+  EXPECT_TRUE(t.held_back());
+  EXPECT_NEAR(*t.clock_ratio(), 1095.0 / 1980, 1e-9);
+  EXPECT_EQ(describe(t), "GPU 0: HW Slowdown; SM clock 1095/1980 MHz, 312/700 W, 59 °C, 100% busy");
+}
+
+// In the -q layout HW Thermal Slowdown sits under HW Slowdown; both older ("Clocks Throttle
+// Reasons", "Power Readings") and newer section names are read.
+TEST(GpuTelemetry, QReportReasonsInBothLayouts) {
+  auto t = first_gpu(
+      parse_nvidia_smi_q("GPU 00000000:07:00.0\n"
+                         "    Minor Number                          : 3\n"
+                         "    Utilization\n        Gpu                               : 97 %\n"
+                         "    Clocks Throttle Reasons\n"
+                         "        SW Power Cap                      : Active\n"
+                         "        HW Slowdown                       : Not Active\n"
+                         "            HW Thermal Slowdown           : Active\n"
+                         "    Clocks Throttle Reasons Counters\n"
+                         "        Sync Boost                        : Active\n"
+                         "    Power Readings\n"
+                         "        Power Draw                        : 250.00 W\n"
+                         "        Enforced Power Limit              : 300.00 W\n"));
+  EXPECT_EQ(t.gpu, 3);
+  EXPECT_EQ(t.reasons, (std::vector<std::string>{"HW Thermal Slowdown", "SW Power Cap"}));
+  EXPECT_TRUE(t.held_back());
+  EXPECT_EQ(t.power_w, 250.0);
+  EXPECT_EQ(t.power_limit_w, 300.0);
+  EXPECT_EQ(t.util_pct, 97.0);
+}
+
+TEST(GpuTelemetry, APowerCapAloneIsNotTheGpuHoldingItselfBack) {
+  GpuTelemetry t;
+  t.reasons = {"SW Power Cap", "Sync Boost"};
+  EXPECT_FALSE(t.held_back());
+}
+
+TEST(GpuTelemetry, JsonRoundTripAndHostileInput) {
+  auto t =
+      first_gpu(parse_nvidia_smi_csv(fixture_text("nvidia-smi-query-h100-load-hw-slowdown.csv")));
+  auto back = telemetry_from_json(telemetry_to_json({t}));
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back.front(), t);
+  // Wrong types, negative and huge figures: skipped or not known, never a throw.
+  auto odd = telemetry_from_json(nlohmann::json::parse(
+      R"([1, "x", {"gpu": 1e30, "sm_mhz": "fast", "power_w": -5, "reasons": [3, "HW Slowdown"]}])"));
+  ASSERT_EQ(odd.size(), 1u);
+  EXPECT_EQ(odd[0].gpu, -1);
+  EXPECT_FALSE(odd[0].sm_mhz);
+  EXPECT_FALSE(odd[0].power_w);
+  EXPECT_EQ(odd[0].reasons, std::vector<std::string>{"HW Slowdown"});
+  EXPECT_TRUE(telemetry_from_json(nlohmann::json::object()).empty());
+}
+
+}  // namespace
+}  // namespace llmwatch

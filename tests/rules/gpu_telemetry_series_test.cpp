@@ -1,0 +1,114 @@
+#include "rules/gpu_telemetry_series.h"
+
+#include <gtest/gtest.h>
+
+namespace llmwatch {
+namespace {
+
+GpuTelemetry gpu(int index, double sm, std::vector<std::string> reasons = {}) {
+  GpuTelemetry t;
+  t.gpu = index;
+  t.sm_mhz = sm;
+  t.sm_max_mhz = 1980;
+  t.power_w = 600;
+  t.power_limit_w = 700;
+  t.util_pct = 100;
+  t.reasons = std::move(reasons);
+  return t;
+}
+
+// A node of 4 GPUs sampled every minute from t=1000; GPU 2 as `slow` makes it.
+std::vector<TelemetrySample> node(int samples, GpuTelemetry (*slow)(int) = nullptr) {
+  std::vector<TelemetrySample> out;
+  for (int i = 0; i < samples; ++i) {
+    TelemetrySample s{1000.0 + 60 * i, {}};
+    for (int g = 0; g < 4; ++g) s.gpus.push_back(g == 2 && slow ? slow(i) : gpu(g, 1980));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+TEST(GpuTelemetrySeries, AppendKeepsTheLastSamplesAndSkipsARereadReport) {
+  std::string text;
+  for (int i = 0; i < 20; ++i) {
+    auto next = append_telemetry_sample(text, {100.0 + i, {gpu(0, 1980)}}, 16);
+    ASSERT_TRUE(next);
+    text = *next;
+  }
+  auto series = read_telemetry_series(text);
+  ASSERT_EQ(series.size(), 16u);
+  EXPECT_EQ(series.front().ts, 104);
+  EXPECT_EQ(series.back().ts, 119);
+  EXPECT_EQ(series.back().gpus.front(), gpu(0, 1980));
+  // The same node-check read again (or an older one) is not a new sample.
+  EXPECT_FALSE(append_telemetry_sample(text, {119, {gpu(0, 1000)}}));
+  EXPECT_FALSE(append_telemetry_sample(text, {50, {gpu(0, 1000)}}));
+}
+
+TEST(GpuTelemetrySeries, AMalformedSeriesReadsAsEmpty) {
+  EXPECT_TRUE(read_telemetry_series("").empty());
+  EXPECT_TRUE(read_telemetry_series("{not json").empty());
+  EXPECT_TRUE(read_telemetry_series(R"({"ts": 1})").empty());
+  auto some = read_telemetry_series(R"([{"ts": "x"}, 7, {"ts": 5, "gpus": "no"}])");
+  ASSERT_EQ(some.size(), 1u);
+  EXPECT_EQ(some[0].ts, 5);
+  EXPECT_TRUE(some[0].gpus.empty());
+}
+
+// The issue's example: GPU 2 held back by HW Slowdown at 1095 of 1980 MHz names the cause.
+TEST(GpuTelemetrySeries, AGpuHeldBackOverTheWindowIsTheCause) {
+  auto own = node(6, [](int) { return gpu(2, 1095, {"HW Slowdown"}); });
+  auto ev = telemetry_evidence("node-3", own, {node(6), node(6)}, 1000);
+  EXPECT_EQ(ev.cause, "GPU 2 HW Slowdown, SM clock 1095/1980 MHz");
+  ASSERT_EQ(ev.lines.size(), 1u) << "only the GPU that stands out";
+  EXPECT_NE(ev.lines[0].find("held back in 6 of 6 samples over 5m"), std::string::npos)
+      << ev.lines[0];
+  EXPECT_NE(ev.lines[0].find("55% of its maximum, the job's other nodes' GPUs 100%"),
+            std::string::npos)
+      << ev.lines[0];
+}
+
+// One sample with a reason in a window of six is a moment, not a cause.
+TEST(GpuTelemetrySeries, AMomentaryReasonIsNoCause) {
+  auto own =
+      node(6, [](int i) { return i == 3 ? gpu(2, 1500, {"HW Thermal Slowdown"}) : gpu(2, 1980); });
+  auto ev = telemetry_evidence("node-3", own, {node(6)}, 1000);
+  EXPECT_EQ(ev.cause, "");
+  ASSERT_EQ(ev.lines.size(), 1u);
+  EXPECT_NE(ev.lines[0].find("the slowness is not in its GPUs"), std::string::npos) << ev.lines[0];
+}
+
+// A clock far under the peers' with no reason given is still the cause (a clock nvidia-smi
+// does not explain); a power cap the whole job shares is not.
+TEST(GpuTelemetrySeries, AClockUnderThePeersWithoutAReasonIsTheCause) {
+  auto own = node(4, [](int) { return gpu(2, 1400, {"SW Power Cap"}); });
+  auto ev = telemetry_evidence("node-3", own, {node(4)}, 1000);
+  EXPECT_EQ(ev.cause, "GPU 2, SM clock 1400/1980 MHz");
+  auto shared_cap = [](int) { return gpu(2, 1900, {"SW Power Cap"}); };
+  EXPECT_EQ(telemetry_evidence("node-3", node(4, shared_cap), {node(4)}, 1000).cause, "");
+}
+
+TEST(GpuTelemetrySeries, ANarrowedLinkIsTheCause) {
+  auto own = node(2, [](int) {
+    auto t = gpu(2, 1980);
+    t.pcie_width = 8;
+    t.pcie_width_max = 16;
+    return t;
+  });
+  auto ev = telemetry_evidence("node-3", own, {node(2)}, 1000);
+  EXPECT_EQ(ev.cause, "GPU 2, SM clock 1980/1980 MHz, PCIe x8 of x16");
+}
+
+// Checked less often than the window is long: the latest sample speaks. Never checked: said so.
+TEST(GpuTelemetrySeries, OldOrMissingTelemetry) {
+  auto own = node(1, [](int) { return gpu(2, 1095, {"HW Slowdown"}); });
+  EXPECT_EQ(telemetry_evidence("node-3", own, {}, 5000).cause,
+            "GPU 2 HW Slowdown, SM clock 1095/1980 MHz");
+  auto none = telemetry_evidence("node-3", {}, {node(3)}, 1000);
+  EXPECT_EQ(none.cause, "");
+  ASSERT_EQ(none.lines.size(), 1u);
+  EXPECT_NE(none.lines[0].find("no GPU telemetry"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace llmwatch
