@@ -227,6 +227,11 @@ struct CommandCheckSettings {
   // What a CRITICAL from a node means: drain ([gpu] on_critical), reset ([gpu] on_reset: a
   // reboot), none (the verdict is shown and alerted, no node action).
   std::string hint = "drain";
+  // Perfdata labels of this check's figure where higher is better (a GEMM's "gflops", a
+  // bandwidth): a node's figure under fleet_below × the fleet's median, and beyond its spread,
+  // is a warning (rules/fleet_figures.h). Needs where = "nodes".
+  std::vector<std::string> fleet_compare;
+  double fleet_below = 0.85;
   int line = 0;
 };
 

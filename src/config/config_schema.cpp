@@ -347,6 +347,8 @@ const std::vector<KeySpec<CommandCheckSettings>>& command_check_keys() {
        0,
        0,
        {"drain", "reset", "none"}},
+      {"fleet_compare", KeyKind::StringList, LW_SET(CommandCheckSettings, fleet_compare, list)},
+      {"fleet_below", KeyKind::Percent, LW_SET(CommandCheckSettings, fleet_below, d)},
   };
   return keys;
 }

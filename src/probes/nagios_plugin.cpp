@@ -2,10 +2,12 @@
 
 #include <sys/sysinfo.h>
 
+#include <cmath>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "probes/perfdata.h"
 #include "util/files.h"
 #include "util/strings.h"
 #include "util/text.h"
@@ -19,7 +21,10 @@ PluginAnswer plugin_answer(const ProcessResult& r, const std::string& program) {
   a.code = ran && r.exit_code >= 0 && r.exit_code <= 2 ? r.exit_code : 3;
   auto lines = split(r.out, '\n');
   std::string first = lines.empty() ? "" : std::string(trim(lines[0]));
-  first = first.substr(0, first.find(" | "));
+  if (auto bar = first.find('|'); bar != std::string::npos) {
+    if (ran) a.figures = parse_perfdata(std::string_view(first).substr(bar + 1));
+    first = std::string(trim(std::string_view(first).substr(0, bar)));
+  }
   a.summary = sanitize_line(
       !ran ? r.describe(program) : (first.empty() ? "exit " + std::to_string(r.exit_code) : first),
       200);
@@ -42,11 +47,8 @@ PluginAnswer run_plugin(const CommandCheckSettings& check,
 namespace {
 
 std::string answer_json(const PluginAnswer& a) {
-  return nlohmann::json{{"code", a.code},
-                        {"summary", a.summary},
-                        {"detail", a.detail},
-                        {"seconds", a.seconds},
-                        {"ts", a.ts}}
+  return nlohmann::json{{"code", a.code},       {"summary", a.summary}, {"detail", a.detail},
+                        {"seconds", a.seconds}, {"figures", a.figures}, {"ts", a.ts}}
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -63,6 +65,9 @@ std::optional<PluginAnswer> cached_answer(const std::string& path) {
     for (const auto& d : j["detail"])
       if (d.is_string()) a.detail.push_back(d.get<std::string>());
   a.seconds = j.value("seconds", 0.0);
+  if (j["figures"].is_object())
+    for (const auto& [label, v] : j["figures"].items())
+      if (v.is_number() && std::isfinite(v.get<double>())) a.figures[label] = v.get<double>();
   a.ts = j["ts"].get<double>();
   return a;
 }

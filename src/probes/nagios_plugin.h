@@ -17,6 +17,8 @@ struct PluginAnswer {
   int code = 3;                     // the Nagios code
   std::string summary;              // the first line without perfdata, or what went wrong
   std::vector<std::string> detail;  // the next lines and stderr, at most 10
+  // The first line's performance data (probes/perfdata.h): a figure the fleet is judged by.
+  std::map<std::string, double> figures;
   double seconds = 0;
   double ts = 0;  // when it ran
 };

@@ -197,6 +197,7 @@ NodeReport evaluate_node(const std::string& node, double now, const NodeInputs& 
   // The site's checks: a plugin's CRITICAL is the node's, with the hint its [[check]] gives.
   for (const auto& p : in.plugins) {
     r.sources.push_back("check:" + p.name);
+    for (const auto& [label, v] : p.answer.figures) r.figures[p.name + "/" + label] = v;
     if (p.answer.code == 0) continue;
     Verdict v = p.answer.code == 1   ? Verdict::Warn
                 : p.answer.code == 2 ? Verdict::Critical

@@ -1,5 +1,6 @@
 #include "rules/node_report.h"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "util/text.h"
@@ -93,6 +94,7 @@ std::string NodeReport::to_json() const {
                           {"summary", i.summary},
                           {"evidence", i.evidence}});
   if (!telemetry.empty()) j["telemetry"] = telemetry_to_json(telemetry);
+  if (!figures.empty()) j["figures"] = figures;
   return json_dump(j);
 }
 
@@ -124,6 +126,9 @@ Result<NodeReport> NodeReport::from_json(const std::string& text) {
     }
     // Optional: node-checks older than the telemetry write none.
     if (auto t = j.find("telemetry"); t != j.end()) r.telemetry = telemetry_from_json(*t);
+    if (auto f = j.find("figures"); f != j.end() && f->is_object())
+      for (const auto& [name, v] : f->items())
+        if (v.is_number() && std::isfinite(v.get<double>())) r.figures[name] = v.get<double>();
     return r;
   } catch (const std::exception& e) {
     return fail(std::string("malformed node report: ") + e.what());

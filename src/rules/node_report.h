@@ -43,6 +43,9 @@ struct NodeReport {
   // What each GPU was doing when it was looked at (clocks, power, throttle reasons): evidence
   // for a slow node's finding, never a verdict by itself.
   std::vector<GpuTelemetry> telemetry;
+  // The figures the node's [[check]]s reported, as "<check>/<label>" (nhc-gemm/gflops): judged
+  // against the same figure on the rest of the fleet (rules/fleet_figures.h).
+  std::map<std::string, double> figures;
 
   // The worst item's summary ("all checks passed" when none): drain reasons and alerts.
   std::string headline() const;

@@ -47,6 +47,11 @@ inline constexpr const char* kDrainedPrefix = "drained:";
 inline std::string gpu_telemetry(const std::string& node) {
   return "gputelemetry:" + node;
 }
+// Per node: the figures its [[check]]s reported, {"<check>/<label>": [value, ts]}.
+inline std::string node_figures(const std::string& node) {
+  return "figures:" + node;
+}
+inline constexpr const char* kNodeFiguresPrefix = "figures:";
 // Per node: when llmwatch asked Slurm to reboot it ("" once a check after the boot spoke).
 inline std::string rebooting(const std::string& node) {
   return "rebooting:" + node;

@@ -549,15 +549,20 @@ std::map<std::string, double> Store::idle_checked_nodes() {
   return node_times(kv::kIdleCheckedPrefix);
 }
 
-std::map<std::string, double> Store::node_times(const std::string& prefix) {
-  std::map<std::string, double> out;
+std::map<std::string, std::string> Store::kv_under(const std::string& prefix) {
+  std::map<std::string, std::string> out;
   auto st = db_.prepare("SELECT key, value FROM kv WHERE key >= ? AND key < ? AND value != ''");
   bind_prefix(st, prefix);
-  while (st.step()) {
-    const std::string at = st.text(1);
+  while (st.step()) out[st.text(0).substr(prefix.size())] = st.text(1);
+  return out;
+}
+
+std::map<std::string, double> Store::node_times(const std::string& prefix) {
+  std::map<std::string, double> out;
+  for (const auto& [node, at] : kv_under(prefix)) {
     char* end = nullptr;
     double t = std::strtod(at.c_str(), &end);
-    out[st.text(0).substr(prefix.size())] = end == at.c_str() ? 0 : t;
+    out[node] = end == at.c_str() ? 0 : t;
   }
   return out;
 }

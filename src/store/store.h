@@ -118,6 +118,8 @@ class Store {
 
   void put(const std::string& key, const std::string& value, double now);
   std::optional<std::string> get(const std::string& key);
+  // suffix -> value, for every non-empty kv row under `prefix` (one query, not one per node).
+  std::map<std::string, std::string> kv_under(const std::string& prefix);
 
   // Records a finding seen this cycle and says whether it is new.
   FindingChange observe(const Finding& f, double now);

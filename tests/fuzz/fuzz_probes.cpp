@@ -9,6 +9,7 @@
 #include "probes/gpu/gpu_record.h"
 #include "probes/gpu/gpu_telemetry.h"
 #include "probes/gpu/xid_line.h"
+#include "probes/perfdata.h"
 #include "probes/quota.h"
 #include "probes/rank_timing.h"
 #include "probes/training_log.h"
@@ -55,6 +56,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)parse_dcgmi_diag(text);
   (void)parse_dcgmi_health(text);
   (void)NodeReport::from_json(text);
+  // Perfdata: every figure kept is finite under a printable label (it reaches findings).
+  for (const auto& [label, v] : parse_perfdata(text))
+    if (!std::isfinite(v) || label.empty() || !is_valid_utf8(label)) __builtin_trap();
 #elif LLMWATCH_FUZZ_TARGET == 12
   for (const char* kind : {"lfs", "mmlsquota", "beegfs", "quota"}) (void)parse_quota(kind, text);
 #elif LLMWATCH_FUZZ_TARGET == 15

@@ -48,6 +48,9 @@ TEST(NagiosPlugin, ANodesCheckRunsWithItsNodeAndKeepsItsAnswerForEvery) {
   EXPECT_TRUE(again[0].cached);
   EXPECT_EQ(again[0].answer.code, 2);
   EXPECT_EQ(p.count(), 1u);
+  // The perfdata figure is read, and kept with the answer.
+  EXPECT_EQ(runs[0].answer.figures, (std::map<std::string, double>{{"pages", 3}}));
+  EXPECT_EQ(again[0].answer.figures, runs[0].answer.figures);
   // ... and runs it once `every` has passed, or when the clock went back.
   EXPECT_FALSE(run_node_plugins({p.check()}, "node-2", cache, 1000 + 3600, 0)[0].cached);
   EXPECT_FALSE(run_node_plugins({p.check()}, "node-2", cache, 10, 0)[0].cached);

@@ -11,6 +11,7 @@
 #include "cycle/check.h"
 #include "cycle/checks/node_check_srun.h"
 #include "policy/node_policy.h"
+#include "rules/fleet_figures.h"
 #include "rules/gpu_telemetry_series.h"
 #include "rules/node_findings.h"
 #include "slurm/hostlist.h"
@@ -174,6 +175,11 @@ std::optional<NodeReport> read_node_result(const std::string& dir, const std::st
 void record_history(Store& store, const NodeFacts& facts, Seconds max_age) {
   for (const auto& [node, r] : facts.reports) {
     if (facts.now - r.ts > static_cast<double>(max_age.count())) continue;
+    if (!r.figures.empty()) {
+      std::string key = kv::node_figures(node);
+      if (auto merged = merge_node_figures(store.get(key).value_or(""), r.figures, r.ts))
+        store.put(key, *merged, facts.now);
+    }
     if (!r.telemetry.empty()) {
       std::string key = kv::gpu_telemetry(node);
       if (auto series = append_telemetry_sample(store.get(key).value_or(""), {r.ts, r.telemetry}))
@@ -188,6 +194,34 @@ void record_history(Store& store, const NodeFacts& facts, Seconds max_age) {
     store.add_event(facts.now, "node-health", node, sev, summary, r.to_json());
     if (r.verdict == Verdict::Critical || r.verdict == Verdict::Warn)
       store.add_event(facts.now, "incident", node, sev, "GPU health: " + r.headline());
+  }
+}
+
+// Each node's [[check]] figures against the fleet's (fleet_compare): every node that reported
+// the figure recently enough, whether llmwatch manages it or not (the fleet is the yardstick),
+// judged; findings only for the managed ones. A figure counts for four of its check's periods,
+// and at least a day (idle nodes are checked seldom).
+void judge_fleet(Store& store, const Config& config, const NodeFacts& facts, CheckReport& r) {
+  std::map<std::string, std::string> stored;
+  for (const auto& check : config.checks) {
+    if (check.where != "nodes" || check.fleet_compare.empty()) continue;
+    if (stored.empty()) stored = store.kv_under(kv::kNodeFiguresPrefix);
+    double since = facts.now - std::max(86400.0, 4.0 * static_cast<double>(check.every.count()));
+    for (const auto& label : check.fleet_compare) {
+      FleetFigureSettings settings;
+      settings.figure = check.name + "/" + label;
+      settings.below = check.fleet_below;
+      std::vector<NodeFigure> fleet;
+      for (const auto& [node, text] : stored) {
+        auto figures = read_node_figures(text, since);
+        if (auto it = figures.find(settings.figure); it != figures.end())
+          fleet.push_back({node, it->second});
+      }
+      for (const auto& n : fleet)
+        if (facts.managed.count(n.node)) r.scopes.push_back("node:" + n.node + "/fleet-slow");
+      for (auto& f : judge_fleet_figure(settings, fleet))
+        if (facts.managed.count(f.subject)) r.findings.push_back(std::move(f));
+    }
   }
 }
 
@@ -233,6 +267,7 @@ class NodeHealthCheck : public Check {
     s.unusable.insert(s.unusable.end(), judged.bad_nodes.begin(), judged.bad_nodes.end());
     r.findings = std::move(judged.findings);
     r.scopes = std::move(judged.scopes);
+    judge_fleet(s.store, s.config, facts, r);
     r.unknown += judged.unknown;
     return r;
   }

@@ -6,6 +6,7 @@
 #include "cycle/supervisor.h"
 #include "fake_slurm.h"
 #include "rules/node_report.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "test_util.h"
 
@@ -18,12 +19,12 @@ struct IdleNodes {
   Config config;
   std::unique_ptr<Store> store;
   double now = 1'800'000'000;
-  explicit IdleNodes(const std::string& every = "1h") {
+  explicit IdleNodes(const std::string& every = "1h", const std::string& extra = "",
+                     const std::string& managed = "node-[1-4]") {
     auto loaded = load_config_string(
         "[llmwatch]\nstate_dir = \"" + dir / "state" +
-            "\"\n[gpu]\nenabled = true\ncollect = \"results\"\nmanage_nodes = \"node-[1-4]\"\n"
-            "idle_check_every = \"" +
-            every + "\"\n",
+            "\"\n[gpu]\nenabled = true\ncollect = \"results\"\nmanage_nodes = \"" + managed +
+            "\"\nidle_check_every = \"" + every + "\"\n" + extra,
         "test.toml");
     if (!loaded.config) throw std::runtime_error(loaded.errors.front().str());
     config = *loaded.config;
@@ -41,11 +42,13 @@ struct IdleNodes {
       slurm.shown_nodes[name] = {{"NodeName", name}, {"State", "IDLE"}};
     }
   }
-  static std::string report(const std::string& node, Verdict v, double ts) {
+  static std::string report(const std::string& node, Verdict v, double ts,
+                            std::map<std::string, double> figures = {}) {
     NodeReport r;
     r.node = node;
     r.ts = ts;
     r.verdict = v;
+    r.figures = std::move(figures);
     if (v != Verdict::Ok)
       r.items.push_back({"xid", 2, v, "drain", "Xid 79 GPU 2: fell off the bus", {}});
     return r.to_json() + "\n";
@@ -87,6 +90,47 @@ TEST(NodeHealthCheck, NoIdleCheckUnlessAskedFor) {
   IdleNodes w("0s");
   w.cycle(w.now);
   EXPECT_TRUE(w.slurm.steps.empty());
+}
+
+// A [[check]]'s figure (a GEMM's GFLOP/s as perfdata) on each idle node, judged against the
+// fleet's: node-6 at 0.70× the median is a warning naming the figure, and nothing is drained;
+// once its figure is back with the fleet's the finding resolves.
+TEST(NodeHealthCheck, ANodesFigureFarUnderTheFleetMedianIsAWarning) {
+  IdleNodes w("1h",
+              "[[check]]\nname = \"gemm\"\ncommand = [\"/bin/true\"]\nwhere = \"nodes\"\n"
+              "fleet_compare = [\"gflops\"]\n",
+              "node-[1-6]");
+  for (const char* name : {"node-5", "node-6"}) {
+    SlurmNode n;
+    n.name = name;
+    n.state = "idle";
+    n.partitions = {"gpu"};
+    w.slurm.node_list.push_back(n);
+  }
+  auto fleet = [&](double node6, double at) {
+    std::string out;
+    const double gflops[] = {498, 503, 0, 507, 495, node6};  // node-3 is allocated: not asked
+    for (int i = 1; i <= 6; ++i)
+      if (i != 3)
+        out += IdleNodes::report("node-" + std::to_string(i), Verdict::Ok, at,
+                                 {{"gemm/gflops", gflops[i - 1]}});
+    return out;
+  };
+  // node-3's figure came from its check inside a job: it is part of the fleet too.
+  w.store->put(kv::node_figures("node-3"), R"({"gemm/gflops": [501, 1800000000]})", w.now);
+  w.slurm.step_output = fleet(350, w.now);
+  w.cycle(w.now);
+  auto open = w.store->firing();
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0].key.rfind("node:node-6/fleet-slow", 0), 0u) << open[0].key;
+  EXPECT_EQ(open[0].summary, "node-6: gemm/gflops 350, 0.70× the fleet median 500 (6 nodes)");
+  EXPECT_TRUE(w.slurm.controls.empty()) << "a figure is told, never drained on";
+  // Back with the fleet: resolved (after the findings' usual hysteresis of a cycle or two).
+  for (int hour = 1; hour <= 3; ++hour) {
+    w.slurm.step_output = fleet(499, w.now + 3600 * hour);
+    w.cycle(w.now + 3600 * hour);
+  }
+  EXPECT_TRUE(w.store->firing().empty());
 }
 
 }  // namespace

@@ -1,0 +1,16 @@
+#pragma once
+// Nagios performance data, the part of a plugin's first line after '|':
+// "'label'=value[UOM];[warn];[crit];[min];[max] label2=..." (Nagios plugin guidelines). A check
+// that measures a node (a GEMM's GFLOP/s, a memory bandwidth) reports its figure this way, and
+// llmwatch judges it against the fleet's. Only the label and the value are kept.
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace llmwatch {
+
+// label -> value. A label is kept as printed (quotes removed, at most 64 printable ASCII
+// bytes); a value that is not a finite number ("U", "", "1e999") is dropped, never zero.
+std::map<std::string, double> parse_perfdata(std::string_view text);
+
+}  // namespace llmwatch
