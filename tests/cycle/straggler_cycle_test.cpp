@@ -114,6 +114,10 @@ TEST(StragglerCycle, TheSlowNodesGpuTelemetryIsItsEvidenceAndItsDrainReason) {
     }
     run.store->put(kv::gpu_telemetry(node), series, run.now);
   }
+  // And its idle GEMM check came out far under the fleet's (a finding already open).
+  Finding fleet = make_finding("node:node-3", "node-3", "fleet-slow", Severity::Warning,
+                               "node-3: gemm/gflops 350, 0.70× the fleet median 500 (6 nodes)");
+  run.store->observe(fleet, run.now - 600);
   auto r = slow_run(run, t / "timing", 0.7);
   const Finding* f = run.finding(r, "straggler");
   ASSERT_TRUE(f) << event_lines(*run.store);
@@ -124,6 +128,9 @@ TEST(StragglerCycle, TheSlowNodesGpuTelemetryIsItsEvidenceAndItsDrainReason) {
   EXPECT_NE(evidence.find("node-3 GPU 2: HW Slowdown; SM clock 1095/1980 MHz"), std::string::npos)
       << evidence;
   EXPECT_EQ(evidence.find("node-1 GPU"), std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("node-3: gemm/gflops 350, 0.70× the fleet median"), std::string::npos)
+      << "the fleet's word on the node is evidence too\n"
+      << evidence;
   EXPECT_NE(run.slurm.node_reasons["node-3"].find("GPU 2 HW Slowdown"), std::string::npos)
       << run.slurm.node_reasons["node-3"];
 }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "local_cluster.h"
+#include "slurm/hostlist.h"
 #include "slurm/slurm_text.h"
 #include "util/identity.h"
 #include "util/strings.h"
@@ -79,6 +80,17 @@ struct GpuCluster {
     EXPECT_TRUE(r.ok()) << r.describe("sbatch") << r.err;
     return std::string(trim(r.out.substr(0, r.out.find_first_of(";\n"))));
   }
+  // The restarted run: a RUNNING job other than `before`, within 60 s (empty if none came).
+  std::pair<std::string, std::string> next_run(const std::string& before) {
+    std::pair<std::string, std::string> run;
+    eventually(
+        [&] {
+          run = running();
+          return !run.first.empty() && run.first != before;
+        },
+        60);
+    return run.first == before ? std::pair<std::string, std::string>{} : run;
+  }
   // The RUNNING job's id and node list, or empty.
   std::pair<std::string, std::string> running() {
     for (const auto& j : c.jobs())
@@ -118,13 +130,8 @@ TEST(NodeHealth, Xid79DrainsRestartsElsewhereUndrainsAfterRepairLeavesAdminDrain
   std::string events = g.events();
   EXPECT_NE(events.find("cancel done: scancel " + job.first), std::string::npos) << events;
   EXPECT_NE(events.find("excluding node-[2,4]"), std::string::npos) << events;
-  std::pair<std::string, std::string> again;
-  ASSERT_TRUE(eventually(
-      [&] {
-        again = g.running();
-        return !again.first.empty() && again.first != job.first;
-      },
-      60));
+  auto again = g.next_run(job.first);
+  ASSERT_FALSE(again.first.empty()) << g.events();
   EXPECT_EQ(again.second.find("node-2"), std::string::npos) << again.second;
   EXPECT_EQ(again.second, "node-[1,3]");
 
@@ -151,6 +158,47 @@ TEST(NodeHealth, Xid79DrainsRestartsElsewhereUndrainsAfterRepairLeavesAdminDrain
   auto history = llmwatch(g.config, {"nodes", "node-2"}).out;
   EXPECT_NE(history.find("CRITICAL Xid 79"), std::string::npos) << history;
   EXPECT_NE(history.find("OK all checks passed"), std::string::npos) << history;
+}
+
+// #30: a restart never lands on a bad node for long. node-2 fails (Xid 79) and the run is
+// restarted without it; Slurm gives the new run node-3, whose GPU broke while it sat idle (no
+// check had looked at it). The new allocation's node-check, inside the new run, finds it: node-3
+// is drained with the reason and the run restarted again, without node-2 and node-3.
+TEST(NodeHealth, ANewAllocationsFailingNodeIsDrainedAndTheRunRestartedWithoutIt) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  GpuCluster g(c, "collect = \"srun\"\n");
+  write_file(g.kmsg + "/node-3.log", kXid79, true);  // idle and unchecked: nobody knows yet
+  g.submit(2);
+  std::pair<std::string, std::string> first;
+  ASSERT_TRUE(eventually([&] { return !(first = g.running()).first.empty(); }, 60));
+  ASSERT_EQ(first.second, "node-[1-2]");
+  g.cycle();
+  EXPECT_FALSE(g.drained("node-3")) << "not in a watched job: not checked, not drained";
+
+  write_file(g.kmsg + "/node-2.log", kXid79, true);
+  g.cycle();
+  EXPECT_TRUE(g.drained("node-2")) << g.events();
+  auto second = g.next_run(first.first);
+  ASSERT_FALSE(second.first.empty()) << g.events();
+  auto placed = hosts_in(second.second);
+  ASSERT_NE(std::find(placed.begin(), placed.end(), "node-3"), placed.end())
+      << second.second << ": Slurm did not place the restarted run on node-3";
+
+  // The first cycle that sees the new run checks its allocation.
+  g.cycle();
+  auto n3 = g.node("node-3");
+  EXPECT_NE(n3["State"].find("DRAIN"), std::string::npos) << n3["State"] << g.events();
+  EXPECT_EQ(n3["Reason"].rfind("llmwatch: Xid 79", 0), 0u) << n3["Reason"];
+  std::string events = g.events();
+  EXPECT_NE(events.find("cancel done: scancel " + second.first), std::string::npos) << events;
+  EXPECT_NE(events.find("excluding node-[2-3]"), std::string::npos) << events;
+  auto third = g.next_run(second.first);
+  ASSERT_FALSE(third.first.empty()) << g.events();
+  EXPECT_EQ(third.second, "node-[1,4]");
+  EXPECT_FALSE(g.drained("node-1"));
+  EXPECT_FALSE(g.drained("node-4"));
 }
 
 TEST(NodeHealth, DrainLimitsHoldAndAHangingNvidiaSmiDrainsNothing) {

@@ -88,6 +88,10 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   for (const auto& n : verdict.nodes)
     if (&n != suspect) f.evidence.push_back(straggler_summary(n));
   f.evidence.insert(f.evidence.end(), gpus.lines.begin(), gpus.lines.end());
+  // What the fleet says of it: a [[check]] figure far under the fleet's (fleet_compare).
+  for (const auto& row : store.firing())
+    if (row.key.rfind("node:" + suspect->node + "/fleet-slow", 0) == 0)
+      f.evidence.push_back(row.summary);
   // What the node itself says: its last node-check (ECC, Xids, PCIe width).
   if (auto health = store.node_health(suspect->node))
     f.evidence.push_back(suspect->node + " node-check: " + health->summary());
