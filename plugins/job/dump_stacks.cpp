@@ -5,10 +5,10 @@
 // __next__ (dataloader.py:631) [node-7 pid 4242]": the odd one out is usually the culprit.
 // A dump that fails is reported and never holds up the rest of the plan.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <thread>
 
 #include "action.h"
 #include "probes/python_stacks.h"
@@ -42,43 +42,92 @@ void prune(const std::filesystem::path& dir) {
   for (size_t i = kKeptDumps; i < files.size(); ++i) std::filesystem::remove(files[i].path(), ec);
 }
 
-// Confirmation of a hang (confirm_hang): a second dump some seconds later. Stacks that moved
-// disprove it, once per task: recorded as a near miss, after which the job check restarts the
-// hang clock (job_log_check.cpp) and the executor runs nothing but alerts for this finding.
-template <class Dump>
-std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
-                                     const std::vector<ProcessStack>& first, Dump dump) {
-  if (!r.settings || r.settings->confirm_hang.count() <= 0 || !ends_with(r.finding.key, "/hung"))
+// Confirmation of a hang (confirm_hang): a second dump confirm_hang after the first, taken in a
+// later cycle (the wait never holds up the cycle and every other job in it: it used to be a
+// sleep inside the cycle). Stacks that moved disprove the hang, once per task: recorded as a
+// near miss, after which the job check restarts the hang clock (job_log_check.cpp) and the
+// executor runs nothing but alerts for this finding. Until the second dump, nothing is
+// cancelled: the plan waits at the dump.
+struct PendingConfirm {
+  std::string task, dump;
+  double ts = 0;
+};
+
+std::optional<PendingConfirm> pending_confirm(const ActionRequest& r, ActionContext& ctx) {
+  auto j =
+      nlohmann::json::parse(ctx.store.get(kv::hang_confirm(r.job)).value_or(""), nullptr, false);
+  if (!j.is_object() || !j["ts"].is_number() || !j["dump"].is_string()) return std::nullopt;
+  PendingConfirm p{j.value("task", ""), j["dump"].get<std::string>(), j["ts"].get<double>()};
+  // Another task's, or one so old that the hang it was taken for ended (the run stepped again
+  // and a new hang began): not this hang's first dump.
+  double expires = static_cast<double>(r.settings->confirm_hang.count()) +
+                   3.0 * static_cast<double>(ctx.config.interval.count());
+  if (p.task != r.task->display_id() || ctx.now < p.ts || ctx.now - p.ts > expires)
     return std::nullopt;
+  return p;
+}
+
+bool confirms(const ActionRequest& r) {
+  return r.settings && r.settings->confirm_hang.count() > 0 && ends_with(r.finding.key, "/hung");
+}
+
+// Before a dump: wait, without dumping, while the first dump is younger than confirm_hang.
+std::optional<ActionOutcome> confirm_not_due(const ActionRequest& r, ActionContext& ctx) {
+  if (!confirms(r)) return std::nullopt;
+  auto p = pending_confirm(r, ctx);
+  if (!p || ctx.now - p->ts >= static_cast<double>(r.settings->confirm_hang.count()))
+    return std::nullopt;
+  ActionOutcome later{ActionState::Waiting, "confirming the hang: a second dump " +
+                                                format_duration(r.settings->confirm_hang) +
+                                                " after the first, before anything is cancelled"};
+  later.defers = true;
+  return later;
+}
+
+// After a dump: the first is kept (and the plan waits), the second decides.
+std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
+                                     const std::string& dump_text,
+                                     const std::vector<ProcessStack>& now_stacks) {
+  if (!confirms(r)) return std::nullopt;
   auto before =
       nlohmann::json::parse(ctx.store.get(kv::near_miss(r.job)).value_or("{}"), nullptr, false);
   if (before.is_object() && before.value("task", "") == r.task->display_id())
     return std::nullopt;  // this task had its near miss: no second benefit of the doubt
-  // The wait and the second dump must fit what is left of the cycle's remote budget (#26.8:
-  // they were not checked against cycle_deadline). If they do not, nothing is cancelled on
-  // time alone: the hang is confirmed next cycle, from a first dump again.
-  if (!ctx.grant(r.settings->confirm_hang + ctx.config.probe_timeout)) {
-    ActionOutcome later{ActionState::Waiting, "no time left in this cycle to confirm the hang (" +
-                                                  format_duration(r.settings->confirm_hang) +
-                                                  " and a second dump): confirmed next cycle"};
+  auto first = pending_confirm(r, ctx);
+  // No rank's training thread in this dump (not a Python run, no debug symbols): a second one
+  // could prove nothing either way, so it is not waited for.
+  bool comparable = std::any_of(now_stacks.begin(), now_stacks.end(), [](const ProcessStack& p) {
+    return !training_frames(p.text).empty();
+  });
+  if (!first && !comparable) return std::nullopt;
+  if (!first) {
+    ctx.store.put(kv::hang_confirm(r.job),
+                  json_dump({{"task", r.task->display_id()},
+                             {"ts", ctx.now},
+                             {"dump", truncate_utf8(valid_utf8(dump_text), 1 << 20)}}),
+                  ctx.now);
+    ActionOutcome later{ActionState::Waiting,
+                        "first dump kept (" + summarize_stacks(now_stacks) + "); a second one " +
+                            format_duration(r.settings->confirm_hang) +
+                            " later confirms the hang before anything is cancelled"};
     later.defers = true;
     return later;
   }
-  std::this_thread::sleep_for(r.settings->confirm_hang);
-  auto second = parse_stacks(dump().out);
-  if (second.empty() || !stacks_moved(first, second)) return std::nullopt;
-  // The run was seen moving when the second dump came back, not when the cycle began: two
-  // dumps and the wait can take longer than the run's whole allowance (the hang clock would
-  // have run out again by the next cycle).
+  ctx.store.put(kv::hang_confirm(r.job), "", ctx.now);
+  auto earlier = parse_stacks(first->dump);
+  if (earlier.empty() || !stacks_moved(earlier, now_stacks)) return std::nullopt;
+  // The run was seen moving when the second dump came back, not when the cycle began: a dump
+  // can take longer than the run's whole allowance (the hang clock would have run out again by
+  // the next cycle).
   double seen_moving = std::max(ctx.now, unix_now());
   ctx.store.put(kv::near_miss(r.job),
                 json_dump({{"task", r.task->display_id()}, {"ts", seen_moving}}), ctx.now);
   ActionOutcome out{ActionState::Done,
                     "near miss: the stacks moved between two dumps " +
-                        format_duration(r.settings->confirm_hang) +
+                        format_duration(Seconds(std::llround(ctx.now - first->ts))) +
                         " apart, so the run is not hung; nothing else is done and its hang clock "
                         "restarts (now: " +
-                        summarize_stacks(second) + ")"};
+                        summarize_stacks(now_stacks) + ")"};
   out.disproves = true;
   return out;
 }
@@ -109,10 +158,7 @@ class DumpStacksAction : public ActionPlugin {
     args.insert(args.end(), {"--jobid=" + id, "--overlap", "--nodes=" + n, "--ntasks=" + n,
                              "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--quiet", self_exe(),
                              "stacks", "--job", id, "--timeout", "20"});
-    auto dump = [&] {
-      return ctx.slurm.run_step(
-          args, ctx.grant(ctx.config.probe_timeout).value_or(ctx.config.probe_timeout));
-    };
+    if (auto wait = confirm_not_due(r, ctx)) return *wait;
     // The dump waits on every node of the task: it runs only in a cycle with time left for it
     // (the cycle's remote budget), and the plan after it (the cancel) waits with it.
     if (!ctx.grant(ctx.config.probe_timeout)) {
@@ -122,11 +168,12 @@ class DumpStacksAction : public ActionPlugin {
       later.defers = true;
       return later;
     }
-    auto res = dump();
+    auto res = ctx.slurm.run_step(
+        args, ctx.grant(ctx.config.probe_timeout).value_or(ctx.config.probe_timeout));
     auto stacks = parse_stacks(res.out);
     if (stacks.empty()) return {ActionState::Failed, res.describe("srun llmwatch stacks in " + id)};
     std::string summary = summarize_stacks(stacks);
-    if (auto moved = confirm(r, ctx, stacks, dump)) return *moved;
+    if (auto decided = confirm(r, ctx, res.out, stacks)) return *decided;
     std::filesystem::path dir = std::filesystem::path(ctx.config.state_dir) / "stacks";
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);

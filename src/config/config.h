@@ -41,19 +41,21 @@ struct JobSettings {
   std::string user, account, partition;
   std::vector<std::string> logs;       // paths or globs; default: the job's StdOut
   std::optional<Seconds> stale_after;  // nullopt: adaptive
-  double stale_factor = 5;             // adaptive: factor × longest step interval after warm-up
+  double stale_factor = 4;             // adaptive: factor × longest step interval after warm-up
   // Once the run's step interval is learned the allowance is stale_factor x its longest step
-  // (or silence of its log), at least stale_floor: with 10 s steps a hang is found ~50 s after
+  // (or silence of its log), at least stale_floor: with 10 s steps a hang is found ~46 s after
   // the last step (progress is clocked at the log's write, and the daemon wakes at the
   // deadline). The floor is not what keeps healthy runs safe: startup, the first steps,
   // checkpoint and evaluation phases get their own grace, the allowance adapts to the longest
-  // step and silence seen, and a hang is dumped before it is cancelled. Shown on the replay
-  // corpus in tests/fixtures/hang-corpus.
+  // step and silence seen, and a hang is confirmed by two dumps before it is cancelled
+  // (confirm_hang). Shown on the replay corpus in tests/fixtures/hang-corpus: 0 false findings
+  // at factor 4 and floor 45 s (a 40 s floor calls a healthy irregular run hung).
   Seconds stale_floor{45};
   Seconds stale_ceiling{7200};
-  // dump confirms a hang: a second dump this long after the first; stacks that moved make it
-  // a near miss (no cancel or restart, the hang clock restarts), once per task. 0: off.
-  Seconds confirm_hang{0};
+  // dump confirms a hang: a second dump this long after the first, in a later cycle; stacks
+  // that moved make it a near miss (no cancel or restart, the hang clock restarts), once per
+  // task. Nothing is cancelled on time alone. 0: off.
+  Seconds confirm_hang{10};
   Seconds startup_grace{1800};  // until the first step line
   // Between the first steps of a task, until its step interval is learned: cold page caches,
   // data-loader warm-up, the first collectives (the floor applies if it is longer).

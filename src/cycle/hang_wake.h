@@ -1,7 +1,8 @@
 #pragma once
 // When the daemon should look again before its next tick (#30): the earliest moment a watched
 // job's hang allowance runs out, as its progress and allowance stood after the last cycle. A
-// hang is then found at the allowance, not up to a whole interval later.
+// hang is then found at the allowance, not up to a whole interval later. Likewise when a hang's
+// second dump (confirm_hang) is due.
 #include <optional>
 
 #include "config/config.h"
@@ -10,8 +11,8 @@ namespace llmwatch {
 
 class Store;
 
-// The earliest time (Unix seconds) after `now` at which a running job's allowance runs out;
-// nullopt when no running job's would before `before`.
+// The earliest time (Unix seconds) after `now` at which a running job's allowance runs out or
+// its hang's second dump is due; nullopt when none would before `before`.
 std::optional<double> earliest_hang_deadline(const Config& config, Store& store, double now,
                                              double before);
 

@@ -30,6 +30,9 @@ inline std::string near_miss(const std::string& job) {
 inline std::string stacks(const std::string& job) {
   return "stacks:" + job;
 }  // last dump
+inline std::string hang_confirm(const std::string& job) {
+  return "hangconfirm:" + job;
+}  // confirm_hang's first dump, waiting for its second
 inline std::string save_requested(const std::string& job) {
   return "save.requested:" + job;
 }

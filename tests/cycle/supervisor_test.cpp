@@ -308,7 +308,9 @@ TEST(Supervisor, AnAlertIsJournaledOnlyTogetherWithItsDelivery) {
 // Hang forensics: with the default on_hang the stacks of every rank are taken before the
 // cancel, and the alert says where the ranks wait (before: cancelled with no record).
 TEST(Supervisor, AHungRunsStacksAreTakenBeforeItIsCancelled) {
-  World w("[[job]]\nname = \"tr\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n");
+  World w(
+      "[[job]]\nname = \"tr\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n"
+      "confirm_hang = \"0s\"\n");  // one dump, then the cancel (the confirmed path: below)
   w.training("tr", "global_step: 1\n");
   w.slurm.step_output =
       "=== llmwatch-stack node=node-1 pid=4242 comm=python3 ===\n"
@@ -346,8 +348,9 @@ TEST(Supervisor, ANearMissRestartsTheHangClockWhenTheRunWasSeenMoving) {
   w.slurm.step_outputs = {stack("evaluate"), stack("forward")};  // it moves
   double t0 = unix_now() - 220;
   w.cycle_after(t0);
-  auto r = w.cycle_after(t0 + 120);  // hung by the log; 100 s of wall clock "left" in the cycle
+  auto r = w.cycle_after(t0 + 120);  // hung by the log: the first dump
   ASSERT_TRUE(has_kind(r, "hung"));
+  w.cycle_after(t0 + 121);  // the second; 100 s of wall clock "left" in the cycle
   EXPECT_NE(w.events().find("near miss"), std::string::npos) << w.events();
   EXPECT_TRUE(w.slurm.cancelled.empty());
   w.slurm.step_outputs = {stack("forward"), stack("forward")};
@@ -376,12 +379,56 @@ TEST(Supervisor, ANearMissBeforeTheFirstStepRestartsTheStartupClock) {
   w.cycle_after(t0);
   auto r = w.cycle_after(t0 + 120);
   ASSERT_TRUE(has_kind(r, "hung"));
+  w.cycle_after(t0 + 121);
   EXPECT_NE(w.events().find("near miss"), std::string::npos) << w.events();
   EXPECT_TRUE(w.slurm.cancelled.empty());
   w.slurm.step_outputs = {stack("compile"), stack("compile")};
   r = w.cycle_after(t0 + 200);
   EXPECT_FALSE(has_kind(r, "hung")) << w.events();
   EXPECT_TRUE(w.slurm.cancelled.empty()) << w.events();
+}
+
+// confirm_hang's wait is not a sleep inside the cycle (it held up every other job of the cycle,
+// and the cycle's deadline): the cycle that finds the hang takes the first dump only, and
+// cancels nothing; a later cycle, once confirm_hang has passed, takes the second. Stacks that
+// did not move confirm the hang: the run is cancelled then, with the second dump kept.
+TEST(Supervisor, AHangIsConfirmedByASecondDumpInALaterCycle) {
+  World w(
+      "[[job]]\nname = \"tr\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n"
+      "confirm_hang = \"10s\"\n");
+  w.training("tr", "global_step: 1\n");
+  std::string stuck =
+      "=== llmwatch-stack node=node-1 pid=4242 comm=python3 ===\n"
+      "Traceback (most recent call first):\n"
+      "  File \"/work/train.py\", line 9, in allreduce_wait\n";
+  w.slurm.step_outputs = {stuck, stuck};
+  double t0 = unix_now() - 220;
+  w.cycle_after(t0);
+  auto r = w.cycle_after(t0 + 120);
+  ASSERT_TRUE(has_kind(r, "hung"));
+  EXPECT_EQ(w.slurm.steps.size(), 1u) << "one dump in the cycle that found the hang";
+  EXPECT_TRUE(w.slurm.cancelled.empty()) << w.events();
+  EXPECT_NE(w.events().find("first dump kept"), std::string::npos) << w.events();
+  w.cycle_after(t0 + 125);  // confirm_hang has not passed: no dump, no cancel
+  EXPECT_EQ(w.slurm.steps.size(), 1u);
+  EXPECT_TRUE(w.slurm.cancelled.empty()) << w.events();
+  w.cycle_after(t0 + 131);
+  EXPECT_EQ(w.slurm.steps.size(), 2u);
+  EXPECT_EQ(w.slurm.cancelled.size(), 1u) << w.events();
+  EXPECT_EQ(w.events().find("near miss"), std::string::npos) << w.events();
+}
+
+// A dump with no rank's Python frames (not a Python run, no debug symbols) cannot be confirmed
+// by a second: the hang is acted on after the one dump, not 10 s later for nothing.
+TEST(Supervisor, AHangWithoutPythonFramesIsNotWaitedOn) {
+  World w("[[job]]\nname = \"tr\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n");
+  w.training("tr", "global_step: 1\n");
+  w.slurm.step_output =
+      "=== llmwatch-stack node=node-1 pid=4242 comm=bash ===\n(no Python stack)\n";
+  double t0 = unix_now() - 220;
+  w.cycle_after(t0);
+  ASSERT_TRUE(has_kind(w.cycle_after(t0 + 120), "hung"));
+  EXPECT_EQ(w.slurm.cancelled.size(), 1u) << w.events();
 }
 
 TEST(Checks, EveryCheckRegistersItselfOnce) {
