@@ -15,6 +15,7 @@
 #include "registry.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_job.h"
+#include "store/hang_confirm.h"
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/files.h"
@@ -48,21 +49,14 @@ void prune(const std::filesystem::path& dir) {
 // near miss, after which the job check restarts the hang clock (job_log_check.cpp) and the
 // executor runs nothing but alerts for this finding. Until the second dump, nothing is
 // cancelled: the plan waits at the dump.
-struct PendingConfirm {
-  std::string task, dump;
-  double ts = 0;
-};
-
 std::optional<PendingConfirm> pending_confirm(const ActionRequest& r, ActionContext& ctx) {
-  auto j =
-      nlohmann::json::parse(ctx.store.get(kv::hang_confirm(r.job)).value_or(""), nullptr, false);
-  if (!j.is_object() || !j["ts"].is_number() || !j["dump"].is_string()) return std::nullopt;
-  PendingConfirm p{j.value("task", ""), j["dump"].get<std::string>(), j["ts"].get<double>()};
+  auto p = read_hang_confirm(ctx.store, r.job);
+  if (!p) return std::nullopt;
   // Another task's, or one so old that the hang it was taken for ended (the run stepped again
   // and a new hang began): not this hang's first dump.
   double expires = static_cast<double>(r.settings->confirm_hang.count()) +
                    3.0 * static_cast<double>(ctx.config.interval.count());
-  if (p.task != r.task->display_id() || ctx.now < p.ts || ctx.now - p.ts > expires)
+  if (p->task != r.task->display_id() || ctx.now < p->ts || ctx.now - p->ts > expires)
     return std::nullopt;
   return p;
 }
@@ -101,11 +95,7 @@ std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
   });
   if (!first && !comparable) return std::nullopt;
   if (!first) {
-    ctx.store.put(kv::hang_confirm(r.job),
-                  json_dump({{"task", r.task->display_id()},
-                             {"ts", ctx.now},
-                             {"dump", truncate_utf8(valid_utf8(dump_text), 1 << 20)}}),
-                  ctx.now);
+    put_hang_confirm(ctx.store, r.job, {r.task->display_id(), dump_text, ctx.now}, ctx.now);
     ActionOutcome later{ActionState::Waiting,
                         "first dump kept (" + summarize_stacks(now_stacks) + "); a second one " +
                             format_duration(r.settings->confirm_hang) +
@@ -113,7 +103,7 @@ std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
     later.defers = true;
     return later;
   }
-  ctx.store.put(kv::hang_confirm(r.job), "", ctx.now);
+  clear_hang_confirm(ctx.store, r.job, ctx.now);
   auto earlier = parse_stacks(first->dump);
   if (earlier.empty() || !stacks_moved(earlier, now_stacks)) return std::nullopt;
   // The run was seen moving when the second dump came back, not when the cycle began: a dump

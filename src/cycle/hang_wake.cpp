@@ -5,6 +5,7 @@
 
 #include "rules/job_progress.h"
 #include "rules/job_rules.h"
+#include "store/hang_confirm.h"
 #include "store/keys.h"
 #include "store/store.h"
 
@@ -25,14 +26,11 @@ std::optional<double> earliest_hang_deadline(const Config& config, Store& store,
     if (!running) continue;
     // A hang's first dump waits for its second (confirm_hang): wake when it is due. One that is
     // already overdue is the next cycle's, whenever it comes (never a wake "now" in a loop).
-    if (job.confirm_hang.count() > 0) {
-      auto pending =
-          nlohmann::json::parse(store.get(kv::hang_confirm(label)).value_or(""), nullptr, false);
-      if (pending.is_object() && pending["ts"].is_number()) {
-        double due = pending["ts"].get<double>() + static_cast<double>(job.confirm_hang.count());
+    if (job.confirm_hang.count() > 0)
+      if (auto pending = read_hang_confirm(store, label)) {
+        double due = pending->ts + static_cast<double>(job.confirm_hang.count());
         if (due > now && due < before && (!out || due < *out)) out = due;
       }
-    }
     JobProgress p = store.progress(label);
     if (p.task.empty()) continue;
     StaleVerdict v = evaluate_stale(p, job, now);

@@ -2,7 +2,6 @@
 
 #include <sys/sysinfo.h>
 
-#include <cmath>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -65,9 +64,7 @@ std::optional<PluginAnswer> cached_answer(const std::string& path) {
     for (const auto& d : j["detail"])
       if (d.is_string()) a.detail.push_back(d.get<std::string>());
   a.seconds = j.value("seconds", 0.0);
-  if (j["figures"].is_object())
-    for (const auto& [label, v] : j["figures"].items())
-      if (v.is_number() && std::isfinite(v.get<double>())) a.figures[label] = v.get<double>();
+  a.figures = figures_from_json(j["figures"]);
   a.ts = j["ts"].get<double>();
   return a;
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 
 namespace llmwatch {
 namespace {
@@ -55,6 +56,14 @@ std::map<std::string, double> parse_perfdata(std::string_view text) {
     if (end == s || !std::isfinite(v) || !printable_label(label)) continue;
     out[label] = v;
   }
+  return out;
+}
+
+std::map<std::string, double> figures_from_json(const nlohmann::json& j) {
+  std::map<std::string, double> out;
+  if (!j.is_object()) return out;
+  for (const auto& [label, v] : j.items())
+    if (v.is_number() && std::isfinite(v.get<double>())) out[label] = v.get<double>();
   return out;
 }
 

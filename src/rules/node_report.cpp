@@ -1,8 +1,8 @@
 #include "rules/node_report.h"
 
-#include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "probes/perfdata.h"
 #include "util/text.h"
 
 namespace llmwatch {
@@ -126,9 +126,7 @@ Result<NodeReport> NodeReport::from_json(const std::string& text) {
     }
     // Optional: node-checks older than the telemetry write none.
     if (auto t = j.find("telemetry"); t != j.end()) r.telemetry = telemetry_from_json(*t);
-    if (auto f = j.find("figures"); f != j.end() && f->is_object())
-      for (const auto& [name, v] : f->items())
-        if (v.is_number() && std::isfinite(v.get<double>())) r.figures[name] = v.get<double>();
+    if (auto f = j.find("figures"); f != j.end()) r.figures = figures_from_json(*f);
     return r;
   } catch (const std::exception& e) {
     return fail(std::string("malformed node report: ") + e.what());

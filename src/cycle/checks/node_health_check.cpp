@@ -207,16 +207,16 @@ void judge_fleet(Store& store, const Config& config, const NodeFacts& facts, Che
     if (check.where != "nodes" || check.fleet_compare.empty()) continue;
     if (stored.empty()) stored = store.kv_under(kv::kNodeFiguresPrefix);
     double since = facts.now - std::max(86400.0, 4.0 * static_cast<double>(check.every.count()));
+    std::map<std::string, std::map<std::string, double>> recent;  // each node's, read once
+    for (const auto& [node, text] : stored) recent[node] = read_node_figures(text, since);
     for (const auto& label : check.fleet_compare) {
       FleetFigureSettings settings;
       settings.figure = check.name + "/" + label;
       settings.below = check.fleet_below;
       std::vector<NodeFigure> fleet;
-      for (const auto& [node, text] : stored) {
-        auto figures = read_node_figures(text, since);
+      for (const auto& [node, figures] : recent)
         if (auto it = figures.find(settings.figure); it != figures.end())
           fleet.push_back({node, it->second});
-      }
       for (const auto& n : fleet)
         if (facts.managed.count(n.node)) r.scopes.push_back("node:" + n.node + "/fleet-slow");
       for (auto& f : judge_fleet_figure(settings, fleet))
