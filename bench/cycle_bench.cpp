@@ -267,15 +267,16 @@ int main(int argc, char** argv) {
   double growth_per_cycle = (static_cast<double>(db_size()) - size_after_first) / cycles;
 
   // The goodput ledger's own work in a cycle (#29): every watched run's state read, its look
-  // accounted, its charges added to the ledger and its state written, in one transaction as
-  // the record phase does it. The cycle above includes it; this is its share.
+  // accounted and recorded (a steady run's looks written together every kGoodputEvery), in
+  // one transaction as the record phase does it. The cycle above includes it; this is its
+  // share, the cycles that write included.
   std::vector<double> ledger_cpu;
   for (int c = 0; c < cycles; ++c) {
     now += 30;
     c0 = cpu_seconds();
     store.transaction([&] {
       for (int i = 0; i < s.watched; ++i) {
-        const std::string label = "train-" + std::to_string(i);
+        const std::string label = "ledger-" + std::to_string(i);
         GoodputState state = store.goodput_state(label);
         GoodputLook look;
         look.now = now;
@@ -283,8 +284,8 @@ int main(int argc, char** argv) {
         look.gpus = 8;
         look.advanced = true;
         look.step = 21 + 3 * c;
-        GoodputLedger(store).add(label, now, account_goodput(state, look));
-        store.put_goodput_state(label, state, now);
+        auto charges = account_goodput(state, look);
+        store.record_goodput(label, state, charges, now);
       }
     });
     ledger_cpu.push_back(cpu_seconds() - c0);
@@ -390,10 +391,14 @@ int main(int argc, char** argv) {
       "ms CPU, %.0f ms wall; slowest %.0f ms CPU (a cycle that also writes the baselines) | <= 50 "
       "ms CPU (text), <= 1 s (json) |\n",
       cycles, cpu[cycles / 2] * 1000, wall[cycles / 2] * 1000, cpu.back() * 1000);
+  double ledger_mean = 0;
+  for (double c : ledger_cpu) ledger_mean += c / cycles;
   std::printf(
-      "| of which the goodput ledger (state, look, charges, one transaction), median of %d | %.1f "
-      "ms CPU (%.0f%% of the steady cycle) | <= 5%% |\n",
-      cycles, ledger_cpu[cycles / 2] * 1000, 100 * ledger_cpu[cycles / 2] / cpu[cycles / 2]);
+      "| of which the goodput ledger (state, look, charges, one transaction), median of %d; mean "
+      "with the cycles that write | %.1f ms CPU (%.1f%% of the steady cycle); mean %.1f ms "
+      "(%.1f%%), slowest %.1f ms | <= 5%% |\n",
+      cycles, ledger_cpu[cycles / 2] * 1000, 100 * ledger_cpu[cycles / 2] / cpu[cycles / 2],
+      ledger_mean * 1000, 100 * ledger_mean / cpu[cycles / 2], ledger_cpu.back() * 1000);
   std::printf(
       "| peak RSS through the cycles, outputs excluded (bench process %.0f MiB, of which the "
       "generated outputs held %.0f MiB) | %.0f MiB | <= 40 MiB |\n",

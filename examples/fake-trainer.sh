@@ -16,6 +16,14 @@
 #                                   "handled" (a traceback the trainer survives, as a wandb
 #                                   or HTTP retry: it trains on). Removed first, so a
 #                                   restarted run trains on.
+#   $FAKE_TRAINER_DIR/crash-at      "STEP KIND [HOST]": the crash above, planned at step STEP
+#   $FAKE_TRAINER_DIR/hang-at       "STEP": at step STEP stop stepping and print nothing more
+#                                   (both removed when they fire: a restarted run goes past)
+#   FAKE_TRUTH                      a file to append what really happened to, one
+#                                   "UNIX-TIME EVENT STEP" line each (start, step, save_begin,
+#                                   save_end, hang, exit): the goodput ledger's ground truth
+#   FAKE_LOAD_SECONDS               how long loading the checkpoint takes (default 0)
+#   FAKE_TEARDOWN_SECONDS           how long it takes to exit after the last step (default 0)
 # On SIGTERM (a person's scancel) it prints torchrun's SignalException traceback, as real
 # runs do, before it exits. A host is the node's Slurm name (SLURMD_NODENAME), as a real
 # cluster's hostnames are.
@@ -28,11 +36,27 @@ task=${SLURM_ARRAY_TASK_ID:-none}
 me=${SLURMD_NODENAME:-$(hostname)}
 trap 'echo "Traceback (most recent call last):"; echo "torch.distributed.elastic.multiprocessing.api.SignalException: Process $$ got signal: 15"; exit 143' TERM
 
+truth() {
+  [ -z "${FAKE_TRUTH:-}" ] || echo "$(date +%s.%N) $1 ${step:-0}" >>"$FAKE_TRUTH"
+}
+
 save() {
+  local began
+  began=$(date +%s.%N)
   echo "[NeMo I $(date '+%Y-%m-%d %H:%M:%S') nemo_logging:393] Saving checkpoint at step $step"
+  truth save_begin
   sleep "${FAKE_SAVE_SECONDS:-0}"
   echo "$step" >"$dir/checkpoint.tmp" && mv "$dir/checkpoint.tmp" "$dir/checkpoint"
-  echo "[NeMo I $(date '+%Y-%m-%d %H:%M:%S') nemo_logging:393] Global Checkpoint Save : Rank: 0 : Iteration: $step : Start time: $(date +%s).000s : Save duration: 0.010s"
+  local took
+  took=$(awk -v a="$began" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+  echo "[NeMo I $(date '+%Y-%m-%d %H:%M:%S') nemo_logging:393] Global Checkpoint Save : Rank: 0 : Iteration: $step : Start time: ${began%.*}.000s : Save duration: ${took}s"
+  truth save_end
+}
+
+finish() {
+  sleep "${FAKE_TEARDOWN_SECONDS:-0}"
+  truth exit
+  exit "$1"
 }
 
 if [ -e "$dir/kill-switch" ]; then
@@ -40,6 +64,8 @@ if [ -e "$dir/kill-switch" ]; then
   exit 0
 fi
 step=$(cat "$dir/checkpoint" 2>/dev/null || echo 0)
+truth start
+sleep "${FAKE_LOAD_SECONDS:-0}"
 echo "[NeMo I $(date '+%Y-%m-%d %H:%M:%S') nemo_logging:393] Global Checkpoint Load : Rank : 0 : resumed at step $step (task $task on $me) : Time spent in load_checkpoint: 0.012s"
 while [ "$step" -lt "$max_steps" ]; do
   if [ -e "$dir/hang" ] && [ "$(cat "$dir/hang" 2>/dev/null)" = "$task" ]; then
@@ -76,7 +102,7 @@ while [ "$step" -lt "$max_steps" ]; do
         echo "KeyError: 'input_ids'"
         ;;
     esac
-    [ "$kind" = none ] || exit 1
+    [ "$kind" = none ] || finish 1
   fi
   if [ -e "$dir/kill-switch" ]; then
     save
@@ -87,9 +113,20 @@ while [ "$step" -lt "$max_steps" ]; do
   step=$((step + 1))
   loss=$(awk -v s="$step" 'BEGIN { printf "%.3f", 2.0 + 10.0 / (1 + s / 10.0) }')
   echo "Training epoch 0, iteration $step/$((max_steps - 1)) | lr: 3.000e-04 | global_batch_size: 128 | global_step: $step | reduced_train_loss: $loss | train_step_timing in s: $step_time | consumed_samples: $((step * 128))"
+  truth step
+  if [ -e "$dir/crash-at" ] && read -r at kind host <"$dir/crash-at" && [ "$at" = "$step" ]; then
+    rm -f "$dir/crash-at"
+    echo "$kind $host" >"$dir/crash"
+  fi
+  if [ -e "$dir/hang-at" ] && [ "$(cat "$dir/hang-at")" = "$step" ]; then
+    rm -f "$dir/hang-at"
+    truth hang
+    while :; do sleep 1; done
+  fi
   if [ -e "$dir/save-switch" ] || [ $((step % ckpt_every)) -eq 0 ]; then
     save
     rm -f "$dir/save-switch"
   fi
 done
 echo "reached max_steps=$max_steps"
+finish 0

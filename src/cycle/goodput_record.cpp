@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "store/goodput_ledger.h"
 #include "store/store.h"
 
 namespace llmwatch {
@@ -41,24 +40,49 @@ void record_goodput(CycleState& s, const JobWork& w) {
     look.task = t->display_id() + "@" + std::to_string(t->start_time);
     look.task_start = static_cast<double>(t->start_time);
     look.gpus = gpus_of(s, w, *t);
+    const JobProgress& p = w.progress;
     look.advanced = !w.advances.empty();
-    look.step = w.progress.step;
-    look.checkpointing = w.progress.checkpoint_since > 0;
+    look.progress_at = p.last_progress;
+    look.step = p.step;
+    if (!w.advances.empty() && p.step) {
+      // The read's steps share its clock: the first was done about a step time per later
+      // step before it.
+      look.first_step = w.advances.front().first;
+      double per_step = p.step_time && *p.step_time > 0 ? *p.step_time : p.observed_interval;
+      look.first_step_at =
+          p.last_progress - static_cast<double>(*p.step - *look.first_step) * per_step;
+    }
+    if (p.checkpoint_since > 0) {
+      look.save_from = p.checkpoint_since;  // saving now
+    } else if (p.checkpoint_began > 0 && p.checkpoint_done >= p.checkpoint_began) {
+      // The last save. Its lines carry the clock of the read that held them (a save begun and
+      // ended within one read took no time by them): its printed duration, where the trainer
+      // prints one, says better how long it took.
+      look.save_from = p.checkpoint_began;
+      look.save_to = p.checkpoint_done;
+      if (p.save_seconds && *p.save_seconds > 0 && *p.save_seconds < s.now - p.checkpoint_began)
+        look.save_to = std::min(s.now, p.checkpoint_began + *p.save_seconds);
+    }
     for (const auto& f : s.findings) look.hang_firing |= f.subject == w.label && f.kind == "hung";
     look.slow_share = slow_share(s, w);
   } else {
+    // The last lines of a task that ended, read after its end, may hold its last steps.
+    look.advanced = !w.advances.empty();
+    look.progress_at = w.progress.last_progress;
+    look.step = w.progress.step;
     for (const auto& e : w.obs.entries)
       if (e.pending()) {
         look.pending = true;
         look.gpus = gpus_of(s, w, e);
       }
   }
-  if (w.ended && w.ended_new)
+  if (w.ended && w.ended_new) {
     look.ended = {end_class_name(w.ended->verdict.cls),
                   w.ended->suspects.empty() ? std::string() : w.ended->suspects.front().node};
+    look.ended_at = static_cast<double>(w.ended->task_end);
+  }
   auto charges = account_goodput(state, look);
-  GoodputLedger(s.store).add(w.label, s.now, charges);
-  s.store.put_goodput_state(w.label, state, s.now);
+  s.store.record_goodput(w.label, state, charges, s.now);
 }
 
 }  // namespace llmwatch

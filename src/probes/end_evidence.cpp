@@ -4,6 +4,7 @@
 #include <map>
 
 #include "slurm/hostlist.h"
+#include "slurm/slurm_text.h"
 
 namespace llmwatch {
 namespace {
@@ -39,6 +40,7 @@ EndObservation observe_end(SlurmClient& slurm, const SlurmJob& task,
     if (!state.empty()) o.evidence.state = state;
     if (!show["Reason"].empty()) o.evidence.reason = show["Reason"];
     o.evidence.exit_code = show["ExitCode"];
+    o.evidence.end_time = slurm_timestamp(show["EndTime"]);
     if (!show["NodeList"].empty() && show["NodeList"] != "(null)") nodes = show["NodeList"];
     long tasks = std::strtol(show["NumTasks"].c_str(), nullptr, 10);
     long node_count = std::strtol(show["NumNodes"].c_str(), nullptr, 10);
@@ -53,6 +55,7 @@ EndObservation observe_end(SlurmClient& slurm, const SlurmJob& task,
       o.evidence.state = acct["State"];
       o.evidence.reason = acct["Reason"];
       o.evidence.exit_code = acct["ExitCode"];
+      o.evidence.end_time = slurm_timestamp(acct["End"]);
       if (nodes.empty() && acct["NodeList"] != "None assigned") nodes = acct["NodeList"];
     }
   }

@@ -21,6 +21,7 @@ struct EndEvidence {
   std::string reason;                 // scontrol Reason
   std::string exit_code;              // "0:0", "1:0", "0:9"
   std::string source;                 // who told the state: squeue, scontrol or sacct
+  std::int64_t end_time = 0;          // when the allocation ended (unix seconds; 0 unknown)
   std::vector<std::string> log_tail;  // the last lines the task printed, oldest first
   bool cancelled_by_llmwatch = false;
   bool reached_max_steps = false;

@@ -27,11 +27,13 @@ std::string GoodputState::to_json() const {
   w.key("open_s").value(open_s).key("redo_cause").value(redo_cause);
   w.key("redo_node").value(redo_node).key("redo_upto").value(redo_upto);
   w.key("stepped").value(stepped).key("task").value(task);
+  w.key("between_from").value(between_from);
   return w.end_object().take();
 }
 
 bool GoodputState::round_trips() const {
-  for (double d : {at, open_s, gpus})  // from_json keeps these finite and non-negative
+  for (double d :
+       {at, open_s, gpus, between_from})  // from_json keeps these finite and non-negative
     if (!std::isfinite(d) || d < 0) return false;
   for (std::int64_t i : {redo_upto, best, last_step})  // read back through a double
     if (i > (std::int64_t{1} << 53) || i < -(std::int64_t{1} << 53)) return false;
@@ -69,8 +71,24 @@ GoodputState GoodputState::from_json(const std::string& text) {
   s.best = static_cast<std::int64_t>(num("best", -1));
   s.last_step = static_cast<std::int64_t>(num("last_step", -1));
   s.gpus = std::max(0.0, num("gpus", 0));
+  s.between_from = std::max(0.0, num("between_from", 0));
   return s;
 }
+
+namespace {
+
+// The seconds of [from, to] that `span` covers.
+double overlap(std::pair<double, double> span, double from, double to) {
+  return std::max(0.0, std::min(span.second, to) - std::max(span.first, from));
+}
+
+// `t` when it lies in [from, to], else `otherwise`: a clock that is not in the window it
+// claims to split (unknown, or from a file server whose clock is off) splits nothing.
+double within(double t, double from, double to, double otherwise) {
+  return std::isfinite(t) && t >= from && t <= to ? t : otherwise;
+}
+
+}  // namespace
 
 std::vector<GoodputCharge> account_goodput(GoodputState& st, const GoodputLook& look) {
   std::vector<GoodputCharge> out;
@@ -79,35 +97,80 @@ std::vector<GoodputCharge> account_goodput(GoodputState& st, const GoodputLook& 
     if (gpu_s > 0 && std::isfinite(gpu_s)) out.push_back({bucket, cause, node, gpu_s});
   };
   double gpus = look.gpus > 0 && std::isfinite(look.gpus) ? look.gpus : 1;
-  // A clock that went back charges nothing; the next look goes on from the new time.
-  double dt = st.at > 0 && std::isfinite(look.now) ? std::max(0.0, look.now - st.at) : 0;
+  const double now = std::isfinite(look.now) ? look.now : st.at;
+  // [from, now] is the time this look accounts. A clock that went back accounts nothing; the
+  // next look goes on from the new time. The first look ever starts the count.
+  double from = st.at > 0 ? std::min(st.at, now) : now;
 
-  // A new task that started after the last look: its allocation begins at its start.
+  // Steps done since the last step seen, `work` GPU-seconds of them: the share that was done
+  // before (the run resumed from an older checkpoint) is rework, charged to the failure that
+  // made it; of the rest, a slowdown's share is slow; the remainder is productive.
+  auto credit = [&](double work, std::int64_t step) {
+    double redo = 0;
+    std::int64_t past = st.last_step >= 0 ? st.last_step : step;
+    if (step <= st.redo_upto)
+      redo = 1;
+    else if (past < st.redo_upto && step > past)
+      redo = static_cast<double>(st.redo_upto - past) / static_cast<double>(step - past);
+    double rework = work * redo;
+    double slow = (work - rework) * std::clamp(finite_or(look.slow_share, 0), 0.0, 1.0);
+    charge("rework", st.redo_cause, st.redo_node, rework);
+    charge("slow", "slowdown", "", slow);
+    charge("productive", "", "", work - rework - slow);
+  };
+  auto note_step = [&] {
+    if (!look.step) return;
+    st.last_step = *look.step;
+    st.best = std::max(st.best, *look.step);
+  };
+
+  // A new task: its allocation begins at its start. Slurm's start is whole seconds: one
+  // within the second before the last look is taken as that look.
   bool new_task = !look.task.empty() && look.task != st.task;
   double start =
-      new_task && st.at > 0 && look.task_start > st.at ? std::min(look.task_start, look.now) : -1;
-  bool settled = false;
+      new_task && st.at > 0 && look.task_start > 0 ? std::clamp(look.task_start, from, now) : -1;
+  bool ended_here = false;
   // The accounted task is gone (it ended, or another replaced it between two looks): the time
-  // since its last step, and up to now (or the new task's start), was its end's: a hang, or
-  // the idle end (teardown, a crash's last moments, the time limit's waste).
+  // since its last step, and up to its end (Slurm's, or now, or the new task's start), was its
+  // end's: a hang, or the idle end (teardown, a crash's last moments, the time limit's waste).
   if (!st.task.empty() && look.task != st.task) {
     std::string cause = look.ended ? look.ended->first : "unknown";
     std::string node = look.ended ? look.ended->second : "";
     if (st.hung) cause = "hang";
-    double until = start >= 0 ? start : look.now;
-    double tail = st.at > 0 ? std::max(0.0, until - st.at) : 0;
-    charge(st.hung ? "hang" : "idle end", cause, node,
-           st.open_s + tail * (st.gpus > 0 ? st.gpus : gpus));
+    double task_gpus = st.gpus > 0 ? st.gpus : gpus;
+    double limit = start >= 0 ? start : now;
+    double until = look.ended_at > 0 ? std::clamp(look.ended_at, from, limit) : limit;
+    // Its last lines, read after it ended, may hold steps: trained until the last of them.
+    if (look.task.empty() && look.advanced && look.step && st.stepped && !st.hung) {
+      double cut = within(look.progress_at, from, until, from);
+      credit(st.open_s + (cut - from) * task_gpus, *look.step);
+      st.open_s = 0;
+      from = cut;
+    }
+    note_step();
+    charge(st.hung ? "hang" : "idle end", cause, node, st.open_s + (until - from) * task_gpus);
     st.last_cause = cause;
     st.last_node = node;
     st.task.clear();
     st.open_s = 0;
-    dt = start >= 0 ? look.now - start : 0;
-    settled = true;
+    st.between_from = until;
+    from = start >= 0 ? start : now;  // a new task of unknown start: counted from now
+    ended_here = true;
   }
+  // The time between two runs of the training is the queue's when the training goes on: from
+  // the last end (or the last look) until now, or until the new task's start.
+  auto queue_until = [&](double until) {
+    if (st.last_cause.empty()) return;  // the first submission's wait is no restart's
+    double q_from = st.between_from > 0 ? std::min(st.between_from, until) : st.at;
+    if (q_from > 0) charge("queue", st.last_cause, "", (until - q_from) * gpus);
+    st.between_from = 0;
+  };
   if (look.task.empty()) {
-    if (look.pending && !st.last_cause.empty()) charge("queue", st.last_cause, "", dt * gpus);
-    if (std::isfinite(look.now)) st.at = std::max(st.at, look.now);
+    if (look.pending && !ended_here)
+      queue_until(now);
+    else if (!ended_here)
+      st.between_from = 0;  // neither waiting nor running: nothing between runs to charge
+    st.at = std::max(st.at, now);
     st.gpus = gpus;
     return out;
   }
@@ -119,46 +182,47 @@ std::vector<GoodputCharge> account_goodput(GoodputState& st, const GoodputLook& 
     st.redo_cause = st.last_cause.empty() ? "unknown" : st.last_cause;
     st.redo_node = st.last_node;
     st.last_step = -1;
-    if (!settled && start >= 0) {
-      // Between the last look and its start it waited in the queue.
-      if (!st.last_cause.empty()) charge("queue", st.last_cause, "", (start - st.at) * gpus);
-      dt = look.now - start;
+    if (start >= 0) {
+      queue_until(start);
+      from = start;
     }
+    st.between_from = 0;
   }
-  double s = dt * gpus;
+  const std::pair<double, double> save{look.save_from > 0 ? look.save_from : now,
+                                       look.save_to > 0 ? look.save_to : now};
+  auto working = [&](double a, double b) {  // GPU-seconds of [a, b] not spent saving
+    return std::max(0.0, (b - a) - overlap(save, a, b)) * gpus;
+  };
   if (look.hang_firing) {
     st.hung = true;
-    charge("hang", "hang", "", st.open_s + s);
+    charge("hang", "hang", "", st.open_s + (now - from) * gpus);
     st.open_s = 0;
-  } else if (look.checkpointing) {
-    charge("checkpoint", "", "", s);
-  } else if (!st.stepped) {
-    charge("startup", "", "", st.open_s + s);
-    st.open_s = 0;
-    st.stepped = look.advanced;
-  } else if (look.advanced && look.step) {
-    double t = st.open_s + s;
-    st.open_s = 0;
-    // The share of the steps since the last look that were done before: rework.
-    double redo = 0;
-    std::int64_t from = st.last_step >= 0 ? st.last_step : *look.step;
-    if (*look.step <= st.redo_upto)
-      redo = 1;
-    else if (from<st.redo_upto&& * look.step> from)
-      redo = static_cast<double>(st.redo_upto - from) / static_cast<double>(*look.step - from);
-    double rework = t * redo;
-    double slow = (t - rework) * std::clamp(finite_or(look.slow_share, 0), 0.0, 1.0);
-    charge("rework", st.redo_cause, st.redo_node, rework);
-    charge("slow", "slowdown", "", slow);
-    charge("productive", "", "", t - rework - slow);
   } else {
-    st.open_s += s;
+    charge("checkpoint", "", "", overlap(save, from, now) * gpus);
+    // The last step splits the time: before it, work whose fate is known; after it, open.
+    double cut = look.advanced && look.step ? within(look.progress_at, from, now, now) : from;
+    double work = st.open_s + working(from, cut);
+    st.open_s = working(cut, now);
+    if (!st.stepped && look.advanced && look.step && look.first_step) {
+      // Until the first step everything is startup (launch, compile, checkpoint load); the
+      // steps after it in the same read are training.
+      double first = within(look.first_step_at, from, cut, cut);
+      charge("startup", "", "", work - working(first, cut));
+      st.last_step = *look.first_step;
+      st.stepped = true;
+      credit(working(first, cut), *look.step);
+    } else if (!st.stepped) {
+      charge("startup", "", "", work + (look.advanced ? 0 : st.open_s));
+      if (!look.advanced) st.open_s = 0;
+      st.stepped = look.advanced;
+    } else if (look.advanced && look.step) {
+      credit(work, *look.step);
+    } else {
+      st.open_s = work + st.open_s;  // no step: still open, all of it
+    }
   }
-  if (look.step) {
-    st.last_step = *look.step;
-    st.best = std::max(st.best, *look.step);
-  }
-  if (std::isfinite(look.now)) st.at = std::max(st.at, look.now);
+  note_step();
+  st.at = std::max(st.at, now);
   st.gpus = gpus;
   return out;
 }

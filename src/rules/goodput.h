@@ -29,6 +29,9 @@ struct GoodputState {
   std::int64_t best = -1, last_step = -1;  // the run's best step; this task's last one
   double gpus = 0;                         // the accounted task's GPUs
   std::string last_cause, last_node;       // the last end's, for the next task's rework
+  // Between two runs since this time (the last task's end): charged as queue when the next
+  // look finds the training waiting or running again, dropped when it finds neither.
+  double between_from = 0;
 
   std::string to_json() const;
   static GoodputState from_json(const std::string& text);  // {} or garbage: a fresh state
@@ -37,20 +40,30 @@ struct GoodputState {
   bool round_trips() const;
 };
 
-// One look at the job.
+// One look at the job. The clocks (the last step's, a save's, the end's) split the time since
+// the previous look where it really changed hands: a look every 30 s charged up to 30 s of a
+// hang as productive, and a save that began and ended between two looks as training.
 struct GoodputLook {
   double now = 0;
-  double gpus = 1;        // GPUs of the running task (or requested, while pending)
-  std::string task;       // the running task ("" none)
-  double task_start = 0;  // its start (the allocation's), when known
-  bool pending = false;   // no task runs, one waits in the queue
-  bool advanced = false;  // the step moved since the last look
+  double gpus = 1;         // GPUs of the running task (or requested, while pending)
+  std::string task;        // the running task ("" none)
+  double task_start = 0;   // its start (the allocation's), when known
+  bool pending = false;    // no task runs, one waits in the queue
+  bool advanced = false;   // the step moved since the last look
+  double progress_at = 0;  // when the last step was written (0: unknown, taken as now)
   std::optional<std::int64_t> step;
-  bool checkpointing = false;
+  // The first of the steps since the last look, and when it was done: one read may hold
+  // several steps, all with the read's clock; startup ends at the first (0: unknown).
+  std::optional<std::int64_t> first_step;
+  double first_step_at = 0;
+  // The current or the last save: from `save_from` to `save_to` (0: still saving). Only the
+  // part since the previous look is charged.
+  double save_from = 0, save_to = 0;
   bool hang_firing = false;
   double slow_share = 0;  // a slowdown finding is open: this share of the time is lost
   // The last task ended since the previous look: its class (cause) and attributed node.
   std::optional<std::pair<std::string, std::string>> ended;
+  double ended_at = 0;  // when Slurm ended its allocation (0: unknown, taken as now)
 };
 
 struct GoodputCharge {

@@ -101,6 +101,7 @@ std::string JobProgress::write(bool hot, bool cold) const {
   number("advances", advances, 0);
   time("checkpoint_since", checkpoint_since);
   time("checkpoint_done", checkpoint_done);
+  time("checkpoint_began", checkpoint_began);
   time("evaluation_since", evaluation_since);
   text("crash", crash);
   number("crash_advances", crash_advances, 0);
@@ -176,6 +177,7 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.advances = j.value("advances", 0);
   p.checkpoint_since = j.value("checkpoint_since", 0.0);
   p.checkpoint_done = j.value("checkpoint_done", 0.0);
+  p.checkpoint_began = j.value("checkpoint_began", 0.0);
   p.evaluation_since = j.value("evaluation_since", 0.0);
   p.crash = j.value("crash", "");
   p.crash_advances = j.value("crash_advances", 0);
@@ -208,7 +210,7 @@ bool is_new_task(const JobProgress& p, const std::string& task, std::int64_t tas
 
 void shift_times(JobProgress& p, double seconds) {
   for (double* t : {&p.task_seen, &p.last_progress, &p.checkpoint_since, &p.checkpoint_done,
-                    &p.evaluation_since, &p.last_read, &p.silent_until})
+                    &p.checkpoint_began, &p.evaluation_since, &p.last_read, &p.silent_until})
     if (*t > 0) *t += seconds;
 }
 
@@ -228,6 +230,7 @@ void start_task(JobProgress& p, const std::string& task, const std::string& log_
   fresh.save_seconds = p.save_seconds;
   fresh.checkpoint_interval = p.checkpoint_interval;
   fresh.checkpoint_done = p.checkpoint_done;
+  fresh.checkpoint_began = p.checkpoint_began;
   fresh.counted_task = p.counted_task;
   if (log_path == p.log_path) fresh.cursors = p.cursors;
   p = std::move(fresh);
@@ -265,7 +268,10 @@ void ProgressUpdate::feed(std::span<const std::string_view> lines) {
       p.recent.push_back(sanitize_line(raw, 300));
       if (p.recent.size() > kRecentLines) p.recent.erase(p.recent.begin());
     }
-    if (line.checkpoint_start) p.checkpoint_since = now, set_ |= kCheckpointSince;
+    if (line.checkpoint_start) {
+      p.checkpoint_since = p.checkpoint_began = now;
+      set_ |= kCheckpointSince | kCheckpointBegan;
+    }
     if (line.evaluation && p.evaluation_since == 0)
       p.evaluation_since = now, set_ |= kEvaluationSince;
     if (line.checkpoint_end) {
@@ -355,6 +361,7 @@ std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish(double writt
     if (set_ & kProgress) p.last_progress = written;
     if (set_ & kCheckpointSince) p.checkpoint_since = written;
     if (set_ & kCheckpointDone) p.checkpoint_done = written;
+    if (set_ & kCheckpointBegan) p.checkpoint_began = written;
     if (set_ & kCheckpointInterval) p.checkpoint_interval -= now_ - written;
     if (set_ & kEvaluationSince) p.evaluation_since = written;
     for (auto& advance : advances_) advance.second = written;

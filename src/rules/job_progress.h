@@ -44,6 +44,7 @@ struct JobProgress {
   std::optional<double> step_time, loss;
   double checkpoint_since = 0;      // a save is in progress since (0: none)
   double checkpoint_done = 0;       // when the last save finished: the step clock restarts
+  double checkpoint_began = 0;      // when the last save began, kept after it ends (goodput)
   double evaluation_since = 0;      // an evaluation pass prints since (0: none); a step ends it
   std::string crash;                // crash signature seen in this task
   int crash_advances = 0;           // `advances` when it was seen: more since, it trains on
@@ -107,7 +108,7 @@ class ProgressUpdate {
   bool counters_rose_ = false;
   // The clocks these lines set: they move to the write time in finish().
   static constexpr unsigned kProgress = 1, kCheckpointSince = 2, kCheckpointDone = 4,
-                            kEvaluationSince = 8, kCheckpointInterval = 16;
+                            kEvaluationSince = 8, kCheckpointInterval = 16, kCheckpointBegan = 32;
   unsigned set_ = 0;
   // A save or an evaluation pass that outlasted a read fell between the steps: its time is no
   // step interval (it has its own grace; #30: one 15-minute save made the allowance 75

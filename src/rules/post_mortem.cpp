@@ -25,6 +25,7 @@ PostMortem make_post_mortem(const std::string& task, std::int64_t task_start,
   PostMortem p;
   p.task = task;
   p.task_start = task_start;
+  p.task_end = evidence.end_time;
   p.nodes = nodes;
   p.node_count = node_count;
   p.partition = partition;
@@ -38,6 +39,7 @@ PostMortem make_post_mortem(const std::string& task, std::int64_t task_start,
 std::string PostMortem::to_json() const {
   nlohmann::json j = {{"task", task},
                       {"task_start", task_start},
+                      {"task_end", task_end},
                       {"nodes", nodes},
                       {"node_count", node_count},
                       {"partition", partition},
@@ -59,6 +61,7 @@ std::optional<PostMortem> PostMortem::from_json(const std::string& text) {
     PostMortem p;
     p.task = j.value("task", "");
     p.task_start = j.value("task_start", std::int64_t{0});
+    p.task_end = j.value("task_end", std::int64_t{0});
     p.nodes = j.value("nodes", "");
     p.node_count = j.value("node_count", 0);
     p.partition = j.value("partition", "");

@@ -15,7 +15,8 @@ namespace llmwatch {
 struct PostMortem {
   std::string task;  // "7"
   std::int64_t task_start = 0;
-  std::string nodes;  // the task's node list as Slurm wrote it
+  std::int64_t task_end = 0;  // Slurm's end of the allocation (0: unknown), for the ledger
+  std::string nodes;          // the task's node list as Slurm wrote it
   int node_count = 0;
   std::string partition;
   EndVerdict verdict;

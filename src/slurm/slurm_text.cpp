@@ -83,8 +83,13 @@ std::int64_t slurm_minutes(std::string_view text) {
 }
 
 // %S: local time "2026-11-22T01:36:25" (squeue prints the controller's local time, like
-// scontrol); 0 for "N/A", "Unknown" or garbage.
+// scontrol), or unix seconds (SLURM_TIME_FORMAT=%s, as sacct is asked); 0 for "N/A",
+// "Unknown" or garbage.
 std::int64_t slurm_timestamp(std::string_view text) {
+  std::int64_t unix_seconds = 0;
+  auto [last, ec] = std::from_chars(text.data(), text.data() + text.size(), unix_seconds);
+  if (ec == std::errc() && last == text.data() + text.size())
+    return std::max<std::int64_t>(0, unix_seconds);
   std::tm tm{};
   std::string s(text);
   if (!strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return 0;
@@ -310,15 +315,10 @@ JobDetails parse_job_details(std::string_view text) {
 std::map<std::string, std::string> sacct_record_of(
     const std::vector<std::map<std::string, std::string>>& records, const std::string& job_id,
     std::int64_t started) {
-  auto start_of = [](const std::string& text) {
-    std::int64_t t = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), t);
-    return ec == std::errc() && end == text.data() + text.size() ? t : slurm_timestamp(text);
-  };
   const std::map<std::string, std::string>* latest = nullptr;
   for (const auto& rec : records) {
     if (rec.at("JobID") != job_id) continue;
-    if (started > 0 && start_of(rec.at("Start")) == started) return rec;
+    if (started > 0 && slurm_timestamp(rec.at("Start")) == started) return rec;
     latest = &rec;
   }
   return started <= 0 && latest ? *latest : std::map<std::string, std::string>{};

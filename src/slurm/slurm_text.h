@@ -14,7 +14,8 @@ namespace llmwatch {
 // The format llmwatch asks for: squeue -h -o "%i|%A|%K|%T|%j|%u|%N|%r|%M|%l|%S".
 inline constexpr const char* kSqueueTextFormat = "%i|%A|%K|%T|%j|%u|%N|%r|%M|%l|%S";
 SqueueParse parse_squeue_text(std::string_view text, const JobFilter* filter = nullptr);
-// The time limit (%l) in minutes and the start time (%S) in unix seconds; 0 when none.
+// The time limit (%l) in minutes and the start time (%S, or unix seconds) in unix seconds; 0
+// when none.
 std::int64_t slurm_minutes(std::string_view text);
 std::int64_t slurm_timestamp(std::string_view text);
 

@@ -4,28 +4,36 @@
 
 namespace llmwatch {
 
-static std::int64_t day_of(double ts) {
+std::int64_t GoodputLedger::day_of(double ts) {
   return static_cast<std::int64_t>(std::floor(ts / 86400));
 }
 
 void GoodputLedger::add(const std::string& job, double ts,
                         const std::vector<GoodputCharge>& charges) {
+  std::vector<GoodputRow> rows;
   for (const auto& c : charges)
-    db_.prepare(
-           "INSERT INTO goodput (day, job, bucket, cause, node, gpu_seconds) VALUES (?,?,?,?,?,?) "
-           "ON CONFLICT (day, job, bucket, cause, node) DO UPDATE SET "
-           "gpu_seconds = gpu_seconds + excluded.gpu_seconds")
-        .bind(1, day_of(ts))
-        .bind(2, job)
+    rows.push_back({day_of(ts), job, c.bucket, c.cause, c.node, c.gpu_s});
+  add_rows(store_.db(), rows);
+}
+
+void GoodputLedger::add_rows(Db& db, const std::vector<GoodputRow>& rows) {
+  for (const auto& c : rows)
+    db.prepare(
+          "INSERT INTO goodput (day, job, bucket, cause, node, gpu_seconds) VALUES (?,?,?,?,?,?) "
+          "ON CONFLICT (day, job, bucket, cause, node) DO UPDATE SET "
+          "gpu_seconds = gpu_seconds + excluded.gpu_seconds")
+        .bind(1, c.day)
+        .bind(2, c.job)
         .bind(3, c.bucket)
         .bind(4, c.cause)
         .bind(5, c.node)
-        .bind(6, c.gpu_s)
+        .bind(6, c.gpu_seconds)
         .run();
 }
 
 std::vector<GoodputRow> GoodputLedger::rows(double since, const std::string& job) {
-  auto st = db_.prepare(
+  store_.flush_goodput();
+  auto st = store_.db().prepare(
       "SELECT day, job, bucket, cause, node, gpu_seconds FROM goodput WHERE day >= ? AND "
       "(? = '' OR job = ?) ORDER BY day");
   st.bind(1, day_of(since)).bind(2, job).bind(3, job);

@@ -18,13 +18,18 @@ struct GoodputRow {
 
 class GoodputLedger {
  public:
-  explicit GoodputLedger(Store& store) : db_(store.db()) {}
+  explicit GoodputLedger(Store& store) : store_(store) {}
   void add(const std::string& job, double ts, const std::vector<GoodputCharge>& charges);
-  // Every row from the day `since` falls in (of one run when `job` is set), oldest first.
+  // Every row from the day `since` falls in (of one run when `job` is set), oldest first,
+  // the store's pending looks included.
   std::vector<GoodputRow> rows(double since, const std::string& job = "");
 
+  static std::int64_t day_of(double ts);
+  // Adds each row's GPU-seconds to its day, run, bucket, cause and node.
+  static void add_rows(Db& db, const std::vector<GoodputRow>& rows);
+
  private:
-  Db& db_;
+  Store& store_;
 };
 
 }  // namespace llmwatch

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rules/end_cause.h"
+#include "store/goodput_ledger.h"
 #include "store/keys.h"
 #include "store/migrations.h"
 #include "util/text.h"
@@ -134,24 +135,78 @@ void Store::put_last_job(const std::string& job, const SlurmJob& task, double no
   last_jobs_.erase(job);  // read back as the next reader would: parsed from what was stored
 }
 
-GoodputState Store::goodput_state(const std::string& job) {
+Store::KnownGoodput& Store::known_goodput(const std::string& job) {
   std::string text = get(kv::goodput(job)).value_or("");
   auto it = goodput_states_.find(job);
-  if (it == goodput_states_.end() || it->second.first != text)
-    it =
-        goodput_states_.insert_or_assign(job, std::pair{text, GoodputState::from_json(text)}).first;
-  return it->second.second;
+  // Another writer's state (a supervisor before this one) replaces what this one kept.
+  if (it == goodput_states_.end() || it->second.text != text) {
+    KnownGoodput fresh;
+    fresh.live = GoodputState::from_json(text);
+    fresh.text = std::move(text);
+    it = goodput_states_.insert_or_assign(job, std::move(fresh)).first;
+  }
+  return it->second;
+}
+
+GoodputState Store::goodput_state(const std::string& job) {
+  return known_goodput(job).live;
+}
+
+void Store::write_goodput(const std::string& job, KnownGoodput& known, double now) {
+  std::vector<GoodputRow> rows;
+  for (const auto& [key, gpu_s] : known.pending) {
+    const auto& [day, bucket, cause, node] = key;
+    rows.push_back({day, job, bucket, cause, node, gpu_s});
+  }
+  transaction([&] {
+    GoodputLedger::add_rows(db_, rows);
+    std::string text = known.live.to_json();
+    put(kv::goodput(job), text, now);
+    // Kept as written when reading the text back gives the same state (valid UTF-8, finite
+    // numbers); otherwise read back as the next reader would.
+    known.text = known.live.round_trips() ? std::move(text) : std::string("\x01");
+  });
+  known.pending.clear();
+  known.flushed_at = now;
+  known.dirty = false;
 }
 
 void Store::put_goodput_state(const std::string& job, const GoodputState& state, double now) {
-  std::string text = state.to_json();
-  put(kv::goodput(job), text, now);
-  // Kept as written when reading the text back gives the same state (valid UTF-8, finite
-  // numbers); otherwise read back as the next reader would.
-  if (state.round_trips())
-    goodput_states_.insert_or_assign(job, std::pair{std::move(text), state});
-  else
-    goodput_states_.erase(job);
+  KnownGoodput& known = known_goodput(job);
+  known.live = state;
+  write_goodput(job, known, now);
+}
+
+void Store::record_goodput(const std::string& job, const GoodputState& state,
+                           const std::vector<GoodputCharge>& charges, double now) {
+  // The state was just read (goodput_state, in this transaction): not read again.
+  auto it = goodput_states_.find(job);
+  KnownGoodput& known = it != goodput_states_.end() ? it->second : known_goodput(job);
+  bool due = now - known.flushed_at >= kGoodputEvery || now < known.flushed_at ||
+             state.task != known.live.task || state.stepped != known.live.stepped ||
+             state.hung != known.live.hung || state.between_from != known.live.between_from;
+  for (const auto& c : charges) {
+    known.pending[{GoodputLedger::day_of(now), c.bucket, c.cause, c.node}] += c.gpu_s;
+    // Training goes on (kept, redone or slowed): it may wait. Anything else changes the
+    // run's story (a save, a hang, an end, a queue): it is written at once.
+    due |= c.bucket != "productive" && c.bucket != "rework" && c.bucket != "slow";
+  }
+  known.live = state;
+  known.dirty = true;
+  if (due) write_goodput(job, known, now);
+}
+
+void Store::flush_goodput() {
+  for (auto& [job, known] : goodput_states_)
+    if (known.dirty) write_goodput(job, known, known.live.at);
+}
+
+Store::~Store() {
+  try {
+    flush_goodput();
+  } catch (const std::exception&) {
+    // Nothing to do at the end: the stored state and ledger are still each other's.
+  }
 }
 
 static std::string evidence_json(const std::vector<std::string>& lines) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -103,9 +104,24 @@ class Store {
   std::optional<SlurmJob> last_job(const std::string& job);
   void put_last_job(const std::string& job, const SlurmJob& task, double now);
   // The goodput accountant's state of a run (#29), kept parsed too: read and written for every
-  // watched run every cycle, its JSON round trip was a third of a steady cycle's CPU.
+  // watched run every cycle, its JSON round trip was a third of a steady cycle's CPU. The
+  // state as this process last left it, which may be ahead of what is stored (below).
   GoodputState goodput_state(const std::string& job);
+  // Writes a state now (and what is pending for the run with it).
   void put_goodput_state(const std::string& job, const GoodputState& state, double now);
+  // One look's charges and the state after them. A steady run's looks (training only:
+  // productive, rework, slow) are
+  // kept in memory and written with the state at most every kGoodputEvery: the two writes per
+  // run per cycle were most of the ledger's cost in a cycle. Anything else (a save, a hang,
+  // an end, a new task) is written at once. The ledger and the state are always written
+  // together, so a process that dies before it writes loses both alike, and its successor
+  // charges that time again from the stored state: nothing is counted twice or lost.
+  void record_goodput(const std::string& job, const GoodputState& state,
+                      const std::vector<GoodputCharge>& charges, double now);
+  static constexpr double kGoodputEvery = 300;
+  // Writes every run's pending looks (views read the ledger after it; the store's end).
+  void flush_goodput();
+  ~Store();
 
   void add_event(double ts, const std::string& kind, const std::string& subject,
                  const std::string& severity, const std::string& message,
@@ -234,8 +250,17 @@ class Store {
   Db db_;
   std::map<std::string, KnownProgress> progress_;
   std::map<std::string, std::pair<std::string, std::optional<SlurmJob>>>
-      last_jobs_;                                                               // text, parsed
-  std::map<std::string, std::pair<std::string, GoodputState>> goodput_states_;  // text, parsed
+      last_jobs_;  // text, parsed
+  struct KnownGoodput {
+    std::string text;   // as stored
+    GoodputState live;  // as this process left it: ahead of `text` while looks are pending
+    std::map<std::tuple<std::int64_t, std::string, std::string, std::string>, double> pending;
+    double flushed_at = 0;  // when it was last written (0: not by this process)
+    bool dirty = false;     // `live` is ahead of `text`
+  };
+  KnownGoodput& known_goodput(const std::string& job);
+  void write_goodput(const std::string& job, KnownGoodput& known, double now);
+  std::map<std::string, KnownGoodput> goodput_states_;
   KvMemo kv_;
   bool kv_trusted_ = false;  // inside a transaction whose start checked kv_
 };

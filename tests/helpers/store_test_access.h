@@ -6,5 +6,7 @@
 namespace llmwatch {
 struct StoreTestAccess {
   static Db& db(Store& s) { return s.db(); }
+  // What a process killed now would lose: everything it kept in memory and had not written.
+  static void die(Store& s) { s.goodput_states_.clear(); }
 };
 }  // namespace llmwatch

@@ -47,7 +47,7 @@ TEST(Goodput, AScriptedRunsBucketsAreItsKnownTimes) {
     auto l = r.look(task, 30);
     l.advanced = true;
     l.step = n;
-    l.checkpointing = saving;
+    if (saving) l.save_from = r.t - 30, l.save_to = r.t;
     r.see(l);
   };
   auto l1 = r.look("7@1", 30);
@@ -128,6 +128,79 @@ TEST(Goodput, ReworkIsChargedToTheEndsCauseAndNode) {
     }
 }
 
+// The clocks split a look's time where it changed hands (#29 ground truth: with a look every
+// 30 s, up to 30 s of a hang was charged as training, a save between two looks as training,
+// and a task's end at the look that found it gone).
+TEST(Goodput, TheLastStepsClockSplitsTrainingFromTheHangThatFollows) {
+  GoodputState st;
+  GoodputLook a;
+  a.task = "7@1", a.task_start = 100, a.now = 100;
+  account_goodput(st, a);
+  a.now = 130, a.advanced = true, a.step = 1, a.progress_at = 110;  // first step at 110
+  auto first = sum_by_bucket(account_goodput(st, a));
+  EXPECT_DOUBLE_EQ(first["startup"], 10);
+  a.now = 160, a.step = 20, a.progress_at = 140;  // the last step, at 140
+  auto trained = sum_by_bucket(account_goodput(st, a));
+  EXPECT_DOUBLE_EQ(trained["productive"], 30) << "110 to 140";
+  a.now = 190, a.advanced = false, a.hang_firing = true;
+  auto hang = sum_by_bucket(account_goodput(st, a));
+  EXPECT_DOUBLE_EQ(hang["hang"], 50) << "140 to 190";
+  GoodputLook gone;
+  gone.now = 220, gone.ended_at = 200;  // Slurm ended it at 200
+  gone.ended = std::pair<std::string, std::string>{"cancelled", ""};
+  auto end = sum_by_bucket(account_goodput(st, gone));
+  EXPECT_DOUBLE_EQ(end["hang"], 10) << "190 to Slurm's end, not to the look";
+}
+
+// A first read holding steps 21-25 (1 s each, the last at 130): startup ends at step 21,
+// about 4 s before the read's clock; the four steps after it were done before (rework).
+TEST(Goodput, StartupEndsAtTheFirstStepOfARead) {
+  GoodputState st;
+  st.best = 30;
+  GoodputLook a;
+  a.task = "7@1", a.task_start = 100, a.now = 100;
+  account_goodput(st, a);
+  st.redo_upto = 30;
+  a.now = 131, a.advanced = true, a.step = 25, a.progress_at = 130;
+  a.first_step = 21, a.first_step_at = 126;
+  auto c = sum_by_bucket(account_goodput(st, a));
+  EXPECT_DOUBLE_EQ(c["startup"], 26);
+  EXPECT_DOUBLE_EQ(c["rework"], 4);
+}
+
+TEST(Goodput, ASaveBetweenTwoLooksIsCheckpointNotTraining) {
+  GoodputState st;
+  GoodputLook a;
+  a.task = "7@1", a.task_start = 100, a.now = 100;
+  account_goodput(st, a);
+  a.now = 130, a.advanced = true, a.step = 1, a.progress_at = 100;
+  account_goodput(st, a);
+  a.now = 160, a.step = 10, a.progress_at = 158, a.save_from = 140, a.save_to = 152;
+  auto c = sum_by_bucket(account_goodput(st, a));
+  EXPECT_DOUBLE_EQ(c["checkpoint"], 12);
+  EXPECT_DOUBLE_EQ(c["productive"], 30 + 28 - 12) << "100 to 158, less the save";
+  EXPECT_DOUBLE_EQ(st.open_s, 2) << "158 to 160: its fate is the next step's";
+}
+
+TEST(Goodput, TheTimeBetweenRunsIsQueuedFromTheEndToTheNextStart) {
+  GoodputState st;
+  GoodputLook a;
+  a.task = "7@1", a.task_start = 100, a.now = 100, a.gpus = 4;
+  account_goodput(st, a);
+  GoodputLook gone;  // the look that finds it gone: nothing waits yet (the restart comes after)
+  gone.now = 130, gone.ended_at = 112, gone.gpus = 4;
+  gone.ended = std::pair<std::string, std::string>{"crash", "node-2"};
+  account_goodput(st, gone);
+  GoodputLook waits;
+  waits.now = 160, waits.pending = true, waits.gpus = 4;
+  auto q1 = sum_by_bucket(account_goodput(st, waits));
+  GoodputLook runs;
+  runs.task = "8@2", runs.task_start = 170, runs.now = 190, runs.gpus = 4;
+  auto q2 = sum_by_bucket(account_goodput(st, runs));
+  EXPECT_DOUBLE_EQ((q1["queue"] + q2["queue"]) / 4, 170 - 112);
+  EXPECT_DOUBLE_EQ(q2["startup"] / 4, 20);
+}
+
 // The property: random histories give non-negative charges that, with what is still open, sum
 // exactly to the allocation the looks saw: every interval after a look with a running task
 // (at that task's GPUs), and a new task's time since its start.
@@ -159,20 +232,30 @@ TEST(Goodput, RandomHistoriesGiveBucketsThatAreNonNegativeAndSumToTheTotal) {
         step = u(rng) < 0.5 ? step / 2 : step;  // resumed from an older checkpoint
       }
       l.task = task;
+      if (task != prev_task && u(rng) < 0.6) l.ended_at = t - 300 * u(rng);  // may be before `at`
       if (!task.empty()) {
         l.advanced = u(rng) < 0.7;
         if (l.advanced) step += 1 + static_cast<std::int64_t>(u(rng) * 20);
         l.step = step;
-        l.checkpointing = u(rng) < 0.1;
+        if (u(rng) < 0.1)
+          l.save_from = t - 300 * u(rng), l.save_to = u(rng) < 0.5 ? 0 : t - 30 * u(rng);
+        if (l.advanced && u(rng) < 0.7) l.progress_at = t - 150 * u(rng);  // may be before `at`
+        if (l.advanced && u(rng) < 0.5)
+          l.first_step = step - static_cast<std::int64_t>(u(rng) * 5),
+          l.first_step_at = t - 200 * u(rng);
         l.hang_firing = u(rng) < 0.05;
         l.slow_share = u(rng) < 0.1 ? u(rng) * 1.5 - 0.2 : 0;  // out of range too
       }
       // The allocation this look adds, as the looks saw it.
       double dt = at > 0 ? std::max(0.0, t - at) : 0;
       bool new_task = !task.empty() && task != prev_task;
-      double start = new_task && at > 0 && l.task_start > at ? std::min(l.task_start, t) : -1;
+      double from = at > 0 ? std::min(at, t) : t;
+      double start =
+          new_task && at > 0 && l.task_start > 0 ? std::clamp(l.task_start, from, t) : -1;
       if (!prev_task.empty() && task != prev_task) {
-        expected += (at > 0 ? std::max(0.0, (start >= 0 ? start : t) - at) : 0) * prev_gpus;
+        double limit = start >= 0 ? start : t;
+        double until = l.ended_at > 0 ? std::clamp(l.ended_at, from, limit) : limit;
+        expected += (at > 0 ? std::max(0.0, until - at) : 0) * prev_gpus;
         dt = start >= 0 ? t - start : 0;
       } else if (new_task && start >= 0) {
         dt = t - start;

@@ -201,8 +201,9 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
 constexpr size_t kTailLines = 400;  // what a post-mortem reads of the log's last lines
 
 // The last lines the ended task printed: what the cycles before saw last, and what it wrote
-// after (read from the same cursors, so nothing is read twice). A task llmwatch never
-// followed (it started and ended between two looks) is read from its logs' tails.
+// after (read from the same cursors, so nothing is read twice; its step advances join the
+// cycle's). A task llmwatch never followed (it started and ended between two looks) is read
+// from its logs' tails.
 std::vector<std::string> final_lines(JobWork& w, double now, Limit limit) {
   const SlurmJob& task = *w.last;
   bool followed = w.progress.task == task.display_id();
@@ -214,7 +215,15 @@ std::vector<std::string> final_lines(JobWork& w, double now, Limit limit) {
     LogCursor fresh;
     LogCursor& cursor = followed ? w.progress.cursors[path] : fresh;
     LogChunk chunk = read_appended_within(path, cursor, limit);
-    if (followed) apply_lines(w.progress, chunk.lines, parser, now);
+    if (followed) {
+      // Clocked at their write, as a live read is: the ledger charges the task's last steps
+      // as training and only what follows them as its end (#29).
+      ProgressUpdate update(w.progress, parser, now);
+      std::vector<std::string_view> views(chunk.lines.begin(), chunk.lines.end());
+      update.feed(views);
+      auto advances = update.finish(written_time(chunk.mtime, w.progress.last_read, now));
+      w.advances.insert(w.advances.end(), advances.begin(), advances.end());
+    }
     // Only the last kTailLines can be kept: copy no more than those.
     auto from =
         chunk.lines.size() > kTailLines ? chunk.lines.end() - kTailLines : chunk.lines.begin();
