@@ -103,7 +103,7 @@ std::string render_metrics(const Config& config, Store& store, double now) {
 
   // Per watched job.
   std::ostringstream running, step, step_time, tps, mfu_m, loss, restarts, since, ratio, lost, ends,
-      speed, ettr, gpu_seconds;
+      speed, ettr, gpu_seconds, node_lost;
   // The goodput ledger (#29), 30 days: a per-job ETTR, and the GPU-seconds per bucket and cause.
   auto ledger = GoodputLedger(store).rows(now - 30 * 86400.0);
   {  // a counter: every row since the ledger began, so it never goes down
@@ -113,6 +113,12 @@ std::string render_metrics(const Config& config, Store& store, double now) {
       sample(gpu_seconds, "llmwatch_gpu_seconds_total", {{"bucket", k.first}, {"cause", k.second}},
              v);
   }
+  // The nodes that cost the most in 30 days (the ledger's attributed losses): a top list, never
+  // a label per node of the fleet.
+  int listed = 0;
+  for (const auto& loser : goodput_losers(ledger, "node"))
+    if (loser.key != "(no node named)" && listed++ < 20)
+      sample(node_lost, "llmwatch_node_lost_gpu_seconds", {{"node", loser.key}}, loser.lost);
   for (const auto& job : config.jobs) {
     std::string label = job_label(job);
     std::map<std::string, std::string> l = {{"job", label}};
@@ -174,6 +180,10 @@ std::string render_metrics(const Config& config, Store& store, double now) {
   family("llmwatch_gpu_seconds_total", "counter",
          "Watched runs' GPU-seconds by goodput bucket and cause, since the ledger began.",
          gpu_seconds);
+  family("llmwatch_node_lost_gpu_seconds", "gauge",
+         "GPU-seconds lost in the last 30 days to failures the post-mortems attributed to the "
+         "node (goodput ledger), for the nodes that lost the most.",
+         node_lost);
   family("llmwatch_node_relative_speed", "gauge",
          "A node's pace against the other nodes of its job (1: as its peers; 0.7: its ranks "
          "compute 1.43x longer), from per-rank timing.",

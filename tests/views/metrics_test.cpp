@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "store/goodput_ledger.h"
 #include "store/keys.h"
 #include "store/store.h"
 #include "test_util.h"
@@ -64,6 +65,27 @@ TEST(Metrics, TaskEndsByClassAndSuspectNodes) {
 }
 
 // The per-node pace from per-rank timing (#28), as the record phase keeps it in the job view.
+// The nodes that cost the most GPU-hours (#29's Grafana panel): one series per node the
+// ledger charged, never the unattributed losses. Valid for promtool.
+TEST(Metrics, NodesByLostGpuSecondsFromTheLedger) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  double now = 1'800'000'000;
+  GoodputLedger ledger(store);
+  ledger.add("llama", now,
+             {{"rework", "GPU error", "node-17", 7200},
+              {"hang", "hang", "", 900},
+              {"idle end", "NCCL or network error", "node-3", 60},
+              {"productive", "", "", 99999}});
+  Config config;
+  std::string text = render_metrics(config, store, now);
+  EXPECT_NE(text.find("llmwatch_node_lost_gpu_seconds{node=\"node-17\"} 7200\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("llmwatch_node_lost_gpu_seconds{node=\"node-3\"} 60\n"), std::string::npos);
+  EXPECT_EQ(text.find("no node named"), std::string::npos) << text;
+  expect_valid_for_promtool(text);
+}
+
 TEST(Metrics, NodeRelativeSpeedPerJobNode) {
   testing::TempDir dir;
   Store store(dir.path);
