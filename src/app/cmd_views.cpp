@@ -16,6 +16,7 @@
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/files.h"
+#include "util/identity.h"
 #include "util/strings.h"
 #include "util/text.h"
 #include "views/goodput_html.h"
@@ -246,7 +247,10 @@ int cmd_goodput(const Config& config, const std::string& since, const std::strin
     Store store(config.state_dir);
     double now = unix_now();
     auto rows = GoodputLedger(store).rows(now - static_cast<double>(window->count()));
-    auto report = goodput_json(rows, by);
+    RunOwners owners;  // a [[job]] without `user` is watched as llmwatch's own user's
+    for (const auto& job : config.jobs)
+      owners[job_label(job)] = job.user.empty() ? current_user_name() : job.user;
+    auto report = goodput_json(rows, by, owners);
     report["since"] = since;
     if (!html.empty())
       if (auto wrote = write_file_atomic(html, goodput_html(rows, since)); !wrote) {

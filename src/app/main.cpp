@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   bool goodput_json = false;
   goodput->add_option("--since", goodput_since, "how far back (e.g. 7d, 30d)");
   goodput->add_option("--by", goodput_by, "group the losses by")
-      ->check(CLI::IsMember({"cause", "node", "job", "day"}));
+      ->check(CLI::IsMember({"cause", "node", "job", "user", "day"}));
   goodput->add_flag("--json", goodput_json, "the report as one JSON object");
   goodput->add_option("--html", goodput_html, "also write a one-file HTML report here");
 

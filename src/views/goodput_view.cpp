@@ -27,9 +27,13 @@ std::string gpu_hours(double seconds) {
   return buf;
 }
 
-std::string key_of(const GoodputRow& r, const std::string& by) {
+std::string key_of(const GoodputRow& r, const std::string& by, const RunOwners& owners) {
   if (by == "node") return r.node.empty() ? "(no node named)" : r.node;
   if (by == "job") return r.job;
+  if (by == "user") {
+    auto it = owners.find(r.job);
+    return it != owners.end() && !it->second.empty() ? it->second : "(owner unknown)";
+  }
   if (by == "day") return format_utc(static_cast<double>(r.day) * 86400).substr(0, 10);
   return r.cause.empty() ? r.bucket : r.cause;  // cause
 }
@@ -55,14 +59,15 @@ GoodputTotals goodput_totals(const std::vector<GoodputRow>& rows, const std::str
   return t;
 }
 
-std::vector<GoodputLoser> goodput_losers(const std::vector<GoodputRow>& rows,
-                                         const std::string& by) {
+std::vector<GoodputLoser> goodput_losers(const std::vector<GoodputRow>& rows, const std::string& by,
+                                         const RunOwners& owners) {
   std::map<std::string, GoodputLoser> by_key;
   std::map<std::string, std::set<std::string>> runs;
   for (const auto& r : rows) {
     if (!lost_bucket(r.bucket)) continue;
-    auto& l = by_key[key_of(r, by)];
-    l.key = key_of(r, by);
+    std::string key = key_of(r, by, owners);
+    auto& l = by_key[key];
+    l.key = std::move(key);
     l.lost += r.gpu_seconds;
     l.causes[r.cause.empty() ? r.bucket : r.cause] += r.gpu_seconds;
     runs[l.key].insert(r.job);
@@ -90,12 +95,13 @@ std::string goodput_line(const GoodputTotals& t, const std::string& period) {
   return out + (lost.empty() ? "" : ")");
 }
 
-nlohmann::json goodput_json(const std::vector<GoodputRow>& rows, const std::string& by) {
+nlohmann::json goodput_json(const std::vector<GoodputRow>& rows, const std::string& by,
+                            const RunOwners& owners) {
   auto t = goodput_totals(rows);
   nlohmann::json buckets = nlohmann::json::object();
   for (const char* b : kGoodputBuckets) buckets[b] = t.buckets.count(b) ? t.buckets[b] : 0.0;
   nlohmann::json losers = nlohmann::json::array();
-  for (const auto& l : goodput_losers(rows, by)) {
+  for (const auto& l : goodput_losers(rows, by, owners)) {
     nlohmann::json causes = nlohmann::json::object();
     for (const auto& [c, s] : l.causes) causes[c] = s;
     losers.push_back(

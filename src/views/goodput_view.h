@@ -21,7 +21,7 @@ struct GoodputTotals {
 GoodputTotals goodput_totals(const std::vector<GoodputRow>& rows, const std::string& job = "");
 
 // The lost GPU-seconds (every bucket but productive and queue) per key of `by` (cause, node,
-// job, day), largest first, each with its top causes: "node-17: 212 GPU-h across 4 runs (Xid
+// job, user, day), largest first, each with its top causes: "node-17: 212 GPU-h across 4 runs (Xid
 // 79 ×3 ...)" is built from this.
 struct GoodputLoser {
   std::string key;
@@ -29,14 +29,18 @@ struct GoodputLoser {
   std::map<std::string, double> causes;
   int runs = 0;
 };
-std::vector<GoodputLoser> goodput_losers(const std::vector<GoodputRow>& rows,
-                                         const std::string& by);
+// The owner of each run (its [[job]]'s user), for grouping by user; a run not in it is
+// "(owner unknown)" (a [[job]] since removed from the config).
+using RunOwners = std::map<std::string, std::string>;
+std::vector<GoodputLoser> goodput_losers(const std::vector<GoodputRow>& rows, const std::string& by,
+                                         const RunOwners& owners = {});
 
 // "goodput 30d: 93.4% (hang 1.1%, rework 2.0%, ...)"; "" when nothing was accounted.
 std::string goodput_line(const GoodputTotals& t, const std::string& period);
 
 // The whole answer of `llmwatch goodput`, as JSON and as a table.
-nlohmann::json goodput_json(const std::vector<GoodputRow>& rows, const std::string& by);
+nlohmann::json goodput_json(const std::vector<GoodputRow>& rows, const std::string& by,
+                            const RunOwners& owners = {});
 std::string goodput_table(const nlohmann::json& report);
 
 }  // namespace llmwatch

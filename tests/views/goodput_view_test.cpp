@@ -46,6 +46,21 @@ TEST(GoodputView, LosersByNodeNameTheNodeItsRunsAndCauses) {
   EXPECT_NE(table.find("(not allocated)"), std::string::npos) << "queue is shown apart";
 }
 
+// --by user: each run's losses under its owner; a run no [[job]] names any more is shown
+// as such, never as somebody's.
+TEST(GoodputView, LosersByUserGroupTheRunsOfEachOwner) {
+  RunOwners owners = {{"llm", "alice"}};
+  auto losers = goodput_losers(kRows, "user", owners);
+  ASSERT_FALSE(losers.empty());
+  double alice = 0, unknown = 0;
+  for (const auto& l : losers) (l.key == "alice" ? alice : unknown) += l.lost;
+  double total = 0;
+  for (const auto& l : goodput_losers(kRows, "job")) total += l.lost;
+  EXPECT_GT(alice, 0);
+  EXPECT_DOUBLE_EQ(alice + unknown, total);
+  for (const auto& l : losers) EXPECT_TRUE(l.key == "alice" || l.key == "(owner unknown)") << l.key;
+}
+
 TEST(GoodputView, TheHtmlReportIsOneFileWithOneBarPerDay) {
   auto html = goodput_html(kRows, "30d");
   size_t bars = 0;
