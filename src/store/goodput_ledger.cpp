@@ -1,5 +1,6 @@
 #include "store/goodput_ledger.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace llmwatch {
@@ -32,7 +33,6 @@ void GoodputLedger::add_rows(Db& db, const std::vector<GoodputRow>& rows) {
 }
 
 std::vector<GoodputRow> GoodputLedger::rows(double since, const std::string& job) {
-  store_.flush_goodput();
   auto st = store_.db().prepare(
       "SELECT day, job, bucket, cause, node, gpu_seconds FROM goodput WHERE day >= ? AND "
       "(? = '' OR job = ?) ORDER BY day");
@@ -40,6 +40,11 @@ std::vector<GoodputRow> GoodputLedger::rows(double since, const std::string& job
   std::vector<GoodputRow> out;
   while (st.step())
     out.push_back({st.integer(0), st.text(1), st.text(2), st.text(3), st.text(4), st.real(5)});
+  // What this process accounted and has not written yet (Store::record_goodput).
+  auto pending = store_.pending_goodput(day_of(since), job);
+  out.insert(out.end(), pending.begin(), pending.end());
+  std::stable_sort(out.begin(), out.end(),
+                   [](const GoodputRow& a, const GoodputRow& b) { return a.day < b.day; });
   return out;
 }
 

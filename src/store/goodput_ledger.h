@@ -6,22 +6,17 @@
 #include <vector>
 
 #include "rules/goodput.h"
+#include "store/goodput_row.h"
 #include "store/store.h"
 
 namespace llmwatch {
-
-struct GoodputRow {
-  std::int64_t day = 0;  // days since the epoch, UTC
-  std::string job, bucket, cause, node;
-  double gpu_seconds = 0;
-};
 
 class GoodputLedger {
  public:
   explicit GoodputLedger(Store& store) : store_(store) {}
   void add(const std::string& job, double ts, const std::vector<GoodputCharge>& charges);
   // Every row from the day `since` falls in (of one run when `job` is set), oldest first,
-  // the store's pending looks included.
+  // this process's pending looks included (reading writes nothing).
   std::vector<GoodputRow> rows(double since, const std::string& job = "");
 
   static std::int64_t day_of(double ts);

@@ -201,6 +201,19 @@ void Store::flush_goodput() {
     if (known.dirty) write_goodput(job, known, known.live.at);
 }
 
+std::vector<GoodputRow> Store::pending_goodput(std::int64_t since_day,
+                                               const std::string& job) const {
+  std::vector<GoodputRow> rows;
+  for (const auto& [run, known] : goodput_states_) {
+    if (!job.empty() && run != job) continue;
+    for (const auto& [key, gpu_s] : known.pending) {
+      const auto& [day, bucket, cause, node] = key;
+      if (day >= since_day) rows.push_back({day, run, bucket, cause, node, gpu_s});
+    }
+  }
+  return rows;
+}
+
 Store::~Store() {
   try {
     flush_goodput();
