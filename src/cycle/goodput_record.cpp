@@ -77,7 +77,7 @@ void record_goodput(CycleState& s, const JobWork& w) {
       }
   }
   if (w.ended && w.ended_new) {
-    look.ended = {end_class_name(w.ended->verdict.cls),
+    look.ended = {ledger_cause(*w.ended),
                   w.ended->suspects.empty() ? std::string() : w.ended->suspects.front().node};
     look.ended_at = static_cast<double>(w.ended->task_end);
   }

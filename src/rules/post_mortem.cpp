@@ -1,7 +1,10 @@
 #include "rules/post_mortem.h"
 
+#include <charconv>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
+#include "probes/gpu/xid_line.h"
 #include "util/text.h"
 
 namespace llmwatch {
@@ -34,6 +37,33 @@ PostMortem make_post_mortem(const std::string& task, std::int64_t task_start,
   if (may_be_hardware(p.verdict.cls))
     p.suspects = attribute_crash(evidence.log_tail, layout, troubles);
   return p;
+}
+
+namespace {
+
+// The Xid number in "Xid 79 GPU 3: ..." (a node report's summary) or in a kernel line
+// "NVRM: Xid (PCI:0000:10:1c): 79, ..."; 0 when none.
+int xid_named(const std::string& line) {
+  if (auto event = parse_xid_line(line)) return event->xid;
+  auto at = line.find("Xid ");
+  if (at == std::string::npos) return 0;
+  int xid = 0;
+  auto digits = std::string_view(line).substr(at + 4);
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), xid);
+  return ec == std::errc() && end != digits.data() && xid > 0 ? xid : 0;
+}
+
+}  // namespace
+
+std::string ledger_cause(const PostMortem& p) {
+  if (p.verdict.cls == EndClass::GpuError) {
+    std::vector<const std::vector<std::string>*> sources = {&p.verdict.evidence};
+    for (const auto& s : p.suspects) sources.push_back(&s.why);
+    for (const auto* lines : sources)
+      for (const auto& line : *lines)
+        if (int xid = xid_named(line)) return "Xid " + std::to_string(xid);
+  }
+  return end_class_name(p.verdict.cls);
 }
 
 std::string PostMortem::to_json() const {

@@ -40,4 +40,8 @@ PostMortem make_post_mortem(const std::string& task, std::int64_t task_start,
                             const EndEvidence& evidence, const TaskLayout& layout,
                             const std::vector<NodeTrouble>& troubles, double now);
 
+// The cause the goodput ledger charges the end to: its class, or for a GPU error the Xid a
+// log line or the node-check named ("Xid 79"), so that a node's losses read by Xid.
+std::string ledger_cause(const PostMortem& p);
+
 }  // namespace llmwatch
