@@ -236,6 +236,7 @@ int cmd_demo(bool keep) {
     say("Event history (llmwatch events)");
     for (const auto& e : store.events(0, "", 50))
       std::cout << "    " << e.severity << "  " << e.kind << "  " << e.message << "\n";
+    store.flush_goodput();  // a kept state dir holds the whole ledger (`llmwatch goodput`)
     rc = kExitOk;
     say("Stopping the cluster");
   }

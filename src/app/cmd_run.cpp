@@ -32,6 +32,18 @@ namespace {
 // One cycle under the lease; false when another instance holds it (not an error).
 // With a snapshot: a tick keeps its squeue and sinfo answers there, and a wake (`replay`)
 // uses them instead of asking slurmctld again.
+// Before the lease goes: the goodput looks this process kept in memory are written while it
+// still holds it (a successor may start accounting the moment it is free). A lease already
+// lost leaves them unwritten: the successor charges that time again from the stored state.
+void release_lease(Store& store, Lease& lease) {
+  try {
+    if (lease.check(unix_now()).empty()) store.flush_goodput();
+  } catch (const std::exception& e) {
+    spdlog::warn("goodput ledger: pending looks not written: {}", e.what());
+  }
+  lease.release();
+}
+
 bool cycle_under_lease(const Config& config, Store& store, Lease& lease,
                        SlurmSnapshot* snapshot = nullptr, bool replay = false) {
   double now = unix_now();
@@ -103,7 +115,7 @@ int cmd_run_once(const Config& config) {
     Store store(config.state_dir);
     Lease lease(config.state_dir, hostname(), static_cast<int>(getpid()));
     cycle_under_lease(config, store, lease);
-    lease.release();
+    release_lease(store, lease);
     return kExitOk;
   } catch (const std::exception& e) {
     std::cerr << "llmwatch: " << e.what() << "\n";
@@ -206,7 +218,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
                  config.state_dir);
     boost::asio::post(io, tick);
     io.run();
-    lease.release();
+    release_lease(store, lease);
     return kExitOk;
   } catch (const std::exception& e) {
     std::cerr << "llmwatch: " << e.what() << "\n";

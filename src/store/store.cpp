@@ -214,14 +214,6 @@ std::vector<GoodputRow> Store::pending_goodput(std::int64_t since_day,
   return rows;
 }
 
-Store::~Store() {
-  try {
-    flush_goodput();
-  } catch (const std::exception&) {
-    // Nothing to do at the end: the stored state and ledger are still each other's.
-  }
-}
-
 static std::string evidence_json(const std::vector<std::string>& lines) {
   std::string out = "[";
   for (const auto& line : lines) {

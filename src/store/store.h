@@ -120,13 +120,13 @@ class Store {
   void record_goodput(const std::string& job, const GoodputState& state,
                       const std::vector<GoodputCharge>& charges, double now);
   static constexpr double kGoodputEvery = 300;
-  // Writes every run's pending looks (the store's end).
+  // Writes every run's pending looks: before the lease is released (app/cmd_run). Nothing
+  // writes them at the store's end: a process that lost its lease must not.
   void flush_goodput();
   // The pending looks' rows from day `since_day` (of one run when `job` is set): the views
   // of this process add them to the ledger's, so they read no staler than a write would
   // make them, and reading writes nothing (a scrape every 15 s would undo the batching).
   std::vector<GoodputRow> pending_goodput(std::int64_t since_day, const std::string& job) const;
-  ~Store();
 
   void add_event(double ts, const std::string& kind, const std::string& subject,
                  const std::string& severity, const std::string& message,

@@ -71,17 +71,19 @@ TEST(GoodputLedgerWrites, ADeadProcessLosesLedgerAndStateAlikeAndTheSumStaysExac
       << "every second since the start, once";
 }
 
-TEST(GoodputLedgerWrites, TheStoresEndWritesWhatIsPending) {
+TEST(GoodputLedgerWrites, AFlushWritesWhatIsPending) {
   testing::TempDir dir;
   const double t0 = 1'800'000'000;
   {
     Store daemon(dir.path);
     look(daemon, t0, 0);
     look(daemon, t0 + 30, 2);
+    look(daemon, t0 + 60, 3);
+    daemon.flush_goodput();  // as the lease is released
   }
   Store next(dir.path);
-  EXPECT_EQ(next.goodput_state("train").at, t0 + 30);
-  EXPECT_DOUBLE_EQ(allocated(next), 30 * 8);
+  EXPECT_EQ(next.goodput_state("train").at, t0 + 60);
+  EXPECT_DOUBLE_EQ(allocated(next), 60 * 8);
 }
 
 }  // namespace
