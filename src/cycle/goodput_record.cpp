@@ -36,14 +36,16 @@ void record_goodput(CycleState& s, const JobWork& w) {
   GoodputState state = s.store.goodput_state(w.label);
   GoodputLook look;
   look.now = s.now;
+  // The steps read this cycle: the running task's, or the last lines of one that ended, read
+  // after its end.
+  const JobProgress& p = w.progress;
+  look.advanced = !w.advances.empty();
+  look.progress_at = p.last_progress;
+  look.step = p.step;
   if (const auto& t = w.obs.running) {
     look.task = t->display_id() + "@" + std::to_string(t->start_time);
     look.task_start = static_cast<double>(t->start_time);
     look.gpus = gpus_of(s, w, *t);
-    const JobProgress& p = w.progress;
-    look.advanced = !w.advances.empty();
-    look.progress_at = p.last_progress;
-    look.step = p.step;
     if (!w.advances.empty() && p.step) {
       // The read's steps share its clock: the first was done about a step time per later
       // step before it.
@@ -66,10 +68,6 @@ void record_goodput(CycleState& s, const JobWork& w) {
     for (const auto& f : s.findings) look.hang_firing |= f.subject == w.label && f.kind == "hung";
     look.slow_share = slow_share(s, w);
   } else {
-    // The last lines of a task that ended, read after its end, may hold its last steps.
-    look.advanced = !w.advances.empty();
-    look.progress_at = w.progress.last_progress;
-    look.step = w.progress.step;
     for (const auto& e : w.obs.entries)
       if (e.pending()) {
         look.pending = true;

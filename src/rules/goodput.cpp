@@ -203,18 +203,17 @@ std::vector<GoodputCharge> account_goodput(GoodputState& st, const GoodputLook& 
     double cut = look.advanced && look.step ? within(look.progress_at, from, now, now) : from;
     double work = st.open_s + working(from, cut);
     st.open_s = working(cut, now);
-    if (!st.stepped && look.advanced && look.step && look.first_step) {
-      // Until the first step everything is startup (launch, compile, checkpoint load); the
-      // steps after it in the same read are training.
-      double first = within(look.first_step_at, from, cut, cut);
+    if (!st.stepped && !(look.advanced && look.step)) {
+      // Until the first step everything is startup (launch, compile, checkpoint load).
+      charge("startup", "", "", work + st.open_s);
+      st.open_s = 0;
+    } else if (!st.stepped) {
+      // The first step: startup up to it; the steps after it in the same read are training.
+      double first = look.first_step ? within(look.first_step_at, from, cut, cut) : cut;
       charge("startup", "", "", work - working(first, cut));
-      st.last_step = *look.first_step;
+      st.last_step = look.first_step.value_or(*look.step);
       st.stepped = true;
       credit(working(first, cut), *look.step);
-    } else if (!st.stepped) {
-      charge("startup", "", "", work + (look.advanced ? 0 : st.open_s));
-      if (!look.advanced) st.open_s = 0;
-      st.stepped = look.advanced;
     } else if (look.advanced && look.step) {
       credit(work, *look.step);
     } else {

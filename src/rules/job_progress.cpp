@@ -239,9 +239,9 @@ void start_task(JobProgress& p, const std::string& task, const std::string& log_
 std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
                                                          const std::vector<std::string>& lines,
                                                          const TrainingLogParser& parser,
-                                                         double now) {
+                                                         double now, double written) {
   std::vector<std::string_view> views(lines.begin(), lines.end());
-  return apply_lines(p, views, parser, now);
+  return apply_lines(p, views, parser, now, written);
 }
 
 ProgressUpdate::ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, double now,
@@ -387,10 +387,10 @@ std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish(double writt
 std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
                                                          std::span<const std::string_view> lines,
                                                          const TrainingLogParser& parser,
-                                                         double now) {
+                                                         double now, double written) {
   ProgressUpdate update(p, parser, now);
   update.feed(lines);
-  return update.finish();
+  return update.finish(written);
 }
 
 double written_time(double mtime, double last_read, double now) {

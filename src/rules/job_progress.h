@@ -131,16 +131,17 @@ double written_time(double mtime, double last_read, double now);
 // silent since the progress before it (`progress_before`).
 void finish_read(JobProgress& p, double progress_before, double now);
 
-// Folds new log lines into the progress; `now` is the time they were read.
-// Returns the step advances seen, for the progress series.
+// Folds new log lines into the progress; `now` is the time they were read, `written` when
+// they were written (ProgressUpdate::finish). Returns the step advances seen, for the progress
+// series.
 std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
                                                          std::span<const std::string_view> lines,
                                                          const TrainingLogParser& parser,
-                                                         double now);
+                                                         double now, double written = 0);
 std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
                                                          const std::vector<std::string>& lines,
                                                          const TrainingLogParser& parser,
-                                                         double now);
+                                                         double now, double written = 0);
 
 // Starts tracking a new task (a new array task or a resubmitted job): keeps best_step, and
 // the cursors only if the log files are the same (an array appending to one shared log).

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "rules/end_cause.h"
@@ -152,12 +153,17 @@ GoodputState Store::goodput_state(const std::string& job) {
   return known_goodput(job).live;
 }
 
+void Store::KnownGoodput::pending_rows(const std::string& job, std::int64_t since_day,
+                                       std::vector<GoodputRow>& rows) const {
+  for (const auto& [key, gpu_s] : pending) {
+    const auto& [day, bucket, cause, node] = key;
+    if (day >= since_day) rows.push_back({day, job, bucket, cause, node, gpu_s});
+  }
+}
+
 void Store::write_goodput(const std::string& job, KnownGoodput& known, double now) {
   std::vector<GoodputRow> rows;
-  for (const auto& [key, gpu_s] : known.pending) {
-    const auto& [day, bucket, cause, node] = key;
-    rows.push_back({day, job, bucket, cause, node, gpu_s});
-  }
+  known.pending_rows(job, std::numeric_limits<std::int64_t>::min(), rows);
   transaction([&] {
     GoodputLedger::add_rows(db_, rows);
     std::string text = known.live.to_json();
@@ -204,13 +210,8 @@ void Store::flush_goodput() {
 std::vector<GoodputRow> Store::pending_goodput(std::int64_t since_day,
                                                const std::string& job) const {
   std::vector<GoodputRow> rows;
-  for (const auto& [run, known] : goodput_states_) {
-    if (!job.empty() && run != job) continue;
-    for (const auto& [key, gpu_s] : known.pending) {
-      const auto& [day, bucket, cause, node] = key;
-      if (day >= since_day) rows.push_back({day, run, bucket, cause, node, gpu_s});
-    }
-  }
+  for (const auto& [run, known] : goodput_states_)
+    if (job.empty() || run == job) known.pending_rows(run, since_day, rows);
   return rows;
 }
 

@@ -262,6 +262,9 @@ class Store {
     std::map<std::tuple<std::int64_t, std::string, std::string, std::string>, double> pending;
     double flushed_at = 0;  // when it was last written (0: not by this process)
     bool dirty = false;     // `live` is ahead of `text`
+    // The pending looks from day `since_day`, as the ledger's rows of run `job`.
+    void pending_rows(const std::string& job, std::int64_t since_day,
+                      std::vector<GoodputRow>& rows) const;
   };
   KnownGoodput& known_goodput(const std::string& job);
   void write_goodput(const std::string& job, KnownGoodput& known, double now);

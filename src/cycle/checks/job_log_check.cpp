@@ -218,10 +218,8 @@ std::vector<std::string> final_lines(JobWork& w, double now, Limit limit) {
     if (followed) {
       // Clocked at their write, as a live read is: the ledger charges the task's last steps
       // as training and only what follows them as its end (#29).
-      ProgressUpdate update(w.progress, parser, now);
-      std::vector<std::string_view> views(chunk.lines.begin(), chunk.lines.end());
-      update.feed(views);
-      auto advances = update.finish(written_time(chunk.mtime, w.progress.last_read, now));
+      auto advances = apply_lines(w.progress, chunk.lines, parser, now,
+                                  written_time(chunk.mtime, w.progress.last_read, now));
       w.advances.insert(w.advances.end(), advances.begin(), advances.end());
     }
     // Only the last kTailLines can be kept: copy no more than those.
