@@ -7,9 +7,11 @@
 namespace llmwatch {
 namespace {
 
-// GPUs of a task: the [[job]]'s gpus (the whole run's), else its nodes × [gpu] expected_gpus,
-// else one per node (the ledger then counts node-seconds).
+// GPUs of a task: what Slurm allocated it (its TRES' gres/gpu, asked for while it is pending),
+// else the [[job]]'s gpus (the whole run's), else its nodes × [gpu] expected_gpus, else one per
+// node (the ledger then counts node-seconds).
 double gpus_of(const CycleState& s, const JobWork& w, const SlurmJob& task) {
+  if (task.gpus > 0) return task.gpus;
   if (w.settings->gpus > 0) return w.settings->gpus;
   double nodes = std::max(1, task.node_count);
   return nodes * std::max(1, s.config.gpu.expected_gpus);

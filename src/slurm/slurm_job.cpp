@@ -43,6 +43,7 @@ std::string slurm_job_to_json(const SlurmJob& j) {
                         {"submit_time", j.submit_time},
                         {"start_time", j.start_time},
                         {"node_count", j.node_count},
+                        {"tres_alloc_str", j.gpus > 0 ? "gres/gpu=" + std::to_string(j.gpus) : ""},
                         {"time_limit", j.time_limit_minutes}};
   if (j.array_task_id) out["array_task_id"] = *j.array_task_id;
   return json_dump(nlohmann::json{{"jobs", {out}}});
@@ -52,6 +53,37 @@ std::optional<SlurmJob> slurm_job_from_json(const std::string& text) {
   auto parsed = parse_squeue_json(text);
   if (!parsed.ok() || parsed.jobs.size() != 1) return std::nullopt;
   return parsed.jobs[0];
+}
+
+int gpus_in_tres(std::string_view tres) {
+  // A count as Slurm prints it: digits only (a typed count may be listed beside the plain one).
+  auto count = [](std::string_view v) -> std::optional<long long> {
+    if (v.empty() || v.size() > 9) return std::nullopt;
+    long long n = 0;
+    for (char c : v) {
+      if (c < '0' || c > '9') return std::nullopt;
+      n = n * 10 + (c - '0');
+    }
+    return n;
+  };
+  std::optional<long long> plain;
+  long long typed = 0;
+  while (!tres.empty()) {
+    size_t comma = tres.find(',');
+    std::string_view item = tres.substr(0, comma);
+    tres = comma == std::string_view::npos ? std::string_view() : tres.substr(comma + 1);
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view key = item.substr(0, eq);
+    auto n = count(item.substr(eq + 1));
+    if (!n) continue;
+    if (key == "gres/gpu")
+      plain = *n;
+    else if (key.starts_with("gres/gpu:"))
+      typed += *n;
+  }
+  long long n = plain ? *plain : typed;
+  return static_cast<int>(std::min<long long>(n, 1 << 20));
 }
 
 std::string owner_group(const SlurmJob& job) {

@@ -29,6 +29,9 @@ struct SlurmJob {
   std::string command, workdir;
   std::int64_t submit_time = 0, start_time = 0;
   int node_count = 0;
+  // The GPUs Slurm gave it (its allocated TRES' gres/gpu; for a pending entry, those asked
+  // for); 0 when Slurm did not say (a cluster without GPU GRES, or an older record).
+  int gpus = 0;
   std::int64_t time_limit_minutes = 0;  // 0: none (UNLIMITED)
 
   bool is_array() const { return array_job_id != 0; }
@@ -98,6 +101,10 @@ class SqueueJsonReader {
   SqueueParse out_;
   std::unique_ptr<SlurmListReader> reader_;
 };
+
+// The GPUs in a TRES string ("cpu=16,mem=64G,node=2,billing=16,gres/gpu=16"): its gres/gpu, or
+// the sum of its typed counts (gres/gpu:h100=8) when Slurm lists only those; 0 when none.
+int gpus_in_tres(std::string_view tres);
 
 // For remembering the last run of a watched job across cycles (the restart action needs it
 // after the job has left the queue).

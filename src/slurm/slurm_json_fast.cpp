@@ -75,7 +75,7 @@ struct RawJob {
   std::optional<std::int64_t> job_id, array_job_id, array_task_id, array_max_tasks, node_count,
       time_limit, submit_time, start_time;
   std::string_view name, user, group, account, partition, state, reason, nodes, batch_host, std_out,
-      std_err, command, workdir, array_task_string;
+      std_err, command, workdir, array_task_string, tres_alloc, tres_req;
 };
 
 bool read_job(simdjson::ondemand::object job, RawJob& r) {
@@ -129,6 +129,10 @@ bool read_job(simdjson::ondemand::object job, RawJob& r) {
       r.submit_time = number_of(v);
     else if (key == "start_time")
       r.start_time = number_of(v);
+    else if (key == "tres_alloc_str")
+      r.tres_alloc = string_of(v);
+    else if (key == "tres_req_str")
+      r.tres_req = string_of(v);
   }
   return true;
 }
@@ -154,6 +158,8 @@ SlurmJob to_job(const RawJob& r) {
   j.command = r.command;
   j.workdir = r.workdir;
   j.node_count = static_cast<int>(r.node_count.value_or(0));
+  // What it was given; a pending job has been given nothing yet and counts what it asked for.
+  j.gpus = gpus_in_tres(r.tres_alloc.empty() ? r.tres_req : r.tres_alloc);
   j.time_limit_minutes = r.time_limit.value_or(0);
   j.submit_time = r.submit_time.value_or(0);
   j.start_time = r.start_time.value_or(0);

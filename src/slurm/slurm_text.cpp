@@ -298,8 +298,8 @@ std::vector<std::map<std::string, std::string>> parse_sacct(std::string_view tex
 }
 
 JobDetails parse_job_details(std::string_view text) {
-  static const char* const kNames[] = {"StdOut",  "StdErr",    "Command",  "WorkDir",
-                                       "Account", "Partition", "GroupName"};
+  static const char* const kNames[] = {"StdOut",  "StdErr",    "Command",   "WorkDir",
+                                       "Account", "Partition", "GroupName", "TRES"};
   JobDetails out;
   Lines lines(text);
   for (std::string_view line; lines.next(line);) {

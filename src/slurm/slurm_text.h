@@ -44,12 +44,13 @@ std::map<std::string, std::string> sacct_record_of(
 // `scontrol show job` per new task was a burst of RPCs when many started at once):
 // squeue -h -t all -j ID,... -O kJobDetailsFormat. Fields end in the unit separator (0x1f),
 // which no path or name of a real job holds. Each task's record is keyed as `scontrol show
-// job` keys it (StdOut, StdErr, Command, WorkDir, Account, Partition), by its squeue id
+// job` keys it (StdOut, StdErr, Command, WorkDir, Account, Partition, GroupName, TRES: what
+// it was allocated, for the goodput ledger's GPUs), by its squeue id
 // ("7", "5_1"); StdOut and StdErr are squeue's patterns ("%j" not yet expanded). A line
 // with another number of fields (a cut output) is skipped.
 inline constexpr const char* kJobDetailsFormat =
     "JobArrayID:\x1f,STDOUT:\x1f,STDERR:\x1f,Command:\x1f,WorkDir:\x1f,Account:\x1f,"
-    "Partition:\x1f,GroupName:\x1f";
+    "Partition:\x1f,GroupName:\x1f,tres-alloc:\x1f";
 JobDetails parse_job_details(std::string_view text);
 
 }  // namespace llmwatch

@@ -44,5 +44,27 @@ TEST(GoodputCycle, ARunsStartupTrainingAndHangAreInTheLedgerAndTheViewsAgree) {
                    goodput_json(rows, "cause")["ettr"].get<double>());
 }
 
+// The GPUs are Slurm's allocation where Slurm names one (#29: AllocTRES' gres/gpu), over the
+// [[job]]'s gpus: a run given 16 GPUs is charged 16 GPU-seconds a second, not the 8 its
+// config says.
+TEST(GoodputCycle, TheGpusAreSlurmsAllocationWhereItNamesOne) {
+  EndingRun run("gpus = 8\n");
+  SlurmJob t = run.task("RUNNING");
+  t.start_time = static_cast<std::int64_t>(run.now);
+  t.gpus = 16;
+  run.slurm.jobs = {t};
+  write_file(run.log, "");
+  run.cycle(run.now);
+  double at = run.now;
+  for (int i = 1; i <= 4; ++i) {
+    write_file(run.log, "global_step: " + std::to_string(i) + "\n", true);
+    run.cycle(at += 30);
+  }
+  GoodputState state = run.store->goodput_state("tr");
+  EXPECT_DOUBLE_EQ(state.gpus, 16);
+  auto t_all = goodput_totals(GoodputLedger(*run.store).rows(0));
+  EXPECT_DOUBLE_EQ(t_all.allocated + state.open_s, (at - run.now) * 16);
+}
+
 }  // namespace
 }  // namespace llmwatch

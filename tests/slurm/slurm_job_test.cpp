@@ -65,6 +65,43 @@ TEST(SqueueJson, ToleratesNewerSlurmShapes) {
   EXPECT_EQ(parsed.jobs[0].start_time, 1700000000);
 }
 
+// The goodput ledger's GPUs are Slurm's allocation (#29): the gres/gpu of the task's TRES.
+TEST(SlurmTres, TheGpusAreTheAllocatedGresGpuOrTheSumOfItsTypes) {
+  EXPECT_EQ(gpus_in_tres("cpu=16,mem=64G,node=2,billing=16,gres/gpu=16"), 16);
+  // Slurm lists a typed count beside the plain one: the plain one is the total.
+  EXPECT_EQ(gpus_in_tres("cpu=8,gres/gpu=8,gres/gpu:h100=8"), 8);
+  EXPECT_EQ(gpus_in_tres("cpu=8,gres/gpu:a100=4,gres/gpu:h100=4"), 8);
+  EXPECT_EQ(gpus_in_tres("cpu=2,mem=2000M,node=2,billing=2"), 0);  // the local cluster's
+  EXPECT_EQ(gpus_in_tres(""), 0);
+  EXPECT_EQ(gpus_in_tres("gres/gpu=,gres/gpu=x8,gres/gpu=-1,gres/gpumem=80G,=3,gres/gpu"), 0);
+  EXPECT_EQ(gpus_in_tres("gres/gpu=99999999999999999999"), 0);
+}
+
+// A JSON queue's task: what it was allocated; a pending one: what it asked for. The count is
+// kept across the stored copy of the task (a restart after the job left the queue).
+TEST(SlurmTres, TheJsonQueueGivesEachTaskItsGpusAndTheStoredCopyKeepsThem) {
+  auto text = testing::read_file(testing::fixture("slurm-22.05.8/squeue.json"));
+  auto at = text.find("\"tres_alloc_str\": \"cpu=2,node=2,billing=2\"");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + std::string("\"tres_alloc_str\": \"cpu=2,node=2,billing=2").size(),
+              ",gres/gpu=16");
+  auto parsed = parse_squeue_json(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.error;
+  int with_gpus = 0;
+  for (const auto& j : parsed.jobs)
+    if (j.gpus == 16) {
+      ++with_gpus;
+      auto back = slurm_job_from_json(slurm_job_to_json(j));
+      ASSERT_TRUE(back);
+      EXPECT_EQ(back->gpus, 16);
+    }
+  EXPECT_EQ(with_gpus, 1);
+  auto pending = parse_squeue_json(R"({"jobs": [{"job_id": 9, "name": "x", "job_state": "PENDING",
+      "tres_alloc_str": "", "tres_req_str": "cpu=4,node=4,billing=4,gres/gpu=32"}]})");
+  ASSERT_EQ(pending.jobs.size(), 1u);
+  EXPECT_EQ(pending.jobs[0].gpus, 32);
+}
+
 TEST(SlurmPattern, ExpandsEveryPlaceholder) {
   SlurmJob j;
   j.job_id = 42;

@@ -95,6 +95,9 @@ TEST(JobDetails, ParsesTheRealCaptureAndSkipsACutLine) {
   EXPECT_EQ(details["3"]["Command"], "(null)");
   EXPECT_EQ(details["3"]["GroupName"], "llmwatch-itest");
   EXPECT_EQ(details["4_1"]["GroupName"], "root");
+  // What each was allocated: the local cluster has no GPU GRES, so no gres/gpu.
+  EXPECT_EQ(details["3"]["TRES"], "cpu=1,node=1,billing=1");
+  EXPECT_EQ(gpus_in_tres(details["3"]["TRES"]), 0);
   EXPECT_EQ(details["4_1"]["StdErr"], "/tmp/rel-%A_%a.out");
   EXPECT_EQ(details["4_1"]["Command"], "/work/main/examples/fake-trainer.sh");
   EXPECT_EQ(details["4_1"]["WorkDir"], "/tmp");

@@ -38,6 +38,7 @@ void take_from_scontrol(SlurmJob& task, std::map<std::string, std::string> show)
   if (show["Account"] != "(null)") task.account = show["Account"];
   task.partition = show["Partition"];
   task.group = show["GroupName"];
+  task.gpus = gpus_in_tres(show["TRES"]);
 }
 
 // What was asked when this task was first seen, if it was. Only what Slurm told then is taken
@@ -53,6 +54,7 @@ bool fill_from_last(SlurmJob& task, const std::optional<SlurmJob>& last) {
   task.account = last->account;
   task.partition = last->partition;
   task.group = last->group;
+  task.gpus = last->gpus;
   return true;
 }
 
