@@ -151,18 +151,19 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
     std::function<void()> tick;
     std::function<void()> wait_reload;
     SlurmSnapshot snapshot;
-    // A wake for a job whose hang allowance runs out before the next tick (#30): at most one
-    // pending, at most one per tick, from the tick's snapshot of the queue (no new slurmctld
-    // polls). One second past the deadline, so the allowance has run out when it looks.
-    auto schedule_wake = [&] {
+    // A wake for a job whose hang allowance runs out before the next tick (#30): one pending at
+    // a time, each from the tick's snapshot of the queue (no new slurmctld polls), and the next
+    // one scheduled after it, so two jobs due within one interval are both found at their
+    // deadlines; kWakePastDeadline after it, so the allowance has run out when it looks.
+    double next_tick_at = 0;
+    std::function<void()> schedule_wake = [&] {
       wake_timer.cancel();
       if (!snapshot.queue) return;
       double now = unix_now();
-      auto at = earliest_hang_deadline(config, store, now,
-                                       now + static_cast<double>(config.interval.count()) - 1);
+      auto at = earliest_hang_deadline(config, store, now, next_tick_at - 0.5);
       if (!at) return;
       wake_timer.expires_after(
-          std::chrono::milliseconds(static_cast<long>((*at - now + 1) * 1000)));
+          std::chrono::milliseconds(static_cast<long>((*at - now + kWakePastDeadline) * 1000)));
       wake_timer.async_wait([&](const boost::system::error_code& ec) {
         if (ec) return;
         spdlog::info("wake: a job's hang allowance ran out before the next tick");
@@ -170,6 +171,12 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
           cycle_under_lease(config, store, lease, &snapshot, true);
         } catch (const std::exception& e) {
           spdlog::error("wake cycle failed: {}", e.what());
+          return;
+        }
+        try {
+          schedule_wake();
+        } catch (const std::exception& e) {
+          spdlog::error("cannot schedule a wake: {}", e.what());
         }
       });
     };
@@ -181,6 +188,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
         spdlog::error("cycle failed: {}", e.what());  // the next cycle tries again
         snapshot = {};
       }
+      next_tick_at = unix_now() + static_cast<double>(config.interval.count());
       try {
         schedule_wake();
       } catch (const std::exception& e) {

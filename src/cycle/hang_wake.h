@@ -11,6 +11,11 @@ namespace llmwatch {
 
 class Store;
 
+// How long past a job's hang deadline its wake looks: the allowance must have run out (a hang is
+// idle time *over* the allowance), and a steady timer never fires early. It was one second: a
+// hang was found 46 s after a 45 s allowance began.
+inline constexpr double kWakePastDeadline = 0.02;
+
 // The earliest time (Unix seconds) after `now` at which a running job's allowance runs out or
 // its hang's second dump is due; nullopt when none would before `before`.
 std::optional<double> earliest_hang_deadline(const Config& config, Store& store, double now,
