@@ -1,6 +1,7 @@
 // `llmwatch daemon`: cycles on its timer, reloads its config on SIGHUP (refusing a broken
 // one), stops cleanly on SIGTERM and gives its lease back; a second instance stands by.
 #include "local_cluster.h"
+#include "util/units.h"
 
 namespace llmwatch::testing {
 namespace {
@@ -55,6 +56,53 @@ TEST(Daemon, CyclesReloadsOnSighupAndStopsCleanlyOnSigterm) {
   kill(d.pid, SIGTERM);
   EXPECT_EQ(d.wait_exit(20), 0) << read_file(d.log);
   EXPECT_FALSE(std::filesystem::exists(state + "/lease")) << "the lease was not given back";
+}
+
+// Hangs are found at their allowance, not at the next tick (#30), for every job: each wake
+// schedules the next. Two runs step at 0 s, then at 8 s and 10 s, then stop; with a 12 s
+// allowance and a 2 min tick, the first wake (12 s) finds neither hung and both are due again
+// at 20 and 22 s. One wake per tick left both to the next tick, 2 min after the first.
+TEST(Daemon, EveryJobsHangIsFoundAtItsOwnDeadlineNotAtTheNextTick) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  std::string state = c.dir / "state";
+  std::string config = c.dir / "llmwatch.toml";
+  std::string body = "[llmwatch]\nstate_dir = \"" + state + "\"\ninterval = \"2m\"\n";
+  for (const char* name : {"wake-a", "wake-b"})
+    body += "[[job]]\nname = \"" + std::string(name) + "\"\n" + job_owner() +
+            "stale_after = \"12s\"\nstartup_grace = \"2m\"\nconfirm_hang = \"0s\"\n"
+            "on_hang = [\"alert\"]\n";
+  write_file(config, body);
+  for (auto [name, second] : {std::pair{"wake-a", 8}, std::pair{"wake-b", 10}}) {
+    std::string script = "echo 'global_step: 1'; sleep " + std::to_string(second) +
+                         "; echo 'global_step: 2'; sleep 600";
+    ASSERT_TRUE(c.slurm({"sbatch", "--job-name=" + std::string(name), "--nodes=1",
+                         "--output=" + (c.dir / name) + ".out", "--wrap", script})
+                    .ok());
+  }
+  ASSERT_TRUE(eventually(
+      [&] {
+        return read_file(c.dir / "wake-a.out").find("global_step: 1") != std::string::npos &&
+               read_file(c.dir / "wake-b.out").find("global_step: 1") != std::string::npos;
+      },
+      60));
+  const double started = unix_now();
+  BackgroundProcess d({llmwatch_bin(), "--config", config, "daemon"}, c.dir / "daemon.log");
+  auto found_at = [&](const std::string& name) {
+    auto r = llmwatch_sql(state, "SELECT first_seen FROM findings WHERE key='job:" + name +
+                                     "/hung' AND state='firing'");
+    return r.empty() ? 0.0 : std::atof(r.c_str());
+  };
+  ASSERT_TRUE(eventually([&] { return found_at("wake-a") > 0 && found_at("wake-b") > 0; }, 150))
+      << read_file(d.log);
+  // Both within the first tick's interval, at their deadlines (about 22 s after the first step).
+  EXPECT_LT(found_at("wake-a") - started, 60) << read_file(d.log);
+  EXPECT_LT(found_at("wake-b") - started, 60) << read_file(d.log);
+  std::cout << "hung found " << found_at("wake-a") - started << " s and "
+            << found_at("wake-b") - started << " s after the daemon started\n";
+  kill(d.pid, SIGTERM);
+  EXPECT_EQ(d.wait_exit(20), 0) << read_file(d.log);
 }
 
 }  // namespace
