@@ -341,12 +341,12 @@ int main(int argc, char** argv) {
     TrainingLogParser parser;
     auto start = Clock::now();
     for (;;) {
-      LogChunk chunk = scan_appended(big, c, LogTailLimits{64ull << 20, 1 << 20},
-                                     [&](std::span<const std::string_view> got) {
-                                       if (!parse) return void(lines += got.size());
-                                       for (const auto& l : got)
-                                         lines += parser.parse(l).step ? 1 : 0;
-                                     });
+      LogChunk chunk =
+          scan_appended(big, c, LogTailLimits{64ull << 20, 1 << 20},
+                        [&](std::span<const std::string_view> got, std::span<const std::uint64_t>) {
+                          if (!parse) return void(lines += got.size());
+                          for (const auto& l : got) lines += parser.parse(l).step ? 1 : 0;
+                        });
       bytes += chunk.bytes_read;
       if (chunk.bytes_read == 0) break;
     }

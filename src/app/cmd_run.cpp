@@ -15,6 +15,7 @@
 #include "cycle/hang_wake.h"
 #include "cycle/self_chain.h"
 #include "cycle/supervisor.h"
+#include "probes/log_growth.h"
 #include "slurm/slurm_snapshot.h"
 #include "store/keys.h"
 #include "store/lease.h"
@@ -147,7 +148,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
     }
     boost::asio::signal_set stop_signals(io, SIGTERM, SIGINT);
     boost::asio::signal_set reload_signal(io, SIGHUP);
-    boost::asio::steady_timer timer(io), wake_timer(io);
+    boost::asio::steady_timer timer(io), wake_timer(io), sample_timer(io);
     std::function<void()> tick;
     std::function<void()> wait_reload;
     SlurmSnapshot snapshot;
@@ -178,6 +179,23 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
         } catch (const std::exception& e) {
           spdlog::error("cannot schedule a wake: {}", e.what());
         }
+      });
+    };
+
+    // Between cycles, when the followed logs grew (probes/log_growth.h): a step followed in the
+    // same read by a hung rank's heartbeats is then clocked at its own write, not theirs.
+    std::function<void()> sample_logs = [&] {
+      sample_timer.expires_after(kLogSampleEvery);
+      sample_timer.async_wait([&](const boost::system::error_code& ec) {
+        if (ec) return;
+        try {
+          log_growth().sample(std::min<std::chrono::milliseconds>(
+              std::chrono::duration_cast<std::chrono::milliseconds>(config.file_timeout),
+              std::chrono::seconds(2)));
+        } catch (const std::exception& e) {
+          spdlog::warn("log growth sample failed: {}", e.what());
+        }
+        sample_logs();
       });
     };
 
@@ -217,6 +235,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
       spdlog::info("signal {}: stopping after the current cycle", sig);
       timer.cancel();
       wake_timer.cancel();
+      sample_timer.cancel();
       reload_signal.cancel();
       http.reset();
       io.stop();
@@ -225,6 +244,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
     spdlog::info("llmwatch daemon: every {}, state in {}", format_duration(config.interval),
                  config.state_dir);
     boost::asio::post(io, tick);
+    sample_logs();
     io.run();
     release_lease(store, lease);
     return kExitOk;

@@ -63,7 +63,7 @@ int open_at_cursor(const std::string& path, LogCursor& cursor, const LogTailLimi
 }  // namespace
 
 LogChunk scan_appended(const std::string& path, LogCursor& cursor, const LogTailLimits& limits,
-                       const std::function<void(std::span<const std::string_view>)>& on_lines) {
+                       const LineSink& on_lines) {
   LogChunk chunk;
   std::uint64_t want = 0;
   int fd = open_at_cursor(path, cursor, limits, chunk, want);
@@ -83,19 +83,23 @@ LogChunk scan_appended(const std::string& path, LogCursor& cursor, const LogTail
   bool overlong = false;                   // the current line was handed on cut: drop its rest
   bool maybe_invalid = false;              // a byte outside ASCII was seen: validate lines
   std::vector<std::string_view> lines;
+  std::vector<std::uint64_t> ends;  // the file offset past each line's end
   std::list<std::string> repaired;  // lines that were not valid UTF-8, made valid (stable;
                                     // unlike a deque, allocates nothing while empty)
-  auto take = [&](size_t from, size_t n) {
+  auto take = [&](size_t from, size_t n, std::uint64_t end) {
     if (n > limits.max_line) n = utf8_cut({buf, from + n}, from, limits.max_line);
     lines.emplace_back(buf + from, n);
+    ends.push_back(end);
   };
   auto on_end = [&](size_t end) {
     if (end < start) return;  // the '\n' of a "\r\n"
-    if (!fragment && !overlong) take(start, end - start);
+    bool whole = !fragment && !overlong;
     fragment = overlong = false;
+    size_t line_start = start;
     start = end + 1;
     if (buf[end] == '\r' && start < len && buf[start] == '\n') ++start;
     consumed = file_pos + start;
+    if (whole) take(line_start, end - line_start, consumed);
   };
   for (;;) {
     ssize_t n = 0;
@@ -111,15 +115,16 @@ LogChunk scan_appended(const std::string& path, LogCursor& cursor, const LogTail
     scanned = to;
     // A line that fills max_line is handed on cut, and the rest of it dropped.
     if (!fragment && !overlong && len - start >= limits.max_line) {
-      take(start, limits.max_line);
+      take(start, limits.max_line, file_pos + len);  // its end is not read yet: what was
       overlong = true;
     }
     // Validity is checked only once a byte outside ASCII was seen (in most logs, never).
     if (maybe_invalid)
       for (auto& line : lines)
         if (!is_valid_utf8(line)) line = repaired.emplace_back(valid_utf8(line));
-    if (!lines.empty()) on_lines(lines);
+    if (!lines.empty()) on_lines(lines, ends);
     lines.clear();
+    ends.clear();
     repaired.clear();
     if (last) break;
     if (fragment || overlong) start = scanned;  // what was scanned of it is dropped
@@ -144,12 +149,13 @@ LogChunk read_appended(const std::string& path, LogCursor& cursor, const LogTail
   auto storage = std::make_shared<std::string>();
   std::vector<std::pair<size_t, size_t>> spans;
   LogChunk chunk =
-      scan_appended(path, cursor, limits, [&](std::span<const std::string_view> lines) {
-        for (const auto& line : lines) {
-          spans.emplace_back(storage->size(), line.size());
-          storage->append(line);
-        }
-      });
+      scan_appended(path, cursor, limits,
+                    [&](std::span<const std::string_view> lines, std::span<const std::uint64_t>) {
+                      for (const auto& line : lines) {
+                        spans.emplace_back(storage->size(), line.size());
+                        storage->append(line);
+                      }
+                    });
   const std::string_view text(*storage);
   chunk.lines.reserve(spans.size());
   for (const auto& [from, n] : spans) chunk.lines.push_back(text.substr(from, n));

@@ -37,6 +37,11 @@ struct LogTailLimits {
   std::size_t max_line = 1 << 20;               // longer lines are cut, not buffered forever
 };
 
+// A batch of lines, and the file offset just past each one's line end (where the bytes that
+// make it end: log_growth.h tells when they were written).
+using LineSink = std::function<void(std::span<const std::string_view> lines,
+                                    std::span<const std::uint64_t> ends)>;
+
 // Hands on the complete lines appended since the cursor, a batch at a time, reading through
 // one small buffer (a line and a piece at most): nothing of the file is held after its lines
 // were handed on, so a 64 MiB first look costs what `cat` costs, not 64 MiB. Lines are valid
@@ -44,7 +49,7 @@ struct LogTailLimits {
 // with '\r'), and are at most max_line bytes (the rest of a longer one is dropped). The views
 // are valid during the call only. The returned chunk has no lines.
 LogChunk scan_appended(const std::string& path, LogCursor& cursor, const LogTailLimits& limits,
-                       const std::function<void(std::span<const std::string_view>)>& on_lines);
+                       const LineSink& on_lines);
 
 // scan_appended, with the lines kept in the chunk.
 LogChunk read_appended(const std::string& path, LogCursor& cursor,

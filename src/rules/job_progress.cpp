@@ -254,9 +254,10 @@ ProgressUpdate::ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, 
       allowance_(allowance),
       phase_under_way_(p.checkpoint_since > 0 || p.evaluation_since > 0) {}
 
-void ProgressUpdate::feed(std::span<const std::string_view> lines) {
+std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lines) {
   JobProgress& p = p_;
   const double now = now_;
+  std::optional<size_t> progressed;  // the last line that moved the step
   size_t keep_from = lines.size();
   for (size_t kept = 0; keep_from > 0 && kept < kRecentLines; --keep_from)
     kept += !trim(lines[keep_from - 1]).empty();
@@ -306,6 +307,7 @@ void ProgressUpdate::feed(std::span<const std::string_view> lines) {
       set_ &= ~(kCheckpointSince | kEvaluationSince);
       p.quick_deaths = 0;
       advances_.emplace_back(*line.step, now);
+      progressed = static_cast<size_t>(&raw - lines.data());
       continue;
     }
     // Training health. A step right after a save includes the save: keep it out of the
@@ -346,25 +348,32 @@ void ProgressUpdate::feed(std::span<const std::string_view> lines) {
     p.evaluation_since = 0;  // and after an evaluation pass, that the pass is over
     set_ &= ~(kCheckpointSince | kEvaluationSince);
     advances_.emplace_back(*line.step, now);
+    progressed = static_cast<size_t>(&raw - lines.data());
   }
+  return progressed;
 }
 
 // Lines arrive in batches, one read per cycle: the time between progress observations is
 // quantized by the cycle interval. The step interval is that time divided by the steps the
 // whole read covered, so a 0.5 s step watched every 5 s counts as 0.5 s, not 5 s.
-std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish(double written) {
+std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish(double written,
+                                                                    double progress_written) {
   JobProgress& p = p_;
   trim_series(p.step_times);
   trim_series(p.losses);
-  // The clocks these lines set move from the time of the read to the time of the write.
-  if (written > 0 && written < now_) {
-    if (set_ & kProgress) p.last_progress = written;
+  // The clocks these lines set move from the time of the read to the time of the write (a write
+  // at the read's very time still moves the last step's to its own, below).
+  if (written > 0 && written <= now_) {
+    // The last step's own write, where the log's growth tells it apart from the lines after it.
+    const double stepped =
+        progress_written > 0 && progress_written < written ? progress_written : written;
+    if (set_ & kProgress) p.last_progress = stepped;
     if (set_ & kCheckpointSince) p.checkpoint_since = written;
     if (set_ & kCheckpointDone) p.checkpoint_done = written;
     if (set_ & kCheckpointBegan) p.checkpoint_began = written;
     if (set_ & kCheckpointInterval) p.checkpoint_interval -= now_ - written;
     if (set_ & kEvaluationSince) p.evaluation_since = written;
-    for (auto& advance : advances_) advance.second = written;
+    for (auto& advance : advances_) advance.second = stepped;
   }
   const double at = (set_ & kProgress) ? p.last_progress : now_;
   const auto& step_before = step_before_;

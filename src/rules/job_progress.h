@@ -94,9 +94,13 @@ class ProgressUpdate {
   // longer than it was a hang (its finding fired), never a step interval to learn (#27: a hang
   // that cleared by itself raised the allowance from 12s to 1m27s).
   ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, double now, double allowance = 0);
-  void feed(std::span<const std::string_view> lines);
+  // Returns the index of the last line that moved the step, if one did.
+  std::optional<size_t> feed(std::span<const std::string_view> lines);
   // `written`: when the lines were written (written_time), if known and earlier than `now`.
-  std::vector<std::pair<std::int64_t, double>> finish(double written = 0);
+  // `progress_written`: when the last step line was, if known and earlier (log_growth.h: lines
+  // after it in the same read, such as a hung rank's heartbeats, moved the mtime on).
+  std::vector<std::pair<std::int64_t, double>> finish(double written = 0,
+                                                      double progress_written = 0);
 
  private:
   JobProgress& p_;

@@ -8,6 +8,7 @@
 
 #include "cycle/check.h"
 #include "fake_slurm.h"
+#include "probes/log_growth.h"
 #include "store/store.h"
 #include "store_reading.h"
 #include "store_test_access.h"
@@ -193,6 +194,34 @@ TEST(Supervisor, AProgressBarWrittenWithCarriageReturnsIsProgress) {
   auto r = w.cycle_after(t0 + 100);  // 50 s after that redraw: within stale_after (60 s)
   EXPECT_FALSE(has_kind(r, "hung"));
   EXPECT_TRUE(w.slurm.cancelled.empty());
+}
+
+// #30: a hung rank's heartbeats after the last step, read with it, moved the log's mtime on,
+// and the step was clocked at the last heartbeat: the hang was found up to an interval late.
+// With the log's growth sampled between the reads (the daemon does, every kLogSampleEvery),
+// the step is clocked at the sample that first held it; without samples, as before.
+TEST(Supervisor, AStepIsClockedAtItsOwnWriteNotAtTheHeartbeatsAfterIt) {
+  World w(job("tr"));
+  std::string log = w.training("tr", "global_step: 1\n");
+  double t0 = unix_now();
+  testing::set_mtime(log, t0 - 5);
+  w.cycle(t0);
+  write_file(log, "global_step: 2\n", true);
+  testing::set_mtime(log, t0 + 10);
+  log_growth().sample(std::chrono::seconds(2));  // the daemon's look between the two reads
+  write_file(log, "heartbeat: still waiting in ALLREDUCE\n", true);
+  testing::set_mtime(log, t0 + 25);
+  w.cycle_after(t0 + 30);
+  auto p = JobProgress::from_json(w.store->get("progress:tr").value_or(""));
+  EXPECT_EQ(*p.step, 2);
+  EXPECT_DOUBLE_EQ(p.last_progress, t0 + 10);
+  // No sample held the next step: its read's mtime clocks it, as before.
+  write_file(log, "global_step: 3\nheartbeat: still waiting in ALLREDUCE\n", true);
+  testing::set_mtime(log, t0 + 55);
+  w.cycle_after(t0 + 60);
+  p = JobProgress::from_json(w.store->get("progress:tr").value_or(""));
+  EXPECT_EQ(*p.step, 3);
+  EXPECT_DOUBLE_EQ(p.last_progress, t0 + 55);
 }
 
 // An unknown Slurm never makes a job absent.

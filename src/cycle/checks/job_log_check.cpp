@@ -18,6 +18,7 @@
 #include "cycle/failure_domain.h"
 #include "probes/end_evidence.h"
 #include "probes/job_logs.h"
+#include "probes/log_growth.h"
 #include "probes/log_tail.h"
 #include "probes/rank_timing.h"
 #include "slurm/hostlist.h"
@@ -144,11 +145,21 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
     std::string id, regex;
     std::int64_t start_time = 0;
     double allowance = 0;  // in force before the new lines: a longer gap taught nothing
+    // When the logs followed so far grew (the daemon's samples): copied here, on the cycle's
+    // thread, for the read on another.
+    std::map<std::string, GrowthSeries> growth;
   } t;
   if (ask.logs) {
     const SlurmJob& task = *w.obs.running;
-    t = {log_patterns_for(*w.settings, task), task.display_id(), w.settings->progress_regex,
-         task.start_time, evaluate_stale(w.progress, *w.settings, now).allowance};
+    t = {log_patterns_for(*w.settings, task),
+         task.display_id(),
+         w.settings->progress_regex,
+         task.start_time,
+         evaluate_stale(w.progress, *w.settings, now).allowance,
+         {}};
+    for (const auto& [path, cursor] : w.progress.cursors)
+      if (auto series = log_growth().series(path); !series.samples.empty())
+        t.growth.emplace(path, std::move(series));
   }
   // Copied once here; the call, which runs at most once, moves it into its answer.
   auto progress = std::make_shared<JobProgress>(ask.logs ? w.progress : JobProgress{});
@@ -176,10 +187,18 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
             auto known = p.cursors.find(path);
             LogCursor cursor = known == p.cursors.end() ? LogCursor{} : known->second;
             ProgressUpdate update(p, parser, now, t.allowance);
-            LogChunk chunk =
-                scan_appended(path, cursor, {},
-                              [&](std::span<const std::string_view> lines) { update.feed(lines); });
-            auto advances = update.finish(written_time(chunk.mtime, p.last_read, now));
+            std::uint64_t step_end = 0;  // the file offset past the last step line read
+            LogChunk chunk = scan_appended(
+                path, cursor, {},
+                [&](std::span<const std::string_view> lines, std::span<const std::uint64_t> ends) {
+                  if (auto i = update.feed(lines)) step_end = ends[*i];
+                });
+            const double written = written_time(chunk.mtime, p.last_read, now);
+            // By the same file server's clock as the mtime: only where that could be true.
+            double stepped = 0;
+            if (auto g = t.growth.find(path); g != t.growth.end() && written == chunk.mtime)
+              stepped = written_by(g->second, cursor.dev, cursor.inode, step_end);
+            auto advances = update.finish(written, stepped);
             if (!chunk.error.empty()) {
               f.errors += (f.errors.empty() ? "" : "; ") + chunk.error;
               p.cursors.erase(path);
@@ -468,6 +487,13 @@ class JobLogCheck : public Check {
                      after_files(s.work[i], files[c], asks[i], s.now);
                    }).error();
     }
+    // What the daemon samples until the next cycle (probes/log_growth.h): the running tasks'
+    // logs, as followed now.
+    std::vector<std::string> followed;
+    for (const auto& w : s.work)
+      if (w.obs.running)
+        for (const auto& [path, cursor] : w.progress.cursors) followed.push_back(path);
+    log_growth().follow(std::move(followed));
     check_nodes_after_crashes(s);
   }
 

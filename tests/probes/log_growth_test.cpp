@@ -1,0 +1,79 @@
+#include "probes/log_growth.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "probes/log_tail.h"
+#include "test_util.h"
+
+namespace llmwatch {
+namespace {
+
+using testing::set_mtime;
+using testing::TempDir;
+using testing::write_file;
+
+// The first sample that held a byte bounds its write; none did, or another file: no bound.
+TEST(LogGrowth, TheFirstSampleThatHeldTheBytesBoundsTheirWrite) {
+  GrowthSeries s{1, 7, {{100, 10.0}, {160, 20.0}, {400, 35.0}}};
+  EXPECT_EQ(written_by(s, 1, 7, 100), 10.0);
+  EXPECT_EQ(written_by(s, 1, 7, 101), 20.0);
+  EXPECT_EQ(written_by(s, 1, 7, 400), 35.0);
+  EXPECT_EQ(written_by(s, 1, 7, 401), 0.0);  // written after the last sample
+  EXPECT_EQ(written_by(s, 1, 8, 100), 0.0);  // a replaced file
+  EXPECT_EQ(written_by(s, 1, 7, 0), 0.0);
+}
+
+// Only followed paths are sampled; a file that did not grow adds nothing; a truncated or
+// replaced one starts over; the samples are bounded.
+TEST(LogGrowth, KeepsGrowthOfFollowedFilesOnly) {
+  LogGrowth g;
+  g.follow({"/a", "/b"});
+  g.observe("/a", 1, 7, 10, 1.0);
+  g.observe("/a", 1, 7, 10, 2.0);
+  g.observe("/a", 1, 7, 20, 3.0);
+  g.observe("/c", 1, 9, 10, 1.0);
+  EXPECT_EQ(g.series("/a").samples.size(), 2u);
+  EXPECT_TRUE(g.series("/c").samples.empty());
+  g.observe("/a", 1, 7, 5, 4.0);  // truncated
+  ASSERT_EQ(g.series("/a").samples.size(), 1u);
+  EXPECT_EQ(g.series("/a").samples.front().mtime, 4.0);
+  g.observe("/a", 1, 8, 50, 5.0);  // replaced
+  EXPECT_EQ(g.series("/a").inode, 8u);
+  ASSERT_EQ(g.series("/a").samples.size(), 1u);
+  for (std::uint64_t i = 0; i < 2 * LogGrowth::kMaxSamples; ++i) g.observe("/b", 1, 3, i + 1, i);
+  EXPECT_EQ(g.series("/b").samples.size(), LogGrowth::kMaxSamples);
+  g.follow({"/b"});
+  EXPECT_TRUE(g.series("/a").samples.empty()) << "no longer followed: dropped";
+}
+
+// On a real file: a step line sampled before the hung rank's heartbeats came is clocked at
+// its own write, though the read that holds it sees the heartbeats' mtime; the offsets
+// scan_appended hands on are where each line's bytes end.
+TEST(LogGrowth, AStepFollowedByHeartbeatsIsBoundedByTheSampleThatHeldIt) {
+  TempDir dir;
+  std::string path = dir / "log";
+  write_file(path, "global_step: 1\r\n");
+  set_mtime(path, 1000);
+  LogGrowth g;
+  g.follow({path});
+  g.sample(std::chrono::seconds(2));
+  write_file(path, "heartbeat\nheartbeat\n", true);
+  set_mtime(path, 1020);
+  g.sample(std::chrono::seconds(2));
+  LogCursor cursor;
+  std::vector<std::uint64_t> ends;
+  auto chunk = scan_appended(
+      path, cursor, {},
+      [&](std::span<const std::string_view> lines, std::span<const std::uint64_t> at) {
+        EXPECT_EQ(lines.size(), at.size());
+        ends.insert(ends.end(), at.begin(), at.end());
+      });
+  EXPECT_EQ(chunk.mtime, 1020);
+  ASSERT_EQ(ends, (std::vector<std::uint64_t>{16, 26, 36}));
+  EXPECT_EQ(written_by(g.series(path), cursor.dev, cursor.inode, ends[0]), 1000);
+  EXPECT_EQ(written_by(g.series(path), cursor.dev, cursor.inode, ends[1]), 1020);
+}
+
+}  // namespace
+}  // namespace llmwatch
