@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "test_util.h"
 #include "util/text.h"
@@ -264,4 +265,62 @@ TEST(LogTail, AnOverlongLineIsCutBetweenCharacters) {
   EXPECT_TRUE(is_valid_utf8(chunk.lines[0]));
 }
 
+}  // namespace llmwatch
+
+namespace llmwatch {
+namespace {
+
+// The offsets handed on with the lines (#30: they clock a step by the log's growth): one per
+// line, rising, each just past its own line end in the file (so the text up to it ends in a
+// '\n' or '\r'), the last one the cursor's. Random logs of '\n', "\r\n", lone '\r', blank,
+// overlong and invalid UTF-8 lines, read in random appends.
+TEST(LogTail, EachLinesEndOffsetIsWhereItsBytesEnd) {
+  std::mt19937 rng(30);
+  for (int round = 0; round < 200; ++round) {
+    TempDir dir;
+    std::string path = dir / "log";
+    write_file(path, "");
+    LogCursor cursor;
+    LogTailLimits limits;
+    limits.max_line = 64;
+    std::string text;
+    for (int append = 0; append < 4; ++append) {
+      std::string piece;
+      for (int i = rng() % 20; i > 0; --i) {
+        piece +=
+            std::string(rng() % 3 == 0 ? rng() % 100 : rng() % 10, "ab\xe2\x96\x88x"[rng() % 5]);
+        piece += std::vector<std::string>{"\n", "\r\n", "\r"}[rng() % 3];
+      }
+      if (rng() % 3 == 0) piece += "partial";
+      write_file(path, piece, true);
+      text += piece;
+      std::vector<std::uint64_t> ends;
+      std::vector<bool> cut;  // handed on cut at max_line: its offset is what was read of it
+      size_t lines = 0;
+      const std::uint64_t from = cursor.offset;
+      scan_appended(path, cursor, limits,
+                    [&](std::span<const std::string_view> got, std::span<const std::uint64_t> at) {
+                      ASSERT_EQ(got.size(), at.size());
+                      lines += got.size();
+                      ends.insert(ends.end(), at.begin(), at.end());
+                      for (const auto& line : got)
+                        cut.push_back(line.size() + 3 >= limits.max_line);
+                    });
+      ASSERT_EQ(ends.size(), lines);
+      std::uint64_t before = from;
+      for (size_t i = 0; i < ends.size(); ++i) {
+        EXPECT_GT(ends[i], before);
+        EXPECT_LE(ends[i], text.size());
+        char last = text[ends[i] - 1];
+        EXPECT_TRUE(cut[i] || last == '\n' || last == '\r') << "round " << round;
+        before = ends[i];
+      }
+      if (!ends.empty() && !cut.back()) {
+        EXPECT_EQ(ends.back(), cursor.offset) << "round " << round;
+      }
+    }
+  }
+}
+
+}  // namespace
 }  // namespace llmwatch
