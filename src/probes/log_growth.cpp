@@ -19,6 +19,7 @@ double written_by(const GrowthSeries& series, std::uint64_t dev, std::uint64_t i
 void LogGrowth::follow(std::vector<std::string> paths) {
   std::sort(paths.begin(), paths.end());
   paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  if (paths.size() > kMaxPaths) paths.resize(kMaxPaths);
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = series_.begin(); it != series_.end();)
     it = std::binary_search(paths.begin(), paths.end(), it->first) ? std::next(it)
@@ -45,25 +46,20 @@ void LogGrowth::sample(std::chrono::milliseconds limit) {
     paths = followed_;
   }
   if (paths.empty()) return;
-  struct Look {
-    std::string path;
-    struct stat st;
-  };
-  auto looked =
-      call_with_deadline<std::vector<Look>>("log growth", limit, [paths = std::move(paths)] {
-        std::vector<Look> out;
-        for (const auto& path : paths) {
-          Look l{path, {}};
-          if (::stat(path.c_str(), &l.st) == 0 && S_ISREG(l.st.st_mode)) out.push_back(l);
-        }
-        return out;
-      });
-  if (!looked.ok()) return;  // a hung mount: the next round tries again
-  for (const auto& l : *looked.value)
-    observe(
-        l.path, static_cast<std::uint64_t>(l.st.st_dev), static_cast<std::uint64_t>(l.st.st_ino),
-        static_cast<std::uint64_t>(l.st.st_size),
-        static_cast<double>(l.st.st_mtim.tv_sec) + static_cast<double>(l.st.st_mtim.tv_nsec) / 1e9);
+  // Each look is kept as it is made: a round slower than `limit` (a loaded file server) keeps
+  // what it saw, and a round stuck on a hung mount holds up only itself (the next one is refused
+  // while it is stuck: util/deadline_call.h).
+  call_with_deadline<bool>("log growth", limit, [this, paths = std::move(paths)] {
+    for (const auto& path : paths) {
+      struct stat st {};
+      if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      observe(
+          path, static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+          static_cast<std::uint64_t>(st.st_size),
+          static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) / 1e9);
+    }
+    return true;
+  });
 }
 
 GrowthSeries LogGrowth::series(const std::string& path) const {

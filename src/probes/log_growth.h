@@ -38,17 +38,22 @@ double written_by(const GrowthSeries& series, std::uint64_t dev, std::uint64_t i
 
 class LogGrowth {
  public:
-  // The logs to sample: those the last cycle followed. Other paths' samples are dropped.
+  // The logs to sample: those the last cycle followed (at most kMaxPaths; the caller takes at
+  // most kMaxPerJob of a job's). Other paths' samples are dropped.
   void follow(std::vector<std::string> paths);
   // One look at a file: kept when it grew. A replaced or truncated file starts over.
   void observe(const std::string& path, std::uint64_t dev, std::uint64_t inode, std::uint64_t size,
                double mtime);
-  // Stats every followed log, all within `limit` (a hung mount: this round is given up).
+  // Stats every followed log, each look kept as it is made; the round is waited for at most
+  // `limit` (a hung mount holds up only its own round).
   void sample(std::chrono::milliseconds limit);
   // A copy of one path's samples, for a read on another thread.
   GrowthSeries series(const std::string& path) const;
 
   static constexpr std::size_t kMaxSamples = 64;  // 5 min at 5 s: a read every 30 s needs 6
+  // At most this many logs of one job are sampled (per-rank logs: 512 files a job would be
+  // 100,000 stats a second at 1,000 jobs), and this many in all.
+  static constexpr std::size_t kMaxPerJob = 4, kMaxPaths = 4096;
 
  private:
   mutable std::mutex mu_;

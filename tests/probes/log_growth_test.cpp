@@ -45,6 +45,15 @@ TEST(LogGrowth, KeepsGrowthOfFollowedFilesOnly) {
   EXPECT_EQ(g.series("/b").samples.size(), LogGrowth::kMaxSamples);
   g.follow({"/b"});
   EXPECT_TRUE(g.series("/a").samples.empty()) << "no longer followed: dropped";
+  // At most kMaxPaths are followed, whatever a cycle asks.
+  std::vector<std::string> many;
+  for (std::size_t i = 0; i <= LogGrowth::kMaxPaths; ++i)
+    many.push_back("/p/" + std::to_string(100000 + i));
+  g.follow(many);
+  g.observe(many.front(), 1, 1, 1, 1.0);
+  g.observe(many.back(), 1, 2, 1, 1.0);
+  EXPECT_EQ(g.series(many.front()).samples.size(), 1u);
+  EXPECT_TRUE(g.series(many.back()).samples.empty());
 }
 
 // On a real file: a step line sampled before the hung rank's heartbeats came is clocked at

@@ -490,9 +490,13 @@ class JobLogCheck : public Check {
     // What the daemon samples until the next cycle (probes/log_growth.h): the running tasks'
     // logs, as followed now.
     std::vector<std::string> followed;
-    for (const auto& w : s.work)
-      if (w.obs.running)
-        for (const auto& [path, cursor] : w.progress.cursors) followed.push_back(path);
+    for (const auto& w : s.work) {
+      if (!w.obs.running) continue;
+      size_t taken = 0;
+      for (auto it = w.progress.cursors.begin();
+           it != w.progress.cursors.end() && taken < LogGrowth::kMaxPerJob; ++it, ++taken)
+        followed.push_back(it->first);
+    }
     log_growth().follow(std::move(followed));
     check_nodes_after_crashes(s);
   }
