@@ -257,7 +257,7 @@ ProgressUpdate::ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, 
 std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lines) {
   JobProgress& p = p_;
   const double now = now_;
-  std::optional<size_t> progressed;  // the last line that moved the step
+  std::optional<size_t> clocked;  // the last line that set one of the read's clocks
   size_t keep_from = lines.size();
   for (size_t kept = 0; keep_from > 0 && kept < kRecentLines; --keep_from)
     kept += !trim(lines[keep_from - 1]).empty();
@@ -269,13 +269,16 @@ std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lin
       p.recent.push_back(sanitize_line(raw, 300));
       if (p.recent.size() > kRecentLines) p.recent.erase(p.recent.begin());
     }
+    const size_t at = static_cast<size_t>(&raw - lines.data());
     if (line.checkpoint_start) {
       p.checkpoint_since = p.checkpoint_began = now;
       set_ |= kCheckpointSince | kCheckpointBegan;
+      clocked = at;
     }
     if (line.evaluation && p.evaluation_since == 0)
-      p.evaluation_since = now, set_ |= kEvaluationSince;
+      p.evaluation_since = now, set_ |= kEvaluationSince, clocked = at;
     if (line.checkpoint_end) {
+      clocked = at;
       p.checkpoint_since = 0;
       set_ &= ~kCheckpointSince;
       if (p.checkpoint_done > 0 && now > p.checkpoint_done)
@@ -307,7 +310,7 @@ std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lin
       set_ &= ~(kCheckpointSince | kEvaluationSince);
       p.quick_deaths = 0;
       advances_.emplace_back(*line.step, now);
-      progressed = static_cast<size_t>(&raw - lines.data());
+      clocked = at;
       continue;
     }
     // Training health. A step right after a save includes the save: keep it out of the
@@ -348,32 +351,32 @@ std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lin
     p.evaluation_since = 0;  // and after an evaluation pass, that the pass is over
     set_ &= ~(kCheckpointSince | kEvaluationSince);
     advances_.emplace_back(*line.step, now);
-    progressed = static_cast<size_t>(&raw - lines.data());
+    clocked = at;
   }
-  return progressed;
+  return clocked;
 }
 
 // Lines arrive in batches, one read per cycle: the time between progress observations is
 // quantized by the cycle interval. The step interval is that time divided by the steps the
 // whole read covered, so a 0.5 s step watched every 5 s counts as 0.5 s, not 5 s.
 std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish(double written,
-                                                                    double progress_written) {
+                                                                    double clocks_written) {
   JobProgress& p = p_;
   trim_series(p.step_times);
   trim_series(p.losses);
   // The clocks these lines set move from the time of the read to the time of the write (a write
-  // at the read's very time still moves the last step's to its own, below).
+  // at the read's very time still moves them to the lines' own, below).
   if (written > 0 && written <= now_) {
-    // The last step's own write, where the log's growth tells it apart from the lines after it.
-    const double stepped =
-        progress_written > 0 && progress_written < written ? progress_written : written;
-    if (set_ & kProgress) p.last_progress = stepped;
+    // Where the log's growth tells the clocking lines apart from the lines after them (a hung
+    // rank's heartbeats), the write of the last of them: the others came before it.
+    if (clocks_written > 0 && clocks_written < written) written = clocks_written;
+    if (set_ & kProgress) p.last_progress = written;
     if (set_ & kCheckpointSince) p.checkpoint_since = written;
     if (set_ & kCheckpointDone) p.checkpoint_done = written;
     if (set_ & kCheckpointBegan) p.checkpoint_began = written;
     if (set_ & kCheckpointInterval) p.checkpoint_interval -= now_ - written;
     if (set_ & kEvaluationSince) p.evaluation_since = written;
-    for (auto& advance : advances_) advance.second = stepped;
+    for (auto& advance : advances_) advance.second = written;
   }
   const double at = (set_ & kProgress) ? p.last_progress : now_;
   const auto& step_before = step_before_;

@@ -94,13 +94,14 @@ class ProgressUpdate {
   // longer than it was a hang (its finding fired), never a step interval to learn (#27: a hang
   // that cleared by itself raised the allowance from 12s to 1m27s).
   ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, double now, double allowance = 0);
-  // Returns the index of the last line that moved the step, if one did.
+  // Returns the index of the last line that set one of the read's clocks (a step, a save's
+  // start or end, an evaluation pass), if one did.
   std::optional<size_t> feed(std::span<const std::string_view> lines);
   // `written`: when the lines were written (written_time), if known and earlier than `now`.
-  // `progress_written`: when the last step line was, if known and earlier (log_growth.h: lines
-  // after it in the same read, such as a hung rank's heartbeats, moved the mtime on).
+  // `clocks_written`: when that last clocking line was, if known and earlier (log_growth.h:
+  // lines after it in the same read, such as a hung rank's heartbeats, moved the mtime on).
   std::vector<std::pair<std::int64_t, double>> finish(double written = 0,
-                                                      double progress_written = 0);
+                                                      double clocks_written = 0);
 
  private:
   JobProgress& p_;

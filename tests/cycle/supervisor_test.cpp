@@ -224,6 +224,31 @@ TEST(Supervisor, AStepIsClockedAtItsOwnWriteNotAtTheHeartbeatsAfterIt) {
   EXPECT_DOUBLE_EQ(p.last_progress, t0 + 55);
 }
 
+// The same for a save right after the last step (the hang bench's trainer saves every 5 steps):
+// its end was clocked at the heartbeats too, and the allowance counts from a save's end, so the
+// hang was found 10 s late (55 s).
+TEST(Supervisor, ASaveIsClockedAtItsOwnWriteNotAtTheHeartbeatsAfterIt) {
+  World w(job("tr"));
+  std::string log = w.training("tr", "global_step: 1\n");
+  double t0 = unix_now();
+  testing::set_mtime(log, t0 - 5);
+  w.cycle(t0);
+  write_file(log,
+             "global_step: 2\n"
+             "[NeMo I 2026-11-25 16:30:33 nemo_logging:393] Saving checkpoint at step 2\n"
+             "[NeMo I 2026-11-25 16:30:33 nemo_logging:393] Global Checkpoint Save : Rank: 0 : "
+             "Iteration: 2 : Start time: 1795624233.000s : Save duration: 0.012s\n",
+             true);
+  testing::set_mtime(log, t0 + 10);
+  log_growth().sample(std::chrono::seconds(2));
+  write_file(log, "heartbeat: still waiting in ALLREDUCE\n", true);
+  testing::set_mtime(log, t0 + 25);
+  w.cycle_after(t0 + 30);
+  auto p = JobProgress::from_json(w.store->get("progress:tr").value_or(""));
+  EXPECT_DOUBLE_EQ(p.last_progress, t0 + 10);
+  EXPECT_DOUBLE_EQ(p.checkpoint_done, t0 + 10);
+}
+
 // An unknown Slurm never makes a job absent.
 TEST(Supervisor, ASlurmThatDoesNotAnswerIsNeverAbsence) {
   World w(job("tr", "on_absent = [\"restart\"]\n"));

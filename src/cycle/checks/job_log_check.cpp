@@ -187,18 +187,18 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
             auto known = p.cursors.find(path);
             LogCursor cursor = known == p.cursors.end() ? LogCursor{} : known->second;
             ProgressUpdate update(p, parser, now, t.allowance);
-            std::uint64_t step_end = 0;  // the file offset past the last step line read
+            std::uint64_t clocked_end = 0;  // the file offset past the last clocking line read
             LogChunk chunk = scan_appended(
                 path, cursor, {},
                 [&](std::span<const std::string_view> lines, std::span<const std::uint64_t> ends) {
-                  if (auto i = update.feed(lines)) step_end = ends[*i];
+                  if (auto i = update.feed(lines)) clocked_end = ends[*i];
                 });
             const double written = written_time(chunk.mtime, p.last_read, now);
             // By the same file server's clock as the mtime: only where that could be true.
-            double stepped = 0;
+            double clocked = 0;
             if (auto g = t.growth.find(path); g != t.growth.end() && written == chunk.mtime)
-              stepped = written_by(g->second, cursor.dev, cursor.inode, step_end);
-            auto advances = update.finish(written, stepped);
+              clocked = written_by(g->second, cursor.dev, cursor.inode, clocked_end);
+            auto advances = update.finish(written, clocked);
             if (!chunk.error.empty()) {
               f.errors += (f.errors.empty() ? "" : "; ") + chunk.error;
               p.cursors.erase(path);
