@@ -196,6 +196,21 @@ TEST(Supervisor, AProgressBarWrittenWithCarriageReturnsIsProgress) {
   EXPECT_TRUE(w.slurm.cancelled.empty());
 }
 
+// A run read at t0, then `lines` written at t0+10 and seen by the daemon's look at the log's
+// growth, then a hung rank's heartbeat at t0+25, and the read at t0+30.
+double written_then_heartbeat(World& w, const std::string& log, const std::string& lines) {
+  double t0 = unix_now();
+  testing::set_mtime(log, t0 - 5);
+  w.cycle(t0);
+  write_file(log, lines, true);
+  testing::set_mtime(log, t0 + 10);
+  log_growth().sample(std::chrono::seconds(2));  // the daemon's look between the two reads
+  write_file(log, "heartbeat: still waiting in ALLREDUCE\n", true);
+  testing::set_mtime(log, t0 + 25);
+  w.cycle_after(t0 + 30);
+  return t0;
+}
+
 // #30: a hung rank's heartbeats after the last step, read with it, moved the log's mtime on,
 // and the step was clocked at the last heartbeat: the hang was found up to an interval late.
 // With the log's growth sampled between the reads (the daemon does, every kLogSampleEvery),
@@ -203,15 +218,7 @@ TEST(Supervisor, AProgressBarWrittenWithCarriageReturnsIsProgress) {
 TEST(Supervisor, AStepIsClockedAtItsOwnWriteNotAtTheHeartbeatsAfterIt) {
   World w(job("tr"));
   std::string log = w.training("tr", "global_step: 1\n");
-  double t0 = unix_now();
-  testing::set_mtime(log, t0 - 5);
-  w.cycle(t0);
-  write_file(log, "global_step: 2\n", true);
-  testing::set_mtime(log, t0 + 10);
-  log_growth().sample(std::chrono::seconds(2));  // the daemon's look between the two reads
-  write_file(log, "heartbeat: still waiting in ALLREDUCE\n", true);
-  testing::set_mtime(log, t0 + 25);
-  w.cycle_after(t0 + 30);
+  double t0 = written_then_heartbeat(w, log, "global_step: 2\n");
   auto p = JobProgress::from_json(w.store->get("progress:tr").value_or(""));
   EXPECT_EQ(*p.step, 2);
   EXPECT_DOUBLE_EQ(p.last_progress, t0 + 10);
@@ -230,20 +237,12 @@ TEST(Supervisor, AStepIsClockedAtItsOwnWriteNotAtTheHeartbeatsAfterIt) {
 TEST(Supervisor, ASaveIsClockedAtItsOwnWriteNotAtTheHeartbeatsAfterIt) {
   World w(job("tr"));
   std::string log = w.training("tr", "global_step: 1\n");
-  double t0 = unix_now();
-  testing::set_mtime(log, t0 - 5);
-  w.cycle(t0);
-  write_file(log,
-             "global_step: 2\n"
-             "[NeMo I 2026-11-25 16:30:33 nemo_logging:393] Saving checkpoint at step 2\n"
-             "[NeMo I 2026-11-25 16:30:33 nemo_logging:393] Global Checkpoint Save : Rank: 0 : "
-             "Iteration: 2 : Start time: 1795624233.000s : Save duration: 0.012s\n",
-             true);
-  testing::set_mtime(log, t0 + 10);
-  log_growth().sample(std::chrono::seconds(2));
-  write_file(log, "heartbeat: still waiting in ALLREDUCE\n", true);
-  testing::set_mtime(log, t0 + 25);
-  w.cycle_after(t0 + 30);
+  double t0 = written_then_heartbeat(
+      w, log,
+      "global_step: 2\n"
+      "[NeMo I 2026-11-25 16:30:33 nemo_logging:393] Saving checkpoint at step 2\n"
+      "[NeMo I 2026-11-25 16:30:33 nemo_logging:393] Global Checkpoint Save : Rank: 0 : "
+      "Iteration: 2 : Start time: 1795624233.000s : Save duration: 0.012s\n");
   auto p = JobProgress::from_json(w.store->get("progress:tr").value_or(""));
   EXPECT_DOUBLE_EQ(p.last_progress, t0 + 10);
   EXPECT_DOUBLE_EQ(p.checkpoint_done, t0 + 10);
