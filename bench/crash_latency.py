@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Crash -> new run RUNNING, at the shipped defaults, on a real local Slurm cluster (#30).
+
+A single (non-array) job of the fake trainer steps every --step-time seconds; after step 5 and a
+random part of the interval, it prints an NCCL error naming its node and exits 1. llmwatch (daemon mode) finds the task gone at
+its next look, makes the post-mortem and restarts the run off that node. Measured: the crash
+line in the log -> a new job of the same name RUNNING (squeue polled every 50 ms).
+
+Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3]
+Needs root (it starts Slurm daemons). Prints a table.
+"""
+import argparse, getpass, json, os, random, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def sh(*argv, **kw):
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, **kw)
+
+
+def wait(what, pred, timeout=180, step=0.05):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    sys.exit(f"bench: timed out waiting for {what}")
+
+
+def one_run(args):
+    d = tempfile.mkdtemp(prefix="llmwatch-crash-bench-")
+    cluster, work = f"{d}/cluster", f"{d}/work"
+    os.makedirs(work)
+    sh(f"{ROOT}/slurm/local-cluster.sh", "start", cluster, "4").check_returncode()
+    os.environ["SLURM_CONF"] = f"{cluster}/slurm.conf"
+    cfg = f"{d}/llmwatch.toml"
+    with open(cfg, "w") as f:
+        f.write(f'[llmwatch]\nstate_dir = "{d}/state"\ninterval = "{args.interval}"\n'
+                f'[[job]]\nname = "bench-crash"\nuser = "{getpass.getuser()}"\n')
+    daemon = None
+    try:
+        out = sh("sbatch", "--parsable", "--job-name=bench-crash", "--nodes=1", f"--chdir={work}",
+                 f"--output={work}/train-%j.out",
+                 f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME={args.step_time}",
+                 f"{ROOT}/examples/fake-trainer.sh")
+        first = out.stdout.strip().split(";")[0]
+        with open(f"{d}/daemon.log", "w") as daemon_log:
+            daemon = subprocess.Popen([f"{args.build}/llmwatch", "--config", cfg, "daemon"],
+                                      stdout=daemon_log, stderr=subprocess.STDOUT)
+        log = f"{work}/train-{first}.out"
+        wait("step 5", lambda: os.path.exists(log) and "global_step: 5 " in open(log).read())
+        # The crash at a random phase of the daemon's tick, as in production (the daemon starts
+        # with the job: without this every run would crash at the same point of the interval).
+        time.sleep(random.uniform(0, args.interval_s))
+        with open(f"{work}/crash", "w") as f:
+            f.write("nccl\n")
+        crashed = wait("the crash line", lambda: "NCCL WARN" in open(log).read() and time.time())
+
+        def rerun():
+            for j in json.loads(sh("squeue", "--json").stdout or "{}").get("jobs", []):
+                if (j.get("name") == "bench-crash" and str(j.get("job_id")) != first
+                        and j.get("job_state") == "RUNNING"):
+                    return time.time()
+            return None
+
+        running = wait("the restarted run RUNNING", rerun)
+        return running - crashed
+    finally:
+        if daemon:
+            daemon.terminate()
+            daemon.wait(timeout=30)
+        sh(f"{ROOT}/slurm/local-cluster.sh", "stop", cluster)
+        subprocess.run(["rm", "-rf", d])
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--build", default=f"{ROOT}/build")
+    p.add_argument("--interval", default="30s")
+    p.add_argument("--step-time", default="2")
+    p.add_argument("--runs", type=int, default=3)
+    args = p.parse_args()
+    args.interval_s = float(args.interval.rstrip("s"))
+    rows = [one_run(args) for _ in range(args.runs)]
+    print(f"daemon interval {args.interval}, steps of {args.step_time} s")
+    print("crash line -> restarted run RUNNING: " + ", ".join(f"{r:.1f} s" for r in rows))
+
+
+if __name__ == "__main__":
+    main()
