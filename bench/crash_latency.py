@@ -9,31 +9,17 @@ line in the log -> a new job of the same name RUNNING (squeue polled every 50 ms
 Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3]
 Needs root (it starts Slurm daemons). Prints a table.
 """
-import argparse, getpass, json, os, random, subprocess, sys, tempfile, time
+import argparse, getpass, json, os, random, subprocess, tempfile, time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench_cluster import ROOT, sh, start_cluster, stop_cluster, wait
 
-
-def sh(*argv, **kw):
-    return subprocess.run(argv, capture_output=True, text=True, timeout=60, **kw)
-
-
-def wait(what, pred, timeout=180, step=0.05):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    sys.exit(f"bench: timed out waiting for {what}")
 
 
 def one_run(args):
     d = tempfile.mkdtemp(prefix="llmwatch-crash-bench-")
-    cluster, work = f"{d}/cluster", f"{d}/work"
+    work = f"{d}/work"
     os.makedirs(work)
-    sh(f"{ROOT}/slurm/local-cluster.sh", "start", cluster, "4").check_returncode()
-    os.environ["SLURM_CONF"] = f"{cluster}/slurm.conf"
+    cluster = start_cluster(d)
     cfg = f"{d}/llmwatch.toml"
     with open(cfg, "w") as f:
         f.write(f'[llmwatch]\nstate_dir = "{d}/state"\ninterval = "{args.interval}"\n'
@@ -70,7 +56,7 @@ def one_run(args):
         if daemon:
             daemon.terminate()
             daemon.wait(timeout=30)
-        sh(f"{ROOT}/slurm/local-cluster.sh", "stop", cluster)
+        stop_cluster(cluster)
         subprocess.run(["rm", "-rf", d])
 
 

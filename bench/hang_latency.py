@@ -11,32 +11,17 @@ At the shipped defaults with 10 s steps (#30):
   bench/hang_latency.py --interval 30s --stale-floor default --step-time 10
 Needs root (it starts Slurm daemons). Prints a table.
 """
-import argparse, getpass, json, os, re, signal, sqlite3, subprocess, sys, tempfile, time
+import argparse, getpass, json, os, re, signal, sqlite3, subprocess, tempfile, time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench_cluster import ROOT, sh, start_cluster, stop_cluster, wait
 
-
-def sh(*argv, **kw):
-    return subprocess.run(argv, capture_output=True, text=True, timeout=60, **kw)
-
-
-def wait(what, pred, timeout=120, step=0.05):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    sys.exit(f"bench: timed out waiting for {what}")
 
 
 def one_run(args, n):
     d = tempfile.mkdtemp(prefix="llmwatch-bench-")
-    cluster = f"{d}/cluster"
     work = f"{d}/work"
     os.makedirs(work)
-    sh(f"{ROOT}/slurm/local-cluster.sh", "start", cluster, "4").check_returncode()
-    os.environ["SLURM_CONF"] = f"{cluster}/slurm.conf"
+    cluster = start_cluster(d)
     cfg = f"{d}/llmwatch.toml"
     with open(cfg, "w") as f:
         f.write(f'[llmwatch]\nstate_dir = "{d}/state"\ninterval = "{args.interval}"\n'
@@ -100,7 +85,7 @@ def one_run(args, n):
         if daemon:
             daemon.send_signal(signal.SIGTERM)
             daemon.wait(timeout=30)
-        sh(f"{ROOT}/slurm/local-cluster.sh", "stop", cluster)
+        stop_cluster(cluster)
         subprocess.run(["rm", "-rf", d])
 
 

@@ -10,25 +10,13 @@
 
 Usage: bench/node_health.py [--build build] [--runs 3]   (needs root: starts Slurm daemons)
 """
-import argparse, os, resource, statistics, subprocess, sys, tempfile, time
+import argparse, os, resource, statistics, subprocess, tempfile, time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench_cluster import ROOT, sh, start_cluster, stop_cluster, wait
+
 FIX = f"{ROOT}/tests/fixtures/gpu"
 XID79 = ("[171167.620236] NVRM: Xid (PCI:0000:00:09): 79, pid='<unknown>', name=<unknown>, "
          "GPU has fallen off the bus.\n")
-
-
-def sh(*argv, **kw):
-    return subprocess.run(argv, capture_output=True, text=True, timeout=60, **kw)
-
-
-def wait(what, pred, timeout=60, step=0.02):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if pred():
-            return True
-        time.sleep(step)
-    sys.exit(f"bench: timed out waiting for {what}")
 
 
 def stand_in_env():
@@ -53,10 +41,8 @@ def write_config(d, extra=""):
 
 def xid_to_drain(args):
     d = tempfile.mkdtemp(prefix="llmwatch-bench-")
-    cluster = f"{d}/cluster"
     os.makedirs(f"{d}/kmsg")
-    sh(f"{ROOT}/slurm/local-cluster.sh", "start", cluster, "4").check_returncode()
-    os.environ["SLURM_CONF"] = f"{cluster}/slurm.conf"
+    cluster = start_cluster(d)
     cfg = write_config(d)
     env = stand_in_env()
     procs, times = [], []
@@ -81,7 +67,7 @@ def xid_to_drain(args):
         for p in procs:
             p.terminate()
             p.wait()
-        sh(f"{ROOT}/slurm/local-cluster.sh", "stop", cluster)
+        stop_cluster(cluster)
     return times
 
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "util/deadline_call.h"
+#include "util/timespec.h"
 
 namespace llmwatch {
 
@@ -53,10 +54,8 @@ void LogGrowth::sample(std::chrono::milliseconds limit) {
     for (const auto& path : paths) {
       struct stat st {};
       if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-      observe(
-          path, static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-          static_cast<std::uint64_t>(st.st_size),
-          static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) / 1e9);
+      observe(path, static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+              static_cast<std::uint64_t>(st.st_size), seconds_of(st.st_mtim));
     }
     return true;
   });

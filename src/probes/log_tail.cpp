@@ -13,6 +13,7 @@
 #include "util/deadline_call.h"
 #include "util/line_ends.h"
 #include "util/text.h"
+#include "util/timespec.h"
 
 namespace llmwatch {
 
@@ -133,9 +134,7 @@ LogChunk scan_appended(const std::string& path, LogCursor& cursor, const LogTail
   }
   // The last write, taken after the read: no line read can be younger (#30).
   struct stat after {};
-  if (::fstat(fd, &after) == 0)
-    chunk.mtime = static_cast<double>(after.st_mtim.tv_sec) +
-                  static_cast<double>(after.st_mtim.tv_nsec) / 1e9;
+  if (::fstat(fd, &after) == 0) chunk.mtime = seconds_of(after.st_mtim);
   ::close(fd);
   chunk.bytes_read = read_pos - cursor.offset;
   // A line end never came: a dropped fragment or the rest of a cut line is consumed whole;

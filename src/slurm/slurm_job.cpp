@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/identity.h"
+#include "util/strings.h"
 #include "util/text.h"
 
 namespace llmwatch {
@@ -56,34 +57,23 @@ std::optional<SlurmJob> slurm_job_from_json(const std::string& text) {
 }
 
 int gpus_in_tres(std::string_view tres) {
-  // A count as Slurm prints it: digits only (a typed count may be listed beside the plain one).
-  auto count = [](std::string_view v) -> std::optional<long long> {
-    if (v.empty() || v.size() > 9) return std::nullopt;
-    long long n = 0;
-    for (char c : v) {
-      if (c < '0' || c > '9') return std::nullopt;
-      n = n * 10 + (c - '0');
-    }
-    return n;
-  };
-  std::optional<long long> plain;
-  long long typed = 0;
-  while (!tres.empty()) {
-    size_t comma = tres.find(',');
-    std::string_view item = tres.substr(0, comma);
-    tres = comma == std::string_view::npos ? std::string_view() : tres.substr(comma + 1);
-    size_t eq = item.find('=');
-    if (eq == std::string_view::npos) continue;
-    std::string_view key = item.substr(0, eq);
-    auto n = count(item.substr(eq + 1));
-    if (!n) continue;
+  // A count as Slurm prints it (a typed count may be listed beside the plain one); the plain one
+  // is the total, else the typed ones add up.
+  std::optional<std::int64_t> plain;
+  std::int64_t typed = 0;
+  for (const auto& item : split(tres, ',')) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos) continue;
+    std::string_view key(item.data(), eq);
+    auto n = to_int64(std::string_view(item).substr(eq + 1));
+    if (!n || *n < 0) continue;
+    const std::int64_t count = std::min<std::int64_t>(*n, 1 << 20);
     if (key == "gres/gpu")
-      plain = *n;
+      plain = count;
     else if (key.starts_with("gres/gpu:"))
-      typed += *n;
+      typed += count;
   }
-  long long n = plain ? *plain : typed;
-  return static_cast<int>(std::min<long long>(n, 1 << 20));
+  return static_cast<int>(std::min<std::int64_t>(plain.value_or(typed), 1 << 20));
 }
 
 std::string owner_group(const SlurmJob& job) {

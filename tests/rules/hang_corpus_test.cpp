@@ -26,10 +26,10 @@ struct Replay {
 
 // As the daemon does: a read every `interval`, and a wake kWakePastDeadline past a job's deadline
 // when that comes before the next tick (cycle/hang_wake.h). The file's mtime is the time of
-// its last line read so far. With `sample_every`, the log's growth is sampled as the daemon
-// does between reads (probes/log_growth.h; a line is a byte of the file here).
+// its last line read so far. The log's growth is sampled every `sample_every` between reads, as
+// the daemon does (probes/log_growth.h; a line is a byte of the file here).
 Replay replay(const std::string& path, const JobSettings& job, double interval,
-              double sample_every = 0) {
+              double sample_every) {
   std::vector<std::pair<double, std::string>> timeline;
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) {
@@ -62,9 +62,9 @@ Replay replay(const std::string& path, const JobSettings& job, double interval,
     }
     const double before = p.last_progress;
     ProgressUpdate update(p, parser, now, evaluate_stale(p, job, now).allowance);
-    auto stepped = update.feed(batch);
+    auto clocked = update.feed(batch);
     update.finish(written_time(mtime, p.last_read, now),
-                  stepped ? written_by(growth, 0, 0, batch_start + *stepped + 1) : 0);
+                  clocked ? written_by(growth, 0, 0, batch_start + *clocked + 1) : 0);
     finish_read(p, before, now);
     auto v = evaluate_stale(p, job, now);
     if (v.hung) {

@@ -8,6 +8,7 @@
 #include "util/files.h"
 #include "util/paths.h"
 #include "util/strings.h"
+#include "util/timespec.h"
 
 namespace llmwatch {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 double boottime() {
   timespec ts{};
   ::clock_gettime(CLOCK_BOOTTIME, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+  return seconds_of(ts);
 }
 
 class ClockCheck : public Check {

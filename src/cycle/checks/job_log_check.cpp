@@ -117,6 +117,17 @@ Deadlined<std::vector<std::string>> log_paths(const JobSettings& job, const Slur
       [patterns = log_patterns_for(job, task)] { return glob_logs(patterns); });
 }
 
+// The logs of a job whose growth the daemon samples (probes/log_growth.h): its first
+// kMaxPerJob followed ones (per-rank logs: 512 files a job). Only these have samples, so the
+// cycle asks after no other.
+std::vector<std::string> sampled_logs(const JobProgress& p) {
+  std::vector<std::string> out;
+  for (auto it = p.cursors.begin(); it != p.cursors.end() && out.size() < LogGrowth::kMaxPerJob;
+       ++it)
+    out.push_back(it->first);
+  return out;
+}
+
 // What a job's files are asked this cycle, decided before any is touched.
 struct FileAsk {
   bool logs = false;  // a task runs: read its logs
@@ -157,7 +168,7 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
          task.start_time,
          evaluate_stale(w.progress, *w.settings, now).allowance,
          {}};
-    for (const auto& [path, cursor] : w.progress.cursors)
+    for (const auto& path : sampled_logs(w.progress))
       if (auto series = log_growth().series(path); !series.samples.empty())
         t.growth.emplace(path, std::move(series));
   }
@@ -490,13 +501,9 @@ class JobLogCheck : public Check {
     // What the daemon samples until the next cycle (probes/log_growth.h): the running tasks'
     // logs, as followed now.
     std::vector<std::string> followed;
-    for (const auto& w : s.work) {
-      if (!w.obs.running) continue;
-      size_t taken = 0;
-      for (auto it = w.progress.cursors.begin();
-           it != w.progress.cursors.end() && taken < LogGrowth::kMaxPerJob; ++it, ++taken)
-        followed.push_back(it->first);
-    }
+    for (const auto& w : s.work)
+      if (w.obs.running)
+        for (auto& path : sampled_logs(w.progress)) followed.push_back(std::move(path));
     log_growth().follow(std::move(followed));
     check_nodes_after_crashes(s);
   }
