@@ -10,7 +10,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <system_error>
+#include <unordered_map>
 
 namespace llmwatch {
 namespace {
@@ -78,7 +81,146 @@ std::string tail_of(const std::string& path, std::size_t bytes, std::string& why
   return out;
 }
 
+// The text between "key":[ and its closing ]; nullopt when the array is absent or unclosed.
+// The summary holds no nested arrays and its strings hold no brackets (checked by the caller).
+std::optional<std::string_view> array_of(std::string_view text, std::string_view key) {
+  std::string needle = "\"" + std::string(key) + "\":";
+  auto at = text.find(needle);
+  if (at == std::string_view::npos) return std::nullopt;
+  auto v = text.substr(at + needle.size());
+  auto open = v.find_first_not_of(" \t\r\n");
+  if (open == std::string_view::npos || v[open] != '[') return std::nullopt;
+  auto close = v.find(']', open);
+  if (close == std::string_view::npos) return std::nullopt;
+  return v.substr(open + 1, close - open - 1);
+}
+
+// Calls `f` with each comma-separated item of an array's text, trimmed; false as soon as `f` is.
+template <class F>
+bool each_item(std::string_view array, F&& f) {
+  if (array.find_first_not_of(" \t\r\n") == std::string_view::npos) return true;  // []
+  while (true) {
+    auto comma = array.find(',');
+    auto item = array.substr(0, comma);
+    auto b = item.find_first_not_of(" \t\r\n");
+    auto e = item.find_last_not_of(" \t\r\n");
+    if (b == std::string_view::npos || !f(item.substr(b, e - b + 1))) return false;
+    if (comma == std::string_view::npos) return true;
+    array.remove_prefix(comma + 1);
+  }
+}
+
+// A finite, non-negative number that is the whole item.
+bool number_item(std::string_view item, double& out) {
+  auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), out);
+  return ec == std::errc() && end == item.data() + item.size() && std::isfinite(out) && out >= 0;
+}
+
+std::vector<double> numbers_of(std::string_view text, std::string_view key, std::string& why) {
+  std::vector<double> out;
+  auto array = array_of(text, key);
+  if (!array) {
+    why = "no \"" + std::string(key) + "\" array";
+    return out;
+  }
+  if (!each_item(*array, [&](std::string_view item) {
+        double v = 0;
+        if (!number_item(item, v)) return false;
+        out.push_back(v);
+        return true;
+      }))
+    why = "\"" + std::string(key) + "\" holds something that is not a non-negative number";
+  return out;
+}
+
+constexpr std::size_t kSummaryMaxBytes = 8 << 20;  // 16,384 ranks are ~400 KiB
+
+// The last summary read from each directory, by its text: one that rank 0 has not rewritten is
+// not parsed again (its text is compared, not its mtime, which a coarse clock may not move).
+struct SummaryMemo {
+  std::string text;
+  TimingSummary parsed;
+  std::shared_ptr<const std::vector<RankWindow>> windows;
+};
+
+// The parse of `text` without its windows, which go to `windows`: the same object while the text
+// is unchanged.
+TimingSummary parsed_summary(const std::string& path, std::string text,
+                             std::shared_ptr<const std::vector<RankWindow>>& windows) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, SummaryMemo> memo;
+  std::lock_guard lock(mu);
+  if (memo.size() >= 16384 && !memo.count(path)) memo.clear();  // directories came and went
+  auto& m = memo[path];
+  if (!m.windows || m.text != text) {
+    m.parsed = parse_timing_summary(text);
+    m.windows = std::make_shared<const std::vector<RankWindow>>(std::move(m.parsed.windows));
+    m.parsed.windows = {};
+    m.text = std::move(text);
+  }
+  windows = m.windows;
+  return m.parsed;
+}
+
 }  // namespace
+
+TimingSummary parse_timing_summary(std::string_view text) {
+  TimingSummary out;
+  auto fail = [&](std::string why) {
+    out = {};
+    out.error = std::move(why);
+    return out;
+  };
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
+    text.remove_suffix(1);
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}')
+    return fail("not a JSON object");
+  if (non_negative(text, "v") != 1) return fail("not version 1 (\"v\":1)");
+  double ts = non_negative(text, "ts"), step = non_negative(text, "step");
+  double window_s = non_negative(text, "window_s");
+  if (std::isnan(ts) || std::isnan(step) || step > 9e15)
+    return fail("no \"ts\" or \"step\" that is a non-negative number");
+  out.ts = ts;
+  out.step = static_cast<std::int64_t>(step);
+  std::vector<std::string> hosts;
+  auto host_names = array_of(text, "hosts");
+  if (!host_names || !each_item(*host_names, [&](std::string_view item) {
+        // A node name as Slurm spells it: quoted, with no escapes, brackets or commas inside.
+        if (item.size() < 3 || item.front() != '"' || item.back() != '"') return false;
+        auto name = item.substr(1, item.size() - 2);
+        if (name.find_first_of("\"\\[],") != std::string_view::npos) return false;
+        hosts.emplace_back(name);
+        return true;
+      }))
+    return fail("no \"hosts\" array of node names");
+  std::string why;
+  auto host = numbers_of(text, "host", why);
+  auto rank = why.empty() ? numbers_of(text, "rank", why) : std::vector<double>{};
+  auto now = why.empty() ? numbers_of(text, "now", why) : std::vector<double>{};
+  auto best = why.empty() ? numbers_of(text, "best", why) : std::vector<double>{};
+  if (!why.empty()) return fail(why);
+  if (rank.size() != host.size() || now.size() != host.size() || best.size() != host.size())
+    return fail("\"host\", \"rank\", \"now\" and \"best\" are not of one length");
+  out.windows.reserve(host.size());
+  std::vector<int> seen;
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    if (host[i] >= static_cast<double>(hosts.size()) || host[i] != std::floor(host[i]))
+      return fail("a \"host\" index names no host");
+    if (rank[i] > 1e7 || rank[i] != std::floor(rank[i])) return fail("a rank is not a rank");
+    RankWindow w;
+    w.rank = static_cast<int>(rank[i]);
+    w.host = hosts[static_cast<std::size_t>(host[i])];
+    w.now = now[i];
+    w.best = std::min(best[i], now[i]);  // its best is never worse than now
+    w.window_s = std::isnan(window_s) ? 0 : window_s;
+    seen.push_back(w.rank);
+    out.windows.push_back(std::move(w));
+  }
+  std::sort(seen.begin(), seen.end());
+  if (std::adjacent_find(seen.begin(), seen.end()) != seen.end())
+    return fail("a rank is listed twice");
+  return out;
+}
 
 RankSeries parse_rank_timing(std::string_view text, int* bad_lines) {
   RankSeries out;
@@ -113,8 +255,34 @@ RankSeries parse_rank_timing(std::string_view text, int* bad_lines) {
 }
 
 RankTimingRead read_rank_timing(const std::string& dir, std::size_t tail_bytes,
-                                std::size_t max_files) {
+                                std::size_t max_files, double not_before) {
   RankTimingRead out;
+  // A large job's rank 0 writes one summary for all ranks: one file read, not one per rank.
+  const std::string summary_path = dir + "/summary.json";
+  struct stat st {};
+  if (::stat(summary_path.c_str(), &st) == 0) {
+    if (static_cast<std::size_t>(st.st_size) > kSummaryMaxBytes) {
+      out.error = summary_path + ": larger than " + std::to_string(kSummaryMaxBytes >> 20) + " MiB";
+      return out;
+    }
+    std::string why;
+    std::string text = tail_of(summary_path, kSummaryMaxBytes, why);
+    if (!why.empty()) {
+      out.error = why;
+      return out;
+    }
+    std::shared_ptr<const std::vector<RankWindow>> windows;
+    TimingSummary summary = parsed_summary(summary_path, std::move(text), windows);
+    if (!summary.error.empty()) {
+      out.error = summary_path + ": " + summary.error;
+      return out;
+    }
+    // One left by an earlier task says nothing of this one: the rank files, if any, are read.
+    if (summary.ts >= not_before) {
+      out.windows = std::move(windows);
+      return out;
+    }
+  }
   DIR* d = ::opendir(dir.c_str());
   if (!d) {
     out.error = "cannot read timing directory '" + dir + "': " + std::strerror(errno);

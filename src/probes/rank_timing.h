@@ -6,6 +6,7 @@
 // it) is what tells the slow one apart.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,8 +24,20 @@ struct RankSeries {
   std::vector<RankSample> samples;  // in file order, oldest first
 };
 
+// One rank's judged window: the median compute of its last steps, and the lowest such median of
+// its earlier whole windows (its own best). What the rule judges; what a large job's rank 0
+// writes for every rank (summary.json), so that llmwatch reads one file, not one per rank.
+struct RankWindow {
+  int rank = -1;
+  std::string host;
+  double now = 0, best = 0, window_s = 0;
+};
+
 struct RankTimingRead {
-  std::vector<RankSeries> ranks;
+  std::vector<RankSeries> ranks;  // from rank-<N>.jsonl, one file per rank
+  // From summary.json, written since the task started; null when there is none. While rank 0
+  // has not rewritten it, every read gives the same object (its verdict can be kept).
+  std::shared_ptr<const std::vector<RankWindow>> windows;
   int bad_lines = 0;  // lines that were not a timing record (skipped, never guessed)
   std::string error;  // the directory cannot be read: unknown, never "healthy"
 };
@@ -33,10 +46,24 @@ struct RankTimingRead {
 // a rank, a step and a non-negative compute time is skipped and counted.
 RankSeries parse_rank_timing(std::string_view text, int* bad_lines = nullptr);
 
+// A summary.json as the helper's rank 0 writes it (share/llmwatch/python/llmwatch_timing.py):
+//   {"v":1,"ts":1800000123.4,"step":1200,"window":20,"window_s":191.3,"hosts":["node-1"],
+//    "host":[0,0],"rank":[0,1],"now":[0.41,0.40],"best":[0.40,0.40]}
+// Columns, not an object per rank: 512 ranks are ~1,500 numbers. Anything that is not such a
+// summary, whole, is an error with its reason: the job's timing is then unknown, never healthy.
+struct TimingSummary {
+  double ts = 0;
+  std::int64_t step = 0;
+  std::vector<RankWindow> windows;
+  std::string error;
+};
+TimingSummary parse_timing_summary(std::string_view text);
+
 // The last `tail_bytes` of every rank-*.jsonl (6 KiB: the last ~55 steps, the judged window and one
 // before it for the own-best score) in `dir` (at most `max_files`, lowest ranks first): bounded
-// work whatever the files grew to. A first partial line is dropped.
+// work whatever the files grew to. A first partial line is dropped. A summary.json written at or
+// after `not_before` (the task's start) is read instead, and no rank file is opened.
 RankTimingRead read_rank_timing(const std::string& dir, std::size_t tail_bytes = 6 << 10,
-                                std::size_t max_files = 4096);
+                                std::size_t max_files = 4096, double not_before = 0);
 
 }  // namespace llmwatch

@@ -4,7 +4,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <map>
+#include <string_view>
+#include <unordered_map>
 
 #include "util/robust_stats.h"
 #include "util/units.h"
@@ -17,13 +18,6 @@ double compute_median(const std::vector<RankSample>& s, std::size_t from, std::s
   for (std::size_t i = from; i < to; ++i) v.push_back(s[i].compute_s);
   return median(std::move(v));
 }
-
-struct RankNow {
-  int rank;
-  double now;   // median compute over the recent window
-  double best;  // lowest window median in what the file still holds
-  double window_s;
-};
 
 std::string fixed(double v, const char* f) {
   char buf[32];
@@ -48,13 +42,10 @@ std::string rank_ranges(std::vector<int> ranks) {
   return out;
 }
 
-StragglerVerdict localise_stragglers(const std::vector<RankSeries>& ranks,
+std::vector<RankWindow> rank_windows(const std::vector<RankSeries>& ranks,
                                      const StragglerSettings& s) {
-  StragglerVerdict out;
-  std::map<std::string, std::vector<RankNow>> by_node;
+  std::vector<RankWindow> out;
   std::size_t window = std::max<std::size_t>(s.window, 1);
-  // The ranks are judged over the same steps: a rank whose lines arrive late is compared
-  // where it has written, and a pause that hit every rank at one step hits every window alike.
   std::int64_t last_common = INT64_MAX;
   for (const auto& r : ranks)
     if (!r.host.empty() && !r.samples.empty())
@@ -64,40 +55,87 @@ StragglerVerdict localise_stragglers(const std::vector<RankSeries>& ranks,
     std::size_t upto = r.samples.size();
     while (upto > 0 && r.samples[upto - 1].step > last_common) --upto;
     if (upto < std::max<std::size_t>(s.min_samples, 1)) continue;
-    std::vector<RankSample> v(r.samples.begin(), r.samples.begin() + upto);
-    std::size_t from = v.size() > window ? v.size() - window : 0;
-    RankNow n{r.rank, compute_median(v, from, v.size()), 0, 0};
+    const auto& v = r.samples;
+    std::size_t from = upto > window ? upto - window : 0;
+    RankWindow n{r.rank, r.host, compute_median(v, from, upto), 0, 0};
     n.best = n.now;
     // Earlier whole windows, back from the recent one: the rank's own best.
     for (std::size_t end = from; end >= window; end -= window)
       n.best = std::min(n.best, compute_median(v, end - window, end));
-    n.window_s = std::max(0.0, v.back().ts - v[from].ts);
-    by_node[r.host].push_back(n);
+    n.window_s = std::max(0.0, v[upto - 1].ts - v[from].ts);
+    out.push_back(std::move(n));
   }
-  if (by_node.size() < 2) {
+  return out;
+}
+
+StragglerVerdict judge_nodes(const std::vector<RankWindow>& windows, const StragglerSettings& s) {
+  StragglerVerdict out;
+  // Nodes by first appearance; each node's ranks.
+  std::unordered_map<std::string_view, std::size_t> node_of;
+  std::vector<std::vector<const RankWindow*>> nodes;
+  for (const auto& w : windows) {
+    if (w.host.empty()) continue;
+    auto [at, added] = node_of.emplace(w.host, nodes.size());
+    if (added) nodes.emplace_back();
+    nodes[at->second].push_back(&w);
+  }
+  if (nodes.size() < 2) {
     out.not_judged = "per-rank timing from fewer than 2 nodes";
     return out;
   }
-  for (const auto& [node, mine] : by_node) {
-    std::vector<double> others;
-    for (const auto& [other, theirs] : by_node)
-      if (other != node)
-        for (const auto& r : theirs) others.push_back(r.now);
-    double m = median(others);
+  // Every rank's pace sorted once, each node's ranks' places in it noted (ascending). A node's
+  // peers are that less its own few places: their median is found by stepping over them, and
+  // their spread is only needed for a node slow enough to be a suspect. A job of 512 ranks is
+  // one sort, not 64 (bench/straggler_bench.cpp).
+  std::vector<std::pair<double, std::size_t>> paces;  // (now, node)
+  paces.reserve(windows.size());
+  for (std::size_t n = 0; n < nodes.size(); ++n)
+    for (const RankWindow* r : nodes[n]) paces.emplace_back(r->now, n);
+  std::sort(paces.begin(), paces.end());
+  std::vector<double> all(paces.size());
+  std::vector<std::vector<std::size_t>> places(nodes.size());
+  for (std::size_t i = 0; i < paces.size(); ++i) {
+    all[i] = paces[i].first;
+    places[paces[i].second].push_back(i);
+  }
+  // The k-th smallest of `all` without the values at `skip` (ascending places).
+  auto kth_without = [&](std::size_t k, const std::vector<std::size_t>& skip) {
+    for (std::size_t at : skip)
+      if (at <= k) ++k;
+    return all[k];
+  };
+  std::vector<double> others;
+  for (std::size_t id = 0; id < nodes.size(); ++id) {
+    const auto& mine = nodes[id];
+    const std::size_t peers = all.size() - mine.size();
     // The node's pace is its slowest rank's: one slow GPU holds the collective for all.
-    const RankNow& slowest = *std::max_element(
-        mine.begin(), mine.end(), [](const RankNow& a, const RankNow& b) { return a.now < b.now; });
+    const RankWindow& slowest = **std::max_element(
+        mine.begin(), mine.end(),
+        [](const RankWindow* a, const RankWindow* b) { return a->now < b->now; });
     NodeSpeed n;
-    n.node = node;
-    for (const auto& r : mine) n.ranks.push_back(r.rank);
+    n.node = mine.front()->host;
+    for (const RankWindow* r : mine) n.ranks.push_back(r->rank);
     n.window_s = slowest.window_s;
+    double m = 0;
+    if (peers > 0) {
+      double hi = kth_without(peers / 2, places[id]);
+      m = peers % 2 ? hi : (kth_without(peers / 2 - 1, places[id]) + hi) / 2;
+    }
     if (m > 0 && slowest.now > 0) {
       n.compute_ratio = slowest.now / m;
       n.relative = std::min(1.0, m / slowest.now);
       n.individual = std::min(1.0, slowest.best / slowest.now);
-      // Beyond the peers' own spread, with a floor: identical peers have a MAD of 0.
-      double spread = std::max(1.4826 * mad(others, m), 0.02 * m);
-      n.suspect = n.relative < s.slow_below && slowest.now - m > s.mad_k * spread;
+      if (n.relative < s.slow_below) {
+        others.clear();
+        for (std::size_t i = 0, j = 0; i < all.size(); ++i)
+          if (j < places[id].size() && places[id][j] == i)
+            ++j;
+          else
+            others.push_back(all[i]);
+        // Beyond the peers' own spread, with a floor: identical peers have a MAD of 0.
+        double spread = std::max(1.4826 * sorted_mad(others, m), 0.02 * m);
+        n.suspect = slowest.now - m > s.mad_k * spread;
+      }
     }
     out.nodes.push_back(std::move(n));
   }
@@ -105,6 +143,11 @@ StragglerVerdict localise_stragglers(const std::vector<RankSeries>& ranks,
     return a.relative != b.relative ? a.relative < b.relative : a.node < b.node;
   });
   return out;
+}
+
+StragglerVerdict localise_stragglers(const std::vector<RankSeries>& ranks,
+                                     const StragglerSettings& s) {
+  return judge_nodes(rank_windows(ranks, s), s);
 }
 
 std::string straggler_summary(const NodeSpeed& n) {

@@ -9,6 +9,7 @@
 #include "ending_run.h"
 #include "rank_timing_sim.h"
 #include "rules/gpu_telemetry_series.h"
+#include "rules/straggler.h"
 #include "store/keys.h"
 #include "store_reading.h"
 
@@ -175,6 +176,54 @@ TEST(StragglerCycle, EvictWaitsForTheCostSumToPay) {
   EXPECT_TRUE(run.slurm.controls.empty());
   EXPECT_NE(run.finding(r, "straggler")->summary.find("keep: saves"), std::string::npos)
       << run.finding(r, "straggler")->summary;
+}
+
+// A large job's rank 0 writes one summary for all ranks (the helper's summary mode): the cycle
+// judges it as it judges the rank files; one left by a task before this one is not judged.
+TEST(StragglerCycle, ARankZeroSummaryNamesTheNodeAndOneFromAnEarlierTaskDoesNot) {
+  std::mt19937 rng(3);
+  TimingSim sim;
+  sim.nodes = 3;
+  sim.slow_node = "node-3";
+  sim.slow_speed = 0.7;
+  auto windows = rank_windows(sim.run(rng));
+  auto summary_at = [&](double ts) {
+    std::string host, rank, now, best;
+    for (const auto& w : windows) {
+      const char* sep = host.empty() ? "" : ",";
+      host += sep + std::to_string(w.host.back() - '1');
+      rank += sep + std::to_string(w.rank);
+      now += sep + std::to_string(w.now);
+      best += sep + std::to_string(w.best);
+    }
+    return "{\"v\":1,\"ts\":" + std::to_string(ts) +
+           ",\"step\":59,\"window_s\":30,\"hosts\":[\"node-1\",\"node-2\",\"node-3\"],"
+           "\"host\":[" +
+           host + "],\"rank\":[" + rank + "],\"now\":[" + now + "],\"best\":[" + best + "]}\n";
+  };
+  for (bool earlier : {false, true}) {
+    testing::TempDir t;
+    std::filesystem::create_directories(t / "timing");
+    EndingRun run(config_for(t / "timing", "alert"));
+    const double started = static_cast<double>(run.task("RUNNING").start_time);
+    write_file(t / "timing/summary.json", summary_at(earlier ? started - 600 : started + 60));
+    run.idle_nodes(6);
+    run.slurm.jobs = {run.task("RUNNING")};
+    CycleResult r;
+    for (int i = 0; i < 2; ++i) {
+      write_file(run.log, "global_step: " + std::to_string(100 + i * 10) + "\n", i > 0);
+      r = run.cycle(run.now + i * 30);
+    }
+    const Finding* f = run.finding(r, "straggler");
+    if (earlier) {
+      EXPECT_FALSE(f) << "a summary from before the task started: " << f->summary;
+      continue;
+    }
+    ASSERT_TRUE(f) << event_lines(*run.store);
+    EXPECT_NE(f->summary.find("slow node node-3: 0."), std::string::npos) << f->summary;
+    EXPECT_NE(f->summary.find("ranks 16-23"), std::string::npos) << f->summary;
+    EXPECT_TRUE(run.slurm.cancelled.empty());
+  }
 }
 
 // The timing directory cannot be read: unknown, and nothing is done about it but saying so.

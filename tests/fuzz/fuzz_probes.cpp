@@ -73,6 +73,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& n : localise_stragglers({series, other}).nodes)
     if (!(n.relative >= 0 && n.relative <= 1 && n.individual >= 0 && n.individual <= 1))
       __builtin_trap();
+  // A rank 0's summary: whole or an error; every window finite, its best never above now, on a
+  // named node; and the rule over it again scores within 0..1.
+  auto summary = parse_timing_summary(text);
+  if (!summary.error.empty() && !summary.windows.empty()) __builtin_trap();
+  for (const auto& w : summary.windows)
+    if (!(std::isfinite(w.now) && w.best >= 0 && w.best <= w.now && !w.host.empty()))
+      __builtin_trap();
+  for (const auto& n : judge_nodes(summary.windows).nodes)
+    if (!(n.relative >= 0 && n.relative <= 1 && n.individual >= 0 && n.individual <= 1))
+      __builtin_trap();
 #elif LLMWATCH_FUZZ_TARGET == 13
   (void)load_config_string(text, "fuzz.toml");
   (void)parse_xid_table(text, "fuzz-xid.toml");

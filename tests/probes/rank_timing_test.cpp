@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "rules/straggler.h"
 #include "test_util.h"
 #include "util/subprocess.h"
 
@@ -98,6 +99,137 @@ TEST(RankTiming, ThePythonHelpersFilesAreWhatTheProbeReads) {
   EXPECT_EQ(read.ranks[0].samples[4].step, 4);
   EXPECT_GE(read.ranks[0].samples[4].compute_s, 0.002);
   EXPECT_GT(read.ranks[0].samples[4].ts, 1.7e9);
+}
+
+// A large job's rank 0 writes every rank's window to one file (the helper's summary mode).
+TEST(RankTiming, ASummaryIsReadAsEveryRanksWindow) {
+  auto s = parse_timing_summary(testing::read_file(testing::fixture("rank-timing/summary.json")));
+  ASSERT_TRUE(s.error.empty()) << s.error;
+  EXPECT_EQ(s.step, 39);
+  EXPECT_GT(s.ts, 1.7e9);
+  ASSERT_EQ(s.windows.size(), 8u);
+  for (const auto& w : s.windows) {
+    EXPECT_EQ(w.host, w.rank < 4 ? "node-1" : "node-2") << w.rank;
+    EXPECT_LE(w.best, w.now);
+    EXPECT_GT(w.now, 0.3);
+  }
+  auto v = judge_nodes(s.windows);
+  ASSERT_TRUE(v.suspect());
+  EXPECT_EQ(v.suspect()->node, "node-2") << "its ranks compute 1.3x from step 20";
+  EXPECT_LT(v.suspect()->individual, 0.9) << "it turned slow: its own best was faster";
+}
+
+TEST(RankTiming, ASummaryThatIsNotWholeIsAnErrorWithItsReason) {
+  const std::string good =
+      R"({"v":1,"ts":1800000000,"step":5,"window_s":9,"hosts":["node-1","node-2"],)"
+      R"("host":[0,1],"rank":[0,1],"now":[0.4,0.5],"best":[0.4,0.4]})";
+  ASSERT_TRUE(parse_timing_summary(good).error.empty()) << parse_timing_summary(good).error;
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
+           {good.substr(0, good.size() - 20), "not a JSON object"},
+           {with("\"v\":1", "\"v\":2"), "version"},
+           {with("\"ts\":1800000000", "\"ts\":-1"), "\"ts\""},
+           {with("[0.4,0.5]", "[0.4,-0.5]"), "\"now\""},
+           {with("[0.4,0.5]", "[0.4,nan]"), "\"now\""},
+           {with("[0.4,0.5]", "[0.4]"), "one length"},
+           {with("\"host\":[0,1]", "\"host\":[0,2]"), "names no host"},
+           {with("\"rank\":[0,1]", "\"rank\":[1,1]"), "twice"},
+           {with("\"rank\":[0,1]", "\"rank\":[0,1.5]"), "not a rank"},
+           {with("\"node-2\"", "\"node\\\"-2\""), "\"hosts\""},
+           {with("\"best\":", "\"worst\":"), "\"best\""},
+       }) {
+    auto s = parse_timing_summary(text);
+    EXPECT_NE(s.error.find(why), std::string::npos) << text << " -> " << s.error;
+    EXPECT_TRUE(s.windows.empty()) << text;
+  }
+}
+
+// One file for the job, read instead of one per rank; but only one written for this task.
+TEST(RankTiming, ASummarySinceTheTaskStartedIsReadInsteadOfTheRankFiles) {
+  TempDir dir;
+  write_file(dir / "rank-0.jsonl",
+             "{\"rank\":0,\"host\":\"node-7\",\"step\":1,\"compute_s\":0.4}\n");
+  write_file(dir / "summary.json", R"({"v":1,"ts":1800000000,"step":5,"hosts":["node-1","node-2"],)"
+                                   R"("host":[0,1],"rank":[0,1],"now":[0.4,0.5],"best":[0.4,0.4]})"
+                                   "\n");
+  auto now = read_rank_timing(dir.path, 6 << 10, 4096, 1'799'999'000);
+  EXPECT_TRUE(now.error.empty()) << now.error;
+  ASSERT_TRUE(now.windows);
+  ASSERT_EQ(now.windows->size(), 2u);
+  EXPECT_EQ((*now.windows)[1].host, "node-2");
+  EXPECT_EQ(read_rank_timing(dir.path).windows, now.windows) << "unchanged: not parsed again";
+  EXPECT_TRUE(now.ranks.empty()) << "no rank file is opened beside a summary";
+  auto earlier = read_rank_timing(dir.path, 6 << 10, 4096, 1'800'000'001);
+  EXPECT_FALSE(earlier.windows) << "an earlier task's summary says nothing of this one";
+  ASSERT_EQ(earlier.ranks.size(), 1u);
+  EXPECT_EQ(earlier.ranks[0].host, "node-7");
+  write_file(dir / "summary.json", "{\"v\":1,\"ts\":");
+  auto bad = read_rank_timing(dir.path);
+  EXPECT_NE(bad.error.find("summary.json: not a JSON object"), std::string::npos) << bad.error;
+  EXPECT_TRUE(bad.ranks.empty() && !bad.windows) << "unknown, not judged on the rest";
+}
+
+// The helper's two modes judge alike (the same pace against the same peers): 16 ranks (threads
+// gathering through a barrier, as torch.distributed's all_gather_object would) on 4 nodes, node-3's
+// ranks computing 1.25x from step 20, written once as rank files and once as rank 0's summary.
+TEST(RankTiming, ThePythonHelpersSummaryJudgesAsItsRankFilesDo) {
+  TempDir files, summary;
+  ProcessSpec py;
+  py.argv = {"python3",
+             "-I",
+             "-c",
+             R"(import random, sys, threading
+sys.path.insert(0, sys.argv[1])
+from llmwatch_timing import RankTimer
+N = 16
+rows, barrier = [None] * N, threading.Barrier(N)
+def gather(row):
+    rows[row[0]] = row
+    barrier.wait()
+    out = list(rows)
+    barrier.wait()
+    return out
+def rank(r, directory, summary):
+    rng = random.Random(r)
+    t = RankTimer(directory=directory, rank=r, host="node-%d" % (r // 4 + 1), summary=summary,
+                  gather=gather)
+    for step in range(40):  # two windows: the files' 6 KiB tails hold them whole
+        slow = 1.25 if r // 4 == 2 and step >= 20 else 1
+        t.add("compute", 0.4 * rng.lognormvariate(0, 0.1) * slow)
+        t.step(step)
+for directory, summary in ((sys.argv[2], False), (sys.argv[3], True)):
+    threads = [threading.Thread(target=rank, args=(r, directory, summary)) for r in range(N)]
+    [x.start() for x in threads]
+    [x.join() for x in threads]
+assert "torch" not in sys.modules
+)",
+             std::string(LLMWATCH_TEST_HELPERS) + "/../../share/llmwatch/python",
+             files.path,
+             summary.path};
+  py.timeout = std::chrono::seconds(30);
+  auto r = run_process(py);
+  ASSERT_TRUE(r.ok()) << r.out << r.err;
+  auto from_files = localise_stragglers(read_rank_timing(files.path).ranks);
+  auto read = read_rank_timing(summary.path);
+  ASSERT_TRUE(read.windows) << read.error;
+  ASSERT_EQ(read.windows->size(), 16u);
+  auto from_summary = judge_nodes(*read.windows);
+  ASSERT_TRUE(from_files.suspect() && from_summary.suspect());
+  EXPECT_EQ(from_summary.suspect()->node, "node-3");
+  ASSERT_EQ(from_files.nodes.size(), from_summary.nodes.size());
+  for (std::size_t i = 0; i < from_files.nodes.size(); ++i) {
+    const auto &a = from_files.nodes[i], &b = from_summary.nodes[i];
+    EXPECT_EQ(a.node, b.node);
+    EXPECT_EQ(a.suspect, b.suspect) << a.node;
+    EXPECT_NEAR(a.relative, b.relative, 1e-4) << a.node;
+    // Rank 0 looks every half window, so its own best is taken over more windows.
+    EXPECT_LE(b.individual, a.individual + 1e-4) << a.node;
+    EXPECT_EQ(a.ranks, b.ranks) << a.node;
+  }
 }
 
 }  // namespace

@@ -17,14 +17,31 @@ as `sync` so that the compute time is the GPU's, not the kernel launches'.
         timer.step(step)
 
 Without LLMWATCH_TIMING_DIR set the timer does nothing and costs nothing.
+
+A large job (hundreds of ranks) sets LLMWATCH_TIMING_SUMMARY=1 (or passes summary=True): no
+rank writes a file of its own. Every `window`/2 steps the ranks gather each one's window (the
+median compute of its last `window` steps and its best earlier such median) and rank 0 writes
+them all to $LLMWATCH_TIMING_DIR/summary.json, so llmwatch reads one file per job instead of one
+per rank. The gather is torch.distributed.all_gather_object (imported only then), or the
+`gather` you pass; it is a collective, so every rank must call step() every step.
 """
 
 import json
 import os
 import socket
+import statistics
 import time
 
 _ROTATE_BYTES = 1 << 20  # a file this large is renamed to .1: llmwatch reads only the tail
+_BEST_OF = 16  # earlier windows a rank's own best is taken from: a run's pace may change
+
+
+def _torch_gather(row):
+    import torch.distributed as dist  # only in summary mode, and only once a window is full
+
+    rows = [None] * dist.get_world_size()
+    dist.all_gather_object(rows, row)
+    return rows
 
 
 class _Section:
@@ -45,7 +62,8 @@ class _Section:
 class RankTimer:
     """Times one rank's sections; step() writes them as one line and starts the next step."""
 
-    def __init__(self, directory=None, rank=None, host=None, sync=None):
+    def __init__(self, directory=None, rank=None, host=None, sync=None, summary=None, window=20,
+                 gather=None):
         self._dir = directory if directory is not None else os.environ.get("LLMWATCH_TIMING_DIR")
         env_rank = os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0"))
         self._rank = int(rank if rank is not None else env_rank)
@@ -54,9 +72,17 @@ class RankTimer:
         self._sync = sync
         self._sections = {"compute": 0.0, "wait": 0.0}
         self._path = None
+        if summary is None:
+            summary = os.environ.get("LLMWATCH_TIMING_SUMMARY", "") in ("1", "true", "yes")
+        self._summary = bool(summary)
+        self._window = max(1, int(window))
+        self._gather = gather or _torch_gather
+        self._every = max(1, self._window // 2)
+        self._recent, self._since, self._earlier = [], 0, []
         if self._dir:
             os.makedirs(self._dir, exist_ok=True)
-            self._path = os.path.join(self._dir, "rank-%d.jsonl" % self._rank)
+            name = "summary.json" if self._summary else "rank-%d.jsonl" % self._rank
+            self._path = os.path.join(self._dir, name)
 
     @property
     def enabled(self):
@@ -68,13 +94,21 @@ class RankTimer:
     def wait(self):
         return _Section(self, "wait")
 
-    def _add(self, name, seconds):
+    def add(self, name, seconds):
+        """Adds time measured elsewhere (CUDA events, say) to "compute" or "wait"."""
         self._sections[name] += seconds
 
+    _add = add
+
     def step(self, step):
-        """Writes this step's times and starts the next step. Never raises into training."""
+        """Writes this step's times and starts the next step. Never raises into training, except
+        that in summary mode a failed gather (a broken process group) is not hidden."""
         sections, self._sections = self._sections, {"compute": 0.0, "wait": 0.0}
+        self._last_step = int(step)
         if not self._path:
+            return
+        if self._summary:
+            self._summarise(sections["compute"])
             return
         line = json.dumps({"v": 1, "ts": round(time.time(), 3), "rank": self._rank,
                            "host": self._host, "step": int(step),
@@ -85,5 +119,43 @@ class RankTimer:
                 os.replace(self._path, self._path + ".1")
             with open(self._path, "a", encoding="utf-8") as f:
                 f.write(line + "\n")
+        except OSError:
+            pass  # a full disk or a gone mount must not stop training
+
+    def _summarise(self, compute):
+        """Summary mode: every half window, one gather, and rank 0 writes every rank's window.
+
+        The gather is a collective: it is not guarded, because a rank that skipped it would leave
+        every other rank waiting in it. A process group that cannot gather fails training anyway.
+        """
+        self._recent = (self._recent + [(time.time(), compute)])[-self._window:]
+        self._since += 1
+        # Every half window, over the last whole window: a slowdown fills the judged window's
+        # median within about half a window of steps, whatever step it began at.
+        if len(self._recent) < self._window or self._since < self._every:
+            return
+        self._since = 0
+        now = statistics.median(c for _, c in self._recent)
+        best = min([now] + self._earlier)
+        window_s = time.time() - self._recent[0][0]
+        self._earlier = (self._earlier + [now])[-_BEST_OF:]
+        rows = self._gather((self._rank, self._host, now, best, window_s))
+        if self._rank != 0:
+            return
+        hosts, host_index = [], {}
+        for _, host, _, _, _ in rows:
+            if host not in host_index:
+                host_index[host] = len(hosts)
+                hosts.append(host)
+        summary = {"v": 1, "ts": round(time.time(), 3), "step": self._last_step,
+                   "window": self._window, "window_s": round(max(r[4] for r in rows), 3),
+                   "hosts": hosts, "host": [host_index[r[1]] for r in rows],
+                   "rank": [int(r[0]) for r in rows], "now": [round(r[2], 6) for r in rows],
+                   "best": [round(r[3], 6) for r in rows]}
+        tmp = "%s.tmp-%d" % (self._path, os.getpid())
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(json.dumps(summary, separators=(",", ":")) + "\n")
+            os.replace(tmp, self._path)  # whole or not at all: llmwatch never reads half of one
         except OSError:
             pass  # a full disk or a gone mount must not stop training

@@ -224,7 +224,9 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
           finish_read(p, progress_before, now);
         }
         // Beside the logs, under the same deadline: a hung mount is one unknown job.
-        if (ask.logs && !timing_dir.empty()) f.timing = read_rank_timing(timing_dir);
+        // A summary left by an earlier task is not this one's.
+        if (ask.logs && !timing_dir.empty())
+          f.timing = read_rank_timing(timing_dir, 6 << 10, 4096, static_cast<double>(t.start_time));
         f.seconds = seconds_since(t0);
         return f;
       }};

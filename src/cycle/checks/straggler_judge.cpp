@@ -1,6 +1,8 @@
 #include "cycle/checks/straggler_judge.h"
 
 #include <algorithm>
+#include <mutex>
+#include <unordered_map>
 
 #include "rules/gpu_telemetry_series.h"
 #include "store/keys.h"
@@ -58,6 +60,30 @@ TelemetryEvidence gpu_evidence(Store& store, const std::vector<NodeSpeed>& nodes
   return telemetry_evidence(suspect.node, series(suspect.node), peers, now - suspect.window_s);
 }
 
+// The verdict on a summary's windows, kept while rank 0 has not rewritten it (the read gives the
+// same object): at 1,000 jobs of 512 ranks, judging every unchanged summary every cycle was
+// most of what slow-node localisation cost (bench/straggler_bench.cpp).
+StragglerVerdict summary_verdict(const std::string& dir,
+                                 const std::shared_ptr<const std::vector<RankWindow>>& windows,
+                                 const StragglerSettings& settings) {
+  struct Kept {
+    std::shared_ptr<const std::vector<RankWindow>> windows;  // held, so never a reused address
+    double slow_below = 0;
+    StragglerVerdict verdict;
+  };
+  static std::mutex mu;
+  static std::unordered_map<std::string, Kept> kept;
+  std::lock_guard lock(mu);
+  if (kept.size() >= 16384 && !kept.count(dir)) kept.clear();
+  Kept& k = kept[dir];
+  if (k.windows != windows || k.slow_below != settings.slow_below) {
+    k.verdict = judge_nodes(*windows, settings);
+    k.windows = windows;
+    k.slow_below = settings.slow_below;
+  }
+  return k.verdict;
+}
+
 }  // namespace
 
 std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
@@ -72,7 +98,10 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   }
   StragglerSettings settings;
   settings.slow_below = w.settings->straggler_speed;
-  auto verdict = localise_stragglers(w.timing->ranks, settings);
+  // A large job's rank 0 summarised every rank's window (summary.json); else the rank files.
+  auto verdict = w.timing->windows
+                     ? summary_verdict(w.settings->timing_dir, w.timing->windows, settings)
+                     : localise_stragglers(w.timing->ranks, settings);
   NodeSpeed* suspect =
       verdict.nodes.empty() || !verdict.nodes.front().suspect ? nullptr : &verdict.nodes.front();
   // What its GPUs did over the slow window, against the job's other nodes' GPUs.
