@@ -25,16 +25,48 @@ for step in range(100000):
         print("global_step: %d" % step, flush=True)
 )";
 
+// The same rank in summary mode, as a large job runs it: no rank writes a file of its own; every
+// half window the ranks gather their windows and rank 0 writes summary.json. The gather here is a
+// stand-in for torch.distributed.all_gather_object through the shared work directory.
+constexpr const char* kSummaryRank = R"(import json, os, sys, time
+sys.path.insert(0, os.environ["HELPER_DIR"])
+from llmwatch_timing import RankTimer
+rounds = [0]
+def gather(row):
+    rounds[0] += 1
+    world = int(os.environ["SLURM_NTASKS"])
+    d = os.path.join(os.environ["GATHER_DIR"], os.environ["SLURM_JOB_ID"], str(rounds[0]))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "%d.tmp" % row[0]), "w") as f:
+        json.dump(row, f)
+    os.replace(os.path.join(d, "%d.tmp" % row[0]), os.path.join(d, "%d.json" % row[0]))
+    while len([n for n in os.listdir(d) if n.endswith(".json")]) < world:
+        time.sleep(0.005)
+    return [tuple(json.load(open(os.path.join(d, "%d.json" % r)))) for r in range(world)]
+timer = RankTimer(gather=gather)
+slow = os.environ.get("SLURMD_NODENAME") == os.environ.get("SLOW_NODE")
+for step in range(100000):
+    with timer.compute():
+        time.sleep(0.075 if slow else 0.05)
+    with timer.wait():
+        time.sleep(0.01)
+    timer.step(step)
+    if os.environ.get("SLURM_PROCID") == "0":
+        print("global_step: %d" % step, flush=True)
+)";
+
 struct SlowRun {
   LocalCluster& c;
   std::string work, timing, config;
-  SlowRun(LocalCluster& cluster, const std::string& mode)
+  bool summary;
+  SlowRun(LocalCluster& cluster, const std::string& mode, bool rank0_summary = false)
       : c(cluster),
         work(c.dir / "work"),
         timing(c.dir / "work/timing"),
-        config(c.dir / "llmwatch.toml") {
+        config(c.dir / "llmwatch.toml"),
+        summary(rank0_summary) {
     std::filesystem::create_directories(timing);
-    write_file(work + "/rank.py", kRank);
+    write_file(work + "/rank.py", summary ? kSummaryRank : kRank);
     write_file(work + "/train.sh",
                "#!/bin/sh\nexec srun --ntasks-per-node=1 python3 " + work + "/rank.py\n");
     std::filesystem::permissions(work + "/train.sh", std::filesystem::perms::owner_all,
@@ -62,7 +94,8 @@ struct SlowRun {
         {"sbatch", "--parsable", "--job-name=itest-slow", "--nodes=3", "--chdir=" + work,
          "--output=" + work + "/train-%j.out",
          "--export=ALL,PYTHONDONTWRITEBYTECODE=1,SLOW_NODE=node-3,LLMWATCH_TIMING_DIR=" + timing +
-             ",HELPER_DIR=" + source_dir() + "/share/llmwatch/python",
+             ",HELPER_DIR=" + source_dir() + "/share/llmwatch/python" +
+             (summary ? ",LLMWATCH_TIMING_SUMMARY=1,GATHER_DIR=" + work + "/gather" : ""),
          work + "/train.sh"});
     EXPECT_TRUE(r.ok()) << r.err;
     return r.out.substr(0, r.out.find_first_of(";\n"));
@@ -125,6 +158,35 @@ TEST(SlowNode, EvictRestartsWithoutTheNodeAndDrainsIt) {
   EXPECT_EQ(jobs.find(id + "\n"), std::string::npos) << "the slow run was cancelled: " << jobs;
   c.slurm({"scancel", "-n", "itest-slow"});
   c.slurm({"scontrol", "update", "nodename=node-3", "state=resume"});
+}
+
+// A large job's way: rank 0's summary, one file for the job. The same node is named on the same
+// evidence, and no rank file is written or needed.
+TEST(SlowNode, ARankZeroSummaryNamesTheSlowNodeAsTheRankFilesDo) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c(3);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  SlowRun run(c, "alert", true);
+  std::string id = run.submit();
+  ASSERT_FALSE(id.empty());
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(run.config, {"run", "--once"});
+        return run.status().find("slow node node-3") != std::string::npos;
+      },
+      90))
+      << run.events() << run.status();
+  std::string events = run.events();
+  EXPECT_EQ(events.find("slow node node-1"), std::string::npos) << events;
+  EXPECT_EQ(events.find("slow node node-2"), std::string::npos) << events;
+  EXPECT_NE(events.find("rank 2 compute"), std::string::npos) << "node-3 runs rank 2\n" << events;
+  EXPECT_TRUE(std::filesystem::exists(run.timing + "/summary.json"));
+  for (const auto& e : std::filesystem::directory_iterator(run.timing))
+    EXPECT_NE(e.path().extension(), ".jsonl") << "no rank writes a file of its own: " << e.path();
+  EXPECT_EQ(llmwatch_sql(c.dir / "state",
+                         "SELECT COUNT(*) FROM actions WHERE kind IN ('cancel','restart','drain')"),
+            "0\n");
+  c.slurm({"scancel", id});
 }
 
 }  // namespace
