@@ -9,26 +9,11 @@
 namespace llmwatch::testing {
 namespace {
 
-// One rank: computes (sleeps) 0.05 s a step, 0.075 s on the slow node, and logs its step.
-constexpr const char* kRank = R"(import os, sys, time
-sys.path.insert(0, os.environ["HELPER_DIR"])
-from llmwatch_timing import RankTimer
-timer = RankTimer()
-slow = os.environ.get("SLURMD_NODENAME") == os.environ.get("SLOW_NODE")
-for step in range(100000):
-    with timer.compute():
-        time.sleep(0.075 if slow else 0.05)
-    with timer.wait():
-        time.sleep(0.01)
-    timer.step(step)
-    if os.environ.get("SLURM_PROCID") == "0":
-        print("global_step: %d" % step, flush=True)
-)";
-
-// The same rank in summary mode, as a large job runs it: no rank writes a file of its own; every
-// half window the ranks gather their windows and rank 0 writes summary.json. The gather here is a
-// stand-in for torch.distributed.all_gather_object through the shared work directory.
-constexpr const char* kSummaryRank = R"(import json, os, sys, time
+// One rank: computes (sleeps) 0.05 s a step, 0.075 s on the slow node, and logs its step. In
+// summary mode (LLMWATCH_TIMING_SUMMARY=1, as a large job runs) no rank writes a file of its own:
+// every half window the ranks gather their windows and rank 0 writes summary.json. The gather
+// here stands in for torch.distributed.all_gather_object, through the shared work directory.
+constexpr const char* kRank = R"(import json, os, sys, time
 sys.path.insert(0, os.environ["HELPER_DIR"])
 from llmwatch_timing import RankTimer
 rounds = [0]
@@ -66,7 +51,7 @@ struct SlowRun {
         config(c.dir / "llmwatch.toml"),
         summary(rank0_summary) {
     std::filesystem::create_directories(timing);
-    write_file(work + "/rank.py", summary ? kSummaryRank : kRank);
+    write_file(work + "/rank.py", kRank);
     write_file(work + "/train.sh",
                "#!/bin/sh\nexec srun --ntasks-per-node=1 python3 " + work + "/rank.py\n");
     std::filesystem::permissions(work + "/train.sh", std::filesystem::perms::owner_all,
