@@ -84,7 +84,10 @@ TEST(RankTiming, ThePythonHelpersFilesAreWhatTheProbeReads) {
              "    with t.wait(): pass\n"
              "    t.step(step)\n"
              "assert len(calls) == 10\n"
-             "assert not RankTimer(directory='').enabled\n",
+             "assert not RankTimer(directory='').enabled\n"
+             "def boom(row): raise AssertionError('a disabled timer gathers nothing')\n"
+             "off = RankTimer(directory='', summary=True, gather=boom)\n"
+             "for step in range(45): off.add('compute', 0.1); off.step(step)\n",
              std::string(LLMWATCH_TEST_HELPERS) + "/../../share/llmwatch/python",
              dir.path};
   py.timeout = std::chrono::seconds(30);
