@@ -18,6 +18,12 @@
 
 using namespace llmwatch;
 
+static long peak_rss_kib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
 static double cpu_seconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -82,6 +88,7 @@ int main() {
     std::filesystem::copy_file(dir / "summary.json", dir / std::to_string(j) / "summary.json");
   }
   int summary_suspects = 0;
+  const long rss_before = peak_rss_kib();
   std::vector<std::shared_ptr<const std::vector<RankWindow>>> seen(summary_jobs);
   c0 = cpu_seconds();
   for (int j = 0; j < summary_jobs; ++j) {
@@ -94,6 +101,8 @@ int main() {
   for (int j = 0; j < summary_jobs; ++j)
     unchanged += read_rank_timing((dir / std::to_string(j)).string()).windows == seen[j];
   double per_unchanged = (cpu_seconds() - c0) / summary_jobs;
+  // What the kept summaries hold (their text and windows, for the next cycle's comparison).
+  const long kept_mib = (peak_rss_kib() - rss_before) / 1024;
   std::filesystem::remove_all(dir);
 
   // Latency: steps every 10 s, a look every 30 s; node-2 turns 0.8x at step 200. From the rank
@@ -193,6 +202,7 @@ int main() {
       "| the same at 10 s steps (30%% of summaries new each 30 s cycle) | %.1f ms CPU | "
       "≤ 10%% over today |\n",
       (0.3 * per_summary + 0.7 * per_unchanged) * summary_jobs * 1e3);
+  std::printf("| peak memory the 1,000 kept summaries added | %ld MiB | |\n", kept_mib);
   std::printf(
       "| healthy 512-rank jobs with a suspect | %d of %d (files), %d of %d (summary) | 0 |\n",
       suspects, jobs, summary_suspects, summary_jobs);
