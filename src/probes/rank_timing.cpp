@@ -284,6 +284,7 @@ RankTimingRead read_rank_timing(const std::string& dir, std::size_t tail_bytes,
     // One left by an earlier task says nothing of this one: the rank files, if any, are read.
     if (summary.ts >= not_before) {
       out.windows = std::move(windows);
+      out.written = summary.ts;
       return out;
     }
   }
@@ -308,6 +309,7 @@ RankTimingRead read_rank_timing(const std::string& dir, std::size_t tail_bytes,
     RankSeries s = parse_rank_timing(text, &out.bad_lines);
     if (s.samples.empty()) continue;
     s.rank = rank;  // the file's name decides: a record copied from elsewhere does not move it
+    out.written = std::max(out.written, s.samples.back().ts);
     out.ranks.push_back(std::move(s));
   }
   return out;

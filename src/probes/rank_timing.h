@@ -38,6 +38,8 @@ struct RankTimingRead {
   // From summary.json, written since the task started; null when there is none. While rank 0
   // has not rewritten it, every read gives the same object (its verdict can be kept).
   std::shared_ptr<const std::vector<RankWindow>> windows;
+  // When the newest of it was written (the summary's ts, or the newest sample's); 0 unknown.
+  double written = 0;
   int bad_lines = 0;  // lines that were not a timing record (skipped, never guessed)
   std::string error;  // the directory cannot be read: unknown, never "healthy"
 };

@@ -160,6 +160,16 @@ TEST(StragglerCycle, EvictWaitsUntilTheNodeStayedSlowForEvictAfter) {
   EXPECT_TRUE(run.slurm.cancelled.empty()) << event_lines(*run.store);
   run.slurm.jobs = {run.task("RUNNING")};
   write_file(run.log, "global_step: 200\n", true);
+  // Ten minutes on, the ranks still write, and node-3 is still slow.
+  std::mt19937 rng(3);
+  TimingSim sim;
+  sim.nodes = 3;
+  sim.slow_node = "node-3";
+  sim.slow_speed = 0.7;
+  auto later = sim.run(rng);
+  for (auto& rank : later)
+    for (auto& sample : rank.samples) sample.ts += 700;
+  write_timing(t / "timing", later);
   run.cycle(run.now + 700);
   EXPECT_EQ(run.slurm.cancelled.size(), 1u) << "evicted once it stayed slow for 10 min\n"
                                             << event_lines(*run.store);
@@ -178,42 +188,50 @@ TEST(StragglerCycle, EvictWaitsForTheCostSumToPay) {
       << run.finding(r, "straggler")->summary;
 }
 
-// A large job's rank 0 writes one summary for all ranks (the helper's summary mode): the cycle
-// judges it as it judges the rank files; one left by a task before this one is not judged.
-TEST(StragglerCycle, ARankZeroSummaryNamesTheNodeAndOneFromAnEarlierTaskDoesNot) {
+// A rank 0 summary (the helper's summary mode) of 3 nodes, node-3 computing at 0.7x, written
+// at `ts`.
+std::string summary_at(double ts) {
   std::mt19937 rng(3);
   TimingSim sim;
   sim.nodes = 3;
   sim.slow_node = "node-3";
   sim.slow_speed = 0.7;
-  auto windows = rank_windows(sim.run(rng));
-  auto summary_at = [&](double ts) {
-    std::string host, rank, now, best;
-    for (const auto& w : windows) {
-      const char* sep = host.empty() ? "" : ",";
-      host += sep + std::to_string(w.host.back() - '1');
-      rank += sep + std::to_string(w.rank);
-      now += sep + std::to_string(w.now);
-      best += sep + std::to_string(w.best);
-    }
-    return "{\"v\":1,\"ts\":" + std::to_string(ts) +
-           ",\"step\":59,\"window_s\":30,\"hosts\":[\"node-1\",\"node-2\",\"node-3\"],"
-           "\"host\":[" +
-           host + "],\"rank\":[" + rank + "],\"now\":[" + now + "],\"best\":[" + best + "]}\n";
-  };
+  std::string host, rank, now, best;
+  for (const auto& w : rank_windows(sim.run(rng))) {
+    const char* sep = host.empty() ? "" : ",";
+    host += sep + std::to_string(w.host.back() - '1');
+    rank += sep + std::to_string(w.rank);
+    now += sep + std::to_string(w.now);
+    best += sep + std::to_string(w.best);
+  }
+  return "{\"v\":1,\"ts\":" + std::to_string(ts) +
+         ",\"step\":59,\"window_s\":30,\"hosts\":[\"node-1\",\"node-2\",\"node-3\"],"
+         "\"host\":[" +
+         host + "],\"rank\":[" + rank + "],\"now\":[" + now + "],\"best\":[" + best + "]}\n";
+}
+
+// Two cycles of a stepping run whose timing directory holds a summary written at `ts`.
+CycleResult summary_run(EndingRun& run, const std::string& timing, double ts) {
+  std::filesystem::create_directories(timing);
+  write_file(timing + "/summary.json", summary_at(ts));
+  run.idle_nodes(6);
+  run.slurm.jobs = {run.task("RUNNING")};
+  CycleResult r;
+  for (int i = 0; i < 2; ++i) {
+    write_file(run.log, "global_step: " + std::to_string(100 + i * 10) + "\n", i > 0);
+    r = run.cycle(run.now + i * 30);
+  }
+  return r;
+}
+
+// A large job's rank 0 writes one summary for all ranks: the cycle judges it as it judges the
+// rank files; one left by a task before this one is not judged.
+TEST(StragglerCycle, ARankZeroSummaryNamesTheNodeAndOneFromAnEarlierTaskDoesNot) {
   for (bool earlier : {false, true}) {
     testing::TempDir t;
-    std::filesystem::create_directories(t / "timing");
     EndingRun run(config_for(t / "timing", "alert"));
     const double started = static_cast<double>(run.task("RUNNING").start_time);
-    write_file(t / "timing/summary.json", summary_at(earlier ? started - 600 : started + 60));
-    run.idle_nodes(6);
-    run.slurm.jobs = {run.task("RUNNING")};
-    CycleResult r;
-    for (int i = 0; i < 2; ++i) {
-      write_file(run.log, "global_step: " + std::to_string(100 + i * 10) + "\n", i > 0);
-      r = run.cycle(run.now + i * 30);
-    }
+    auto r = summary_run(run, t / "timing", earlier ? started - 600 : run.now - 10);
     const Finding* f = run.finding(r, "straggler");
     if (earlier) {
       EXPECT_FALSE(f) << "a summary from before the task started: " << f->summary;
@@ -224,6 +242,17 @@ TEST(StragglerCycle, ARankZeroSummaryNamesTheNodeAndOneFromAnEarlierTaskDoesNot)
     EXPECT_NE(f->summary.find("ranks 16-23"), std::string::npos) << f->summary;
     EXPECT_TRUE(run.slurm.cancelled.empty());
   }
+}
+
+// Timing that stopped being written (rank 0's disk filled, its helper was switched off) says
+// nothing of the node now: a node slow 15 minutes ago is neither named nor evicted on it.
+TEST(StragglerCycle, TimingNotWrittenForTenMinutesIsNotJudged) {
+  testing::TempDir t;
+  EndingRun run(config_for(t / "timing", "evict"));
+  auto r = summary_run(run, t / "timing", run.now - 900);
+  EXPECT_FALSE(run.finding(r, "straggler")) << run.finding(r, "straggler")->summary;
+  EXPECT_TRUE(run.slurm.cancelled.empty()) << "evicted on a summary 15 minutes old";
+  EXPECT_TRUE(run.slurm.controls.empty()) << run.slurm.controls.front();
 }
 
 // The timing directory cannot be read: unknown, and nothing is done about it but saying so.

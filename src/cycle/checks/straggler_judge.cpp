@@ -60,6 +60,10 @@ TelemetryEvidence gpu_evidence(Store& store, const std::vector<NodeSpeed>& nodes
   return telemetry_evidence(suspect.node, series(suspect.node), peers, now - suspect.window_s);
 }
 
+// Per-rank timing older than this (or than two judged windows, for very slow steps) is not
+// judged: rank 0 rewrites its summary every half window, rank files grow every step.
+constexpr double kTimingStaleAfter = 600;
+
 // The verdict on a summary's windows, kept while rank 0 has not rewritten it (the read gives the
 // same object): at 1,000 jobs of 512 ranks, judging every unchanged summary every cycle was
 // most of what slow-node localisation cost (bench/straggler_bench.cpp).
@@ -102,6 +106,12 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   auto verdict = w.timing->windows
                      ? summary_verdict(w.settings->timing_dir, w.timing->windows, settings)
                      : localise_stragglers(w.timing->ranks, settings);
+  // Timing no longer written (a full disk, the helper switched off, a run between phases) says
+  // nothing of the nodes now: neither named nor evicted on, nor shown as their speed.
+  double window_s = 0;
+  for (const auto& n : verdict.nodes) window_s = std::max(window_s, n.window_s);
+  if (w.timing->written > 0 && now - w.timing->written > std::max(kTimingStaleAfter, 2 * window_s))
+    return out;
   NodeSpeed* suspect =
       verdict.nodes.empty() || !verdict.nodes.front().suspect ? nullptr : &verdict.nodes.front();
   // What its GPUs did over the slow window, against the job's other nodes' GPUs.
