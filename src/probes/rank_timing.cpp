@@ -111,8 +111,35 @@ bool each_item(std::string_view array, F&& f) {
   }
 }
 
+// A short plain decimal ("0.412345", "17"), as an integer over a power of ten: exact, because
+// both are exact doubles (at most 15 digits, 10^k for k <= 22) and one division rounds once
+// (Clinger's fast path), so it is what from_chars gives, at a fraction of the cost. false for
+// anything else (a sign, an exponent, more digits), which from_chars reads.
+bool plain_decimal(std::string_view item, double& out) {
+  static constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  if (item.empty() || item.front() < '0' || item.front() > '9') return false;
+  std::uint64_t mantissa = 0;
+  int digits = 0, fraction = -1;  // digits after the point; -1 before one
+  for (char c : item) {
+    if (c >= '0' && c <= '9') {
+      if (++digits > 15) return false;
+      mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
+      if (fraction >= 0) ++fraction;
+    } else if (c == '.' && fraction < 0) {
+      fraction = 0;
+    } else {
+      return false;
+    }
+  }
+  if (fraction == 0) return false;  // "5.": from_chars decides
+  out = static_cast<double>(mantissa) / kPow10[fraction < 0 ? 0 : fraction];
+  return true;
+}
+
 // A finite, non-negative number that is the whole item.
 bool number_item(std::string_view item, double& out) {
+  if (plain_decimal(item, out)) return true;
   auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), out);
   return ec == std::errc() && end == item.data() + item.size() && std::isfinite(out) && out >= 0;
 }
@@ -136,23 +163,54 @@ std::vector<double> numbers_of(std::string_view text, std::string_view key, std:
 
 constexpr std::size_t kSummaryMaxBytes = 8 << 20;  // 16,384 ranks are ~400 KiB
 
-// The last summary read from each directory, by its text: one that rank 0 has not rewritten is
-// not parsed again. The text is compared, not the mtime, which a coarse clock may not move; by
-// its size and 64-bit hash, not kept whole (13 KiB a 512-rank job: 13 MiB at 1,000 such jobs).
+// A file as stat sees it: a summary whose every one of these is the same was not rewritten (the
+// helper writes by rename, so each write is a new inode as well as a new mtime).
+struct FileKey {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  long long mtime_ns = 0, ctime_ns = 0;
+  bool operator==(const FileKey&) const = default;
+};
+
+FileKey key_of(const struct stat& st) {
+  return {st.st_dev, st.st_ino, st.st_size,
+          st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec,
+          st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec};
+}
+
+// The last summary read from each directory: one that rank 0 has not rewritten is neither read
+// nor parsed again. Known by its stat, and, where that moved, by its text's size and 64-bit hash
+// (a rewrite with the same windows keeps the same object, and its verdict). The text itself is
+// not kept: 13 KiB a 512-rank job, 13 MiB at 1,000 such jobs.
 struct SummaryMemo {
+  FileKey file;
   std::size_t size = 0, hash = 0;
   TimingSummary parsed;
   std::shared_ptr<const std::vector<RankWindow>> windows;
 };
 
+std::mutex memo_mu;
+std::unordered_map<std::string, SummaryMemo> memo;
+
+// The memo's parse (its windows to `windows`) when the file is as it was; nothing otherwise.
+// The lock is never held over a read: a hung mount must not hold up other jobs' reads.
+std::optional<TimingSummary> unchanged_summary(
+    const std::string& path, const FileKey& file,
+    std::shared_ptr<const std::vector<RankWindow>>& windows) {
+  std::lock_guard lock(memo_mu);
+  auto m = memo.find(path);
+  if (m == memo.end() || !m->second.windows || !(m->second.file == file)) return std::nullopt;
+  windows = m->second.windows;
+  return m->second.parsed;
+}
+
 // The parse of `text` without its windows, which go to `windows`: the same object while the text
 // is unchanged.
-TimingSummary parsed_summary(const std::string& path, std::string_view text,
+TimingSummary parsed_summary(const std::string& path, const FileKey& file, std::string_view text,
                              std::shared_ptr<const std::vector<RankWindow>>& windows) {
-  static std::mutex mu;
-  static std::unordered_map<std::string, SummaryMemo> memo;
   const std::size_t hash = std::hash<std::string_view>{}(text);
-  std::lock_guard lock(mu);
+  std::lock_guard lock(memo_mu);
   if (memo.size() >= 16384 && !memo.count(path)) memo.clear();  // directories came and went
   auto& m = memo[path];
   if (!m.windows || m.size != text.size() || m.hash != hash) {
@@ -162,6 +220,7 @@ TimingSummary parsed_summary(const std::string& path, std::string_view text,
     m.size = text.size();
     m.hash = hash;
   }
+  m.file = file;
   windows = m.windows;
   return m.parsed;
 }
@@ -269,14 +328,17 @@ RankTimingRead read_rank_timing(const std::string& dir, std::size_t tail_bytes,
       out.error = summary_path + ": larger than " + std::to_string(kSummaryMaxBytes >> 20) + " MiB";
       return out;
     }
+    std::shared_ptr<const std::vector<RankWindow>> windows;
+    const FileKey file = key_of(st);
+    auto kept = unchanged_summary(summary_path, file, windows);
     std::string why;
-    std::string text = tail_of(summary_path, kSummaryMaxBytes, why);
+    std::string text = kept ? std::string() : tail_of(summary_path, kSummaryMaxBytes, why);
     if (!why.empty()) {
       out.error = why;
       return out;
     }
-    std::shared_ptr<const std::vector<RankWindow>> windows;
-    TimingSummary summary = parsed_summary(summary_path, text, windows);
+    TimingSummary summary =
+        kept ? std::move(*kept) : parsed_summary(summary_path, file, text, windows);
     if (!summary.error.empty()) {
       out.error = summary_path + ": " + summary.error;
       return out;

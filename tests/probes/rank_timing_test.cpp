@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <charconv>
 #include <fstream>
+#include <random>
 
 #include "rules/straggler.h"
 #include "test_util.h"
@@ -151,6 +153,50 @@ TEST(RankTiming, ASummaryThatIsNotWholeIsAnErrorWithItsReason) {
   }
 }
 
+// The summary's numbers are read by a fast path for plain decimals: it gives exactly what
+// from_chars gives, bit for bit, over short and long decimals, leading zeros, integers and the
+// forms it leaves to from_chars (exponents, 16+ digits, a trailing point).
+TEST(RankTiming, ASummarysNumbersAreExactlyWhatFromCharsReads) {
+  std::mt19937_64 rng(11);
+  std::vector<std::string> texts = {"0",
+                                    "0.0",
+                                    "5.",
+                                    "0.000001",
+                                    "1e-3",
+                                    "1.5E2",
+                                    "007.250",
+                                    "0.1",
+                                    "123456789012345",
+                                    "1234567890123456",
+                                    "0.30000000000000004",
+                                    "9007199254740993"};
+  for (int i = 0; i < 20000; ++i) {
+    std::string t = std::to_string(rng() % 100000);
+    if (rng() % 4) {
+      std::string frac = std::to_string(rng());
+      t += "." + frac.substr(0, 1 + rng() % frac.size());
+    }
+    texts.push_back(t);
+  }
+  std::string host, rank, now;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    const char* sep = i ? "," : "";
+    host += sep + std::string("0");
+    rank += sep + std::to_string(i);
+    now += sep + texts[i];
+  }
+  auto s = parse_timing_summary(R"({"v":1,"ts":1,"step":1,"hosts":["node-1"],"host":[)" + host +
+                                R"(],"rank":[)" + rank + R"(],"now":[)" + now + R"(],"best":[)" +
+                                now + "]}");
+  ASSERT_TRUE(s.error.empty()) << s.error;
+  ASSERT_EQ(s.windows.size(), texts.size());
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    double want = 0;
+    std::from_chars(texts[i].data(), texts[i].data() + texts[i].size(), want);
+    ASSERT_EQ(s.windows[i].now, want) << texts[i];
+  }
+}
+
 // One file for the job, read instead of one per rank; but only one written for this task.
 TEST(RankTiming, ASummarySinceTheTaskStartedIsReadInsteadOfTheRankFiles) {
   TempDir dir;
@@ -165,6 +211,14 @@ TEST(RankTiming, ASummarySinceTheTaskStartedIsReadInsteadOfTheRankFiles) {
   ASSERT_EQ(now.windows->size(), 2u);
   EXPECT_EQ((*now.windows)[1].host, "node-2");
   EXPECT_EQ(read_rank_timing(dir.path).windows, now.windows) << "unchanged: not parsed again";
+  // Rewritten by rename, as the helper does, to the same length: read again.
+  write_file(dir / "summary.tmp", R"({"v":1,"ts":1800000000,"step":5,"hosts":["node-1","node-2"],)"
+                                  R"("host":[0,1],"rank":[0,1],"now":[0.4,0.6],"best":[0.4,0.4]})"
+                                  "\n");
+  std::filesystem::rename(dir / "summary.tmp", dir / "summary.json");
+  auto rewritten = read_rank_timing(dir.path);
+  ASSERT_TRUE(rewritten.windows);
+  EXPECT_EQ((*rewritten.windows)[1].now, 0.6);
   EXPECT_TRUE(now.ranks.empty()) << "no rank file is opened beside a summary";
   auto earlier = read_rank_timing(dir.path, 6 << 10, 4096, 1'800'000'001);
   EXPECT_FALSE(earlier.windows) << "an earlier task's summary says nothing of this one";
