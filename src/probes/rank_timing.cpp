@@ -99,13 +99,14 @@ std::optional<std::string_view> array_of(std::string_view text, std::string_view
 // Calls `f` with each comma-separated item of an array's text, trimmed; false as soon as `f` is.
 template <class F>
 bool each_item(std::string_view array, F&& f) {
-  if (array.find_first_not_of(" \t\r\n") == std::string_view::npos) return true;  // []
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  if (std::all_of(array.begin(), array.end(), space)) return true;  // []
   while (true) {
     auto comma = array.find(',');
     auto item = array.substr(0, comma);
-    auto b = item.find_first_not_of(" \t\r\n");
-    auto e = item.find_last_not_of(" \t\r\n");
-    if (b == std::string_view::npos || !f(item.substr(b, e - b + 1))) return false;
+    while (!item.empty() && space(item.front())) item.remove_prefix(1);
+    while (!item.empty() && space(item.back())) item.remove_suffix(1);
+    if (item.empty() || !f(item)) return false;
     if (comma == std::string_view::npos) return true;
     array.remove_prefix(comma + 1);
   }
@@ -133,7 +134,8 @@ bool plain_decimal(std::string_view item, double& out) {
     }
   }
   if (fraction == 0) return false;  // "5.": from_chars decides
-  out = static_cast<double>(mantissa) / kPow10[fraction < 0 ? 0 : fraction];
+  out = fraction > 0 ? static_cast<double>(mantissa) / kPow10[fraction]
+                     : static_cast<double>(mantissa);
   return true;
 }
 
@@ -151,6 +153,7 @@ std::vector<double> numbers_of(std::string_view text, std::string_view key, std:
     why = "no \"" + std::string(key) + "\" array";
     return out;
   }
+  out.reserve(array->size() / 4);  // an upper bound for numbers of 3 characters or more
   if (!each_item(*array, [&](std::string_view item) {
         double v = 0;
         if (!number_item(item, v)) return false;

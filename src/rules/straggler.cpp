@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 
@@ -70,56 +71,83 @@ std::vector<RankWindow> rank_windows(const std::vector<RankSeries>& ranks,
 
 StragglerVerdict judge_nodes(const std::vector<RankWindow>& windows, const StragglerSettings& s) {
   StragglerVerdict out;
-  // Nodes by first appearance; each node's ranks.
-  std::unordered_map<std::string_view, std::size_t> node_of;
-  std::vector<std::vector<const RankWindow*>> nodes;
-  for (const auto& w : windows) {
+  // Each rank's node, numbered by first appearance. A node's ranks mostly come one after
+  // another: no lookup for those. Flat arrays, not a vector per node: at 512 ranks the
+  // allocations were most of the judge's time.
+  std::unordered_map<std::string_view, std::uint32_t> node_of;
+  std::vector<const RankWindow*> first_of;  // a node's first rank (its name)
+  std::vector<std::size_t> start(1, 0);     // then the node's rank count; prefix sums below
+  std::vector<std::uint32_t> node_at(windows.size());
+  std::uint32_t last = 0;
+  std::size_t judged = 0;
+  for (std::size_t i = 0; i < windows.size(); ++i) {
+    const RankWindow& w = windows[i];
     if (w.host.empty()) continue;
-    auto [at, added] = node_of.emplace(w.host, nodes.size());
-    if (added) nodes.emplace_back();
-    nodes[at->second].push_back(&w);
+    if (first_of.empty() || first_of[last]->host != w.host) {
+      auto [at, added] = node_of.emplace(w.host, static_cast<std::uint32_t>(first_of.size()));
+      if (added) {
+        first_of.push_back(&w);
+        start.push_back(0);
+      }
+      last = at->second;
+    }
+    node_at[i] = last;
+    ++start[last + 1];
+    ++judged;
   }
-  if (nodes.size() < 2) {
+  const std::size_t nodes = first_of.size();
+  if (nodes < 2) {
     out.not_judged = "per-rank timing from fewer than 2 nodes";
     return out;
   }
+  for (std::size_t n = 0; n < nodes; ++n) start[n + 1] += start[n];
+  // members[start[n] .. start[n + 1]): node n's ranks, in the windows' order.
+  std::vector<const RankWindow*> members(judged);
+  std::vector<std::size_t> fill(start.begin(), start.end() - 1);
+  for (std::size_t i = 0; i < windows.size(); ++i)
+    if (!windows[i].host.empty()) members[fill[node_at[i]]++] = &windows[i];
   // Every rank's pace sorted once, each node's ranks' places in it noted (ascending). A node's
   // peers are that less its own few places: their median is found by stepping over them, and
   // their spread is only needed for a node slow enough to be a suspect. A job of 512 ranks is
   // one sort, not 64 (bench/straggler_bench.cpp).
-  std::vector<std::pair<double, std::size_t>> paces;  // (now, node)
-  paces.reserve(windows.size());
-  for (std::size_t n = 0; n < nodes.size(); ++n)
-    for (const RankWindow* r : nodes[n]) paces.emplace_back(r->now, n);
+  std::vector<std::pair<double, std::uint32_t>> paces;  // (now, node)
+  paces.reserve(judged);
+  for (std::size_t n = 0; n < nodes; ++n)
+    for (std::size_t i = start[n]; i < start[n + 1]; ++i)
+      paces.emplace_back(members[i]->now, static_cast<std::uint32_t>(n));
   std::sort(paces.begin(), paces.end());
-  std::vector<double> all(paces.size());
-  std::vector<std::vector<std::size_t>> places(nodes.size());
-  for (std::size_t i = 0; i < paces.size(); ++i) {
+  std::vector<double> all(judged);
+  std::vector<std::size_t> places(judged);  // places[start[n] ..]: node n's, ascending
+  fill.assign(start.begin(), start.end() - 1);
+  for (std::size_t i = 0; i < judged; ++i) {
     all[i] = paces[i].first;
-    places[paces[i].second].push_back(i);
+    places[fill[paces[i].second]++] = i;
   }
   // The k-th smallest of `all` without the values at `skip` (ascending places).
-  auto kth_without = [&](std::size_t k, const std::vector<std::size_t>& skip) {
+  auto kth_without = [&](std::size_t k, std::span<const std::size_t> skip) {
     for (std::size_t at : skip)
       if (at <= k) ++k;
     return all[k];
   };
   std::vector<double> others;
-  for (std::size_t id = 0; id < nodes.size(); ++id) {
-    const auto& mine = nodes[id];
-    const std::size_t peers = all.size() - mine.size();
+  std::vector<NodeSpeed> speeds(nodes);
+  for (std::size_t id = 0; id < nodes; ++id) {
+    std::span<const RankWindow* const> mine(members.data() + start[id], start[id + 1] - start[id]);
+    std::span<const std::size_t> skip(places.data() + start[id], mine.size());
+    const std::size_t peers = judged - mine.size();
     // The node's pace is its slowest rank's: one slow GPU holds the collective for all.
     const RankWindow& slowest = **std::max_element(
         mine.begin(), mine.end(),
         [](const RankWindow* a, const RankWindow* b) { return a->now < b->now; });
-    NodeSpeed n;
-    n.node = mine.front()->host;
+    NodeSpeed& n = speeds[id];
+    n.node = first_of[id]->host;
+    n.ranks.reserve(mine.size());
     for (const RankWindow* r : mine) n.ranks.push_back(r->rank);
     n.window_s = slowest.window_s;
     double m = 0;
     if (peers > 0) {
-      double hi = kth_without(peers / 2, places[id]);
-      m = peers % 2 ? hi : (kth_without(peers / 2 - 1, places[id]) + hi) / 2;
+      double hi = kth_without(peers / 2, skip);
+      m = peers % 2 ? hi : (kth_without(peers / 2 - 1, skip) + hi) / 2;
     }
     if (m > 0 && slowest.now > 0) {
       n.compute_ratio = slowest.now / m;
@@ -128,7 +156,7 @@ StragglerVerdict judge_nodes(const std::vector<RankWindow>& windows, const Strag
       if (n.relative < s.slow_below) {
         others.clear();
         for (std::size_t i = 0, j = 0; i < all.size(); ++i)
-          if (j < places[id].size() && places[id][j] == i)
+          if (j < skip.size() && skip[j] == i)
             ++j;
           else
             others.push_back(all[i]);
@@ -137,11 +165,16 @@ StragglerVerdict judge_nodes(const std::vector<RankWindow>& windows, const Strag
         n.suspect = slowest.now - m > s.mad_k * spread;
       }
     }
-    out.nodes.push_back(std::move(n));
   }
-  std::sort(out.nodes.begin(), out.nodes.end(), [](const NodeSpeed& a, const NodeSpeed& b) {
-    return a.relative != b.relative ? a.relative < b.relative : a.node < b.node;
+  // Slowest first; the nodes are moved once, in that order.
+  std::vector<std::size_t> order(nodes);
+  for (std::size_t i = 0; i < nodes; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const NodeSpeed &x = speeds[a], &y = speeds[b];
+    return x.relative != y.relative ? x.relative < y.relative : x.node < y.node;
   });
+  out.nodes.reserve(nodes);
+  for (std::size_t i : order) out.nodes.push_back(std::move(speeds[i]));
   return out;
 }
 
