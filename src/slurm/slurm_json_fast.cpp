@@ -26,9 +26,11 @@ std::optional<std::int64_t> number_of(value v) {
   if (t == json_type::number) {
     std::int64_t i;
     if (!v.get_int64().get(i)) return i;
+    // A number written as a float, or too long for 64 bits: only one within 64 bits is a number
+    // here (casting one beyond is undefined; the fuzzer found a 100-digit time).
     double d;
-    if (!v.get_double().get(d)) return static_cast<std::int64_t>(d);
-    return std::nullopt;
+    if (v.get_double().get(d) || !(d >= -9.2e18 && d <= 9.2e18)) return std::nullopt;
+    return static_cast<std::int64_t>(d);
   }
   if (t == json_type::object) {
     std::optional<std::int64_t> number;

@@ -53,6 +53,21 @@ TEST(FuzzRegressions, SqueueJsonInPiecesIsTheSameAsWhole) {
     }
 }
 
+// A time too large for 64 bits (a 100-digit "start_time") was cast from double to int64:
+// undefined behaviour, found by the fuzzer under UBSan. Such a number is unknown (0), never a
+// wrapped value.
+TEST(FuzzRegressions, SqueueJsonNumbersBeyond64BitsAreUnknownNotCast) {
+  std::string text = testing::read_file(testing::fixture("slurm-22.05.8/squeue.json"));
+  const std::string from = "\"start_time\": 1795311385";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), "\"start_time\": 1" + std::string(100, '7'));
+  auto r = parse_squeue_json(text);
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_FALSE(r.jobs.empty());
+  EXPECT_EQ(r.jobs[0].start_time, 0) << "unknown, not a wrapped number";
+  for (const auto& t : inputs("squeue_json")) EXPECT_NO_THROW(parse_squeue_json(t));
+}
+
 TEST(FuzzRegressions, QuotaHugeNumbersAreNotUnderstood) {
   for (const auto& text : inputs("quota"))
     for (const char* kind : {"lfs", "mmlsquota", "beegfs", "quota"})
