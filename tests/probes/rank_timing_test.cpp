@@ -67,7 +67,9 @@ TEST(RankTiming, AMissingDirectoryIsAnErrorWithItsReason) {
 }
 
 // The shipped Python helper and the probe agree: what llmwatch_timing.py writes is what
-// read_rank_timing reads, a section at a time, with no torch and nothing but the stdlib.
+// read_rank_timing reads, a section at a time, with no torch and nothing but the stdlib. In
+// summary mode without torch.distributed (here: no torch at all) a process gathers only itself
+// and training goes on.
 TEST(RankTiming, ThePythonHelpersFilesAreWhatTheProbeReads) {
   TempDir dir;
   ProcessSpec py;
@@ -89,7 +91,12 @@ TEST(RankTiming, ThePythonHelpersFilesAreWhatTheProbeReads) {
              "assert not RankTimer(directory='').enabled\n"
              "def boom(row): raise AssertionError('a disabled timer gathers nothing')\n"
              "off = RankTimer(directory='', summary=True, gather=boom)\n"
-             "for step in range(45): off.add('compute', 0.1); off.step(step)\n",
+             "for step in range(45): off.add('compute', 0.1); off.step(step)\n"
+             "import os\n"
+             "alone = RankTimer(directory=os.path.join(sys.argv[2], 'alone'), rank=0, "
+             "host='node-1', summary=True)\n"
+             "for step in range(25): alone.add('compute', 0.1); alone.step(step)\n"
+             "assert os.path.exists(os.path.join(sys.argv[2], 'alone', 'summary.json'))\n",
              std::string(LLMWATCH_TEST_HELPERS) + "/../../share/llmwatch/python",
              dir.path};
   py.timeout = std::chrono::seconds(30);

@@ -22,8 +22,9 @@ A large job (hundreds of ranks) sets LLMWATCH_TIMING_SUMMARY=1 (or passes summar
 rank writes a file of its own. Every `window`/2 steps the ranks gather each one's window (the
 median compute of its last `window` steps and its best earlier such median) and rank 0 writes
 them all to $LLMWATCH_TIMING_DIR/summary.json, so llmwatch reads one file per job instead of one
-per rank. The gather is torch.distributed.all_gather_object (imported only then), or the
-`gather` you pass; it is a collective, so every rank must call step() every step.
+per rank. The gather is torch.distributed.all_gather_object (imported only then; without an
+initialised process group a process gathers only itself), or the `gather` you pass; it is a
+collective, so every rank must call step() every step.
 """
 
 import json
@@ -37,8 +38,14 @@ _BEST_OF = 16  # earlier windows a rank's own best is taken from: a run's pace m
 
 
 def _torch_gather(row):
-    import torch.distributed as dist  # only in summary mode, and only once a window is full
-
+    """Every rank's row, through torch.distributed; a process without a process group (or
+    without torch) is a job of one, and gathers only itself rather than fail training."""
+    try:
+        import torch.distributed as dist  # only in summary mode, once a window is full
+    except ImportError:
+        return [row]
+    if not (dist.is_available() and dist.is_initialized()):
+        return [row]
     rows = [None] * dist.get_world_size()
     dist.all_gather_object(rows, row)
     return rows
