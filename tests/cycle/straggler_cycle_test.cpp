@@ -34,23 +34,33 @@ void write_timing(const std::string& dir, const std::vector<RankSeries>& ranks) 
   }
 }
 
-// Three cycles of a run that steps (max_steps known), node-3 computing at 0.7x.
-CycleResult slow_run(EndingRun& run, const std::string& timing, double slow_speed) {
+// The ranks of a 3-node job (8 ranks a node), node-3 computing at `slow_speed`; the same each call.
+std::vector<RankSeries> slow_ranks(double slow_speed) {
   std::mt19937 rng(3);
   TimingSim sim;
   sim.nodes = 3;
   sim.slow_node = "node-3";
   sim.slow_speed = slow_speed;
-  write_timing(timing, sim.run(rng));
+  return sim.run(rng);
+}
+
+// `n` cycles 30 s apart of the task running and stepping.
+CycleResult stepping_cycles(EndingRun& run, int n) {
   run.idle_nodes(6);
-  run.slurm.shown_nodes["node-3"] = {{"State", "ALLOCATED"}, {"Reason", ""}};
   run.slurm.jobs = {run.task("RUNNING")};
   CycleResult r;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < n; ++i) {
     write_file(run.log, "global_step: " + std::to_string(100 + i * 10) + "\n", i > 0);
     r = run.cycle(run.now + i * 30);
   }
   return r;
+}
+
+// Four cycles of a run that steps (max_steps known), node-3 computing at `slow_speed`.
+CycleResult slow_run(EndingRun& run, const std::string& timing, double slow_speed) {
+  write_timing(timing, slow_ranks(slow_speed));
+  run.slurm.shown_nodes["node-3"] = {{"State", "ALLOCATED"}, {"Reason", ""}};
+  return stepping_cycles(run, 4);
 }
 
 std::string config_for(const std::string& timing, const std::string& mode) {
@@ -161,12 +171,7 @@ TEST(StragglerCycle, EvictWaitsUntilTheNodeStayedSlowForEvictAfter) {
   run.slurm.jobs = {run.task("RUNNING")};
   write_file(run.log, "global_step: 200\n", true);
   // Ten minutes on, the ranks still write, and node-3 is still slow.
-  std::mt19937 rng(3);
-  TimingSim sim;
-  sim.nodes = 3;
-  sim.slow_node = "node-3";
-  sim.slow_speed = 0.7;
-  auto later = sim.run(rng);
+  auto later = slow_ranks(0.7);
   for (auto& rank : later)
     for (auto& sample : rank.samples) sample.ts += 700;
   write_timing(t / "timing", later);
@@ -191,13 +196,8 @@ TEST(StragglerCycle, EvictWaitsForTheCostSumToPay) {
 // A rank 0 summary (the helper's summary mode) of 3 nodes, node-3 computing at 0.7x, written
 // at `ts`.
 std::string summary_at(double ts) {
-  std::mt19937 rng(3);
-  TimingSim sim;
-  sim.nodes = 3;
-  sim.slow_node = "node-3";
-  sim.slow_speed = 0.7;
   std::string host, rank, now, best;
-  for (const auto& w : rank_windows(sim.run(rng))) {
+  for (const auto& w : rank_windows(slow_ranks(0.7))) {
     const char* sep = host.empty() ? "" : ",";
     host += sep + std::to_string(w.host.back() - '1');
     rank += sep + std::to_string(w.rank);
@@ -214,14 +214,7 @@ std::string summary_at(double ts) {
 CycleResult summary_run(EndingRun& run, const std::string& timing, double ts) {
   std::filesystem::create_directories(timing);
   write_file(timing + "/summary.json", summary_at(ts));
-  run.idle_nodes(6);
-  run.slurm.jobs = {run.task("RUNNING")};
-  CycleResult r;
-  for (int i = 0; i < 2; ++i) {
-    write_file(run.log, "global_step: " + std::to_string(100 + i * 10) + "\n", i > 0);
-    r = run.cycle(run.now + i * 30);
-  }
-  return r;
+  return stepping_cycles(run, 2);
 }
 
 // A large job's rank 0 writes one summary for all ranks: the cycle judges it as it judges the
