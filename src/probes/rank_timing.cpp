@@ -61,14 +61,17 @@ int rank_of_file(const char* name) {
 
 // The last `bytes` of a file, from the first whole line; "" with `why` set when unreadable.
 std::string tail_of(const std::string& path, std::size_t bytes, std::string& why) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     why = path + ": " + std::strerror(errno);
     return {};
   }
   struct stat st {};
   std::string out;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    why = path + ": not a regular file (a FIFO, device or directory cannot be read)";
+  } else {
     off_t from = st.st_size > static_cast<off_t>(bytes) ? st.st_size - bytes : 0;
     out.resize(static_cast<std::size_t>(st.st_size - from));
     ssize_t got = ::pread(fd, out.data(), out.size(), from);

@@ -2,11 +2,17 @@
 // half a line, a line that is not JSON, negative or missing figures, a huge file.
 #include "probes/rank_timing.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <charconv>
 #include <fstream>
+#include <future>
+#include <memory>
 #include <random>
+#include <thread>
 
 #include "rules/straggler.h"
 #include "test_util.h"
@@ -111,6 +117,33 @@ TEST(RankTiming, ThePythonHelpersFilesAreWhatTheProbeReads) {
   EXPECT_EQ(read.ranks[0].samples[4].step, 4);
   EXPECT_GE(read.ranks[0].samples[4].compute_s, 0.002);
   EXPECT_GT(read.ranks[0].samples[4].ts, 1.7e9);
+}
+
+// A FIFO where a rank file or the summary should be: opening it for reading would wait for a
+// writer, forever. It is an error with its reason, at once. (Before, the read hung: the test
+// then opens the FIFO for writing to let it go, and fails.)
+TEST(RankTiming, AFifoIsAnErrorNotAHang) {
+  for (std::string name : {"rank-0.jsonl", "summary.json"}) {
+    TempDir dir;
+    const std::string fifo = dir / name;
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+    auto done = std::make_shared<std::promise<RankTimingRead>>();
+    auto answer = done->get_future();
+    std::thread([done, path = dir.path] { done->set_value(read_rank_timing(path)); }).detach();
+    if (answer.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+      int w = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);  // lets the blocked open go
+      answer.wait();
+      ::close(w);
+      ADD_FAILURE() << name << ": the read waited for a writer";
+      continue;
+    }
+    auto r = answer.get();
+    EXPECT_TRUE(r.ranks.empty() && !r.windows) << name;
+    if (name == "summary.json")
+      EXPECT_NE(r.error.find("not a regular file"), std::string::npos) << r.error;
+    else
+      EXPECT_EQ(r.bad_lines, 1) << "the rank file is skipped and counted";
+  }
 }
 
 // A large job's rank 0 writes every rank's window to one file (the helper's summary mode).
