@@ -5,6 +5,8 @@
 // wall time, peak RSS, SQLite growth per day of cycles, log scanning throughput vs cat.
 //
 //   llmwatch_bench [--jobs N] [--nodes N] [--watched N] [--format json|text] [--log-mib N]
+//                  [--ranks N]  (each watched job's rank 0 summary of N ranks: #28's cost)
+//                  [--rewritten K]  (K of every 10 summaries rewritten each cycle; 3)
 #include <malloc.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -62,6 +64,8 @@ std::string slurp(const std::string& path) {
 
 struct Sizes {
   int jobs = 100000, nodes = 16384, watched = 1000, log_mib = 1024, cycles = 20;
+  int ranks = 0;      // > 0: every watched job has a rank 0 summary of this many ranks (#28)
+  int rewritten = 3;  // of every 10 summaries, rewritten each cycle (3: 10 s steps, 30 s cycles)
   std::string format = "json";
 };
 
@@ -193,6 +197,30 @@ void append_steps(const std::string& path, int from, int n) {
 
 }  // namespace
 
+// A rank 0 summary (llmwatch_timing.py's summary mode) of a healthy job: `ranks` ranks, 8 a
+// node, paces within ±2% of each other, written at `ts` by rename as the helper writes it.
+void write_summary(const std::string& dir, int ranks, double ts, unsigned seed) {
+  std::string hosts, host, rank, now, best;
+  for (int r = 0; r < ranks; ++r) {
+    const char* sep = r ? "," : "";
+    if (r % 8 == 0) hosts += std::string(r ? ",\"" : "\"") + node_name(r / 8) + "\"";
+    host += sep + std::to_string(r / 8);
+    rank += sep + std::to_string(r);
+    char buf[48];
+    double pace = 0.4 * (1 + 0.02 * (((r * 2654435761u + seed) % 1000) / 500.0 - 1));
+    std::snprintf(buf, sizeof buf, "%s%.6f", sep, pace);
+    now += buf;
+    std::snprintf(buf, sizeof buf, "%s%.6f", sep, pace * 0.99);
+    best += buf;
+  }
+  char head[96];
+  std::snprintf(head, sizeof head, "{\"v\":1,\"ts\":%.3f,\"step\":%u,\"window\":20,", ts, seed);
+  std::ofstream(dir + "/summary.json.tmp")
+      << head << "\"window_s\":200,\"hosts\":[" << hosts << "],\"host\":[" << host << "],\"rank\":["
+      << rank << "],\"now\":[" << now << "],\"best\":[" << best << "]}\n";
+  std::filesystem::rename(dir + "/summary.json.tmp", dir + "/summary.json");
+}
+
 int main(int argc, char** argv) {
   limit_malloc_arenas();  // as llmwatch itself does
   Sizes s;
@@ -210,6 +238,10 @@ int main(int argc, char** argv) {
       s.log_mib = std::stoi(v);
     else if (k == "--cycles")  // more steady cycles, for a profiler
       s.cycles = std::stoi(v);
+    else if (k == "--ranks")
+      s.ranks = std::stoi(v);
+    else if (k == "--rewritten")
+      s.rewritten = std::stoi(v);
   }
   std::string dir =
       (std::filesystem::temp_directory_path() / ("llmwatch-bench-" + std::to_string(getpid())))
@@ -236,6 +268,10 @@ int main(int argc, char** argv) {
     j.name = "train-" + std::to_string(i);
     j.logs = {dir + "/logs/train-" + std::to_string(i) + ".log"};
     j.stale_after = Seconds(3600);
+    if (s.ranks > 0) {
+      j.timing_dir = dir + "/timing/" + std::to_string(i);
+      std::filesystem::create_directories(j.timing_dir);
+    }
     config.jobs.push_back(j);
     append_steps(j.logs[0], 1, 20);
   }
@@ -244,6 +280,8 @@ int main(int argc, char** argv) {
   slurm.dir = dir;
   Supervisor supervisor(config, store, slurm);
   double now = unix_now();
+  for (int i = 0; i < s.watched && s.ranks > 0; ++i)
+    write_summary(config.jobs[i].timing_dir, s.ranks, now, 0);
   // Cycle 1 reads every log from the top; later cycles read what was appended (2 steps each).
   double c0 = cpu_seconds();
   t0 = Clock::now();
@@ -257,6 +295,10 @@ int main(int argc, char** argv) {
   for (int c = 0; c < cycles; ++c) {
     for (int i = 0; i < s.watched; ++i) append_steps(config.jobs[i].logs[0], 21 + 3 * c, 3);
     now += 30;
+    // At 10 s steps rank 0 writes every 10 steps (100 s): 3 of every 10 summaries are new
+    // at each 30 s cycle.
+    for (int i = 0; i < s.watched && s.ranks > 0; ++i)
+      if ((i + c) % 10 < s.rewritten) write_summary(config.jobs[i].timing_dir, s.ranks, now, c + 1);
     c0 = cpu_seconds();
     t0 = Clock::now();
     supervisor.run_cycle(now);
@@ -374,8 +416,12 @@ int main(int argc, char** argv) {
   run_process(cat);
   double cat_s = since(t0);
 
-  std::printf("| measure (%s, %d nodes, %d jobs, %d watched) | value | target |\n",
-              s.format.c_str(), s.nodes, s.jobs, s.watched);
+  std::printf("| measure (%s, %d nodes, %d jobs, %d watched%s) | value | target |\n",
+              s.format.c_str(), s.nodes, s.jobs, s.watched,
+              s.ranks > 0 ? (", each with a rank 0 summary of " + std::to_string(s.ranks) +
+                             " ranks, " + std::to_string(s.rewritten * 10) + "% rewritten a cycle")
+                                .c_str()
+                          : "");
   std::printf("|---|---|---|\n");
   std::printf("| squeue output size / parse | %.1f MiB / %.0f ms | |\n", squeue.size() / 1048576.0,
               squeue_s * 1000);

@@ -46,7 +46,7 @@ struct JobWork {
   // Slow-node localisation (#28): the ranks' timing as read this cycle ([[job]] timing_dir),
   // the suspect it names, and whether evicting it pays (the cost sum, for on_straggler).
   std::optional<RankTimingRead> timing;
-  std::vector<NodeSpeed> speeds;  // every judged node, slowest first (views, metrics)
+  std::vector<NodeSpeed> speeds;  // the slowest judged nodes (at most 8), first (views, metrics)
   std::optional<NodeSpeed> straggler;
   std::optional<EvictionVerdict> eviction;
 };

@@ -4,6 +4,7 @@
 // cost sum says it pays.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "ending_run.h"
@@ -35,10 +36,10 @@ void write_timing(const std::string& dir, const std::vector<RankSeries>& ranks) 
 }
 
 // The ranks of a 3-node job (8 ranks a node), node-3 computing at `slow_speed`; the same each call.
-std::vector<RankSeries> slow_ranks(double slow_speed) {
+std::vector<RankSeries> slow_ranks(double slow_speed, int nodes = 3) {
   std::mt19937 rng(3);
   TimingSim sim;
-  sim.nodes = 3;
+  sim.nodes = nodes;
   sim.slow_node = "node-3";
   sim.slow_speed = slow_speed;
   return sim.run(rng);
@@ -195,19 +196,20 @@ TEST(StragglerCycle, EvictWaitsForTheCostSumToPay) {
 
 // A rank 0 summary (the helper's summary mode) of 3 nodes, node-3 computing at 0.7x, written
 // at `ts`.
-std::string summary_at(double ts) {
-  std::string host, rank, now, best;
-  for (const auto& w : rank_windows(slow_ranks(0.7))) {
+std::string summary_at(double ts, int nodes = 3) {
+  std::string hosts, host, rank, now, best;
+  for (int n = 1; n <= nodes; ++n)
+    hosts += (n > 1 ? ",\"node-" : "\"node-") + std::to_string(n) + "\"";
+  for (const auto& w : rank_windows(slow_ranks(0.7, nodes))) {
     const char* sep = host.empty() ? "" : ",";
-    host += sep + std::to_string(w.host.back() - '1');
+    host += sep + std::to_string(std::stoi(w.host.substr(5)) - 1);
     rank += sep + std::to_string(w.rank);
     now += sep + std::to_string(w.now);
     best += sep + std::to_string(w.best);
   }
-  return "{\"v\":1,\"ts\":" + std::to_string(ts) +
-         ",\"step\":59,\"window_s\":30,\"hosts\":[\"node-1\",\"node-2\",\"node-3\"],"
-         "\"host\":[" +
-         host + "],\"rank\":[" + rank + "],\"now\":[" + now + "],\"best\":[" + best + "]}\n";
+  return "{\"v\":1,\"ts\":" + std::to_string(ts) + ",\"step\":59,\"window_s\":30,\"hosts\":[" +
+         hosts + "],\"host\":[" + host + "],\"rank\":[" + rank + "],\"now\":[" + now +
+         "],\"best\":[" + best + "]}\n";
 }
 
 // Two cycles of a stepping run whose timing directory holds a summary written at `ts`.
@@ -235,6 +237,27 @@ TEST(StragglerCycle, ARankZeroSummaryNamesTheNodeAndOneFromAnEarlierTaskDoesNot)
     EXPECT_NE(f->summary.find("ranks 16-23"), std::string::npos) << f->summary;
     EXPECT_TRUE(run.slurm.cancelled.empty());
   }
+}
+
+// A job of 12 nodes: the views, the metrics and the finding show its 8 slowest, the suspect
+// first, and say how many more there are (every node of every job would be 64,000 series at
+// 1,000 jobs of 64 nodes).
+TEST(StragglerCycle, TheSlowestEightNodesAreShownTheSuspectFirst) {
+  testing::TempDir t;
+  EndingRun run(config_for(t / "timing", "alert"));
+  std::filesystem::create_directories(t / "timing");
+  write_file(t / "timing/summary.json", summary_at(run.now - 10, 12));
+  auto r = stepping_cycles(run, 2);
+  const Finding* f = run.finding(r, "straggler");
+  ASSERT_TRUE(f) << event_lines(*run.store);
+  EXPECT_NE(f->summary.find("slow node node-3"), std::string::npos) << f->summary;
+  std::string evidence;
+  for (const auto& line : f->evidence) evidence += line + "\n";
+  EXPECT_NE(evidence.find("and 4 more nodes"), std::string::npos) << evidence;
+  auto view = nlohmann::json::parse(run.store->get(kv::job_view("tr")).value_or("{}"));
+  ASSERT_EQ(view["node_speeds"].size(), 8u) << view.dump();
+  EXPECT_EQ(view["node_speeds"][0]["node"], "node-3");
+  EXPECT_EQ(view["node_speeds"][0]["suspect"], true);
 }
 
 // Timing that stopped being written (rank 0's disk filled, its helper was switched off) says

@@ -1,6 +1,7 @@
 #include "cycle/checks/straggler_judge.h"
 
 #include <algorithm>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -64,24 +65,30 @@ TelemetryEvidence gpu_evidence(Store& store, const std::vector<NodeSpeed>& nodes
 // judged: rank 0 rewrites its summary every half window, rank files grow every step.
 constexpr double kTimingStaleAfter = 600;
 
+// The nodes a job's views, metrics and finding show: its slowest, the suspect first. Every node
+// of every job would be 64,000 metric series (and as many numbers written a cycle) at 1,000 jobs
+// of 64 nodes.
+constexpr std::size_t kNodesShown = 8;
+
 // The verdict on a summary's windows, kept while rank 0 has not rewritten it (the read gives the
-// same object): at 1,000 jobs of 512 ranks, judging every unchanged summary every cycle was
-// most of what slow-node localisation cost (bench/straggler_bench.cpp).
-StragglerVerdict summary_verdict(const std::string& dir,
-                                 const std::shared_ptr<const std::vector<RankWindow>>& windows,
-                                 const StragglerSettings& settings) {
+// same object), and handed on shared, not copied: at 1,000 jobs of 512 ranks, judging (and
+// copying) every unchanged summary's verdict every cycle was most of what slow-node
+// localisation cost (bench/straggler_bench.cpp, llmwatch_bench --ranks 512).
+std::shared_ptr<const StragglerVerdict> summary_verdict(
+    const std::string& dir, const std::shared_ptr<const std::vector<RankWindow>>& windows,
+    const StragglerSettings& settings) {
   struct Kept {
     std::shared_ptr<const std::vector<RankWindow>> windows;  // held, so never a reused address
     double slow_below = 0;
-    StragglerVerdict verdict;
+    std::shared_ptr<const StragglerVerdict> verdict;
   };
   static std::mutex mu;
   static std::unordered_map<std::string, Kept> kept;
   std::lock_guard lock(mu);
   if (kept.size() >= 16384 && !kept.count(dir)) kept.clear();
   Kept& k = kept[dir];
-  if (k.windows != windows || k.slow_below != settings.slow_below) {
-    k.verdict = judge_nodes(*windows, settings);
+  if (k.windows != windows || k.slow_below != settings.slow_below || !k.verdict) {
+    k.verdict = std::make_shared<const StragglerVerdict>(judge_nodes(*windows, settings));
     k.windows = windows;
     k.slow_below = settings.slow_below;
   }
@@ -105,36 +112,38 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   // A large job's rank 0 summarised every rank's window (summary.json); else the rank files.
   auto verdict = w.timing->windows
                      ? summary_verdict(w.settings->timing_dir, w.timing->windows, settings)
-                     : localise_stragglers(w.timing->ranks, settings);
+                     : std::make_shared<const StragglerVerdict>(
+                           localise_stragglers(w.timing->ranks, settings));
+  const std::vector<NodeSpeed>& nodes = verdict->nodes;
   // Timing no longer written (a full disk, the helper switched off, a run between phases) says
   // nothing of the nodes now: neither named nor evicted on, nor shown as their speed.
   double window_s = 0;
-  for (const auto& n : verdict.nodes) window_s = std::max(window_s, n.window_s);
+  for (const auto& n : nodes) window_s = std::max(window_s, n.window_s);
   if (w.timing->written > 0 && now - w.timing->written > std::max(kTimingStaleAfter, 2 * window_s))
     return out;
-  NodeSpeed* suspect =
-      verdict.nodes.empty() || !verdict.nodes.front().suspect ? nullptr : &verdict.nodes.front();
+  const std::size_t shown = std::min(nodes.size(), kNodesShown);
+  w.speeds.assign(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(shown));
+  if (nodes.empty() || !nodes.front().suspect) return out;
   // What its GPUs did over the slow window, against the job's other nodes' GPUs.
-  TelemetryEvidence gpus;
-  if (suspect) {
-    gpus = gpu_evidence(store, verdict.nodes, *suspect, now);
-    suspect->gpu_cause = gpus.cause;
-  }
-  w.speeds = verdict.nodes;
-  if (!suspect) return out;
-  w.straggler = *suspect;
-  Finding f = straggler_finding(w.label, *suspect);
-  for (const auto& n : verdict.nodes)
-    if (&n != suspect) f.evidence.push_back(straggler_summary(n));
+  NodeSpeed suspect = nodes.front();  // a copy: its GPU cause is this cycle's
+  TelemetryEvidence gpus = gpu_evidence(store, nodes, suspect, now);
+  suspect.gpu_cause = gpus.cause;
+  w.speeds.front().gpu_cause = gpus.cause;
+  w.straggler = suspect;
+  Finding f = straggler_finding(w.label, suspect);
+  for (std::size_t i = 1; i < shown; ++i) f.evidence.push_back(straggler_summary(nodes[i]));
+  if (nodes.size() > shown)
+    f.evidence.push_back("and " + std::to_string(nodes.size() - shown) +
+                         " more nodes, each at least as fast as " + nodes[shown - 1].node);
   f.evidence.insert(f.evidence.end(), gpus.lines.begin(), gpus.lines.end());
   // What the fleet says of it: a [[check]] figure far under the fleet's (fleet_compare).
   for (const auto& row : store.firing())
-    if (row.key.rfind("node:" + suspect->node + "/fleet-slow", 0) == 0)
+    if (row.key.rfind("node:" + suspect.node + "/fleet-slow", 0) == 0)
       f.evidence.push_back(row.summary);
   // What the node itself says: its last node-check (ECC, Xids, PCIe width).
-  if (auto health = store.node_health(suspect->node))
-    f.evidence.push_back(suspect->node + " node-check: " + health->summary());
-  w.eviction = judge_eviction(eviction_case(w, store, suspect->relative, now));
+  if (auto health = store.node_health(suspect.node))
+    f.evidence.push_back(suspect.node + " node-check: " + health->summary());
+  w.eviction = judge_eviction(eviction_case(w, store, suspect.relative, now));
   // The alert states the sum, whichever on_straggler says: what staying costs, what leaving does.
   f.summary += "; " + w.eviction->text;
   out.push_back(std::move(f));
