@@ -9,31 +9,20 @@ line in the log -> a new job of the same name RUNNING (squeue polled every 50 ms
 Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3]
 Needs root (it starts Slurm daemons). Prints a table.
 """
-import argparse, getpass, json, os, random, subprocess, tempfile, time
+import argparse, json, os, random, time
 
-from bench_cluster import ROOT, sh, start_cluster, stop_cluster, wait
-
+from bench_cluster import ROOT, cluster_run, job_setup, sh, start_daemon, wait
 
 
 def one_run(args):
-    d = tempfile.mkdtemp(prefix="llmwatch-crash-bench-")
-    work = f"{d}/work"
-    os.makedirs(work)
-    cluster = start_cluster(d)
-    cfg = f"{d}/llmwatch.toml"
-    with open(cfg, "w") as f:
-        f.write(f'[llmwatch]\nstate_dir = "{d}/state"\ninterval = "{args.interval}"\n'
-                f'[[job]]\nname = "bench-crash"\nuser = "{getpass.getuser()}"\n')
-    daemon = None
-    try:
+    with cluster_run("llmwatch-crash-bench-") as (d, procs):
+        work, cfg = job_setup(d, args.interval, "bench-crash")
         out = sh("sbatch", "--parsable", "--job-name=bench-crash", "--nodes=1", f"--chdir={work}",
                  f"--output={work}/train-%j.out",
                  f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME={args.step_time}",
                  f"{ROOT}/examples/fake-trainer.sh")
         first = out.stdout.strip().split(";")[0]
-        with open(f"{d}/daemon.log", "w") as daemon_log:
-            daemon = subprocess.Popen([f"{args.build}/llmwatch", "--config", cfg, "daemon"],
-                                      stdout=daemon_log, stderr=subprocess.STDOUT)
+        procs.append(start_daemon(args.build, cfg, f"{d}/daemon.log"))
         log = f"{work}/train-{first}.out"
         wait("step 5", lambda: os.path.exists(log) and "global_step: 5 " in open(log).read())
         # The crash at a random phase of the daemon's tick, as in production (the daemon starts
@@ -52,12 +41,6 @@ def one_run(args):
 
         running = wait("the restarted run RUNNING", rerun)
         return running - crashed
-    finally:
-        if daemon:
-            daemon.terminate()
-            daemon.wait(timeout=30)
-        stop_cluster(cluster)
-        subprocess.run(["rm", "-rf", d])
 
 
 def main():

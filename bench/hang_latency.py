@@ -11,32 +11,21 @@ At the shipped defaults with 10 s steps (#30):
   bench/hang_latency.py --interval 30s --stale-floor default --step-time 10
 Needs root (it starts Slurm daemons). Prints a table.
 """
-import argparse, getpass, json, os, re, signal, sqlite3, subprocess, tempfile, time
+import argparse, json, os, re, sqlite3, subprocess, time
 
-from bench_cluster import ROOT, sh, start_cluster, stop_cluster, wait
+from bench_cluster import ROOT, cluster_run, job_setup, sh, start_daemon, wait
 
 
 
 def one_run(args, n):
-    d = tempfile.mkdtemp(prefix="llmwatch-bench-")
-    work = f"{d}/work"
-    os.makedirs(work)
-    cluster = start_cluster(d)
-    cfg = f"{d}/llmwatch.toml"
-    with open(cfg, "w") as f:
-        f.write(f'[llmwatch]\nstate_dir = "{d}/state"\ninterval = "{args.interval}"\n'
-                f'[[job]]\nname = "bench-train"\nuser = "{getpass.getuser()}"\nstartup_grace = "2m"\n')
-        if args.stale_floor != "default":
-            f.write(f'stale_floor = "{args.stale_floor}"\n')
-    daemon = None
-    try:
+    with cluster_run("llmwatch-bench-") as (d, procs):
+        floor = "" if args.stale_floor == "default" else f'stale_floor = "{args.stale_floor}"\n'
+        work, cfg = job_setup(d, args.interval, "bench-train", 'startup_grace = "2m"\n' + floor)
         out = sh("sbatch", "--parsable", "--job-name=bench-train", "--array=1-3%1", f"--chdir={work}",
                  f"--output={work}/train-%A_%a.out", f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME={args.step_time}",
                  f"{ROOT}/examples/fake-trainer.sh")
         array = out.stdout.strip().split(";")[0]
-        daemon_log = open(f"{d}/daemon.log", "w")
-        daemon = subprocess.Popen([f"{args.build}/llmwatch", "--config", cfg, "daemon"],
-                                  stdout=daemon_log, stderr=subprocess.STDOUT)
+        procs.append(start_daemon(args.build, cfg, f"{d}/daemon.log"))
         log = f"{work}/train-{array}_1.out"
         steps = re.compile(r"global_step: (\d+)")
         wait("step 10", lambda: os.path.exists(log) and len(steps.findall(open(log).read())) >= 10)
@@ -81,12 +70,6 @@ def one_run(args, n):
         wakes = open(f"{d}/daemon.log").read().count("wake: ")
         return {"detect": found - last_progress, "wakes": wakes, "restart": running - found,
                 "read": prog.get("bytes_read", 0), "appended": appended, "cycles": cycles}
-    finally:
-        if daemon:
-            daemon.send_signal(signal.SIGTERM)
-            daemon.wait(timeout=30)
-        stop_cluster(cluster)
-        subprocess.run(["rm", "-rf", d])
 
 
 def main():

@@ -12,7 +12,7 @@ Usage: bench/node_health.py [--build build] [--runs 3]   (needs root: starts Slu
 """
 import argparse, os, resource, statistics, subprocess, tempfile, time
 
-from bench_cluster import ROOT, sh, start_cluster, stop_cluster, wait
+from bench_cluster import ROOT, cluster_run, sh, wait
 
 FIX = f"{ROOT}/tests/fixtures/gpu"
 XID79 = ("[171167.620236] NVRM: Xid (PCI:0000:00:09): 79, pid='<unknown>', name=<unknown>, "
@@ -40,13 +40,11 @@ def write_config(d, extra=""):
 
 
 def xid_to_drain(args):
-    d = tempfile.mkdtemp(prefix="llmwatch-bench-")
-    os.makedirs(f"{d}/kmsg")
-    cluster = start_cluster(d)
-    cfg = write_config(d)
-    env = stand_in_env()
-    procs, times = [], []
-    try:
+    with cluster_run("llmwatch-bench-") as (d, procs):
+        os.makedirs(f"{d}/kmsg")
+        cfg = write_config(d)
+        env = stand_in_env()
+        times = []
         nodes = [f"node-{i}" for i in range(1, args.runs + 1)]
         for n in nodes:
             open(f"{d}/kmsg/{n}.log", "w").write("[1.0] Linux version 6.1\n")
@@ -63,31 +61,26 @@ def xid_to_drain(args):
             open(f"{d}/kmsg/{n}.log", "a").write(XID79)
             wait(f"{n} DRAIN", lambda: "DRAIN" in sh("scontrol", "show", "node", n).stdout, step=0.02)
             times.append(time.time() - t0)
-    finally:
-        for p in procs:
-            p.terminate()
-            p.wait()
-        stop_cluster(cluster)
-    return times
+        return times
 
 
 def node_check_cost(args, n=20):
-    d = tempfile.mkdtemp(prefix="llmwatch-bench-")
-    os.makedirs(f"{d}/kmsg")
-    with open(f"{FIX}/dmesg-with-xid-119.log") as src, open(f"{d}/kmsg/node-1.log", "w") as dst:
-        dst.write(src.read())
-    cfg = write_config(d, f'dcgmi = "{ROOT}/tests/helpers/fake-dcgmi"\n'
-                          'dcgmi_diag_level = "1"\ndcgmi_health = true\n')
-    env = stand_in_env()
-    walls = []
-    for _ in range(n):
-        t0 = time.time()
-        r = subprocess.run([f"{args.build}/llmwatch", "-c", cfg, "node-check", "--node", "node-1", "--json"],
-                           env=env, capture_output=True, text=True)
-        walls.append(time.time() - t0)
-        assert r.returncode == 2, r.stdout + r.stderr  # CRITICAL: Xid 119 and the dcgmi Fail
-    rss_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return walls, rss_kib
+    with tempfile.TemporaryDirectory(prefix="llmwatch-bench-") as d:
+        os.makedirs(f"{d}/kmsg")
+        with open(f"{FIX}/dmesg-with-xid-119.log") as src, open(f"{d}/kmsg/node-1.log", "w") as dst:
+            dst.write(src.read())
+        cfg = write_config(d, f'dcgmi = "{ROOT}/tests/helpers/fake-dcgmi"\n'
+                              'dcgmi_diag_level = "1"\ndcgmi_health = true\n')
+        env = stand_in_env()
+        walls = []
+        for _ in range(n):
+            t0 = time.time()
+            r = subprocess.run([f"{args.build}/llmwatch", "-c", cfg, "node-check", "--node", "node-1", "--json"],
+                               env=env, capture_output=True, text=True)
+            walls.append(time.time() - t0)
+            assert r.returncode == 2, r.stdout + r.stderr  # CRITICAL: Xid 119 and the dcgmi Fail
+        rss_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        return walls, rss_kib
 
 
 def main():
