@@ -24,7 +24,9 @@
 #include "app/process_memory.h"
 #include "cycle/supervisor.h"
 #include "probes/log_tail.h"
+#include "probes/rank_timing.h"
 #include "probes/training_log.h"
+#include "rank_timing_sim.h"  // tests/helpers: the summary format the helper writes
 #include "slurm/slurm_text.h"
 #include "store/goodput_ledger.h"
 #include "store/store.h"
@@ -200,24 +202,15 @@ void append_steps(const std::string& path, int from, int n) {
 // A rank 0 summary (llmwatch_timing.py's summary mode) of a healthy job: `ranks` ranks, 8 a
 // node, paces within ±2% of each other, written at `ts` by rename as the helper writes it.
 void write_summary(const std::string& dir, int ranks, double ts, unsigned seed) {
-  std::string hosts, host, rank, now, best;
+  std::vector<RankWindow> windows(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
-    const char* sep = r ? "," : "";
-    if (r % 8 == 0) hosts += std::string(r ? ",\"" : "\"") + node_name(r / 8) + "\"";
-    host += sep + std::to_string(r / 8);
-    rank += sep + std::to_string(r);
-    char buf[48];
-    double pace = 0.4 * (1 + 0.02 * (((r * 2654435761u + seed) % 1000) / 500.0 - 1));
-    std::snprintf(buf, sizeof buf, "%s%.6f", sep, pace);
-    now += buf;
-    std::snprintf(buf, sizeof buf, "%s%.6f", sep, pace * 0.99);
-    best += buf;
+    RankWindow& w = windows[static_cast<std::size_t>(r)];
+    w.rank = r;
+    w.host = node_name(r / 8);
+    w.now = 0.4 * (1 + 0.02 * (((r * 2654435761u + seed) % 1000) / 500.0 - 1));
+    w.best = w.now * 0.99;
   }
-  char head[96];
-  std::snprintf(head, sizeof head, "{\"v\":1,\"ts\":%.3f,\"step\":%u,\"window\":20,", ts, seed);
-  std::ofstream(dir + "/summary.json.tmp")
-      << head << "\"window_s\":200,\"hosts\":[" << hosts << "],\"host\":[" << host << "],\"rank\":["
-      << rank << "],\"now\":[" << now << "],\"best\":[" << best << "]}\n";
+  std::ofstream(dir + "/summary.json.tmp") << testing::summary_json(windows, ts, 200, seed);
   std::filesystem::rename(dir + "/summary.json.tmp", dir + "/summary.json");
 }
 

@@ -55,29 +55,8 @@ int main() {
 
   // The same job as its rank 0's summary (the helper's summary mode): one file of 512 windows.
   std::filesystem::create_directories(dir);
-  {
-    auto windows = rank_windows(sim.run(rng));
-    std::vector<std::string> hosts;
-    std::string host = "[", rank = "[", now = "[", best = "[";
-    for (const auto& w : windows) {
-      auto at = std::find(hosts.begin(), hosts.end(), w.host);
-      if (at == hosts.end()) at = hosts.insert(hosts.end(), w.host);
-      const char* sep = host.size() > 1 ? "," : "";
-      host += sep + std::to_string(at - hosts.begin());
-      rank += sep + std::to_string(w.rank);
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%s%.6f", sep, w.now);
-      now += buf;
-      std::snprintf(buf, sizeof buf, "%s%.6f", sep, w.best);
-      best += buf;
-    }
-    std::string names;
-    for (const auto& h : hosts) names += (names.empty() ? "\"" : ",\"") + h + "\"";
-    std::ofstream(dir / "summary.json")
-        << "{\"v\":1,\"ts\":1800000000,\"step\":159,\"window\":20,\"window_s\":90,\"hosts\":["
-        << names << "],\"host\":" << host << "],\"rank\":" << rank << "],\"now\":" << now
-        << "],\"best\":" << best << "]}\n";
-  }
+  std::ofstream(dir / "summary.json")
+      << testing::summary_json(rank_windows(sim.run(rng)), 1'800'000'000, 90, 159);
   // 1,000 such jobs, each its own directory: a cycle in which every rank 0 has rewritten its
   // summary (read, parsed, judged), then one in which none has (read and compared only: the
   // parse and the verdict are kept while the text is the same).

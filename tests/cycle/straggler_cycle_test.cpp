@@ -197,19 +197,7 @@ TEST(StragglerCycle, EvictWaitsForTheCostSumToPay) {
 // A rank 0 summary (the helper's summary mode) of 3 nodes, node-3 computing at 0.7x, written
 // at `ts`.
 std::string summary_at(double ts, int nodes = 3) {
-  std::string hosts, host, rank, now, best;
-  for (int n = 1; n <= nodes; ++n)
-    hosts += (n > 1 ? ",\"node-" : "\"node-") + std::to_string(n) + "\"";
-  for (const auto& w : rank_windows(slow_ranks(0.7, nodes))) {
-    const char* sep = host.empty() ? "" : ",";
-    host += sep + std::to_string(std::stoi(w.host.substr(5)) - 1);
-    rank += sep + std::to_string(w.rank);
-    now += sep + std::to_string(w.now);
-    best += sep + std::to_string(w.best);
-  }
-  return "{\"v\":1,\"ts\":" + std::to_string(ts) + ",\"step\":59,\"window_s\":30,\"hosts\":[" +
-         hosts + "],\"host\":[" + host + "],\"rank\":[" + rank + "],\"now\":[" + now +
-         "],\"best\":[" + best + "]}\n";
+  return testing::summary_json(rank_windows(slow_ranks(0.7, nodes)), ts);
 }
 
 // Two cycles of a stepping run whose timing directory holds a summary written at `ts`.

@@ -3,7 +3,9 @@
 // (#28): log-normal jitter on every rank's compute, checkpoint pauses and evaluation passes
 // that hit every rank at once, data-loader hiccups on one rank, a rank whose lines arrive
 // late. Optionally one node computes slower. Shared by the straggler tests and the bench.
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -51,5 +53,32 @@ struct TimingSim {
     return out;
   }
 };
+
+// The summary.json the helper's rank 0 writes (its summary mode) for these windows, at `ts`:
+// node names in the order they first appear, paces to the microsecond.
+inline std::string summary_json(const std::vector<RankWindow>& windows, double ts,
+                                double window_s = 30, long long step = 59) {
+  std::vector<std::string> hosts;
+  std::string host, rank, now, best;
+  for (const auto& w : windows) {
+    auto at = std::find(hosts.begin(), hosts.end(), w.host);
+    if (at == hosts.end()) at = hosts.insert(hosts.end(), w.host);
+    const char* sep = host.empty() ? "" : ",";
+    host += sep + std::to_string(at - hosts.begin());
+    rank += sep + std::to_string(w.rank);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s%.6f", sep, w.now);
+    now += buf;
+    std::snprintf(buf, sizeof buf, "%s%.6f", sep, w.best);
+    best += buf;
+  }
+  std::string names;
+  for (const auto& h : hosts) names += (names.empty() ? "\"" : ",\"") + h + "\"";
+  char head[128];
+  std::snprintf(head, sizeof head, "{\"v\":1,\"ts\":%.3f,\"step\":%lld,\"window_s\":%.3f,", ts,
+                step, window_s);
+  return head + std::string("\"hosts\":[") + names + "],\"host\":[" + host + "],\"rank\":[" + rank +
+         "],\"now\":[" + now + "],\"best\":[" + best + "]}\n";
+}
 
 }  // namespace llmwatch::testing
