@@ -259,6 +259,26 @@ TEST(StragglerCycle, TimingNotWrittenForTenMinutesIsNotJudged) {
   EXPECT_TRUE(run.slurm.controls.empty()) << run.slurm.controls.front();
 }
 
+// Not judging is said, not silent: an operator whose helper stopped writing (or whose node's
+// clock is 15 minutes behind llmwatch's) sees that slow-node judging is off for the run. Info:
+// it neither alerts nor acts, and it clears once the timing is fresh again.
+TEST(StragglerCycle, TimingNotJudgedForItsAgeIsSaidAndClearsWhenFresh) {
+  testing::TempDir t;
+  EndingRun run(config_for(t / "timing", "evict"));
+  auto r = summary_run(run, t / "timing", run.now - 900);
+  const Finding* f = run.finding(r, "timing-stale");
+  ASSERT_TRUE(f) << "nothing said that the run's nodes are no longer judged";
+  EXPECT_EQ(f->severity, Severity::Info);
+  EXPECT_NE(f->summary.find("last written 15m30s ago"), std::string::npos) << f->summary;
+  EXPECT_NE(f->evidence.front().find("clock"), std::string::npos) << f->evidence.front();
+  EXPECT_TRUE(run.slurm.cancelled.empty());
+  // Fresh timing again, ten minutes on: judged, and the staleness is gone.
+  run.now += 600;
+  auto fresh = summary_run(run, t / "timing", run.now - 10);
+  EXPECT_FALSE(run.finding(fresh, "timing-stale"));
+  EXPECT_TRUE(run.finding(fresh, "straggler"));
+}
+
 // The timing directory cannot be read: unknown, and nothing is done about it but saying so.
 TEST(StragglerCycle, UnreadableTimingIsUnknownAndNeverActs) {
   testing::TempDir t;

@@ -8,6 +8,7 @@
 #include "rules/gpu_telemetry_series.h"
 #include "store/keys.h"
 #include "store/store.h"
+#include "util/units.h"
 
 namespace llmwatch {
 namespace {
@@ -119,8 +120,23 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   // nothing of the nodes now: neither named nor evicted on, nor shown as their speed.
   double window_s = 0;
   for (const auto& n : nodes) window_s = std::max(window_s, n.window_s);
-  if (w.timing->written > 0 && now - w.timing->written > std::max(kTimingStaleAfter, 2 * window_s))
+  if (w.timing->written > 0 &&
+      now - w.timing->written > std::max(kTimingStaleAfter, 2 * window_s)) {
+    // Said, not silent: slow-node judging is off for this run until its timing is fresh again.
+    // The age is by the trainer's clock (the helper's ts), so a node whose clock is behind
+    // llmwatch's by more than the limit looks the same: the finding names both. Info: nothing
+    // acts on it, and no alert is sent.
+    Finding f =
+        make_finding("job:" + w.label, w.label, "timing-stale", Severity::Info,
+                     "per-rank timing of " + w.label + " last written " +
+                         format_duration(Seconds(static_cast<long long>(now - w.timing->written))) +
+                         " ago: its nodes are not judged for speed until it is written again");
+    f.evidence.push_back(
+        "the age is by the writer's clock: a node clock behind llmwatch's by "
+        "as much reads the same");
+    out.push_back(std::move(f));
     return out;
+  }
   const std::size_t shown = std::min(nodes.size(), kNodesShown);
   w.speeds.assign(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(shown));
   if (nodes.empty() || !nodes.front().suspect) return out;
