@@ -105,7 +105,10 @@ struct JobSettings {
   std::vector<std::string> on_nan{"alert"};
 
   // Slow-node localisation (#28): per-rank section times from llmwatch_timing.py.
-  std::string timing_dir;         // "": off; where rank-<N>.jsonl files are written
+  std::string timing_dir;  // "": off; where rank-<N>.jsonl files are written
+  // Or per-rank compute from Megatron-LM's "times across ranks (ms):" blocks in the job's
+  // own log (probes/megatron_rank_times.h); timing_dir wins when both are set.
+  bool timing_from_log = false;
   double straggler_speed = 0.85;  // a node this much slower than its peers is a suspect
   // "alert": say which node and what evicting it would save; "evict": save, cancel, restart
   // without it and drain it, only when the saving beats the measured restart cost.

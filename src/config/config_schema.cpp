@@ -172,6 +172,7 @@ const std::vector<KeySpec<JobSettings>>& job_keys() {
        kActions},
       {"on_nan", KeyKind::StringList, LW_SET(JobSettings, on_nan, list), false, 0, 0, kActions},
       {"timing_dir", KeyKind::String, LW_SET(JobSettings, timing_dir, s)},
+      {"timing_from_log", KeyKind::Bool, LW_SET(JobSettings, timing_from_log, b)},
       {"straggler_speed", KeyKind::Percent, LW_SET(JobSettings, straggler_speed, d)},
       {"on_straggler",
        KeyKind::String,

@@ -41,6 +41,12 @@ struct RankTimingRead {
   // When the newest of it was written (the summary's ts, or the newest sample's); 0 unknown.
   double written = 0;
   int bad_lines = 0;  // lines that were not a timing record (skipped, never guessed)
+  // Samples a rank's judged window holds; 0: the rule's default (20 steps). A sample from
+  // Megatron's log is already a mean over its log interval (probes/megatron_rank_times.h).
+  std::size_t window = 0;
+  // The ranks were placed on nodes by the job's layout, not by a host each rank wrote
+  // (Megatron's log names none): a guess a second witness must back before a node is evicted.
+  bool placed_by_layout = false;
   std::string error;  // the directory cannot be read: unknown, never "healthy"
 };
 

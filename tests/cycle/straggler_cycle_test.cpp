@@ -106,9 +106,9 @@ TEST(StragglerCycle, EvictCancelsRestartsWithoutTheNodeDrainsItAndChargesTheLedg
 // The GPUs' own telemetry (their node-checks' series) says why: node-3's GPU 2 is held back by
 // HW Slowdown while the other nodes' GPUs run at full clock. The finding, its evidence and the
 // drain reason say so; the healthy nodes' GPUs are named nowhere.
-TEST(StragglerCycle, TheSlowNodesGpuTelemetryIsItsEvidenceAndItsDrainReason) {
-  testing::TempDir t;
-  EndingRun run(config_for(t / "timing", "evict"));
+// node-3's GPU 2 held back by HW Slowdown over the last minutes, the other GPUs at full clock,
+// as their node-checks' series.
+void node3_gpu2_throttled(EndingRun& run) {
   for (const char* node : {"node-1", "node-2", "node-3"}) {
     std::string series;
     for (int i = 0; i < 4; ++i) {
@@ -126,6 +126,12 @@ TEST(StragglerCycle, TheSlowNodesGpuTelemetryIsItsEvidenceAndItsDrainReason) {
     }
     run.store->put(kv::gpu_telemetry(node), series, run.now);
   }
+}
+
+TEST(StragglerCycle, TheSlowNodesGpuTelemetryIsItsEvidenceAndItsDrainReason) {
+  testing::TempDir t;
+  EndingRun run(config_for(t / "timing", "evict"));
+  node3_gpu2_throttled(run);
   // And its idle GEMM check came out far under the fleet's (a finding already open).
   Finding fleet = make_finding("node:node-3", "node-3", "fleet-slow", Severity::Warning,
                                "node-3: gemm/gflops 350, 0.70× the fleet median 500 (6 nodes)");
@@ -277,6 +283,101 @@ TEST(StragglerCycle, TimingNotJudgedForItsAgeIsSaidAndClearsWhenFresh) {
   auto fresh = summary_run(run, t / "timing", run.now - 10);
   EXPECT_FALSE(run.finding(fresh, "timing-stale"));
   EXPECT_TRUE(run.finding(fresh, "straggler"));
+}
+
+// Megatron's log intervals from `first` on: the iteration line, then every rank's timers
+// (--timing-log-option all --timing-log-level 2); 12 ranks on node-[1-3], node-3's (8-11)
+// computing at `slow_speed`, with ±2 % jitter.
+std::string megatron_intervals(int first, int count, double slow_speed) {
+  std::mt19937 rng(static_cast<unsigned>(first));
+  std::uniform_real_distribution<double> jitter(0.98, 1.02);
+  std::string out;
+  for (int it = first; it < first + count; ++it) {
+    out += " iteration " + std::to_string(it * 10) +
+           "/ 500000 | consumed samples: 5120 | elapsed time per iteration (ms): 1890.4 |\n";
+    out += "times across ranks (ms):\n";
+    for (const char* name : {"forward-backward", "forward-compute", "backward-compute"}) {
+      out += std::string("  ") + name + ":\n";
+      for (int r = 0; r < 12; ++r) {
+        double ms = std::string(name) == "forward-backward" ? 1850 : 600;
+        if (r >= 8 && std::string(name) != "forward-backward") ms /= slow_speed;
+        out += "     rank " + std::to_string(r) + ": " + std::to_string(ms * jitter(rng)) + "\n";
+      }
+    }
+  }
+  return out;
+}
+
+// A Megatron run that prints every rank's timers (timing_from_log, no helper): its slow node
+// is named with its ranks, as from the helper's files; the same log without the key is not
+// judged.
+TEST(StragglerCycle, MegatronsPerRankTimersInTheLogNameTheSlowNode) {
+  for (bool from_log : {true, false}) {
+    EndingRun run(std::string(from_log ? "timing_from_log = true\n" : "") +
+                  "max_steps = 1000000\n");
+    run.idle_nodes(6);
+    run.slurm.jobs = {run.task("RUNNING")};
+    write_file(run.log, megatron_intervals(1, 7, 0.7));
+    run.cycle(run.now);
+    write_file(run.log, megatron_intervals(8, 1, 0.7), true);
+    auto r = run.cycle(run.now + 30);
+    const Finding* f = run.finding(r, "straggler");
+    if (!from_log) {
+      EXPECT_FALSE(f) << f->summary;
+      continue;
+    }
+    ASSERT_TRUE(f) << event_lines(*run.store);
+    EXPECT_NE(f->summary.find("slow node node-3: 0.6"), std::string::npos) << f->summary;
+    EXPECT_NE(f->summary.find("ranks 8-11"), std::string::npos) << f->summary;
+    EXPECT_TRUE(run.slurm.cancelled.empty());
+  }
+}
+
+// "evict" on a node whose ranks were placed by layout: only with its GPUs as a second
+// witness. Without telemetry the cost sum is told and nothing is touched (a cyclic layout
+// would drain a healthy node); with node-3's GPU held back, it is evicted.
+TEST(StragglerCycle, ANodePlacedByLayoutIsEvictedOnlyWhenItsGpusBackIt) {
+  for (bool telemetry : {false, true}) {
+    EndingRun run(
+        "timing_from_log = true\nmax_steps = 1000000\non_straggler = \"evict\"\n"
+        "evict_after = \"1s\"\n");
+    if (telemetry) node3_gpu2_throttled(run);
+    run.idle_nodes(6);
+    run.slurm.jobs = {run.task("RUNNING")};
+    write_file(run.log, megatron_intervals(1, 7, 0.7));
+    run.cycle(run.now);
+    write_file(run.log, megatron_intervals(8, 1, 0.7), true);
+    auto r = run.cycle(run.now + 30);
+    if (telemetry) {
+      EXPECT_EQ(run.slurm.cancelled.size(), 1u) << event_lines(*run.store);
+      EXPECT_NE(run.submitted().find("--exclude=node-3"), std::string::npos) << run.submitted();
+      continue;
+    }
+    const Finding* f = run.finding(r, "straggler");
+    ASSERT_TRUE(f) << event_lines(*run.store);
+    EXPECT_NE(f->summary.find("keep: saves"), std::string::npos) << f->summary;
+    EXPECT_NE(f->summary.find("placed by layout"), std::string::npos) << f->summary;
+    EXPECT_TRUE(run.slurm.cancelled.empty()) << event_lines(*run.store);
+    EXPECT_TRUE(run.slurm.controls.empty()) << run.slurm.controls.front();
+  }
+}
+
+// A Megatron world that does not divide over the task's nodes: no rank is placed on a node by
+// guess; the timing is unknown, with the reason.
+TEST(StragglerCycle, MegatronTimersThatDoNotFitTheNodesAreUnknownNotGuessed) {
+  EndingRun run("timing_from_log = true\nmax_steps = 1000000\n");
+  run.slurm.jobs = {run.task("RUNNING")};
+  auto task = run.task("RUNNING");
+  task.nodes = "node-[1-5]";
+  task.node_count = 5;
+  run.slurm.jobs = {task};
+  write_file(run.log, megatron_intervals(1, 7, 0.7));
+  auto r = run.cycle(run.now);
+  EXPECT_FALSE(run.finding(r, "straggler"));
+  const Finding* f = run.finding(r, "timing-unreadable");
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->evidence.front().find("12 ranks over 5 nodes"), std::string::npos)
+      << f->evidence.front();
 }
 
 // The timing directory cannot be read: unknown, and nothing is done about it but saying so.

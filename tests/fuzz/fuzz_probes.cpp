@@ -9,6 +9,7 @@
 #include "probes/gpu/gpu_record.h"
 #include "probes/gpu/gpu_telemetry.h"
 #include "probes/gpu/xid_line.h"
+#include "probes/megatron_rank_times.h"
 #include "probes/perfdata.h"
 #include "probes/quota.h"
 #include "probes/rank_timing.h"
@@ -83,6 +84,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& n : judge_nodes(summary.windows).nodes)
     if (!(n.relative >= 0 && n.relative <= 1 && n.individual >= 0 && n.individual <= 1))
       __builtin_trap();
+  // Megatron's per-rank timers in a log: every compute time finite and non-negative, every
+  // rank in range; placed on a named node or an error, never both.
+  LogRankTimes megatron;
+  for (std::size_t at = 0; at <= text.size();) {
+    std::size_t nl = text.find('\n', at);
+    if (nl == std::string_view::npos) nl = text.size();
+    megatron.parser.feed(text.substr(at, nl - at));
+    at = nl + 1;
+  }
+  megatron.parser.feed("");
+  megatron.keep(megatron.parser.take(), 1, 20);
+  for (const auto& [ts, b] : megatron.blocks)
+    for (const auto& [rank, s] : b.compute_s)
+      if (!(rank >= 0 && rank < MegatronRankTimes::kMaxRank && std::isfinite(s) && s >= 0))
+        __builtin_trap();
+  auto placed = rank_timing_from_blocks(megatron, {"node-1", "node-2"});
+  if (!placed.error.empty() && !placed.ranks.empty()) __builtin_trap();
+  for (const auto& r : placed.ranks)
+    if (r.host.empty()) __builtin_trap();
 #elif LLMWATCH_FUZZ_TARGET == 13
   (void)load_config_string(text, "fuzz.toml");
   (void)parse_xid_table(text, "fuzz-xid.toml");

@@ -20,6 +20,7 @@
 #include "probes/job_logs.h"
 #include "probes/log_growth.h"
 #include "probes/log_tail.h"
+#include "probes/megatron_rank_times.h"
 #include "probes/rank_timing.h"
 #include "slurm/hostlist.h"
 #include "store/keys.h"
@@ -159,6 +160,7 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
     // When the logs followed so far grew (the daemon's samples): copied here, on the cycle's
     // thread, for the read on another.
     std::map<std::string, GrowthSeries> growth;
+    std::vector<std::string> hosts;  // the task's nodes, for Megatron's per-rank timers
   } t;
   if (ask.logs) {
     const SlurmJob& task = *w.obs.running;
@@ -167,7 +169,10 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
          w.settings->progress_regex,
          task.start_time,
          evaluate_stale(w.progress, *w.settings, now).allowance,
+         {},
          {}};
+    if (w.settings->timing_from_log && w.settings->timing_dir.empty())
+      t.hosts = hosts_in(task.nodes);
     for (const auto& path : sampled_logs(w.progress))
       if (auto series = log_growth().series(path); !series.samples.empty())
         t.growth.emplace(path, std::move(series));
@@ -175,12 +180,18 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
   // Copied once here; the call, which runs at most once, moves it into its answer.
   auto progress = std::make_shared<JobProgress>(ask.logs ? w.progress : JobProgress{});
   return {
-      "files of " + w.label, [t = std::move(t), progress, ask, now, kill = w.settings->kill_switch,
-                              save = w.settings->save_switch, timing_dir = w.settings->timing_dir] {
+      "files of " + w.label,
+      [t = std::move(t), progress, ask, now, w_label = w.label, kill = w.settings->kill_switch,
+       save = w.settings->save_switch, timing_dir = w.settings->timing_dir] {
         auto t0 = std::chrono::steady_clock::now();
         JobFiles f;
         f.kill_mtime = mtime_of(kill);
         f.save_mtime = mtime_of(save);
+        // Megatron's per-rank timers, followed across reads (timing_from_log); a task's own
+        // (a task requeued under its id starts again: its start differs).
+        const std::string timers_key = w_label + "|" + t.id + "@" + std::to_string(t.start_time);
+        std::unique_ptr<LogRankTimes> timers;
+        if (ask.logs && !t.hosts.empty()) timers = take_log_rank_times(timers_key);
         if (ask.logs) {
           f.progress = std::move(*progress);
           JobProgress& p = f.progress;
@@ -194,6 +205,7 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
           p.log_path = f.label;
           TrainingLogParser parser(t.regex);
           const double progress_before = p.last_progress;
+
           for (const auto& path : paths) {
             auto known = p.cursors.find(path);
             LogCursor cursor = known == p.cursors.end() ? LogCursor{} : known->second;
@@ -203,8 +215,11 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
                 path, cursor, {},
                 [&](std::span<const std::string_view> lines, std::span<const std::uint64_t> ends) {
                   if (auto i = update.feed(lines)) clocked_end = ends[*i];
+                  if (timers)
+                    for (auto line : lines) timers->parser.feed(line);
                 });
             const double written = written_time(chunk.mtime, p.last_read, now);
+            if (timers) timers->keep(timers->parser.take(), written, 4 * kLogBlocksJudged);
             // By the same file server's clock as the mtime: only where that could be true.
             double clocked = 0;
             if (auto g = t.growth.find(path); g != t.growth.end() && written == chunk.mtime)
@@ -227,6 +242,10 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
         // A summary left by an earlier task is not this one's.
         if (ask.logs && !timing_dir.empty())
           f.timing = read_rank_timing(timing_dir, 6 << 10, 4096, static_cast<double>(t.start_time));
+        if (timers) {
+          f.timing = rank_timing_from_blocks(*timers, t.hosts);
+          put_log_rank_times(timers_key, std::move(timers));
+        }
         f.seconds = seconds_since(t0);
         return f;
       }};

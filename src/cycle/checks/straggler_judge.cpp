@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 
 #include "rules/gpu_telemetry_series.h"
@@ -110,6 +111,7 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   }
   StragglerSettings settings;
   settings.slow_below = w.settings->straggler_speed;
+  if (w.timing->window > 0) settings.window = settings.min_samples = w.timing->window;
   // A large job's rank 0 summarised every rank's window (summary.json); else the rank files.
   auto verdict = w.timing->windows
                      ? summary_verdict(w.settings->timing_dir, w.timing->windows, settings)
@@ -159,7 +161,16 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   // What the node itself says: its last node-check (ECC, Xids, PCIe width).
   if (auto health = store.node_health(suspect.node))
     f.evidence.push_back(suspect.node + " node-check: " + health->summary());
+  if (w.timing->placed_by_layout)
+    f.evidence.push_back("ranks placed on nodes by block layout (the log names no hosts)");
   w.eviction = judge_eviction(eviction_case(w, store, suspect.relative, now));
+  // A node named by layout alone is evicted only when its own GPUs back the finding: a cyclic
+  // layout would otherwise drain a healthy node.
+  if (w.timing->placed_by_layout && gpus.cause.empty() && w.eviction->evict) {
+    w.eviction->evict = false;
+    w.eviction->text = "keep" + w.eviction->text.substr(std::string_view("evict").size()) +
+                       "; but its ranks were placed by layout and its GPUs show no cause";
+  }
   // The alert states the sum, whichever on_straggler says: what staying costs, what leaving does.
   f.summary += "; " + w.eviction->text;
   out.push_back(std::move(f));

@@ -1,0 +1,155 @@
+#include "probes/megatron_rank_times.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <mutex>
+#include <unordered_map>
+
+namespace llmwatch {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+// The text a launcher's prefix ("[default3]:", "[rank3]:") leaves.
+std::string_view after_prefix(std::string_view line) {
+  auto at = line.rfind("]:");
+  return at == std::string_view::npos ? line : line.substr(at + 2);
+}
+
+// "rank 12: 612.31" -> (12, 612.31); anything else -> false.
+bool rank_line(std::string_view s, int& rank, double& ms) {
+  if (s.substr(0, 5) != "rank ") return false;
+  s = trim(s.substr(5));
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), rank);
+  if (ec != std::errc() || rank < 0 || p == s.data() + s.size() || *p != ':') return false;
+  s = trim(s.substr(static_cast<std::size_t>(p - s.data()) + 1));
+  auto [q, ec2] = std::from_chars(s.data(), s.data() + s.size(), ms);
+  return ec2 == std::errc() && q == s.data() + s.size() && std::isfinite(ms) && ms >= 0;
+}
+
+// "forward-compute:" -> "forward-compute": a timer's name, no spaces, ends in ':'.
+bool timer_line(std::string_view s, std::string_view& name) {
+  if (s.size() < 2 || s.back() != ':') return false;
+  name = s.substr(0, s.size() - 1);
+  return name.find(' ') == std::string_view::npos;
+}
+
+}  // namespace
+
+void MegatronRankTimes::feed(std::string_view line) {
+  std::string_view s = trim(after_prefix(line));
+  if (s == "times across ranks (ms):") {
+    end_block();
+    in_block_ = true;
+    return;
+  }
+  if (!in_block_) return;
+  int rank = 0;
+  double ms = 0;
+  std::string_view name;
+  if (rank_line(s, rank, ms)) {
+    if (compute_timer_ && rank < kMaxRank) current_[rank] += ms / 1000;
+  } else if (timer_line(s, name)) {
+    compute_timer_ = name == "forward-compute" || name == "backward-compute";
+    saw_compute_ |= compute_timer_;
+  } else {
+    end_block();
+  }
+}
+
+void MegatronRankTimes::end_block() {
+  if (!in_block_) return;
+  ++seq_;
+  if (saw_compute_ && !current_.empty())
+    done_.push_back({seq_, std::move(current_)});
+  else
+    ++without_compute_;
+  current_.clear();
+  in_block_ = compute_timer_ = saw_compute_ = false;
+}
+
+std::vector<RankTimesBlock> MegatronRankTimes::take() {
+  std::vector<RankTimesBlock> out;
+  out.swap(done_);
+  return out;
+}
+
+void LogRankTimes::keep(std::vector<RankTimesBlock> fresh, double written, std::size_t at_most) {
+  for (auto& b : fresh) blocks.emplace_back(written, std::move(b));
+  if (blocks.size() > at_most)
+    blocks.erase(blocks.begin(), blocks.end() - static_cast<std::ptrdiff_t>(at_most));
+}
+
+namespace {
+std::mutex kept_mu;
+std::unordered_map<std::string, std::unique_ptr<LogRankTimes>> kept;
+}  // namespace
+
+std::unique_ptr<LogRankTimes> take_log_rank_times(const std::string& key) {
+  std::lock_guard lock(kept_mu);
+  auto it = kept.find(key);
+  if (it == kept.end() || !it->second) return std::make_unique<LogRankTimes>();
+  auto out = std::move(it->second);
+  kept.erase(it);
+  return out;
+}
+
+void put_log_rank_times(const std::string& key, std::unique_ptr<LogRankTimes> state) {
+  std::lock_guard lock(kept_mu);
+  // Bounded: jobs that left (and their old tasks) are forgotten together, now and then.
+  if (kept.size() >= 4096) kept.clear();
+  kept[key] = std::move(state);
+}
+
+RankTimingRead rank_timing_from_blocks(const LogRankTimes& state,
+                                       const std::vector<std::string>& hosts) {
+  RankTimingRead out;
+  out.window = kLogBlocksJudged;
+  out.placed_by_layout = true;
+  int world = 0;
+  std::size_t widest = 0;  // the most ranks one block names
+  for (const auto& [written, b] : state.blocks) {
+    if (!b.compute_s.empty()) world = std::max(world, b.compute_s.rbegin()->first + 1);
+    widest = std::max(widest, b.compute_s.size());
+    out.written = std::max(out.written, written);
+  }
+  if (state.blocks.empty()) {
+    if (state.parser.blocks_without_compute() > 0)
+      out.error =
+          "Megatron printed its per-rank timers without forward-compute or "
+          "backward-compute: set --timing-log-level 2 (with --timing-log-option all)";
+    return out;
+  }
+  // Megatron prints every rank; a world most of which no block names is a line misread
+  // ("rank 900000: ..."), not a job of that size.
+  if (widest * 2 < static_cast<std::size_t>(world)) {
+    out.error = "Megatron's timers name rank " + std::to_string(world - 1) + " but at most " +
+                std::to_string(widest) + " ranks in one interval: not judged";
+    return out;
+  }
+  const int nodes = static_cast<int>(hosts.size());
+  if (nodes == 0 || world % nodes != 0) {
+    out.error = "Megatron's timers name " + std::to_string(world) + " ranks over " +
+                std::to_string(nodes) + " nodes: not one block of ranks per node, so no rank " +
+                "can be placed on its node";
+    return out;
+  }
+  const int per_node = world / nodes;
+  out.ranks.resize(static_cast<std::size_t>(world));
+  for (int r = 0; r < world; ++r) {
+    out.ranks[static_cast<std::size_t>(r)].rank = r;
+    out.ranks[static_cast<std::size_t>(r)].host = hosts[static_cast<std::size_t>(r / per_node)];
+  }
+  for (const auto& [written, b] : state.blocks)
+    for (const auto& [rank, s] : b.compute_s)
+      out.ranks[static_cast<std::size_t>(rank)].samples.push_back({b.seq, written, s, 0});
+  return out;
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,84 @@
+#pragma once
+// Per-rank compute times from Megatron-LM's own log (#28), for runs that do not ship the
+// helper. With `--timing-log-option all` and `--timing-log-level 2`, Megatron prints at each
+// log interval, after its iteration line, every rank's timers (milliseconds, averaged over
+// the interval):
+//
+//   times across ranks (ms):
+//     forward-compute:
+//        rank  0: 612.31
+//        rank  1: 610.87
+//     backward-compute:
+//        rank  0: 1203.55
+//        ...
+//
+// A rank's compute is its forward-compute plus backward-compute: the time before it waits in
+// the collective, which is what tells the slow GPU apart (every rank's step time is the
+// same). forward-backward includes that wait and is not used; a block with neither compute
+// timer (level 1) gives nothing and is counted, so the finding can say what is missing.
+// Lines may carry a launcher's prefix ("[default0]:"): the text after the last "]:" is read.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "probes/rank_timing.h"
+
+namespace llmwatch {
+
+struct RankTimesBlock {
+  std::int64_t seq = 0;  // the block's number in its log, from 1: blocks are aligned by it
+  std::map<int, double> compute_s;  // rank -> forward + backward compute, seconds
+};
+
+class MegatronRankTimes {
+ public:
+  // One log line, in order. A block ends at the first line that is not part of it.
+  void feed(std::string_view line);
+  // The blocks that ended since the last take, oldest first.
+  std::vector<RankTimesBlock> take();
+  // Blocks that held no compute timer (Megatron's timing level 1).
+  int blocks_without_compute() const { return without_compute_; }
+
+  // At most this many ranks are kept per block: a corrupt line cannot make one unbounded.
+  static constexpr int kMaxRank = 1 << 20;
+
+ private:
+  void end_block();
+
+  bool in_block_ = false;
+  bool compute_timer_ = false;  // the timer whose rank lines are being read is a compute one
+  bool saw_compute_ = false;
+  std::int64_t seq_ = 0;
+  int without_compute_ = 0;
+  std::map<int, double> current_;
+  std::vector<RankTimesBlock> done_;
+};
+
+// A job's Megatron timing as llmwatch follows it across cycles: the parser (a block can be cut
+// between two reads) and the blocks kept for judging, each stamped with when its read saw it
+// written. Kept in memory only: after a restart of llmwatch the blocks are learned again.
+struct LogRankTimes {
+  MegatronRankTimes parser;
+  std::vector<std::pair<double, RankTimesBlock>> blocks;  // (written, block), oldest first
+  void keep(std::vector<RankTimesBlock> fresh, double written, std::size_t at_most);
+};
+
+// Blocks a window of the rule holds: each is already a mean over Megatron's log interval.
+inline constexpr std::size_t kLogBlocksJudged = 5;
+
+// The state of `key` (a job's label and task), taken out for one read and put back after it;
+// a new one when there is none.
+std::unique_ptr<LogRankTimes> take_log_rank_times(const std::string& key);
+void put_log_rank_times(const std::string& key, std::unique_ptr<LogRankTimes> state);
+
+// The kept blocks as rank series, the ranks laid out in blocks over `hosts` (the task's nodes
+// in Slurm's order): ranks 0..k-1 on the first node, and so on, as srun's default block
+// distribution and torchrun's node_rank=SLURM_NODEID place them. A world that does not divide
+// evenly over the nodes is an error, never a guess.
+RankTimingRead rank_timing_from_blocks(const LogRankTimes& state,
+                                       const std::vector<std::string>& hosts);
+
+}  // namespace llmwatch
