@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <unordered_map>
 
 namespace llmwatch {
@@ -87,20 +88,97 @@ void LogRankTimes::keep(std::vector<RankTimesBlock> fresh, double written, std::
 }
 
 namespace {
-std::mutex kept_mu;
-std::unordered_map<std::string, std::unique_ptr<LogRankTimes>> kept;
+
+double to_ms(double s) {
+  return std::round(s * 1e5) / 100;
+}
+
+nlohmann::json ranks_json(const std::map<int, double>& compute_s) {
+  auto out = nlohmann::json::array();
+  for (const auto& [rank, s] : compute_s) out.push_back({rank, to_ms(s)});
+  return out;
+}
+
+// [[rank, ms], ...] back; false on anything else.
+bool ranks_from(const nlohmann::json& j, std::map<int, double>& out) {
+  if (!j.is_array()) return false;
+  for (const auto& e : j) {
+    if (!e.is_array() || e.size() != 2 || !e[0].is_number_integer() || !e[1].is_number())
+      return false;
+    auto rank = e[0].get<std::int64_t>();
+    double ms = e[1].get<double>();
+    if (rank < 0 || rank >= MegatronRankTimes::kMaxRank || !std::isfinite(ms) || ms < 0)
+      return false;
+    out[static_cast<int>(rank)] = ms / 1000;
+  }
+  return true;
+}
+
 }  // namespace
 
-std::unique_ptr<LogRankTimes> take_log_rank_times(const std::string& key) {
+std::string LogRankTimes::to_json() const {
+  nlohmann::json j;
+  j["v"] = 1;
+  j["task"] = task;
+  const MegatronRankTimes& p = parser;
+  j["parser"] = {{"in_block", p.in_block_},
+                 {"compute_timer", p.compute_timer_},
+                 {"saw_compute", p.saw_compute_},
+                 {"seq", p.seq_},
+                 {"without_compute", p.without_compute_},
+                 {"current", ranks_json(p.current_)}};
+  auto list = nlohmann::json::array();
+  for (const auto& [written, b] : blocks)
+    list.push_back({{"written", written}, {"seq", b.seq}, {"ranks", ranks_json(b.compute_s)}});
+  j["blocks"] = std::move(list);
+  return j.dump();
+}
+
+std::optional<LogRankTimes> LogRankTimes::from_json(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object() || j.value("v", 0) != 1 || !j.contains("task") || !j["task"].is_string())
+    return std::nullopt;
+  const auto& p = j.value("parser", nlohmann::json::object());
+  const auto& list = j.value("blocks", nlohmann::json::array());
+  if (!p.is_object() || !list.is_array()) return std::nullopt;
+  LogRankTimes out;
+  out.task = j["task"].get<std::string>();
+  try {
+    MegatronRankTimes& m = out.parser;
+    m.in_block_ = p.at("in_block").get<bool>();
+    m.compute_timer_ = p.at("compute_timer").get<bool>();
+    m.saw_compute_ = p.at("saw_compute").get<bool>();
+    m.seq_ = p.at("seq").get<std::int64_t>();
+    m.without_compute_ = p.at("without_compute").get<int>();
+    if (!ranks_from(p.at("current"), m.current_)) return std::nullopt;
+    for (const auto& e : list) {
+      RankTimesBlock b;
+      b.seq = e.at("seq").get<std::int64_t>();
+      double written = e.at("written").get<double>();
+      if (!std::isfinite(written) || !ranks_from(e.at("ranks"), b.compute_s)) return std::nullopt;
+      out.blocks.emplace_back(written, std::move(b));
+    }
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+namespace {
+std::mutex kept_mu;
+std::unordered_map<std::string, std::shared_ptr<LogRankTimes>> kept;
+}  // namespace
+
+std::shared_ptr<LogRankTimes> take_log_rank_times(const std::string& key) {
   std::lock_guard lock(kept_mu);
   auto it = kept.find(key);
-  if (it == kept.end() || !it->second) return std::make_unique<LogRankTimes>();
+  if (it == kept.end() || !it->second) return nullptr;
   auto out = std::move(it->second);
   kept.erase(it);
   return out;
 }
 
-void put_log_rank_times(const std::string& key, std::unique_ptr<LogRankTimes> state) {
+void put_log_rank_times(const std::string& key, std::shared_ptr<LogRankTimes> state) {
   std::lock_guard lock(kept_mu);
   // Bounded: jobs that left (and their old tasks) are forgotten together, now and then.
   if (kept.size() >= 4096) kept.clear();

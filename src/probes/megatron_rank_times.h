@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,12 +36,18 @@ struct RankTimesBlock {
 
 class MegatronRankTimes {
  public:
+  friend struct LogRankTimes;  // saves and restores the parser's place
   // One log line, in order. A block ends at the first line that is not part of it.
   void feed(std::string_view line);
   // The blocks that ended since the last take, oldest first.
   std::vector<RankTimesBlock> take();
   // Blocks that held no compute timer (Megatron's timing level 1).
   int blocks_without_compute() const { return without_compute_; }
+  // Where the parser stands: changes with every line of a block it takes (for saving only
+  // what moved).
+  std::int64_t place() const {
+    return (seq_ * 2 + in_block_) * 1'000'003 + static_cast<std::int64_t>(current_.size());
+  }
 
   // At most this many ranks are kept per block: a corrupt line cannot make one unbounded.
   static constexpr int kMaxRank = 1 << 20;
@@ -61,18 +68,25 @@ class MegatronRankTimes {
 // between two reads) and the blocks kept for judging, each stamped with when its read saw it
 // written. Kept in memory only: after a restart of llmwatch the blocks are learned again.
 struct LogRankTimes {
+  std::string task;  // whose they are: a job's task and its start ("" until known)
   MegatronRankTimes parser;
   std::vector<std::pair<double, RankTimesBlock>> blocks;  // (written, block), oldest first
   void keep(std::vector<RankTimesBlock> fresh, double written, std::size_t at_most);
+  // As the store keeps it between cycles (`run --once`, the self-perpetuating job, is a new
+  // process each cycle): the blocks, times to Megatron's own 0.01 ms, and the parser's place
+  // in a block cut between two reads. Text that is not such a record gives nothing.
+  std::string to_json() const;
+  static std::optional<LogRankTimes> from_json(const std::string& text);
 };
 
 // Blocks a window of the rule holds: each is already a mean over Megatron's log interval.
-inline constexpr std::size_t kLogBlocksJudged = 5;
+// Three windows are kept: the recent one and two earlier for the rank's own best.
+inline constexpr std::size_t kLogBlocksJudged = 5, kLogBlocksKept = 3 * kLogBlocksJudged;
 
-// The state of `key` (a job's label and task), taken out for one read and put back after it;
-// a new one when there is none.
-std::unique_ptr<LogRankTimes> take_log_rank_times(const std::string& key);
-void put_log_rank_times(const std::string& key, std::unique_ptr<LogRankTimes> state);
+// The state of `key` (a job's label), taken out of this process's memory for one read and put
+// back after it; null when none is held (the caller then restores it from the store).
+std::shared_ptr<LogRankTimes> take_log_rank_times(const std::string& key);
+void put_log_rank_times(const std::string& key, std::shared_ptr<LogRankTimes> state);
 
 // The kept blocks as rank series, the ranks laid out in blocks over `hosts` (the task's nodes
 // in Slurm's order): ranks 0..k-1 on the first node, and so on, as srun's default block

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "ending_run.h"
+#include "probes/megatron_rank_times.h"
 #include "rank_timing_sim.h"
 #include "rules/gpu_telemetry_series.h"
 #include "rules/straggler.h"
@@ -331,6 +332,32 @@ TEST(StragglerCycle, MegatronsPerRankTimersInTheLogNameTheSlowNode) {
     EXPECT_NE(f->summary.find("ranks 8-11"), std::string::npos) << f->summary;
     EXPECT_TRUE(run.slurm.cancelled.empty());
   }
+}
+
+// llmwatch as the self-perpetuating job runs it: `run --once`, a new process each cycle, and a
+// read that ends in the middle of a block. The timers are kept in the store between the cycles:
+// the slow node is named from blocks no single cycle read whole.
+TEST(StragglerCycle, MegatronTimersAreKeptAcrossProcessesAndCutBlocks) {
+  EndingRun run("timing_from_log = true\nmax_steps = 1000000\n");
+  run.idle_nodes(6);
+  run.slurm.jobs = {run.task("RUNNING")};
+  std::string text = megatron_intervals(1, 7, 0.7);
+  std::size_t cut = text.find("backward-compute", text.find("iteration 30"));
+  std::size_t cut2 = text.find("backward-compute", text.find("iteration 60"));
+  std::vector<std::string> reads = {text.substr(0, cut), text.substr(cut, cut2 - cut),
+                                    text.substr(cut2)};
+  CycleResult r;
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    write_file(run.log, reads[i], i > 0);
+    take_log_rank_times("tr");  // what this process held is gone: the next cycle is another
+    r = run.cycle(run.now + 30 * static_cast<double>(i));
+  }
+  write_file(run.log, megatron_intervals(8, 1, 0.7), true);
+  take_log_rank_times("tr");
+  r = run.cycle(run.now + 90);
+  const Finding* f = run.finding(r, "straggler");
+  ASSERT_TRUE(f) << event_lines(*run.store);
+  EXPECT_NE(f->summary.find("ranks 8-11"), std::string::npos) << f->summary;
 }
 
 // "evict" on a node whose ranks were placed by layout: only with its GPUs as a second

@@ -99,6 +99,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& [rank, s] : b.compute_s)
       if (!(rank >= 0 && rank < MegatronRankTimes::kMaxRank && std::isfinite(s) && s >= 0))
         __builtin_trap();
+  // What the store keeps of it comes back the same, and stored text never throws.
+  auto back = LogRankTimes::from_json(megatron.to_json());
+  if (!back || back->blocks.size() != megatron.blocks.size()) __builtin_trap();
+  (void)LogRankTimes::from_json(std::string(text));
   auto placed = rank_timing_from_blocks(megatron, {"node-1", "node-2"});
   if (!placed.error.empty() && !placed.ranks.empty()) __builtin_trap();
   for (const auto& r : placed.ranks)

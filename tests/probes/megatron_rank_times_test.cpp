@@ -115,6 +115,33 @@ TEST(MegatronRankTimes, ARankFarBeyondTheOthersIsAnErrorNotAWorld) {
   EXPECT_NE(read.error.find("rank 900000"), std::string::npos) << read.error;
 }
 
+// Kept in the store between cycles: the blocks and the parser's place in a cut block come back
+// whole; anything else gives nothing.
+TEST(MegatronRankTimes, TheStoredRecordRestoresBlocksAndACutBlock) {
+  LogRankTimes state;
+  state.task = "7@1799999000";
+  auto lines = fixture_lines();
+  for (std::size_t i = 0; i < 70; ++i) state.parser.feed(lines[i]);  // into the second block
+  state.keep(state.parser.take(), 1000.5, 15);
+  auto back = LogRankTimes::from_json(state.to_json());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->task, "7@1799999000");
+  ASSERT_EQ(back->blocks.size(), 1u);
+  EXPECT_DOUBLE_EQ(back->blocks[0].first, 1000.5);
+  EXPECT_NEAR(back->blocks[0].second.compute_s.at(7), state.blocks[0].second.compute_s.at(7), 1e-5);
+  EXPECT_EQ(back->parser.place(), state.parser.place());
+  // The rest of the cut block, read by the restored parser: one block with every rank.
+  for (std::size_t i = 70; i < lines.size(); ++i) back->parser.feed(lines[i]);
+  back->parser.feed("iteration 40");
+  auto rest = back->parser.take();
+  ASSERT_EQ(rest.size(), 2u);
+  EXPECT_EQ(rest[0].compute_s.size(), 8u);
+  EXPECT_EQ(rest[0].seq, 2);
+  for (const char* junk : {"", "{}", "[1]", "{\"v\":1,\"task\":\"t\"}",
+                           "{\"v\":1,\"task\":\"t\",\"parser\":{},\"blocks\":[]}", "nul"})
+    EXPECT_FALSE(LogRankTimes::from_json(junk)) << junk;
+}
+
 TEST(MegatronRankTimes, OnlyTheLastBlocksAreKept) {
   LogRankTimes state;
   for (int b = 1; b <= 30; ++b) state.keep({{b, {{0, 1.0}}}}, b, 20);

@@ -149,9 +149,31 @@ struct JobFiles {
   std::uint64_t bytes = 0;
   double seconds = 0;                    // how long the call took
   std::optional<RankTimingRead> timing;  // [[job]] timing_dir, read with the logs
+  // timing_from_log: Megatron's timers as this read left them, and whether that is news.
+  std::shared_ptr<LogRankTimes> timers;
+  bool timers_moved = false;
 };
 
-DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double now) {
+// Megatron's per-rank timers as the last read left them (timing_from_log, no timing_dir): this
+// process's copy, else the store's (`run --once` is a new process each cycle); a new task's
+// start afresh. Null when the job does not read them.
+std::shared_ptr<LogRankTimes> timers_for(const JobWork& w, const FileAsk& ask, Store& store) {
+  if (!ask.logs || !w.settings->timing_from_log || !w.settings->timing_dir.empty()) return nullptr;
+  const SlurmJob& task = *w.obs.running;
+  const std::string id = task.display_id() + "@" + std::to_string(task.start_time);
+  auto kept = take_log_rank_times(w.label);
+  if (!kept)
+    if (auto stored = LogRankTimes::from_json(store.get(kv::megatron_timers(w.label)).value_or("")))
+      kept = std::make_shared<LogRankTimes>(std::move(*stored));
+  if (!kept || kept->task != id) {
+    kept = std::make_shared<LogRankTimes>();
+    kept->task = id;
+  }
+  return kept;
+}
+
+DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double now,
+                                 std::shared_ptr<LogRankTimes> timers) {
   struct Task {
     std::vector<std::string> patterns;
     std::string id, regex;
@@ -162,6 +184,7 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
     std::map<std::string, GrowthSeries> growth;
     std::vector<std::string> hosts;  // the task's nodes, for Megatron's per-rank timers
   } t;
+  if (!ask.logs) timers.reset();
   if (ask.logs) {
     const SlurmJob& task = *w.obs.running;
     t = {log_patterns_for(*w.settings, task),
@@ -171,8 +194,7 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
          evaluate_stale(w.progress, *w.settings, now).allowance,
          {},
          {}};
-    if (w.settings->timing_from_log && w.settings->timing_dir.empty())
-      t.hosts = hosts_in(task.nodes);
+    if (timers) t.hosts = hosts_in(task.nodes);
     for (const auto& path : sampled_logs(w.progress))
       if (auto series = log_growth().series(path); !series.samples.empty())
         t.growth.emplace(path, std::move(series));
@@ -181,17 +203,17 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
   auto progress = std::make_shared<JobProgress>(ask.logs ? w.progress : JobProgress{});
   return {
       "files of " + w.label,
-      [t = std::move(t), progress, ask, now, w_label = w.label, kill = w.settings->kill_switch,
+      [t = std::move(t), progress, ask, now, timers, kill = w.settings->kill_switch,
        save = w.settings->save_switch, timing_dir = w.settings->timing_dir] {
         auto t0 = std::chrono::steady_clock::now();
         JobFiles f;
         f.kill_mtime = mtime_of(kill);
         f.save_mtime = mtime_of(save);
-        // Megatron's per-rank timers, followed across reads (timing_from_log); a task's own
-        // (a task requeued under its id starts again: its start differs).
-        const std::string timers_key = w_label + "|" + t.id + "@" + std::to_string(t.start_time);
-        std::unique_ptr<LogRankTimes> timers;
-        if (ask.logs && !t.hosts.empty()) timers = take_log_rank_times(timers_key);
+        // Megatron's per-rank timers, followed across reads (timing_from_log): saved only
+        // when this read moved them.
+        using Place = std::pair<std::int64_t, std::size_t>;
+        const Place before =
+            timers ? Place(timers->parser.place(), timers->blocks.size()) : Place();
         if (ask.logs) {
           f.progress = std::move(*progress);
           JobProgress& p = f.progress;
@@ -219,7 +241,7 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
                     for (auto line : lines) timers->parser.feed(line);
                 });
             const double written = written_time(chunk.mtime, p.last_read, now);
-            if (timers) timers->keep(timers->parser.take(), written, 4 * kLogBlocksJudged);
+            if (timers) timers->keep(timers->parser.take(), written, kLogBlocksKept);
             // By the same file server's clock as the mtime: only where that could be true.
             double clocked = 0;
             if (auto g = t.growth.find(path); g != t.growth.end() && written == chunk.mtime)
@@ -244,7 +266,9 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
           f.timing = read_rank_timing(timing_dir, 6 << 10, 4096, static_cast<double>(t.start_time));
         if (timers) {
           f.timing = rank_timing_from_blocks(*timers, t.hosts);
-          put_log_rank_times(timers_key, std::move(timers));
+          const Place after(timers->parser.place(), timers->blocks.size());
+          f.timers_moved = before != after;  // seq_ moves with every block, kept or dropped
+          f.timers = timers;
         }
         f.seconds = seconds_since(t0);
         return f;
@@ -347,6 +371,16 @@ void check_nodes_after_crashes(CycleState& s) {
         w.ended->suspects.push_back(
             {r.node, 0.8, {"node-check after the crash: CRITICAL " + r.headline()}});
   }
+}
+
+// Megatron's timers as the read left them: held for the next cycle, and saved when they moved
+// (the next `run --once` is another process). A read that did not answer keeps nothing: the
+// store's copy is read again.
+void keep_timers(CycleState& s, const std::string& label, Deadlined<JobFiles>& got) {
+  if (!got.ok() || !got.value->timers) return;
+  if (got.value->timers_moved)
+    s.store.put(kv::megatron_timers(label), got.value->timers->to_json(), s.now);
+  put_log_rank_times(label, std::move(got.value->timers));
 }
 
 // Before the job's files are read: an ended task's post-mortem, or what a running one needs.
@@ -506,7 +540,8 @@ class JobLogCheck : public Check {
     for (size_t i = 0; i < s.work.size(); ++i) {
       if (!errors_[i].empty()) continue;
       errors_[i] = run_guarded("log of " + s.work[i].label, [&] {
-                     calls.push_back(job_files(s.work[i], asks[i], s.now));
+                     calls.push_back(job_files(s.work[i], asks[i], s.now,
+                                               timers_for(s.work[i], asks[i], s.store)));
                      job_of.push_back(i);
                    }).error();
     }
@@ -517,6 +552,7 @@ class JobLogCheck : public Check {
           files[c].ok() ? files[c].value->seconds : std::chrono::duration<double>(limit).count();
       errors_[i] = run_guarded("log of " + s.work[i].label, [&] {
                      after_files(s.work[i], files[c], asks[i], s.now);
+                     keep_timers(s, s.work[i].label, files[c]);
                    }).error();
     }
     // What the daemon samples until the next cycle (probes/log_growth.h): the running tasks'
