@@ -174,5 +174,81 @@ TEST(SlowNode, ARankZeroSummaryNamesTheSlowNodeAsTheRankFilesDo) {
   c.slurm({"scancel", id});
 }
 
+// Megatron-LM without the helper (timing_from_log): 6 srun ranks, two a node, each timing its
+// forward and backward compute (0.075 s each on node-3, 0.05 s elsewhere); after every
+// iteration they gather through the work directory and the last rank prints the iteration line
+// and every rank's timers as Megatron's --timing-log-option all does. Megatron's log names no
+// hosts: llmwatch places the ranks in blocks over the task's nodes, which is where srun's
+// default distribution puts them (node-3 runs ranks 4-5), run by run --once, a process a cycle.
+constexpr const char* kMegatronRank = R"(import json, os, time
+world, rank = int(os.environ["SLURM_NTASKS"]), int(os.environ["SLURM_PROCID"])
+slow = os.environ.get("SLURMD_NODENAME") == os.environ.get("SLOW_NODE")
+base = os.path.join(os.environ["GATHER_DIR"], os.environ["SLURM_JOB_ID"])
+for it in range(1, 100000):
+    times = []
+    for phase in (0, 1):
+        t0 = time.time()
+        time.sleep(0.075 if slow else 0.05)
+        times.append((time.time() - t0) * 1000)
+    d = os.path.join(base, str(it))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "%d.tmp" % rank), "w") as f:
+        json.dump(times, f)
+    os.replace(os.path.join(d, "%d.tmp" % rank), os.path.join(d, "%d.json" % rank))
+    while len([n for n in os.listdir(d) if n.endswith(".json")]) < world:
+        time.sleep(0.005)
+    if rank == world - 1:
+        got = [json.load(open(os.path.join(d, "%d.json" % r))) for r in range(world)]
+        out = [" iteration %8d/  500000 | elapsed time per iteration (ms): 130.0 |" % it,
+               "times across ranks (ms):"]
+        for i, name in enumerate(("forward-compute", "backward-compute")):
+            out.append("  %s:" % name)
+            out += ["     rank %2d: %.2f" % (r, got[r][i]) for r in range(world)]
+        print("\n".join(out), flush=True)
+)";
+
+TEST(SlowNode, MegatronsOwnTimersNameTheSlowNodeWithoutTheHelper) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c(3);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  const std::string work = c.dir / "work", config = c.dir / "llmwatch.toml";
+  std::filesystem::create_directories(work);
+  write_file(work + "/rank.py", kMegatronRank);
+  write_file(work + "/train.sh", "#!/bin/sh\nexec srun --overcommit --ntasks-per-node=2 python3 " +
+                                     work + "/rank.py\n");
+  std::filesystem::permissions(work + "/train.sh", std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::add);
+  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+                         "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\n" + job_owner() +
+                         "name = \"itest-megatron\"\nstartup_grace = \"1m\"\n"
+                         "max_steps = 10000000\ntiming_from_log = true\n");
+  auto r = c.slurm(
+      {"sbatch", "--parsable", "--job-name=itest-megatron", "--nodes=3", "--overcommit",
+       "--chdir=" + work, "--output=" + work + "/train-%j.out",
+       "--export=ALL,PYTHONDONTWRITEBYTECODE=1,SLOW_NODE=node-3,GATHER_DIR=" + work + "/gather",
+       work + "/train.sh"});
+  ASSERT_TRUE(r.ok()) << r.err;
+  std::string id = r.out.substr(0, r.out.find_first_of(";\n"));
+  auto status = [&] { return llmwatch(config, {"status", "--json"}).out; };
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(config, {"run", "--once"});
+        return status().find("slow node node-3") != std::string::npos;
+      },
+      90))
+      << llmwatch(config, {"events"}).out << status();
+  std::string events = llmwatch(config, {"events"}).out;
+  EXPECT_NE(events.find("ranks 4-5 compute"), std::string::npos)
+      << "srun placed ranks 4-5 on node-3\n"
+      << events;
+  EXPECT_NE(events.find("its ranks were placed by layout"), std::string::npos) << events;
+  EXPECT_EQ(events.find("slow node node-1"), std::string::npos) << events;
+  EXPECT_EQ(events.find("slow node node-2"), std::string::npos) << events;
+  EXPECT_EQ(llmwatch_sql(c.dir / "state",
+                         "SELECT COUNT(*) FROM actions WHERE kind IN ('cancel','restart','drain')"),
+            "0\n");
+  c.slurm({"scancel", id});
+}
+
 }  // namespace
 }  // namespace llmwatch::testing
