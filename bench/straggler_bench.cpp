@@ -13,6 +13,7 @@
 #include <random>
 
 #include "policy/eviction_cost.h"
+#include "probes/megatron_rank_times.h"
 #include "rank_timing_sim.h"
 #include "rules/straggler.h"
 
@@ -83,6 +84,41 @@ int main() {
   // What the kept summaries hold (their text and windows, for the next cycle's comparison).
   const long kept_mib = (peak_rss_kib() - rss_before) / 1024;
   std::filesystem::remove_all(dir);
+
+  // Megatron's own timers (timing_from_log): one log interval of a 512-rank job, six timers as
+  // Megatron prints them (--timing-log-option all), parsed line by line as the log is followed;
+  // then the kept 15 intervals placed and judged, and their record saved and restored (the
+  // store keeps it between `run --once` processes).
+  std::string block_text = " iteration 10/ 500000 | elapsed time per iteration (ms): 1890.4 |\n";
+  block_text += "times across ranks (ms):\n";
+  for (const char* timer : {"forward-backward", "forward-compute", "backward-compute",
+                            "batch-generator", "all-grads-sync", "optimizer"}) {
+    block_text += std::string("  ") + timer + ":\n";
+    for (int r = 0; r < 512; ++r) block_text += "     rank " + std::to_string(r) + ": 612.31\n";
+  }
+  std::vector<std::string_view> block_lines;
+  for (std::size_t at = 0, nl; (nl = block_text.find('\n', at)) != std::string::npos; at = nl + 1)
+    block_lines.push_back(std::string_view(block_text).substr(at, nl - at));
+  LogRankTimes megatron;
+  const int megatron_blocks = 200;
+  c0 = cpu_seconds();
+  for (int b = 0; b < megatron_blocks; ++b) {
+    for (auto line : block_lines) megatron.parser.feed(line);
+    megatron.keep(megatron.parser.take(), 1'800'000'000 + b, kLogBlocksKept);
+  }
+  const double per_block = (cpu_seconds() - c0) / megatron_blocks;
+  std::vector<std::string> hosts;
+  for (int n = 1; n <= 64; ++n) hosts.push_back("node-" + std::to_string(n));
+  StragglerSettings log_settings;
+  log_settings.window = log_settings.min_samples = kLogBlocksJudged;
+  c0 = cpu_seconds();
+  for (int j = 0; j < 100; ++j)
+    (void)localise_stragglers(rank_timing_from_blocks(megatron, hosts).ranks, log_settings);
+  const double per_megatron_judge = (cpu_seconds() - c0) / 100;
+  std::string record = megatron.to_json();
+  c0 = cpu_seconds();
+  for (int j = 0; j < 100; ++j) (void)LogRankTimes::from_json(megatron.to_json());
+  const double per_record = (cpu_seconds() - c0) / 100;
 
   // Latency: steps every 10 s, a look every 30 s; node-2 turns 0.8x at step 200. From the rank
   // files a look sees every step written; from rank 0's summary, the steps up to its last write
@@ -182,6 +218,16 @@ int main() {
       "≤ 10%% over today |\n",
       (0.3 * per_summary + 0.7 * per_unchanged) * summary_jobs * 1e3);
   std::printf("| peak memory the 1,000 kept summaries added | %ld MiB | |\n", kept_mib);
+  std::printf(
+      "| Megatron's timers (timing_from_log), one 512-rank log interval of 6 timers parsed "
+      "| %.3f ms CPU | |\n",
+      per_block * 1e3);
+  std::printf("| the kept 15 intervals placed on 64 nodes and judged | %.3f ms CPU | |\n",
+              per_megatron_judge * 1e3);
+  std::printf(
+      "| their record saved and restored (what `run --once` pays a cycle; %zu KiB) | %.3f ms "
+      "CPU | |\n",
+      record.size() >> 10, per_record * 1e3);
   std::printf(
       "| healthy 512-rank jobs with a suspect | %d of %d (files), %d of %d (summary) | 0 |\n",
       suspects, jobs, summary_suspects, summary_jobs);
