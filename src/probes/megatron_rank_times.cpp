@@ -17,10 +17,10 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// The text a launcher's prefix ("[default3]:", "[rank3]:") leaves.
-std::string_view after_prefix(std::string_view line) {
+// A launcher's prefix ("[default3]:", "[rank3]:"), through its last "]:"; "" when none.
+std::string_view prefix_of(std::string_view line) {
   auto at = line.rfind("]:");
-  return at == std::string_view::npos ? line : line.substr(at + 2);
+  return at == std::string_view::npos ? std::string_view() : line.substr(0, at + 2);
 }
 
 // "rank 12: 612.31" -> (12, 612.31); anything else -> false.
@@ -44,13 +44,18 @@ bool timer_line(std::string_view s, std::string_view& name) {
 }  // namespace
 
 void MegatronRankTimes::feed(std::string_view line) {
-  std::string_view s = trim(after_prefix(line));
+  const std::string_view prefix = prefix_of(line);
+  std::string_view s = trim(line.substr(prefix.size()));
   if (s == "times across ranks (ms):") {
     end_block();
     in_block_ = true;
+    prefix_.assign(prefix);
     return;
   }
   if (!in_block_) return;
+  // Another process's line between two of the block's (torchrun --tee puts every rank's output
+  // in one file, each line prefixed): not the block's, and not its end.
+  if (prefix != prefix_) return;
   int rank = 0;
   double ms = 0;
   std::string_view name;
@@ -127,6 +132,7 @@ std::string LogRankTimes::to_json() const {
   j["task"] = task;
   const MegatronRankTimes& p = parser;
   j["parser"] = {{"in_block", p.in_block_},
+                 {"prefix", p.prefix_},
                  {"compute_timer", p.compute_timer_},
                  {"saw_compute", p.saw_compute_},
                  {"seq", p.seq_},
@@ -151,6 +157,7 @@ std::optional<LogRankTimes> LogRankTimes::from_json(const std::string& text) {
   try {
     MegatronRankTimes& m = out.parser;
     m.in_block_ = p.at("in_block").get<bool>();
+    m.prefix_ = p.value("prefix", "");
     m.compute_timer_ = p.at("compute_timer").get<bool>();
     m.saw_compute_ = p.at("saw_compute").get<bool>();
     m.seq_ = p.at("seq").get<std::int64_t>();

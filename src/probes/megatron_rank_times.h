@@ -16,7 +16,8 @@
 // the collective, which is what tells the slow GPU apart (every rank's step time is the
 // same). forward-backward includes that wait and is not used; a block with neither compute
 // timer (level 1) gives nothing and is counted, so the finding can say what is missing.
-// Lines may carry a launcher's prefix ("[default0]:"): the text after the last "]:" is read.
+// Lines may carry a launcher's prefix ("[default0]:"): the text after the last "]:" is read, and
+// a line with another prefix than the block's header (another rank's, interleaved) is skipped.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -56,6 +57,7 @@ class MegatronRankTimes {
   void end_block();
 
   bool in_block_ = false;
+  std::string prefix_;          // the header's launcher prefix: the block's lines carry the same
   bool compute_timer_ = false;  // the timer whose rank lines are being read is a compute one
   bool saw_compute_ = false;
   std::int64_t seq_ = 0;

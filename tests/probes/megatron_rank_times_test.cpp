@@ -51,6 +51,22 @@ TEST(MegatronRankTimes, ALaunchersPrefixAndABlockCutBetweenTwoReadsAreRead) {
   EXPECT_EQ(blocks[0].compute_s.size(), 8u);
 }
 
+// torchrun --tee: every rank's output in one file, each line prefixed. Another rank's lines
+// between the block's are skipped; the block still holds every rank and ends at its own
+// process's next line.
+TEST(MegatronRankTimes, AnotherRanksLinesInsideTheBlockAreSkipped) {
+  MegatronRankTimes m;
+  auto lines = fixture_lines();
+  for (std::size_t i = 0; i < 57; ++i) {
+    m.feed("[default7]:" + lines[i]);
+    if (i % 5 == 2) m.feed("[default3]:W1125 10:00:11 warnings.warn(some library warning)");
+  }
+  auto blocks = m.take();
+  ASSERT_EQ(blocks.size(), 1u);
+  EXPECT_EQ(blocks[0].compute_s.size(), 8u);
+  EXPECT_GT(blocks[0].compute_s.at(7) / blocks[0].compute_s.at(0), 1.35);
+}
+
 TEST(MegatronRankTimes, WithoutComputeTimersNothingIsJudgedAndTheReasonIsSaid) {
   LogRankTimes state;
   for (const char* line : {"times across ranks (ms):", "  forward-backward:",
