@@ -185,7 +185,7 @@ StragglerVerdict localise_stragglers(const std::vector<RankSeries>& ranks,
 
 std::string straggler_summary(const NodeSpeed& n) {
   std::string s = n.node + ": " + fixed(n.relative, "%.2f") + "× the job median";
-  if (n.window_s > 0) s += " over " + format_duration(Seconds(static_cast<long long>(n.window_s)));
+  if (n.window_s >= 1) s += " over " + format_duration(Seconds(static_cast<long long>(n.window_s)));
   s += ", rank" + std::string(n.ranks.size() > 1 ? "s " : " ") + rank_ranges(n.ranks) +
        " compute " + fixed(n.compute_ratio, "%.2f") + "× median";
   s += n.individual < 0.95 ? " (" + fixed(n.individual, "%.2f") + "× its own best)"

@@ -113,6 +113,11 @@ TEST(Straggler, TheFindingNamesTheNodeAsItsEpisode) {
   EXPECT_EQ(f.summary,
             "slow node node-3: 0.71× the job median over 12m, ranks 12-15 compute 1.41× median "
             "(0.74× its own best)");
+  // A window whose samples were all seen in one read (Megatron's intervals caught up at once)
+  // spans under a second: no "over 0s".
+  n.window_s = 0.4;
+  EXPECT_EQ(straggler_finding("tr", n).summary.find(" over "), std::string::npos)
+      << straggler_finding("tr", n).summary;
 }
 
 }  // namespace
