@@ -202,6 +202,8 @@ RankTimingRead rank_timing_from_blocks(const LogRankTimes& state,
   RankTimingRead out;
   out.window = kLogBlocksJudged;
   out.placed_by_layout = true;
+  if (!state.blocks.empty())
+    out.version = state.task + "#" + std::to_string(state.blocks.back().second.seq);
   int world = 0;
   std::size_t widest = 0;  // the most ranks one block names
   for (const auto& [written, b] : state.blocks) {

@@ -47,6 +47,9 @@ struct RankTimingRead {
   // The ranks were placed on nodes by the job's layout, not by a host each rank wrote
   // (Megatron's log names none): a guess a second witness must back before a node is evicted.
   bool placed_by_layout = false;
+  // Names what `ranks` hold when the source can (Megatron's kept intervals: the task and the
+  // last interval's number): the same version, the same ranks, so their verdict can be kept.
+  std::string version;
   std::string error;  // the directory cannot be read: unknown, never "healthy"
 };
 

@@ -336,6 +336,11 @@ TEST(StragglerCycle, MegatronsPerRankTimersInTheLogNameTheSlowNode) {
     ASSERT_TRUE(f) << event_lines(*run.store);
     EXPECT_NE(f->summary.find("slow node node-3: 0.6"), std::string::npos) << f->summary;
     EXPECT_NE(f->summary.find("ranks 8-11"), std::string::npos) << f->summary;
+    // A cycle with no new interval keeps the verdict (not judged again) and still names it.
+    auto same = run.cycle(run.now + 60);
+    ASSERT_TRUE(run.finding(same, "straggler"));
+    auto headline = [](const std::string& text) { return text.substr(0, text.find(';')); };
+    EXPECT_EQ(headline(run.finding(same, "straggler")->summary), headline(f->summary));
   }
 }
 

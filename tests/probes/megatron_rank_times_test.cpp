@@ -158,6 +158,22 @@ TEST(MegatronRankTimes, TheStoredRecordRestoresBlocksAndACutBlock) {
     EXPECT_FALSE(LogRankTimes::from_json(junk)) << junk;
 }
 
+// The read names its version: the same while no interval is added (its verdict is kept, not
+// judged again), another with a new interval or another task.
+TEST(MegatronRankTimes, TheVersionMovesWithANewIntervalOrTaskOnly) {
+  LogRankTimes state;
+  state.task = "7@100";
+  EXPECT_EQ(rank_timing_from_blocks(state, {"node-1"}).version, "");
+  state.keep({{1, {{0, 1.0}, {1, 1.0}}}}, 10, 15);
+  const std::string first = rank_timing_from_blocks(state, {"node-1", "node-2"}).version;
+  EXPECT_EQ(rank_timing_from_blocks(state, {"node-1", "node-2"}).version, first);
+  state.keep({{2, {{0, 1.0}, {1, 1.0}}}}, 20, 15);
+  const std::string second = rank_timing_from_blocks(state, {"node-1", "node-2"}).version;
+  EXPECT_NE(second, first);
+  state.task = "7@200";  // requeued under its id
+  EXPECT_NE(rank_timing_from_blocks(state, {"node-1", "node-2"}).version, second);
+}
+
 TEST(MegatronRankTimes, OnlyTheLastBlocksAreKept) {
   LogRankTimes state;
   for (int b = 1; b <= 30; ++b) state.keep({{b, {{0, 1.0}}}}, b, 20);

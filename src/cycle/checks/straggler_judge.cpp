@@ -1,6 +1,7 @@
 #include "cycle/checks/straggler_judge.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -72,26 +73,31 @@ constexpr double kTimingStaleAfter = 600;
 // of 64 nodes.
 constexpr std::size_t kNodesShown = 8;
 
-// The verdict on a summary's windows, kept while rank 0 has not rewritten it (the read gives the
-// same object), and handed on shared, not copied: at 1,000 jobs of 512 ranks, judging (and
-// copying) every unchanged summary's verdict every cycle was most of what slow-node
-// localisation cost (bench/straggler_bench.cpp, llmwatch_bench --ranks 512).
-std::shared_ptr<const StragglerVerdict> summary_verdict(
-    const std::string& dir, const std::shared_ptr<const std::vector<RankWindow>>& windows,
-    const StragglerSettings& settings) {
+// A job's verdict, kept while what it judged is the same object (a summary rank 0 has not
+// rewritten: the read gives the same windows) or the same version (Megatron's intervals with no
+// new one), and handed on shared, not copied: at 1,000 jobs of 512 ranks, judging (and copying)
+// every unchanged summary's verdict every cycle was most of what slow-node localisation cost
+// (bench/straggler_bench.cpp, llmwatch_bench --ranks 512).
+std::shared_ptr<const StragglerVerdict> kept_verdict(
+    const std::string& key, const std::shared_ptr<const std::vector<RankWindow>>& windows,
+    const std::string& version, const StragglerSettings& settings,
+    const std::function<StragglerVerdict()>& judge) {
   struct Kept {
     std::shared_ptr<const std::vector<RankWindow>> windows;  // held, so never a reused address
+    std::string version;
     double slow_below = 0;
     std::shared_ptr<const StragglerVerdict> verdict;
   };
   static std::mutex mu;
   static std::unordered_map<std::string, Kept> kept;
   std::lock_guard lock(mu);
-  if (kept.size() >= 16384 && !kept.count(dir)) kept.clear();
-  Kept& k = kept[dir];
-  if (k.windows != windows || k.slow_below != settings.slow_below || !k.verdict) {
-    k.verdict = std::make_shared<const StragglerVerdict>(judge_nodes(*windows, settings));
+  if (kept.size() >= 16384 && !kept.count(key)) kept.clear();
+  Kept& k = kept[key];
+  if (k.windows != windows || k.version != version || k.slow_below != settings.slow_below ||
+      !k.verdict) {
+    k.verdict = std::make_shared<const StragglerVerdict>(judge());
     k.windows = windows;
+    k.version = version;
     k.slow_below = settings.slow_below;
   }
   return k.verdict;
@@ -113,10 +119,14 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   settings.slow_below = w.settings->straggler_speed;
   if (w.timing->window > 0) settings.window = settings.min_samples = w.timing->window;
   // A large job's rank 0 summarised every rank's window (summary.json); else the rank files.
-  auto verdict = w.timing->windows
-                     ? summary_verdict(w.settings->timing_dir, w.timing->windows, settings)
-                     : std::make_shared<const StragglerVerdict>(
-                           localise_stragglers(w.timing->ranks, settings));
+  const RankTimingRead& t = *w.timing;
+  auto verdict =
+      t.windows ? kept_verdict(w.settings->timing_dir, t.windows, "", settings,
+                               [&] { return judge_nodes(*t.windows, settings); })
+      : !t.version.empty()
+          ? kept_verdict("log:" + w.label, nullptr, t.version, settings,
+                         [&] { return localise_stragglers(t.ranks, settings); })
+          : std::make_shared<const StragglerVerdict>(localise_stragglers(t.ranks, settings));
   const std::vector<NodeSpeed>& nodes = verdict->nodes;
   // Timing no longer written (a full disk, the helper switched off, a run between phases) says
   // nothing of the nodes now: neither named nor evicted on, nor shown as their speed.
