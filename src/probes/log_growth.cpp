@@ -1,13 +1,46 @@
 #include "probes/log_growth.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 
+#include "probes/training_log.h"
 #include "util/deadline_call.h"
 #include "util/timespec.h"
 
 namespace llmwatch {
+namespace {
+
+// Whether a line of `path` that ends in [from, to) holds a crash signature (the training-log
+// parser's, as a cycle reads it). A line cut by the previous look (it ends after `from`) is read
+// whole, up to 4 KiB back; a last line not yet ended is left for the next look.
+bool prints_an_end(const std::string& path, std::uint64_t from, std::uint64_t to) {
+  constexpr std::uint64_t kBack = 4096;
+  const std::uint64_t start = from > kBack ? from - kBack : 0;
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::string text(static_cast<std::size_t>(to - start), '\0');
+  ssize_t got = ::pread(fd, text.data(), text.size(), static_cast<off_t>(start));
+  ::close(fd);
+  if (got <= 0) return false;
+  text.resize(static_cast<std::size_t>(got));
+  static const TrainingLogParser parser;
+  std::size_t at = 0;
+  if (start > 0) {  // the buffer's first line is cut: from the first whole one
+    at = text.find('\n');
+    if (at == std::string::npos) return false;
+    ++at;
+  }
+  for (std::size_t nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1)
+    if (start + nl >= from &&
+        !parser.parse(std::string_view(text).substr(at, nl - at)).crash.empty())
+      return true;
+  return false;
+}
+
+}  // namespace
 
 double written_by(const GrowthSeries& series, std::uint64_t dev, std::uint64_t inode,
                   std::uint64_t end) {
@@ -54,11 +87,36 @@ void LogGrowth::sample(std::chrono::milliseconds limit) {
     for (const auto& path : paths) {
       struct stat st {};
       if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-      observe(path, static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-              static_cast<std::uint64_t>(st.st_size), seconds_of(st.st_mtim));
+      const auto dev = static_cast<std::uint64_t>(st.st_dev);
+      const auto ino = static_cast<std::uint64_t>(st.st_ino);
+      const auto size = static_cast<std::uint64_t>(st.st_size);
+      // What it grew by since the last look at the same file (none on the first look: what a
+      // cycle has read is not news).
+      std::uint64_t from = size;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = series_.find(path);
+        if (it != series_.end() && it->second.dev == dev && it->second.inode == ino &&
+            !it->second.samples.empty() && it->second.samples.back().size < size)
+          from = it->second.samples.back().size;
+      }
+      observe(path, dev, ino, size, seconds_of(st.st_mtim));
+      if (from < size &&
+          prints_an_end(path, std::max(from, size - std::min<std::uint64_t>(size, kEndLookBytes)),
+                        size)) {
+        std::lock_guard<std::mutex> lock(mu_);
+        end_seen_ = path;
+      }
     }
     return true;
   });
+}
+
+std::optional<std::string> LogGrowth::take_end_seen() {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto out = std::move(end_seen_);
+  end_seen_.reset();
+  return out;
 }
 
 GrowthSeries LogGrowth::series(const std::string& path) const {

@@ -13,6 +13,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,11 @@ class LogGrowth {
   void sample(std::chrono::milliseconds limit);
   // A copy of one path's samples, for a read on another thread.
   GrowthSeries series(const std::string& path) const;
+  // Whether a sample since the last call saw a followed log print a crash signature (the
+  // bytes it grew by, their last kEndLookBytes, read by the training-log parser): the daemon
+  // then brings its next cycle forward instead of leaving the end to the next tick. The path.
+  std::optional<std::string> take_end_seen();
+  static constexpr std::size_t kEndLookBytes = 16 << 10;
 
   static constexpr std::size_t kMaxSamples = 64;  // 5 min at 5 s: a read every 30 s needs 6
   // At most this many logs of one job are sampled (per-rank logs: 512 files a job would be
@@ -58,6 +64,7 @@ class LogGrowth {
  private:
   mutable std::mutex mu_;
   std::vector<std::string> followed_;
+  std::optional<std::string> end_seen_;
   std::map<std::string, GrowthSeries> series_;
 };
 

@@ -105,5 +105,52 @@ TEST(Daemon, EveryJobsHangIsFoundAtItsOwnDeadlineNotAtTheNextTick) {
   EXPECT_EQ(d.wait_exit(20), 0) << read_file(d.log);
 }
 
+// A crash is acted on when its log prints it, not at the next tick (#30): the daemon's sampler
+// reads what a followed log grew by, finds the NCCL error, and brings the next cycle forward
+// (never sooner than half an interval after the last: at most two polls an interval). With a
+// 1 min tick the run is restarted about 30 s after the daemon started, not 60 s.
+TEST(Daemon, ACrashInTheLogBringsTheNextCycleForward) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  std::string state = c.dir / "state";
+  std::string config = c.dir / "llmwatch.toml";
+  write_file(config, "[llmwatch]\nstate_dir = \"" + state + "\"\ninterval = \"60s\"\n[[job]]\n" +
+                         "name = \"crash-soon\"\n" + job_owner() + "startup_grace = \"2m\"\n");
+  std::string script = c.dir / "train.sh";
+  write_file(script,
+             "#!/bin/sh\necho 'global_step: 1'\nsleep 8\necho 'global_step: 2'\n"
+             "echo 'RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system "
+             "error'\nexit 1\n");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::add);
+  auto first = c.slurm({"sbatch", "--parsable", "--job-name=crash-soon", "--nodes=1",
+                        "--output=" + (c.dir / "crash-%j.out"), script});
+  ASSERT_TRUE(first.ok()) << first.err;
+  const std::string id = first.out.substr(0, first.out.find_first_of(";\n"));
+  ASSERT_TRUE(eventually(
+      [&] {
+        return read_file(c.dir / ("crash-" + id + ".out")).find("global_step: 1") !=
+               std::string::npos;
+      },
+      60));
+  const double started = unix_now();
+  BackgroundProcess d({llmwatch_bin(), "--config", config, "daemon"}, c.dir / "daemon.log");
+  auto restarted_at = [&] {
+    auto r =
+        llmwatch_sql(state, "SELECT finished FROM actions WHERE kind='restart' AND state='done'");
+    return r.empty() ? 0.0 : std::atof(r.c_str());
+  };
+  ASSERT_TRUE(eventually([&] { return restarted_at() > 0; }, 90)) << read_file(d.log);
+  EXPECT_NE(read_file(d.log).find("printed a crash signature"), std::string::npos)
+      << read_file(d.log);
+  // Before the second regular tick (60 s after the first).
+  EXPECT_LT(restarted_at() - started, 55) << read_file(d.log);
+  std::cout << "restarted " << restarted_at() - started << " s after the daemon started\n";
+  kill(d.pid, SIGTERM);
+  EXPECT_EQ(d.wait_exit(20), 0) << read_file(d.log);
+  for (const auto& j : c.jobs()) c.slurm({"scancel", std::to_string(j.value("job_id", 0))});
+}
+
 }  // namespace
 }  // namespace llmwatch::testing

@@ -84,5 +84,31 @@ TEST(LogGrowth, AStepFollowedByHeartbeatsIsBoundedByTheSampleThatHeldIt) {
   EXPECT_EQ(written_by(g.series(path), cursor.dev, cursor.inode, ends[1]), 1020);
 }
 
+// Between two ticks, the bytes a followed log grew by are read for a crash signature (#30):
+// the daemon then brings its next cycle forward. What was there at the first look is not news,
+// a line not yet ended is not read, and a signature is told once.
+TEST(LogGrowth, ACrashPrintedSinceTheLastLookIsToldOnce) {
+  TempDir dir;
+  const std::string path = dir / "train.log";
+  write_file(path, "Traceback (most recent call last):\nglobal_step: 1\n");
+  LogGrowth g;
+  g.follow({path});
+  g.sample(std::chrono::seconds(2));
+  EXPECT_FALSE(g.take_end_seen()) << "already in the file at the first look";
+  write_file(path, "global_step: 2\nglobal_step: 3\n", true);
+  g.sample(std::chrono::seconds(2));
+  EXPECT_FALSE(g.take_end_seen());
+  write_file(path, "[rank1]: RuntimeError: NCCL error in: ProcessGroupNCCL.cpp", true);
+  g.sample(std::chrono::seconds(2));
+  EXPECT_FALSE(g.take_end_seen()) << "a line not yet ended";
+  write_file(path, ", unhandled system error\n", true);
+  g.sample(std::chrono::seconds(2));
+  EXPECT_EQ(g.take_end_seen().value_or(""), path);
+  EXPECT_FALSE(g.take_end_seen()) << "told once";
+  write_file(path, "global_step: 4\n", true);
+  g.sample(std::chrono::seconds(2));
+  EXPECT_FALSE(g.take_end_seen());
+}
+
 }  // namespace
 }  // namespace llmwatch
