@@ -66,8 +66,10 @@ void LogGrowth::observe(const std::string& path, std::uint64_t dev, std::uint64_
   std::lock_guard<std::mutex> lock(mu_);
   if (!std::binary_search(followed_.begin(), followed_.end(), path)) return;
   GrowthSeries& s = series_[path];
+  // A file new to it (or replaced, or truncated) holds nothing to look at for a crash, but
+  // past where a cycle's read stopped (read_upto, which made the series).
   if (s.dev != dev || s.inode != inode || (!s.samples.empty() && size < s.samples.back().size))
-    s = {dev, inode, {}};
+    s = {dev, inode, {}, size};
   if (!s.samples.empty() && size == s.samples.back().size) return;  // no growth: nothing new
   s.samples.push_back({size, mtime});
   if (s.samples.size() > kMaxSamples) s.samples.pop_front();
@@ -90,17 +92,18 @@ void LogGrowth::sample(std::chrono::milliseconds limit) {
       const auto dev = static_cast<std::uint64_t>(st.st_dev);
       const auto ino = static_cast<std::uint64_t>(st.st_ino);
       const auto size = static_cast<std::uint64_t>(st.st_size);
-      // What it grew by since the last look at the same file (none on the first look: what a
-      // cycle has read is not news).
+      // What it grew by past what was looked at (the cycle's read, then the samples); a file
+      // no read or sample has looked at is not news.
+      observe(path, dev, ino, size, seconds_of(st.st_mtim));
       std::uint64_t from = size;
       {
         std::lock_guard<std::mutex> lock(mu_);
         auto it = series_.find(path);
-        if (it != series_.end() && it->second.dev == dev && it->second.inode == ino &&
-            !it->second.samples.empty() && it->second.samples.back().size < size)
-          from = it->second.samples.back().size;
+        if (it != series_.end() && it->second.dev == dev && it->second.inode == ino) {
+          from = std::min(it->second.checked, size);
+          it->second.checked = size;
+        }
       }
-      observe(path, dev, ino, size, seconds_of(st.st_mtim));
       if (from < size &&
           prints_an_end(path, std::max(from, size - std::min<std::uint64_t>(size, kEndLookBytes)),
                         size)) {
@@ -110,6 +113,15 @@ void LogGrowth::sample(std::chrono::milliseconds limit) {
     }
     return true;
   });
+}
+
+void LogGrowth::read_upto(const std::string& path, std::uint64_t dev, std::uint64_t inode,
+                          std::uint64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!std::binary_search(followed_.begin(), followed_.end(), path)) return;
+  GrowthSeries& s = series_[path];
+  if (s.dev != dev || s.inode != inode) s = {dev, inode, {}, offset};
+  s.checked = std::max(s.checked, offset);
 }
 
 std::optional<std::string> LogGrowth::take_end_seen() {

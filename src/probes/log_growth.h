@@ -30,6 +30,8 @@ struct GrowthSample {
 struct GrowthSeries {
   std::uint64_t dev = 0, inode = 0;
   std::deque<GrowthSample> samples;
+  // Up to where its text has been looked at for a crash: by the cycle's read, then by samples.
+  std::uint64_t checked = 0;
 };
 
 // The latest time the bytes before `end` can have been written: the mtime of the first sample
@@ -42,6 +44,10 @@ class LogGrowth {
   // The logs to sample: those the last cycle followed (at most kMaxPaths; the caller takes at
   // most kMaxPerJob of a job's). Other paths' samples are dropped.
   void follow(std::vector<std::string> paths);
+  // Where the cycle's read of a followed file stopped: what it grew by past there is news for
+  // take_end_seen (a crash printed between the read and the first sample is not missed).
+  void read_upto(const std::string& path, std::uint64_t dev, std::uint64_t inode,
+                 std::uint64_t offset);
   // One look at a file: kept when it grew. A replaced or truncated file starts over.
   void observe(const std::string& path, std::uint64_t dev, std::uint64_t inode, std::uint64_t size,
                double mtime);

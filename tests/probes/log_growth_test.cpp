@@ -110,5 +110,23 @@ TEST(LogGrowth, ACrashPrintedSinceTheLastLookIsToldOnce) {
   EXPECT_FALSE(g.take_end_seen());
 }
 
+// The crash printed after the cycle's read but before the sampler's first look at the file
+// (the bench's 28.7 s run: the restart waited for the next tick): news, since the read said
+// where it stopped.
+TEST(LogGrowth, ACrashPrintedAfterTheCyclesReadIsNewsAtTheFirstLook) {
+  TempDir dir;
+  const std::string path = dir / "train.log";
+  write_file(path, "global_step: 1\n");
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  LogGrowth g;
+  g.follow({path});
+  g.read_upto(path, static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+              static_cast<std::uint64_t>(st.st_size));
+  write_file(path, "Traceback (most recent call last):\n", true);
+  g.sample(std::chrono::seconds(2));
+  EXPECT_EQ(g.take_end_seen().value_or(""), path);
+}
+
 }  // namespace
 }  // namespace llmwatch

@@ -562,6 +562,12 @@ class JobLogCheck : public Check {
       if (w.obs.running)
         for (auto& path : sampled_logs(w.progress)) followed.push_back(std::move(path));
     log_growth().follow(std::move(followed));
+    // ...and where this cycle's reads stopped: a crash printed after is news between ticks.
+    for (const auto& w : s.work)
+      if (w.obs.running)
+        for (const auto& path : sampled_logs(w.progress))
+          if (auto c = w.progress.cursors.find(path); c != w.progress.cursors.end())
+            log_growth().read_upto(path, c->second.dev, c->second.inode, c->second.offset);
     check_nodes_after_crashes(s);
   }
 
