@@ -147,7 +147,10 @@ std::string LogRankTimes::to_json() const {
 
 std::optional<LogRankTimes> LogRankTimes::from_json(const std::string& text) {
   auto j = nlohmann::json::parse(text, nullptr, false);
-  if (!j.is_object() || j.value("v", 0) != 1 || !j.contains("task") || !j["task"].is_string())
+  // Checked before any value() is taken: value() throws on a key of another type ({"v":[1]},
+  // found by fuzz.rank_timing).
+  if (!j.is_object() || !j.contains("v") || !j["v"].is_number_integer() || j["v"] != 1 ||
+      !j.contains("task") || !j["task"].is_string())
     return std::nullopt;
   const auto& p = j.value("parser", nlohmann::json::object());
   const auto& list = j.value("blocks", nlohmann::json::array());
@@ -157,7 +160,7 @@ std::optional<LogRankTimes> LogRankTimes::from_json(const std::string& text) {
   try {
     MegatronRankTimes& m = out.parser;
     m.in_block_ = p.at("in_block").get<bool>();
-    m.prefix_ = p.value("prefix", "");
+    m.prefix_ = p.contains("prefix") ? p.at("prefix").get<std::string>() : std::string();
     m.compute_timer_ = p.at("compute_timer").get<bool>();
     m.saw_compute_ = p.at("saw_compute").get<bool>();
     m.seq_ = p.at("seq").get<std::int64_t>();

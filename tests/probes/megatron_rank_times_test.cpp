@@ -154,7 +154,8 @@ TEST(MegatronRankTimes, TheStoredRecordRestoresBlocksAndACutBlock) {
   EXPECT_EQ(rest[0].compute_s.size(), 8u);
   EXPECT_EQ(rest[0].seq, 2);
   for (const char* junk : {"", "{}", "[1]", "{\"v\":1,\"task\":\"t\"}",
-                           "{\"v\":1,\"task\":\"t\",\"parser\":{},\"blocks\":[]}", "nul"})
+                           "{\"v\":1,\"task\":\"t\",\"parser\":{},\"blocks\":[]}", "nul",
+                           "{\"v\":[\"node-1\"],\"task\":\"t\"}"})
     EXPECT_FALSE(LogRankTimes::from_json(junk)) << junk;
 }
 
