@@ -187,11 +187,18 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
     // brought forward, and the ticks go on from it. Its polls are fresh (a requeue's traceback
     // shows as the task back in the queue, as at any tick: the restart waits). Never sooner
     // than half an interval after the last tick: at most two polls in any interval.
+    //
     // The line is printed before the task has ended (its process exits after it, then Slurm's
     // cleanup): a cycle at once found it still running, and its restart waited for the next
     // tick (bench/crash_latency.py: 30.7 and 29.8 s of 5 runs). Looked at kEndSettle later.
     constexpr double kEndSettle = 3;
     double last_tick_at = 0;
+    auto tick_in = [&](auto in) {
+      timer.expires_after(in);
+      timer.async_wait([&](const boost::system::error_code& ec) {
+        if (!ec) tick();
+      });
+    };
     std::function<void()> tick_sooner = [&] {
       const double now = unix_now();
       const double at = std::max(now + kEndSettle,
@@ -200,10 +207,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
       spdlog::info("a followed log printed a crash: the next cycle in {:.1f} s, not {:.1f} s",
                    at - now, next_tick_at - now);
       next_tick_at = at;
-      timer.expires_after(std::chrono::milliseconds(static_cast<long>((at - now) * 1000)));
-      timer.async_wait([&](const boost::system::error_code& ec) {
-        if (!ec) tick();
-      });
+      tick_in(std::chrono::milliseconds(static_cast<long>((at - now) * 1000)));
     };
 
     // Between cycles, when the followed logs grew (probes/log_growth.h): a step followed in the
@@ -241,10 +245,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
       } catch (const std::exception& e) {
         spdlog::error("cannot schedule a wake: {}", e.what());
       }
-      timer.expires_after(config.interval);
-      timer.async_wait([&](const boost::system::error_code& ec) {
-        if (!ec) tick();
-      });
+      tick_in(config.interval);
     };
     wait_reload = [&] {
       reload_signal.async_wait([&](const boost::system::error_code& ec, int) {

@@ -1,47 +1,15 @@
 #include "probes/log_growth.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 
+#include "probes/log_tail.h"
 #include "probes/training_log.h"
 #include "util/deadline_call.h"
 #include "util/timespec.h"
 
 namespace llmwatch {
-namespace {
-
-// Whether a line of `path` that ends in [from, to) holds a crash signature (the training-log
-// parser's, as a cycle reads it). A line cut by the previous look (it ends after `from`) is read
-// whole, up to 4 KiB back; a last line not yet ended is left for the next look.
-bool prints_an_end(const std::string& path, std::uint64_t from, std::uint64_t to) {
-  constexpr std::uint64_t kBack = 4096;
-  const std::uint64_t start = from > kBack ? from - kBack : 0;
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return false;
-  std::string text(static_cast<std::size_t>(to - start), '\0');
-  ssize_t got = ::pread(fd, text.data(), text.size(), static_cast<off_t>(start));
-  ::close(fd);
-  if (got <= 0) return false;
-  text.resize(static_cast<std::size_t>(got));
-  static const TrainingLogParser parser;
-  std::size_t at = 0;
-  if (start > 0) {  // the buffer's first line is cut: from the first whole one
-    at = text.find('\n');
-    if (at == std::string::npos) return false;
-    ++at;
-  }
-  for (std::size_t nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1)
-    if (start + nl >= from &&
-        !parser.parse(std::string_view(text).substr(at, nl - at)).crash.empty())
-      return true;
-  return false;
-}
-
-}  // namespace
-
 double written_by(const GrowthSeries& series, std::uint64_t dev, std::uint64_t inode,
                   std::uint64_t end) {
   if (end == 0 || series.dev != dev || series.inode != inode) return 0;
@@ -92,24 +60,32 @@ void LogGrowth::sample(std::chrono::milliseconds limit) {
       const auto dev = static_cast<std::uint64_t>(st.st_dev);
       const auto ino = static_cast<std::uint64_t>(st.st_ino);
       const auto size = static_cast<std::uint64_t>(st.st_size);
-      // What it grew by past what was looked at (the cycle's read, then the samples); a file
-      // no read or sample has looked at is not news.
       observe(path, dev, ino, size, seconds_of(st.st_mtim));
-      std::uint64_t from = size;
+      // What it grew by past what was looked at (the cycle's read, then the samples), its last
+      // kEndLookBytes, read as a cycle reads (probes/log_tail.h: whole lines; a partial last
+      // one is left for the next look). A file no read or sample has looked at is not news.
+      LogCursor cursor{dev, ino, size};
       {
         std::lock_guard<std::mutex> lock(mu_);
         auto it = series_.find(path);
-        if (it != series_.end() && it->second.dev == dev && it->second.inode == ino) {
-          from = std::min(it->second.checked, size);
-          it->second.checked = size;
-        }
+        if (it != series_.end() && it->second.dev == dev && it->second.inode == ino)
+          cursor.offset = std::max(std::min(it->second.checked, size),
+                                   size - std::min<std::uint64_t>(size, kEndLookBytes));
       }
-      if (from < size &&
-          prints_an_end(path, std::max(from, size - std::min<std::uint64_t>(size, kEndLookBytes)),
-                        size)) {
-        std::lock_guard<std::mutex> lock(mu_);
-        end_seen_ = path;
-      }
+      if (cursor.offset >= size) continue;
+      static const TrainingLogParser parser;
+      bool crash = false;
+      LogTailLimits limits;
+      limits.max_bytes_per_read = kEndLookBytes;  // the file may have grown since the stat
+      scan_appended(path, cursor, limits,
+                    [&](std::span<const std::string_view> lines, std::span<const std::uint64_t>) {
+                      for (auto line : lines) crash = crash || !parser.parse(line).crash.empty();
+                    });
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = series_.find(path);
+      if (it != series_.end() && it->second.dev == cursor.dev && it->second.inode == cursor.inode)
+        it->second.checked = std::max(it->second.checked, cursor.offset);
+      if (crash) end_seen_ = path;
     }
     return true;
   });

@@ -7,15 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "util/strings.h"
+
 namespace llmwatch {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
 
 // A launcher's prefix ("[default3]:", "[rank3]:"), through its last "]:"; "" when none.
 std::string_view prefix_of(std::string_view line) {

@@ -184,7 +184,6 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
     std::map<std::string, GrowthSeries> growth;
     std::vector<std::string> hosts;  // the task's nodes, for Megatron's per-rank timers
   } t;
-  if (!ask.logs) timers.reset();
   if (ask.logs) {
     const SlurmJob& task = *w.obs.running;
     t = {log_patterns_for(*w.settings, task),
@@ -557,17 +556,17 @@ class JobLogCheck : public Check {
     }
     // What the daemon samples until the next cycle (probes/log_growth.h): the running tasks'
     // logs, as followed now.
+    // And where this cycle's reads stopped: a crash printed after is news between ticks.
     std::vector<std::string> followed;
+    std::vector<std::pair<std::string, LogCursor>> read_to;
     for (const auto& w : s.work)
       if (w.obs.running)
-        for (auto& path : sampled_logs(w.progress)) followed.push_back(std::move(path));
+        for (auto& path : sampled_logs(w.progress)) {
+          read_to.emplace_back(path, w.progress.cursors.at(path));
+          followed.push_back(std::move(path));
+        }
     log_growth().follow(std::move(followed));
-    // ...and where this cycle's reads stopped: a crash printed after is news between ticks.
-    for (const auto& w : s.work)
-      if (w.obs.running)
-        for (const auto& path : sampled_logs(w.progress))
-          if (auto c = w.progress.cursors.find(path); c != w.progress.cursors.end())
-            log_growth().read_upto(path, c->second.dev, c->second.inode, c->second.offset);
+    for (const auto& [path, c] : read_to) log_growth().read_upto(path, c.dev, c.inode, c.offset);
     check_nodes_after_crashes(s);
   }
 
