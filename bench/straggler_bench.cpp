@@ -81,6 +81,21 @@ int main() {
   for (int j = 0; j < summary_jobs; ++j)
     unchanged += read_rank_timing((dir / std::to_string(j)).string()).windows == seen[j];
   double per_unchanged = (cpu_seconds() - c0) / summary_jobs;
+  // The steady state: every rank 0 has written new windows since the last cycle, and the memo
+  // already holds each directory (the first pass above also paid for growing it). Written by
+  // rename, as the helper does, outside the measured loop.
+  std::string rewritten = testing::summary_json(rank_windows(sim.run(rng)), 1'800'000'100, 90, 169);
+  for (int j = 0; j < summary_jobs; ++j) {
+    auto to = dir / std::to_string(j) / "summary.json";
+    std::ofstream(to.string() + ".tmp") << rewritten;
+    std::filesystem::rename(to.string() + ".tmp", to);
+  }
+  c0 = cpu_seconds();
+  for (int j = 0; j < summary_jobs; ++j) {
+    seen[j] = read_rank_timing((dir / std::to_string(j)).string()).windows;
+    summary_suspects += judge_nodes(*seen[j]).suspect() != nullptr;
+  }
+  double per_rewritten = (cpu_seconds() - c0) / summary_jobs;
   // What the kept summaries hold (their text and windows, for the next cycle's comparison).
   const long kept_mib = (peak_rss_kib() - rss_before) / 1024;
   std::filesystem::remove_all(dir);
@@ -204,9 +219,12 @@ int main() {
       "| |\n",
       summary_bytes, per_summary * 1e3);
   std::printf(
+      "| the same for 1,000 such jobs, first cycle (none read before) | %.1f ms CPU | |\n",
+      per_summary * summary_jobs * 1e3);
+  std::printf(
       "| the same for 1,000 such jobs, per cycle, every summary rewritten | %.1f ms CPU | "
       "≤ 10%% over today |\n",
-      per_summary * summary_jobs * 1e3);
+      per_rewritten * summary_jobs * 1e3);
   std::printf(
       "| the same, no summary rewritten since the last cycle (%d of %d kept) | %.1f ms CPU "
       "| ≤ 10%% over today |\n",
@@ -216,7 +234,7 @@ int main() {
   std::printf(
       "| the same at 10 s steps (30%% of summaries new each 30 s cycle) | %.1f ms CPU | "
       "≤ 10%% over today |\n",
-      (0.3 * per_summary + 0.7 * per_unchanged) * summary_jobs * 1e3);
+      (0.3 * per_rewritten + 0.7 * per_unchanged) * summary_jobs * 1e3);
   std::printf("| peak memory the 1,000 kept summaries added | %ld MiB | |\n", kept_mib);
   std::printf(
       "| Megatron's timers (timing_from_log), one 512-rank log interval of 6 timers parsed "
