@@ -134,6 +134,32 @@ int main() {
   c0 = cpu_seconds();
   for (int j = 0; j < 100; ++j) (void)LogRankTimes::from_json(megatron.to_json());
   const double per_record = (cpu_seconds() - c0) / 100;
+  // Each rank's own line (timing_from_log): 512 ranks print one line a step; 200 steps read,
+  // the kept 60 steps judged, and their record saved and restored.
+  std::vector<std::string> rank_lines;
+  for (int r = 0; r < 512; ++r)
+    rank_lines.push_back("[rank" + std::to_string(r) + "]: iteration %d | compute 612.31 ms");
+  LogRankTimes own;
+  const int own_steps = 200;
+  c0 = cpu_seconds();
+  for (int step = 1; step <= own_steps; ++step) {
+    for (const auto& line : rank_lines) {
+      auto at = line.find("%d");
+      own.feed(line.substr(0, at) + std::to_string(step) + line.substr(at + 2));
+    }
+    own.keep_taken(1'800'000'000 + step);
+  }
+  const double per_own_line = (cpu_seconds() - c0) / (own_steps * 512.0);
+  StragglerSettings own_settings;
+  own_settings.window = own_settings.min_samples = kLineStepsJudged;
+  c0 = cpu_seconds();
+  for (int j = 0; j < 20; ++j)
+    (void)localise_stragglers(rank_timing_from_blocks(own, hosts).ranks, own_settings);
+  const double per_own_judge = (cpu_seconds() - c0) / 20;
+  std::string own_record = own.to_json();
+  c0 = cpu_seconds();
+  for (int j = 0; j < 20; ++j) (void)LogRankTimes::from_json(own.to_json());
+  const double per_own_record = (cpu_seconds() - c0) / 20;
 
   // Latency: steps every 10 s, a look every 30 s; node-2 turns 0.8x at step 200. From the rank
   // files a look sees every step written; from rank 0's summary, the steps up to its last write
@@ -218,9 +244,8 @@ int main() {
       "| read + judge one job of 512 ranks from its rank 0's summary (%zu bytes) | %.3f ms CPU "
       "| |\n",
       summary_bytes, per_summary * 1e3);
-  std::printf(
-      "| the same for 1,000 such jobs, first cycle (none read before) | %.1f ms CPU | |\n",
-      per_summary * summary_jobs * 1e3);
+  std::printf("| the same for 1,000 such jobs, first cycle (none read before) | %.1f ms CPU | |\n",
+              per_summary * summary_jobs * 1e3);
   std::printf(
       "| the same for 1,000 such jobs, per cycle, every summary rewritten | %.1f ms CPU | "
       "≤ 10%% over today |\n",
@@ -246,6 +271,14 @@ int main() {
       "| their record saved and restored (what `run --once` pays a cycle; %zu KiB) | %.3f ms "
       "CPU | |\n",
       record.size() >> 10, per_record * 1e3);
+  std::printf("| each rank's own line (timing_from_log), one line read | %.2f µs CPU | |\n",
+              per_own_line * 1e6);
+  std::printf("| the kept %zu steps of 512 ranks placed on 64 nodes and judged | %.3f ms CPU | |\n",
+              kLineStepsKept, per_own_judge * 1e3);
+  std::printf(
+      "| their record saved and restored (what `run --once` pays a cycle; %zu KiB) | %.3f ms "
+      "CPU | |\n",
+      own_record.size() >> 10, per_own_record * 1e3);
   std::printf(
       "| healthy 512-rank jobs with a suspect | %d of %d (files), %d of %d (summary) | 0 |\n",
       suspects, jobs, summary_suspects, summary_jobs);

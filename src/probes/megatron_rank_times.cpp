@@ -81,6 +81,12 @@ std::vector<RankTimesBlock> MegatronRankTimes::take() {
   return out;
 }
 
+void LogRankTimes::keep_taken(double written) {
+  const std::size_t at_most = from_rank_lines() ? kLineStepsKept : kLogBlocksKept;
+  keep(parser.take(), written, at_most);
+  keep(lines.take(), written, at_most);
+}
+
 void LogRankTimes::keep(std::vector<RankTimesBlock> fresh, double written, std::size_t at_most) {
   for (auto& b : fresh) blocks.emplace_back(written, std::move(b));
   if (blocks.size() > at_most)
@@ -93,29 +99,43 @@ double to_ms(double s) {
   return std::round(s * 1e5) / 100;
 }
 
-// Flat, [rank, ms, rank, ms, ...]: a pair per rank as an array of its own made the record
-// twice as slow to write and read (bench/straggler_bench.cpp).
+// Every rank from 0 (the usual block): {"ms":[ms0, ms1, ...]}; else flat pairs, [rank, ms, rank,
+// ms, ...]. A pair per rank as an array of its own made the record twice as slow to write and
+// read, and the rank numbers of a whole block were a third of it (bench/straggler_bench.cpp).
 nlohmann::json ranks_json(const std::map<int, double>& compute_s) {
   auto out = nlohmann::json::array();
-  out.get_ref<nlohmann::json::array_t&>().reserve(2 * compute_s.size());
+  const bool dense = !compute_s.empty() && compute_s.begin()->first == 0 &&
+                     compute_s.rbegin()->first + 1 == static_cast<int>(compute_s.size());
+  out.get_ref<nlohmann::json::array_t&>().reserve((dense ? 1 : 2) * compute_s.size());
   for (const auto& [rank, s] : compute_s) {
-    out.push_back(rank);
+    if (!dense) out.push_back(rank);
     out.push_back(to_ms(s));
   }
+  if (dense) return {{"ms", std::move(out)}};
   return out;
 }
 
-// [rank, ms, ...] back; false on anything else.
+bool one_rank(std::int64_t rank, const nlohmann::json& ms_json, std::map<int, double>& out) {
+  if (!ms_json.is_number()) return false;
+  double ms = ms_json.get<double>();
+  if (rank < 0 || rank >= kMaxLogRank || !std::isfinite(ms) || ms < 0) return false;
+  out.emplace_hint(out.end(), static_cast<int>(rank), ms / 1000);
+  return true;
+}
+
+// Either form back; false on anything else.
 bool ranks_from(const nlohmann::json& j, std::map<int, double>& out) {
-  if (!j.is_array() || j.size() % 2 != 0) return false;
-  for (std::size_t i = 0; i < j.size(); i += 2) {
-    if (!j[i].is_number_integer() || !j[i + 1].is_number()) return false;
-    auto rank = j[i].get<std::int64_t>();
-    double ms = j[i + 1].get<double>();
-    if (rank < 0 || rank >= MegatronRankTimes::kMaxRank || !std::isfinite(ms) || ms < 0)
-      return false;
-    out[static_cast<int>(rank)] = ms / 1000;
+  if (j.is_object()) {
+    if (j.size() != 1 || !j.contains("ms") || !j["ms"].is_array()) return false;
+    const auto& ms = j["ms"];
+    for (std::size_t i = 0; i < ms.size(); ++i)
+      if (!one_rank(static_cast<std::int64_t>(i), ms[i], out)) return false;
+    return true;
   }
+  if (!j.is_array() || j.size() % 2 != 0) return false;
+  for (std::size_t i = 0; i < j.size(); i += 2)
+    if (!j[i].is_number_integer() || !one_rank(j[i].get<std::int64_t>(), j[i + 1], out))
+      return false;
   return true;
 }
 
@@ -133,6 +153,14 @@ std::string LogRankTimes::to_json() const {
                  {"seq", p.seq_},
                  {"without_compute", p.without_compute_},
                  {"current", ranks_json(p.current_)}};
+  const RankLineTimes& l = lines;
+  auto open = nlohmann::json::array();
+  for (const auto& [step, ranks] : l.open_) open.push_back({step, ranks_json(ranks)});
+  j["lines"] = {{"taken_upto", l.taken_upto_},
+                {"world", l.world_},
+                {"without_unit", l.without_unit_},
+                {"kept", l.kept_},
+                {"open", std::move(open)}};
   auto list = nlohmann::json::array();
   for (const auto& [written, b] : blocks)
     list.push_back({{"written", written}, {"seq", b.seq}, {"ranks", ranks_json(b.compute_s)}});
@@ -161,6 +189,21 @@ std::optional<LogRankTimes> LogRankTimes::from_json(const std::string& text) {
     m.seq_ = p.at("seq").get<std::int64_t>();
     m.without_compute_ = p.at("without_compute").get<int>();
     if (!ranks_from(p.at("current"), m.current_)) return std::nullopt;
+    // Records written before rank lines were read have none.
+    if (j.contains("lines")) {
+      const auto& l = j["lines"];
+      RankLineTimes& r = out.lines;
+      r.taken_upto_ = l.at("taken_upto").get<std::int64_t>();
+      r.world_ = l.at("world").get<std::size_t>();
+      r.without_unit_ = l.at("without_unit").get<int>();
+      r.kept_ = l.at("kept").get<std::int64_t>();
+      const auto& open = l.at("open");
+      if (!open.is_array() || open.size() > RankLineTimes::kOpenSteps + 1) return std::nullopt;
+      for (const auto& e : open) {
+        if (!e.is_array() || e.size() != 2) return std::nullopt;
+        if (!ranks_from(e[1], r.open_[e[0].get<std::int64_t>()])) return std::nullopt;
+      }
+    }
     for (const auto& e : list) {
       RankTimesBlock b;
       b.seq = e.at("seq").get<std::int64_t>();
@@ -198,7 +241,7 @@ void put_log_rank_times(const std::string& key, std::shared_ptr<LogRankTimes> st
 RankTimingRead rank_timing_from_blocks(const LogRankTimes& state,
                                        const std::vector<std::string>& hosts) {
   RankTimingRead out;
-  out.window = kLogBlocksJudged;
+  out.window = state.from_rank_lines() ? kLineStepsJudged : kLogBlocksJudged;
   out.placed_by_layout = true;
   if (!state.blocks.empty())
     out.version = state.task + "#" + std::to_string(state.blocks.back().second.seq);
@@ -214,18 +257,23 @@ RankTimingRead rank_timing_from_blocks(const LogRankTimes& state,
       out.error =
           "Megatron printed its per-rank timers without forward-compute or "
           "backward-compute: set --timing-log-level 2 (with --timing-log-option all)";
+    else if (state.lines.lines_without_unit() > 0)
+      out.error =
+          "the ranks' own lines name a compute time without its unit (\"compute 0.61 s\", "
+          "\"compute_ms=612\"): not read";
     return out;
   }
-  // Megatron prints every rank; a world most of which no block names is a line misread
+  const char* source = state.from_rank_lines() ? "the ranks' own lines" : "Megatron's timers";
+  // Every rank prints; a world most of which no block names is a line misread
   // ("rank 900000: ..."), not a job of that size.
   if (widest * 2 < static_cast<std::size_t>(world)) {
-    out.error = "Megatron's timers name rank " + std::to_string(world - 1) + " but at most " +
+    out.error = std::string(source) + " name rank " + std::to_string(world - 1) + " but at most " +
                 std::to_string(widest) + " ranks in one interval: not judged";
     return out;
   }
   const int nodes = static_cast<int>(hosts.size());
   if (nodes == 0 || world % nodes != 0) {
-    out.error = "Megatron's timers name " + std::to_string(world) + " ranks over " +
+    out.error = std::string(source) + " name " + std::to_string(world) + " ranks over " +
                 std::to_string(nodes) + " nodes: not one block of ranks per node, so no rank " +
                 "can be placed on its node";
     return out;

@@ -24,16 +24,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
+#include "probes/rank_line_times.h"
 #include "probes/rank_timing.h"
 
 namespace llmwatch {
-
-struct RankTimesBlock {
-  std::int64_t seq = 0;  // the block's number in its log, from 1: blocks are aligned by it
-  std::map<int, double> compute_s;  // rank -> forward + backward compute, seconds
-};
 
 class MegatronRankTimes {
  public:
@@ -50,8 +47,7 @@ class MegatronRankTimes {
     return (seq_ * 2 + in_block_) * 1'000'003 + static_cast<std::int64_t>(current_.size());
   }
 
-  // At most this many ranks are kept per block: a corrupt line cannot make one unbounded.
-  static constexpr int kMaxRank = 1 << 20;
+  static constexpr int kMaxRank = kMaxLogRank;
 
  private:
   void end_block();
@@ -66,24 +62,41 @@ class MegatronRankTimes {
   std::vector<RankTimesBlock> done_;
 };
 
-// A job's Megatron timing as llmwatch follows it across cycles: the parser (a block can be cut
-// between two reads) and the blocks kept for judging, each stamped with when its read saw it
-// written. Kept in memory only: after a restart of llmwatch the blocks are learned again.
+// Blocks a window of the rule holds. A Megatron block is already a mean over its log interval;
+// a rank's own line is one step's time, judged over as many steps as the helper's samples (10
+// let healthy jitter name a node: RankLineTimes.HealthyNoiseThroughTheLinesNamesNoNode). Three
+// windows are kept: the recent one and two earlier for the rank's own best.
+inline constexpr std::size_t kLogBlocksJudged = 5, kLogBlocksKept = 3 * kLogBlocksJudged;
+inline constexpr std::size_t kLineStepsJudged = 20, kLineStepsKept = 3 * kLineStepsJudged;
+
+// A job's per-rank timing from its log as llmwatch follows it across cycles: the parsers
+// (Megatron's block, or each rank's own line: a block can be cut between two reads, a step's
+// lines too) and the blocks kept for judging, each stamped with when its read saw it written.
 struct LogRankTimes {
   std::string task;  // whose they are: a job's task and its start ("" until known)
   MegatronRankTimes parser;
+  RankLineTimes lines;
   std::vector<std::pair<double, RankTimesBlock>> blocks;  // (written, block), oldest first
+  // One log line, in order, to both parsers.
+  void feed(std::string_view line) {
+    parser.feed(line);
+    lines.feed(line);
+  }
+  // The blocks both parsers finished since the last call, as written at `written`.
+  void keep_taken(double written);
   void keep(std::vector<RankTimesBlock> fresh, double written, std::size_t at_most);
+  // Whether the kept blocks are each rank's own lines (a step each), not Megatron's blocks.
+  bool from_rank_lines() const { return lines.place() > 0 && parser.place() == 0; }
+  // Moves with every line either parser keeps, and with every block kept.
+  std::tuple<std::int64_t, std::int64_t, std::size_t> place() const {
+    return {parser.place(), lines.place(), blocks.size()};
+  }
   // As the store keeps it between cycles (`run --once`, the self-perpetuating job, is a new
-  // process each cycle): the blocks, times to Megatron's own 0.01 ms, and the parser's place
-  // in a block cut between two reads. Text that is not such a record gives nothing.
+  // process each cycle): the blocks, times to Megatron's own 0.01 ms, and the parsers' places
+  // in a block or step cut between two reads. Text that is not such a record gives nothing.
   std::string to_json() const;
   static std::optional<LogRankTimes> from_json(const std::string& text);
 };
-
-// Blocks a window of the rule holds: each is already a mean over Megatron's log interval.
-// Three windows are kept: the recent one and two earlier for the rank's own best.
-inline constexpr std::size_t kLogBlocksJudged = 5, kLogBlocksKept = 3 * kLogBlocksJudged;
 
 // The state of `key` (a job's label), taken out of this process's memory for one read and put
 // back after it; null when none is held (the caller then restores it from the store).

@@ -6,6 +6,7 @@
 // it) is what tells the slow one apart.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -56,6 +57,16 @@ struct RankTimingRead {
 // One file's text (its tail): the records it holds. A line that is not a complete record with
 // a rank, a step and a non-negative compute time is skipped and counted.
 RankSeries parse_rank_timing(std::string_view text, int* bad_lines = nullptr);
+
+// At most this many ranks are read from a log: a corrupt line cannot make a world unbounded.
+inline constexpr int kMaxLogRank = 1 << 20;
+
+// One log interval of every rank's compute, as a log prints it (Megatron's timers, or each
+// rank's own line): the kept intervals are judged like the helper's samples.
+struct RankTimesBlock {
+  std::int64_t seq = 0;  // the interval's number (Megatron's block, from 1, or the step): aligns
+  std::map<int, double> compute_s;  // rank -> compute before the collective, seconds
+};
 
 // A summary.json as the helper's rank 0 writes it (share/llmwatch/python/llmwatch_timing.py):
 //   {"v":1,"ts":1800000123.4,"step":1200,"window":20,"window_s":191.3,"hosts":["node-1"],

@@ -21,9 +21,11 @@ inline std::string goodput(const std::string& job) {
 inline std::string post_mortem(const std::string& job) {
   return "postmortem:" + job;
 }
+// LogRankTimes: per-rank timing from the log (Megatron's timers, each rank's own line) followed
+// across cycles (timing_from_log). The key's name predates the rank lines.
 inline std::string megatron_timers(const std::string& job) {
   return "megatron-timers:" + job;
-}  // LogRankTimes: Megatron's per-rank timers followed across cycles (timing_from_log)
+}
 inline std::string job_view(const std::string& job) {
   return "jobview:" + job;
 }  // for views

@@ -12,6 +12,7 @@
 #include "probes/megatron_rank_times.h"
 #include "probes/perfdata.h"
 #include "probes/quota.h"
+#include "probes/rank_line_times.h"
 #include "probes/rank_timing.h"
 #include "probes/training_log.h"
 #include "rules/node_report.h"
@@ -90,11 +91,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t at = 0; at <= text.size();) {
     std::size_t nl = text.find('\n', at);
     if (nl == std::string_view::npos) nl = text.size();
-    megatron.parser.feed(text.substr(at, nl - at));
+    std::string_view line = std::string_view(text).substr(at, nl - at);
+    megatron.feed(line);
+    // Each rank's own line: a rank in range, a step, and a compute time that is finite and
+    // non-negative or none (no unit said), never a guess.
+    if (auto r = parse_rank_line(line))
+      if (!(r->rank >= 0 && r->rank < kMaxLogRank && r->step >= 0 &&
+            (r->compute_s == -1 || (std::isfinite(r->compute_s) && r->compute_s >= 0))))
+        __builtin_trap();
     at = nl + 1;
   }
-  megatron.parser.feed("");
-  megatron.keep(megatron.parser.take(), 1, 20);
+  megatron.feed("");
+  megatron.keep_taken(1);
   for (const auto& [ts, b] : megatron.blocks)
     for (const auto& [rank, s] : b.compute_s)
       if (!(rank >= 0 && rank < MegatronRankTimes::kMaxRank && std::isfinite(s) && s >= 0))

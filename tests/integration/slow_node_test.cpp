@@ -207,23 +207,45 @@ for it in range(1, 100000):
         print("\n".join(out), flush=True)
 )";
 
-TEST(SlowNode, MegatronsOwnTimersNameTheSlowNodeWithoutTheHelper) {
-  LLMWATCH_REQUIRE_CLUSTER();
+// Each rank prints its own timing line after the step's collective (the gather stands in for
+// it, so the ranks keep step as synchronous training does); srun --label prefixes each line
+// with the rank's task number, as many Slurm launch scripts do.
+constexpr const char* kLabelledRank = R"(import os, time
+world, rank = int(os.environ["SLURM_NTASKS"]), int(os.environ["SLURM_PROCID"])
+slow = os.environ.get("SLURMD_NODENAME") == os.environ.get("SLOW_NODE")
+base = os.path.join(os.environ["GATHER_DIR"], os.environ["SLURM_JOB_ID"])
+for it in range(1, 100000):
+    t0 = time.time()
+    time.sleep(0.075 if slow else 0.05)
+    ms = (time.time() - t0) * 1000
+    d = os.path.join(base, str(it))
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, "%d" % rank), "w").close()
+    while len(os.listdir(d)) < world:
+        time.sleep(0.005)
+    print(" iteration %8d/  500000 | elapsed time per iteration (ms): 130.0 | compute %.2f ms |"
+          " lm loss: 2.31" % (it, ms), flush=True)
+)";
+
+// Six ranks, two a node on three nodes (srun --overcommit), print their times into the job's
+// log by `script`; node-3's compute 1.5x longer. llmwatch, by `run --once` with timing_from_log,
+// names node-3 with ranks 4-5 (where srun put them), no other node, and acts on nothing.
+void log_timing_names_the_slow_node(const char* script, const std::string& srun_flags) {
   LocalCluster c(3);
   ASSERT_TRUE(c.error.empty()) << c.error;
   const std::string work = c.dir / "work", config = c.dir / "llmwatch.toml";
   std::filesystem::create_directories(work);
-  write_file(work + "/rank.py", kMegatronRank);
-  write_file(work + "/train.sh", "#!/bin/sh\nexec srun --overcommit --ntasks-per-node=2 python3 " +
-                                     work + "/rank.py\n");
+  write_file(work + "/rank.py", script);
+  write_file(work + "/train.sh", "#!/bin/sh\nexec srun --overcommit --ntasks-per-node=2 " +
+                                     srun_flags + "python3 " + work + "/rank.py\n");
   std::filesystem::permissions(work + "/train.sh", std::filesystem::perms::owner_all,
                                std::filesystem::perm_options::add);
   write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
                          "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\n" + job_owner() +
-                         "name = \"itest-megatron\"\nstartup_grace = \"1m\"\n"
+                         "name = \"itest-log-timing\"\nstartup_grace = \"1m\"\n"
                          "max_steps = 10000000\ntiming_from_log = true\n");
   auto r = c.slurm(
-      {"sbatch", "--parsable", "--job-name=itest-megatron", "--nodes=3", "--overcommit",
+      {"sbatch", "--parsable", "--job-name=itest-log-timing", "--nodes=3", "--overcommit",
        "--chdir=" + work, "--output=" + work + "/train-%j.out",
        "--export=ALL,PYTHONDONTWRITEBYTECODE=1,SLOW_NODE=node-3,GATHER_DIR=" + work + "/gather",
        work + "/train.sh"});
@@ -248,6 +270,16 @@ TEST(SlowNode, MegatronsOwnTimersNameTheSlowNodeWithoutTheHelper) {
                          "SELECT COUNT(*) FROM actions WHERE kind IN ('cancel','restart','drain')"),
             "0\n");
   c.slurm({"scancel", id});
+}
+
+TEST(SlowNode, MegatronsOwnTimersNameTheSlowNodeWithoutTheHelper) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  log_timing_names_the_slow_node(kMegatronRank, "");
+}
+
+TEST(SlowNode, EachRanksOwnLabelledLineNamesTheSlowNode) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  log_timing_names_the_slow_node(kLabelledRank, "--label ");
 }
 
 }  // namespace

@@ -210,9 +210,8 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
         f.save_mtime = mtime_of(save);
         // Megatron's per-rank timers, followed across reads (timing_from_log): saved only
         // when this read moved them.
-        using Place = std::pair<std::int64_t, std::size_t>;
-        const Place before =
-            timers ? Place(timers->parser.place(), timers->blocks.size()) : Place();
+        using Place = decltype(timers->place());
+        const Place before = timers ? timers->place() : Place();
         if (ask.logs) {
           f.progress = std::move(*progress);
           JobProgress& p = f.progress;
@@ -237,10 +236,10 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
                 [&](std::span<const std::string_view> lines, std::span<const std::uint64_t> ends) {
                   if (auto i = update.feed(lines)) clocked_end = ends[*i];
                   if (timers)
-                    for (auto line : lines) timers->parser.feed(line);
+                    for (auto line : lines) timers->feed(line);
                 });
             const double written = written_time(chunk.mtime, p.last_read, now);
-            if (timers) timers->keep(timers->parser.take(), written, kLogBlocksKept);
+            if (timers) timers->keep_taken(written);
             // By the same file server's clock as the mtime: only where that could be true.
             double clocked = 0;
             if (auto g = t.growth.find(path); g != t.growth.end() && written == chunk.mtime)
@@ -265,8 +264,7 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
           f.timing = read_rank_timing(timing_dir, 6 << 10, 4096, static_cast<double>(t.start_time));
         if (timers) {
           f.timing = rank_timing_from_blocks(*timers, t.hosts);
-          const Place after(timers->parser.place(), timers->blocks.size());
-          f.timers_moved = before != after;  // seq_ moves with every block, kept or dropped
+          f.timers_moved = before != timers->place();  // moves with every block, kept or dropped
           f.timers = timers;
         }
         f.seconds = seconds_since(t0);
