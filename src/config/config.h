@@ -152,6 +152,7 @@ struct GpuSettings {
   bool nvlink = true;            // nvidia-smi nvlink -s
   std::string dcgmi_diag_level;  // "1" | "2" | "3"; "": do not run dcgmi diag
   bool dcgmi_health = false;     // dcgmi health -c
+  bool dcgmi_dmon = false;       // dcgmi dmon -c 1: GPU telemetry where DCGM is present
   std::string dcgmi = "dcgmi";
   Seconds dcgmi_timeout{45};
   std::string node_state_dir = "/var/lib/llmwatch/node";  // node-check's acknowledgements

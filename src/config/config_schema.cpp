@@ -269,6 +269,7 @@ const std::vector<KeySpec<GpuSettings>>& gpu_keys() {
        0,
        {"", "1", "2", "3"}},
       {"dcgmi_health", KeyKind::Bool, LW_SET(GpuSettings, dcgmi_health, b)},
+      {"dcgmi_dmon", KeyKind::Bool, LW_SET(GpuSettings, dcgmi_dmon, b)},
       {"dcgmi", KeyKind::String, LW_SET(GpuSettings, dcgmi, s)},
       {"dcgmi_timeout", KeyKind::Duration, LW_SET(GpuSettings, dcgmi_timeout, dur)},
       {"node_state_dir", KeyKind::String, LW_SET(GpuSettings, node_state_dir, s)},

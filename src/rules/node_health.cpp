@@ -235,6 +235,12 @@ NodeReport evaluate_node(const std::string& node, double now, const NodeInputs& 
                          "dcgmi health: " + *in.health,
                          {"Overall Health: " + *in.health}});
   }
+  if (in.dmon) {
+    // DCGM's figures fill what nvidia-smi did not give (or give all where it is not run): the
+    // slow node's evidence and cause, never a verdict by themselves.
+    r.sources.push_back("dcgmi-dmon");
+    fill_telemetry(r.telemetry, *in.dmon);
+  }
   for (const auto& [source, error] : in.errors)
     r.items.push_back({source, -1, Verdict::Unknown, "", source + ": " + error, {}});
   for (const auto& item : r.items) {

@@ -6,6 +6,7 @@
 
 #include "config/config.h"
 #include "probes/gpu/dcgmi.h"
+#include "probes/gpu/dcgmi_dmon.h"
 #include "probes/gpu/gpu_record.h"
 #include "probes/gpu/gpu_telemetry.h"
 #include "probes/gpu/xid_line.h"
@@ -51,6 +52,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& [k, _] : g.fields) (void)g.number(k), (void)g.flag(k);
   check_telemetry(csv);
   check_telemetry(parse_nvidia_smi_q(text));
+  // dcgmi dmon's table: GPUs or an error, never both; the same properties for each figure.
+  auto dmon = parse_dcgmi_dmon(text);
+  if (!dmon.ok() && !dmon.gpus.empty()) __builtin_trap();
+  for (const auto& t : dmon.gpus)
+    for (auto v : {t.sm_mhz, t.sm_max_mhz, t.power_w, t.power_limit_w, t.temp_c, t.util_pct,
+                   t.pcie_gen, t.pcie_width})
+      if (v && !(std::isfinite(*v) && *v >= 0)) __builtin_trap();
   (void)parse_nvlink_status(text);
 #elif LLMWATCH_FUZZ_TARGET == 10
   (void)parse_nvidia_smi_xml(text);

@@ -1,5 +1,6 @@
 #include "probes/gpu/gpu_telemetry.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -75,6 +76,22 @@ std::vector<GpuTelemetry> gpu_telemetry(const std::vector<GpuRecord>& gpus) {
   out.reserve(gpus.size());
   for (const auto& g : gpus) out.push_back(gpu_telemetry(g));
   return out;
+}
+
+void fill_telemetry(std::vector<GpuTelemetry>& into, const std::vector<GpuTelemetry>& from) {
+  for (const auto& f : from) {
+    auto same = std::find_if(into.begin(), into.end(),
+                             [&](const GpuTelemetry& t) { return t.gpu == f.gpu; });
+    if (same == into.end()) {
+      into.push_back(f);
+      continue;
+    }
+    for (const auto& [name, figure] : kFigures)
+      if (!((*same).*figure)) (*same).*figure = f.*figure;
+    for (const auto& r : f.reasons)
+      if (std::find(same->reasons.begin(), same->reasons.end(), r) == same->reasons.end())
+        same->reasons.push_back(r);
+  }
 }
 
 std::string describe(const GpuTelemetry& t) {

@@ -33,6 +33,11 @@ struct GpuTelemetry {
 GpuTelemetry gpu_telemetry(const GpuRecord& g);
 std::vector<GpuTelemetry> gpu_telemetry(const std::vector<GpuRecord>& gpus);
 
+// Another tool's figures for the same GPUs (dcgmi dmon beside nvidia-smi): each figure `into`
+// does not know is taken from `from`, each reason it does not name is added, and a GPU only
+// `from` lists is added whole.
+void fill_telemetry(std::vector<GpuTelemetry>& into, const std::vector<GpuTelemetry>& from);
+
 // "GPU 2: HW Slowdown; SM clock 1095/1980 MHz, 312/700 W, 84 °C, 100% busy, PCIe gen5 x8 of x16":
 // what is known, as a person reads it.
 std::string describe(const GpuTelemetry& t);

@@ -8,6 +8,7 @@
 
 #include "probes/gpu/dcgmi.h"
 #include "probes/gpu/gpu_record.h"
+#include "probes/gpu/gpu_telemetry.h"
 #include "probes/gpu/xid_line.h"
 #include "probes/nagios_plugin.h"
 
@@ -18,7 +19,8 @@ struct NodeInputs {
   std::optional<GpuParse> gpus;
   std::optional<std::vector<NvlinkGpu>> nvlink;
   std::optional<DcgmiDiag> diag;
-  std::optional<std::string> health;  // dcgmi health -c overall
+  std::optional<std::string> health;              // dcgmi health -c overall
+  std::optional<std::vector<GpuTelemetry>> dmon;  // dcgmi dmon: telemetry where DCGM is present
   // Per source: why it could not be read ("nvidia-smi: timed out after 20s").
   std::vector<std::pair<std::string, std::string>> errors;
   int gpu_processes = -1;

@@ -2,6 +2,7 @@
 
 #include <future>
 
+#include "probes/gpu/dcgmi_dmon.h"
 #include "probes/gpu/kernel_log.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
@@ -47,7 +48,7 @@ NodeInputs gather_node_inputs(const GpuSettings& s, const std::string& node) {
   if (s.kernel_log != "none")
     kernel = std::async(std::launch::async,
                         [&] { return read_kernel_log(s, node, ms(s.nvidia_smi_timeout)); });
-  std::future<ProcessResult> query, nvlink, apps, diag, health;
+  std::future<ProcessResult> query, nvlink, apps, diag, health, dmon;
   if (!s.nvidia_smi.empty()) {
     query = std::async(std::launch::async, [&] {
       auto r = run_tool(s.nvidia_smi,
@@ -75,6 +76,11 @@ NodeInputs gather_node_inputs(const GpuSettings& s, const std::string& node) {
   if (s.dcgmi_health)
     health = std::async(std::launch::async, [&] {
       return run_tool(s.dcgmi, {"health", "-c"}, s.dcgmi_timeout, node);
+    });
+
+  if (s.dcgmi_dmon)
+    dmon = std::async(std::launch::async, [&] {
+      return run_tool(s.dcgmi, {"dmon", "-e", kDcgmiDmonFields, "-c", "1"}, s.dcgmi_timeout, node);
     });
 
   if (kernel.valid()) {
@@ -125,6 +131,14 @@ NodeInputs gather_node_inputs(const GpuSettings& s, const std::string& node) {
     else
       in.errors.emplace_back("dcgmi-health", r.ok() ? "no \"Overall Health\" in the output"
                                                     : r.describe("dcgmi health -c"));
+  }
+  if (dmon.valid()) {
+    auto r = dmon.get();
+    auto parsed = r.ok() ? parse_dcgmi_dmon(r.out) : DmonParse{};
+    if (r.ok() && parsed.ok())
+      in.dmon = std::move(parsed.gpus);
+    else
+      in.errors.emplace_back("dcgmi-dmon", r.ok() ? parsed.error : r.describe("dcgmi dmon"));
   }
   return in;
 }

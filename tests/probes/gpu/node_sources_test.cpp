@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "rules/node_health.h"
@@ -124,4 +125,39 @@ TEST(NodeSources, UnreadableKernelLogIsUnknown) {
   auto r = t.check();
   EXPECT_EQ(r.verdict, Verdict::Unknown);
   EXPECT_NE(r.headline().find("missing-node-1.log"), std::string::npos);
+}
+
+// Where DCGM is present (#28): dmon's figures are the slow node's telemetry when nvidia-smi is
+// not run, and fill what nvidia-smi did not give when both are; a dmon that fails is unknown.
+TEST(NodeSources, DcgmiDmonGivesTheTelemetryOrFillsNvidiaSmis) {
+  StandIns t;
+  t.s.dcgmi_dmon = true;
+  setenv("FAKE_DCGMI_DMON",
+         llmwatch::testing::fixture("gpu/dcgmi-dmon-h100-load-hw-slowdown.txt").c_str(), 1);
+  t.s.nvidia_smi = "";
+  auto r = t.check();
+  EXPECT_EQ(r.verdict, Verdict::Ok) << r.headline();
+  EXPECT_NE(std::find(r.sources.begin(), r.sources.end(), "dcgmi-dmon"), r.sources.end());
+  ASSERT_EQ(r.telemetry.size(), 4u);
+  EXPECT_EQ(describe(r.telemetry[2]),
+            "GPU 2: HW Slowdown; SM clock 1095/1980 MHz, 312/700 W, 84 °C, 100% busy");
+  // Beside nvidia-smi (an idle H100, GPU 0): its own figures stay, DCGM's fill the rest.
+  t.s.nvidia_smi = std::string(LLMWATCH_TEST_HELPERS) + "/fake-nvidia-smi";
+  auto both = t.check();
+  ASSERT_GE(both.telemetry.size(), 1u);
+  auto alone = evaluate_node(
+      "node-1", 1,
+      [&] {
+        auto in = gather_node_inputs(t.s, "node-1");
+        in.dmon.reset();
+        return in;
+      }(),
+      t.s, *load_xid_table("").table);
+  ASSERT_GE(alone.telemetry.size(), 1u);
+  EXPECT_EQ(both.telemetry[0].sm_mhz, alone.telemetry[0].sm_mhz) << "nvidia-smi's own figure";
+  // A dmon that cannot answer (no host engine) is the node's unknown, not a healthy silence.
+  setenv("FAKE_DCGMI_DMON", "/nonexistent", 1);
+  t.s.nvidia_smi = "";
+  EXPECT_EQ(t.check().verdict, Verdict::Unknown);
+  unsetenv("FAKE_DCGMI_DMON");
 }
