@@ -163,8 +163,11 @@ struct GpuSettings {
   double temperature_warn = 0;          // °C; 0: off (hw thermal slowdown is checked anyway)
   // --- supervisor side ---
   std::string collect = "results";  // results | srun | both
-  std::string results_dir;          // where node-checks write <node>.json (shared filesystem)
-  Seconds result_max_age{900};      // an older result is not evidence of anything
+  // collect = "results": a watched job's new task (a restart) gets node-check in its new
+  // allocation once, in the first cycle that sees it (#30).
+  bool check_new_allocations = true;
+  std::string results_dir;      // where node-checks write <node>.json (shared filesystem)
+  Seconds result_max_age{900};  // an older result is not evidence of anything
   std::string manage_nodes;     // hostlist llmwatch may drain/undrain; "": nodes of watched jobs
   Seconds idle_check_every{0};  // idle managed nodes run node-check as a short job; 0: off
   double max_drained_fraction = 0.1;  // of a partition (of all nodes when unknown)

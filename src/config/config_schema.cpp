@@ -270,6 +270,7 @@ const std::vector<KeySpec<GpuSettings>>& gpu_keys() {
        {"", "1", "2", "3"}},
       {"dcgmi_health", KeyKind::Bool, LW_SET(GpuSettings, dcgmi_health, b)},
       {"dcgmi_dmon", KeyKind::Bool, LW_SET(GpuSettings, dcgmi_dmon, b)},
+      {"check_new_allocations", KeyKind::Bool, LW_SET(GpuSettings, check_new_allocations, b)},
       {"dcgmi", KeyKind::String, LW_SET(GpuSettings, dcgmi, s)},
       {"dcgmi_timeout", KeyKind::Duration, LW_SET(GpuSettings, dcgmi_timeout, dur)},
       {"node_state_dir", KeyKind::String, LW_SET(GpuSettings, node_state_dir, s)},

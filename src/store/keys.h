@@ -70,6 +70,11 @@ inline std::string idle_checked(const std::string& node) {
   return "idlecheck:" + node;
 }
 inline constexpr const char* kIdleCheckedPrefix = "idlecheck:";
+// Per [[job]]: the task (id@start) whose allocation was last node-checked on arrival, or first
+// seen (a run found running is not a restart).
+inline std::string allocation_checked(const std::string& job) {
+  return "alloccheck:" + job;
+}
 
 // Per [[storage]] path and per [[check]].
 inline std::string storage(const std::string& path) {

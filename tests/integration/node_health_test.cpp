@@ -163,12 +163,13 @@ TEST(NodeHealth, Xid79DrainsRestartsElsewhereUndrainsAfterRepairLeavesAdminDrain
 // #30: a restart never lands on a bad node for long. node-2 fails (Xid 79) and the run is
 // restarted without it; Slurm gives the new run node-3, whose GPU broke while it sat idle (no
 // check had looked at it). The new allocation's node-check, inside the new run, finds it: node-3
-// is drained with the reason and the run restarted again, without node-2 and node-3.
-TEST(NodeHealth, ANewAllocationsFailingNodeIsDrainedAndTheRunRestartedWithoutIt) {
-  LLMWATCH_REQUIRE_CLUSTER();
+// is drained with the reason and the run restarted again, without node-2 and node-3. With
+// collect = "srun" every cycle checks every watched job; with "results" (the default) the
+// verdicts come from files, and the new task is checked once on arrival (check_new_allocations).
+void a_new_allocations_failing_node_is_drained(const std::string& collect) {
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
-  GpuCluster g(c, "collect = \"srun\"\n");
+  GpuCluster g(c, "collect = \"" + collect + "\"\n");
   write_file(g.kmsg + "/node-3.log", kXid79, true);  // idle and unchecked: nobody knows yet
   g.submit(2);
   std::pair<std::string, std::string> first;
@@ -178,6 +179,9 @@ TEST(NodeHealth, ANewAllocationsFailingNodeIsDrainedAndTheRunRestartedWithoutIt)
   EXPECT_FALSE(g.drained("node-3")) << "not in a watched job: not checked, not drained";
 
   write_file(g.kmsg + "/node-2.log", kXid79, true);
+  if (collect == "results") {
+    EXPECT_EQ(g.node_check("node-2"), 2);  // its health check's file
+  }
   g.cycle();
   EXPECT_TRUE(g.drained("node-2")) << g.events();
   auto second = g.next_run(first.first);
@@ -199,6 +203,29 @@ TEST(NodeHealth, ANewAllocationsFailingNodeIsDrainedAndTheRunRestartedWithoutIt)
   EXPECT_EQ(third.second, "node-[1,4]");
   EXPECT_FALSE(g.drained("node-1"));
   EXPECT_FALSE(g.drained("node-4"));
+  if (collect != "results") return;
+  // The history says which run was counted as resumed, and why the other was not.
+  g.cycle();
+  events = g.events();
+  EXPECT_NE(events.find("restarted run " + second.first + " on " + second.second +
+                        " not counted as resumed: its allocation's node-check failed (node-3 "),
+            std::string::npos)
+      << events;
+  EXPECT_NE(events.find("restarted run " + third.first +
+                        " on node-[1,4] counted as resumed: its "
+                        "allocation's node-check passed on 2 of 2 nodes"),
+            std::string::npos)
+      << events;
+}
+
+TEST(NodeHealth, ANewAllocationsFailingNodeIsDrainedAndTheRunRestartedWithoutIt) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  a_new_allocations_failing_node_is_drained("srun");
+}
+
+TEST(NodeHealth, ARestartedRunsAllocationIsCheckedOnArrivalWithResultsFiles) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  a_new_allocations_failing_node_is_drained("results");
 }
 
 TEST(NodeHealth, DrainLimitsHoldAndAHangingNvidiaSmiDrainsNothing) {

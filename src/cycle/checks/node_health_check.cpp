@@ -6,6 +6,7 @@
 //            directory and/or `srun --overlap` into the watched jobs
 //   record   each node's health history (an event per change of verdict)
 //   judge    rules/node_findings.h (pure); policy/node_policy.h plans drains and undrains
+#include <optional>
 #include <set>
 
 #include "cycle/check.h"
@@ -85,8 +86,25 @@ void finish_reboots(Store& store, NodeFacts& facts) {
   }
 }
 
-// `srun --overlap` one node-check per node of a watched job's allocation, every job's at once
-// under the cycle's remote budget.
+// `srun --overlap --jobid` one node-check per node of a watched task's allocation, as its
+// owner; nullopt (the reason in `errors`) when the owner cannot be named.
+std::optional<NodeCheckAsk> ask_in_job(const SlurmJob& task, std::vector<std::string>& errors) {
+  std::vector<std::string> placement = {"--overlap", "--jobid=" + std::to_string(task.job_id),
+                                        "--ntasks-per-node=1"};
+  if (task.node_count > 0) placement.push_back("--nodes=" + std::to_string(task.node_count));
+  // Root may not start a step in another user's job ("Access/permission denied"): the step
+  // runs as the job's owner, in the job's group (its credential names both).
+  auto identity = owner_identity_args(task);
+  if (!identity) {
+    errors.push_back("node-check in job " + std::to_string(task.job_id) + ": " + identity.error());
+    return std::nullopt;
+  }
+  placement.insert(placement.end(), identity->begin(), identity->end());
+  return NodeCheckAsk{std::move(placement), "in job " + std::to_string(task.job_id)};
+}
+
+// One node-check per node of every watched job's allocation, every job's at once under the
+// cycle's remote budget (collect = "srun").
 std::vector<NodeReport> collect_by_srun(CycleState& s, const std::vector<WatchedTask>& running,
                                         std::vector<std::string>& errors) {
   std::vector<NodeReport> out;
@@ -94,22 +112,71 @@ std::vector<NodeReport> collect_by_srun(CycleState& s, const std::vector<Watched
   std::vector<NodeCheckAsk> asks;
   for (const auto& w : running) {
     if (!asked.insert(w.task.job_id).second) continue;
-    std::vector<std::string> placement = {"--overlap", "--jobid=" + std::to_string(w.task.job_id),
-                                          "--ntasks-per-node=1"};
-    if (w.task.node_count > 0) placement.push_back("--nodes=" + std::to_string(w.task.node_count));
-    // Root may not start a step in another user's job ("Access/permission denied"): the step
-    // runs as the job's owner, in the job's group (its credential names both).
-    auto identity = owner_identity_args(w.task);
-    if (!identity) {
-      errors.push_back("node-check in job " + std::to_string(w.task.job_id) + ": " +
-                       identity.error());
-      continue;
-    }
-    placement.insert(placement.end(), identity->begin(), identity->end());
-    asks.push_back({std::move(placement), "in job " + std::to_string(w.task.job_id)});
+    if (auto ask = ask_in_job(w.task, errors)) asks.push_back(std::move(*ask));
   }
   for (auto& got : node_checks_by_srun(s.config, s.slurm, s.remote, asks)) {
     if (!got.error.empty()) errors.push_back(got.error);
+    for (auto& report : got.reports) out.push_back(std::move(report));
+  }
+  return out;
+}
+
+// #30: a restarted run is counted as resumed only once its new allocation's node-check has
+// spoken. Where verdicts come from results files (collect = "results"), nothing may have looked
+// at the nodes Slurm gave the new task (a GPU that broke while idle): the first cycle that sees
+// a watched job's new task runs node-check in it, once. Its reports join the verdicts (a failing
+// node is drained and the run restarted without it, as for any node of a watched job), and the
+// history says whether the run was counted as resumed. The first task seen of a job is only
+// noted: a run found running is not a restart. A check the remote budget deferred is asked again
+// next cycle; one that could not run is said, and not asked again for that task.
+std::vector<NodeReport> check_new_allocations(CycleState& s,
+                                              const std::vector<WatchedTask>& running,
+                                              std::vector<std::string>& errors) {
+  std::vector<NodeReport> out;
+  std::vector<const WatchedTask*> fresh;
+  std::vector<NodeCheckAsk> asks;
+  for (const auto& w : running) {
+    const std::string task = w.task.display_id() + "@" + std::to_string(w.task.start_time);
+    auto seen = s.store.get(kv::allocation_checked(w.label));
+    if (seen == task) continue;
+    if (!seen) {
+      s.store.put(kv::allocation_checked(w.label), task, s.now);
+      continue;
+    }
+    if (auto ask = ask_in_job(w.task, errors)) {
+      asks.push_back(std::move(*ask));
+      fresh.push_back(&w);
+    } else {
+      s.store.put(kv::allocation_checked(w.label), task, s.now);
+    }
+  }
+  auto answers = node_checks_by_srun(s.config, s.slurm, s.remote, asks);
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    auto& got = answers[i];
+    const WatchedTask& w = *fresh[i];
+    if (got.deferred) continue;
+    s.store.put(kv::allocation_checked(w.label),
+                w.task.display_id() + "@" + std::to_string(w.task.start_time), s.now);
+    const std::string run = "restarted run " + w.task.display_id() + " on " + w.task.nodes;
+    std::vector<std::string> failing;
+    for (const auto& report : got.reports)
+      if (report.verdict == Verdict::Critical)
+        failing.push_back(report.node + " " + report.headline());
+    if (!got.error.empty() && got.reports.empty()) {
+      errors.push_back(got.error);
+      s.store.add_event(s.now, "resumed", w.label, "warning",
+                        run + ": its allocation's node-check could not run (" + got.error +
+                            "): counted as resumed unchecked");
+    } else if (failing.empty()) {
+      s.store.add_event(s.now, "resumed", w.label, "info",
+                        run + " counted as resumed: its allocation's node-check passed on " +
+                            std::to_string(got.reports.size()) + " of " +
+                            std::to_string(w.task.node_count) + " nodes");
+    } else {
+      s.store.add_event(s.now, "resumed", w.label, "warning",
+                        run + " not counted as resumed: its allocation's node-check failed (" +
+                            join(failing, "; ") + ")");
+    }
     for (auto& report : got.reports) out.push_back(std::move(report));
   }
   return out;
@@ -246,7 +313,10 @@ class NodeHealthCheck : public Check {
           facts.reports[node] = std::move(*report);
     std::vector<std::string> errors;
     std::vector<NodeReport> collected;
-    if (g.collect != "results") collected = collect_by_srun(s, facts.running, errors);
+    if (g.collect != "results")
+      collected = collect_by_srun(s, facts.running, errors);
+    else if (g.check_new_allocations)
+      collected = check_new_allocations(s, facts.running, errors);
     for (auto& report : collect_idle(s, facts.managed, errors))
       collected.push_back(std::move(report));
     for (auto& report : collected)
