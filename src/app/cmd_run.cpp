@@ -112,6 +112,9 @@ void queue_successor_if_self_job(const Config& config) {
 
 int cmd_run_once(const Config& config) {
   queue_successor_if_self_job(config);
+  // A run of the self job with a span supervises as the daemon does until it hands over.
+  if (std::getenv("LLMWATCH_SELF_JOB") && config.self.span.count() > 0)
+    return cmd_daemon(config.path, config, "", config.self.span);
   try {
     Store store(config.state_dir);
     Lease lease(config.state_dir, hostname(), static_cast<int>(getpid()));
@@ -124,7 +127,8 @@ int cmd_run_once(const Config& config) {
   }
 }
 
-int cmd_daemon(const std::string& config_path, Config config, const std::string& listen) {
+int cmd_daemon(const std::string& config_path, Config config, const std::string& listen,
+               Seconds run_for) {
   try {
     Store store(config.state_dir);
     Lease lease(config.state_dir, hostname(), static_cast<int>(getpid()));
@@ -261,15 +265,29 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
         wait_reload();
       });
     };
-    stop_signals.async_wait([&](const boost::system::error_code&, int sig) {
-      spdlog::info("signal {}: stopping after the current cycle", sig);
+    // Handlers run one at a time: a stop waits for the cycle in progress.
+    boost::asio::steady_timer end_timer(io);
+    auto stop = [&] {
       timer.cancel();
       wake_timer.cancel();
       sample_timer.cancel();
+      end_timer.cancel();
       reload_signal.cancel();
       http.reset();
       io.stop();
+    };
+    stop_signals.async_wait([&](const boost::system::error_code&, int sig) {
+      spdlog::info("signal {}: stopping after the current cycle", sig);
+      stop();
     });
+    if (run_for.count() > 0) {
+      end_timer.expires_after(run_for);
+      end_timer.async_wait([&](const boost::system::error_code& ec) {
+        if (ec) return;
+        spdlog::info("ran for {}: stopping", format_duration(run_for));
+        stop();
+      });
+    }
     wait_reload();
     spdlog::info("llmwatch daemon: every {}, state in {}", format_duration(config.interval),
                  config.state_dir);

@@ -24,7 +24,10 @@ std::optional<Config> load_or_report(const std::string& path);
 std::string default_config_path();
 
 int cmd_run_once(const Config& config);
-int cmd_daemon(const std::string& config_path, Config config, const std::string& listen);
+// Cycles on a timer until SIGTERM/SIGINT, or for `run_for` when it is above 0 (a run of the
+// self-perpetuating job with [self] span).
+int cmd_daemon(const std::string& config_path, Config config, const std::string& listen,
+               Seconds run_for = Seconds(0));
 int cmd_status(const Config& config, bool json, bool watch = false, bool check = false);
 int cmd_nodes(const Config& config, bool json, const std::string& node = "");
 int cmd_job_view(const Config& config, const std::string& job, bool json);

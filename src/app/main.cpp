@@ -8,6 +8,7 @@
 #include "app/detached_worker.h"
 #include "app/process_memory.h"
 #include "config/action_catalogue.h"
+#include "util/units.h"
 
 using namespace llmwatch;
 
@@ -36,6 +37,9 @@ int main(int argc, char** argv) {
   auto* daemon = app.add_subcommand(
       "daemon", "run cycles on a timer until SIGTERM/SIGINT; SIGHUP reloads the config");
   std::string listen;
+  std::string run_for;
+  daemon->add_option("--for", run_for,
+                     "stop after this long (e.g. 14m), after the cycle then running");
   daemon->add_option("--listen", listen,
                      "serve /metrics and /healthz on ADDR:PORT (e.g. 127.0.0.1:9464)");
 
@@ -201,7 +205,18 @@ int main(int argc, char** argv) {
   if (app.get_option("--log-format")->count() == 0) setup_logging(cfg->log_format, verbose);
   // A thread left blocked on a hung mount must not keep the caller waiting (detached_worker.h).
   if (*run) return run_in_worker([&] { return cmd_run_once(*cfg); });
-  if (*daemon) return run_in_worker([&] { return cmd_daemon(config_path, *cfg, listen); });
+  if (*daemon) {
+    Seconds span(0);
+    if (!run_for.empty()) {
+      auto parsed = parse_duration(run_for);
+      if (!parsed) {
+        std::cerr << "llmwatch: daemon --for " << run_for << ": " << parsed.error() << "\n";
+        return kExitUsage;
+      }
+      span = *parsed;
+    }
+    return run_in_worker([&] { return cmd_daemon(config_path, *cfg, listen, span); });
+  }
   if (*status) return cmd_status(*cfg, status_json, status_watch, status_check);
   if (*nodes) return cmd_nodes(*cfg, nodes_json, nodes_node);
   if (*job_view) return cmd_job_view(*cfg, view_job, job_json);

@@ -24,6 +24,10 @@ struct SelfJobSettings {
   std::string partition, account, qos;
   std::string time_limit = "00:15:00";
   Seconds interval{600};
+  // How long each run supervises, as the daemon does (a cycle every [llmwatch] interval, a wake
+  // at a job's hang allowance, a crash line bringing a cycle forward), before its successor
+  // takes over. 0: one cycle a run. Holds the run's CPU for the span: see the README.
+  Seconds span{0};
   std::string output;               // sbatch --output; default <state_dir>/logs/llmwatch-%j.out
   std::string deadman_url;          // pinged (GET) after each cycle; secret
   Seconds log_max_age{14 * 86400};  // llmwatch's own job logs older than this are removed

@@ -1,6 +1,8 @@
 // The self-perpetuating llmwatch job on a real cluster: submit is idempotent, the job queues
 // exactly one successor and records a cycle, and a chain whose successor was killed is
 // noticed and mended by the next cycle.
+#include <set>
+
 #include "local_cluster.h"
 
 namespace llmwatch::testing {
@@ -71,6 +73,53 @@ TEST(SelfChain, SubmitTwiceRunsOneChainThatQueuesItsSuccessorAndHealsWhenKilled)
   // Another cycle: the chain is whole again, nothing more is queued.
   ASSERT_TRUE(llmwatch(config, {"run", "--once"}).ok());
   EXPECT_EQ(llmwatch_jobs(c, "PENDING").size(), 1u);
+}
+
+// [self] span (#30): each run of the self job supervises as the daemon does (a cycle every
+// [llmwatch] interval, here 1 s) for its span, then hands over to the successor it queued first,
+// which the singleton dependency holds until then. Before, a run was one cycle: a hang or a crash
+// waited for the next run, [self] interval (10 min by default) later.
+TEST(SelfChain, ARunWithASpanSupervisesForItsSpanThenItsSuccessorTakesOver) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  std::string config = c.dir / "llmwatch.toml";
+  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+                         "\"\ninterval = \"1s\"\n[slurm]\ntimeout = \"10s\"\n[self]\n"
+                         "interval = \"2s\"\nspan = \"12s\"\ntime_limit = \"00:05:00\"\n");
+  auto submitted = llmwatch(config, {"submit"});
+  ASSERT_TRUE(submitted.ok()) << submitted.describe("submit") << submitted.err;
+  std::vector<nlohmann::json> running;
+  ASSERT_TRUE(eventually([&] { return (running = llmwatch_jobs(c, "RUNNING")).size() == 1; }, 60))
+      << c.jobs().dump().substr(0, 2000);
+  const auto first = running[0]["job_id"].get<long long>();
+  // While that one run lasts, cycles follow each other every second.
+  std::set<std::string> cycles;
+  auto last_cycle = [&] {
+    auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
+    return s.is_object() && s["llmwatch"].contains("last_cycle")
+               ? s["llmwatch"]["last_cycle"].dump()
+               : std::string();
+  };
+  EXPECT_TRUE(eventually(
+      [&] {
+        auto r = llmwatch_jobs(c, "RUNNING");
+        if (r.size() != 1 || r[0]["job_id"] != first) return false;
+        if (auto at = last_cycle(); !at.empty()) cycles.insert(at);
+        return cycles.size() >= 3;
+      },
+      30))
+      << "cycles seen in job " << first << ": " << cycles.size();
+  // It ends after its span, and the successor (queued first, held by the singleton) runs.
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto r = llmwatch_jobs(c, "RUNNING");
+        return r.size() == 1 && r[0]["job_id"] != first;
+      },
+      60))
+      << c.jobs().dump().substr(0, 2000);
+  EXPECT_TRUE(eventually([&] { return llmwatch_jobs(c, "PENDING").size() == 1; }, 30))
+      << "the chain goes on: " << c.jobs().dump().substr(0, 2000);
 }
 
 }  // namespace
