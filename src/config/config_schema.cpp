@@ -59,7 +59,7 @@ const std::vector<KeySpec<SelfJobSettings>>& self_keys() {
       {"qos", KeyKind::String, LW_SET(SelfJobSettings, qos, s)},
       {"time_limit", KeyKind::String, LW_SET(SelfJobSettings, time_limit, s)},
       {"interval", KeyKind::Duration, LW_SET(SelfJobSettings, interval, dur)},
-      {"span", KeyKind::Duration, LW_SET(SelfJobSettings, span, dur)},
+      {"span", KeyKind::Duration, LW_SET(SelfJobSettings, span, dur), false, kOffAtZero},
       {"output", KeyKind::String, LW_SET(SelfJobSettings, output, s)},
       {"deadman_url", KeyKind::String, LW_SET(SelfJobSettings, deadman_url, s), true},
       {"log_max_age", KeyKind::Duration, LW_SET(SelfJobSettings, log_max_age, dur)},
