@@ -240,6 +240,13 @@ NodeReport evaluate_node(const std::string& node, double now, const NodeInputs& 
     // slow node's evidence and cause, never a verdict by themselves.
     r.sources.push_back("dcgmi-dmon");
     fill_telemetry(r.telemetry, *in.dmon);
+  } else if (!in.dmon_error.empty()) {
+    r.items.push_back({"dcgmi-dmon",
+                       -1,
+                       Verdict::Ok,
+                       "",
+                       "dcgmi-dmon: " + in.dmon_error + " (telemetry only: the verdict stands)",
+                       {}});
   }
   for (const auto& [source, error] : in.errors)
     r.items.push_back({source, -1, Verdict::Unknown, "", source + ": " + error, {}});

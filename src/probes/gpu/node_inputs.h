@@ -21,6 +21,9 @@ struct NodeInputs {
   std::optional<DcgmiDiag> diag;
   std::optional<std::string> health;              // dcgmi health -c overall
   std::optional<std::vector<GpuTelemetry>> dmon;  // dcgmi dmon: telemetry where DCGM is present
+  // Why dmon gave nothing. Telemetry is evidence, not health: this never makes the node UNKNOWN
+  // (a node whose host engine is down must still pass its check, to be undrained after repair).
+  std::string dmon_error;
   // Per source: why it could not be read ("nvidia-smi: timed out after 20s").
   std::vector<std::pair<std::string, std::string>> errors;
   int gpu_processes = -1;

@@ -138,7 +138,7 @@ NodeInputs gather_node_inputs(const GpuSettings& s, const std::string& node) {
     if (r.ok() && parsed.ok())
       in.dmon = std::move(parsed.gpus);
     else
-      in.errors.emplace_back("dcgmi-dmon", r.ok() ? parsed.error : r.describe("dcgmi dmon"));
+      in.dmon_error = r.ok() ? parsed.error : r.describe("dcgmi dmon");
   }
   return in;
 }
