@@ -45,7 +45,7 @@ void record_goodput(CycleState& s, const JobWork& w) {
   look.progress_at = p.last_progress;
   look.step = p.step;
   if (const auto& t = w.obs.running) {
-    look.task = t->display_id() + "@" + std::to_string(t->start_time);
+    look.task = t->run_key();
     look.task_start = static_cast<double>(t->start_time);
     look.gpus = gpus_of(s, w, *t);
     if (!w.advances.empty() && p.step) {

@@ -37,6 +37,8 @@ struct SlurmJob {
   bool is_array() const { return array_job_id != 0; }
   // What users type and see: "3_1", "3_[2-10%1]", "5".
   std::string display_id() const;
+  // This task as one run of it: "3_1@1800000000". A requeue keeps the id but starts anew.
+  std::string run_key() const { return display_id() + "@" + std::to_string(start_time); }
   // The id scontrol takes for exactly this entry: "3_[2-10]" for a pending array remainder
   // (the bare array id would also hit finished tasks and fail), else display_id().
   std::string control_id() const;

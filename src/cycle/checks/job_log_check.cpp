@@ -160,7 +160,7 @@ struct JobFiles {
 std::shared_ptr<LogRankTimes> timers_for(const JobWork& w, const FileAsk& ask, Store& store) {
   if (!ask.logs || !w.settings->timing_from_log || !w.settings->timing_dir.empty()) return nullptr;
   const SlurmJob& task = *w.obs.running;
-  const std::string id = task.display_id() + "@" + std::to_string(task.start_time);
+  const std::string id = task.run_key();
   auto kept = take_log_rank_times(w.label);
   if (!kept)
     if (auto stored = LogRankTimes::from_json(store.get(kv::megatron_timers(w.label)).value_or("")))

@@ -136,7 +136,7 @@ std::vector<NodeReport> check_new_allocations(CycleState& s,
   std::vector<const WatchedTask*> fresh;
   std::vector<NodeCheckAsk> asks;
   for (const auto& w : running) {
-    const std::string task = w.task.display_id() + "@" + std::to_string(w.task.start_time);
+    const std::string task = w.task.run_key();
     auto seen = s.store.get(kv::allocation_checked(w.label));
     if (seen == task) continue;
     if (!seen) {
@@ -155,8 +155,7 @@ std::vector<NodeReport> check_new_allocations(CycleState& s,
     auto& got = answers[i];
     const WatchedTask& w = *fresh[i];
     if (got.deferred) continue;
-    s.store.put(kv::allocation_checked(w.label),
-                w.task.display_id() + "@" + std::to_string(w.task.start_time), s.now);
+    s.store.put(kv::allocation_checked(w.label), w.task.run_key(), s.now);
     const std::string run = "restarted run " + w.task.display_id() + " on " + w.task.nodes;
     std::vector<std::string> failing;
     for (const auto& report : got.reports)
