@@ -145,7 +145,11 @@ nlohmann::json dcgmi_json(const DcgmiDiag& d) {
                        {"status", r.status},
                        {"message", r.message},
                        {"error_severity", r.severity}});
-  return {{"version", d.version}, {"ran", d.ran()}, {"not_run", d.not_run}, {"results", results}};
+  return {{"version", d.version},
+          {"ran", d.ran()},
+          {"not_run", d.not_run},
+          {"results", results},
+          {"figures", d.figures}};
 }
 
 }  // namespace

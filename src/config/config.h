@@ -155,8 +155,11 @@ struct GpuSettings {
   Seconds nvidia_smi_timeout{20};
   bool nvlink = true;            // nvidia-smi nvlink -s
   std::string dcgmi_diag_level;  // "1" | "2" | "3"; "": do not run dcgmi diag
-  bool dcgmi_health = false;     // dcgmi health -c
-  bool dcgmi_dmon = false;       // dcgmi dmon -c 1: GPU telemetry where DCGM is present
+  // dcgmi diag's performance figures (GFLOP/s, stress level, PCIe GB/s: DcgmiDiag::figures)
+  // against the fleet's: a node under this × the median, beyond the spread, is a warning. 0: off.
+  double dcgmi_fleet_below = 0.85;
+  bool dcgmi_health = false;  // dcgmi health -c
+  bool dcgmi_dmon = false;    // dcgmi dmon -c 1: GPU telemetry where DCGM is present
   std::string dcgmi = "dcgmi";
   Seconds dcgmi_timeout{45};
   std::string node_state_dir = "/var/lib/llmwatch/node";  // node-check's acknowledgements

@@ -269,6 +269,7 @@ const std::vector<KeySpec<GpuSettings>>& gpu_keys() {
        0,
        0,
        {"", "1", "2", "3"}},
+      {"dcgmi_fleet_below", KeyKind::Percent, LW_SET(GpuSettings, dcgmi_fleet_below, d)},
       {"dcgmi_health", KeyKind::Bool, LW_SET(GpuSettings, dcgmi_health, b)},
       {"dcgmi_dmon", KeyKind::Bool, LW_SET(GpuSettings, dcgmi_dmon, b)},
       {"check_new_allocations", KeyKind::Bool, LW_SET(GpuSettings, check_new_allocations, b)},

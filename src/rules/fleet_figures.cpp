@@ -39,15 +39,22 @@ std::optional<std::string> merge_node_figures(const std::string& text,
   return json_dump(j);
 }
 
-std::map<std::string, double> read_node_figures(const std::string& text, double since) {
-  std::map<std::string, double> out;
+std::map<std::string, FigureAt> read_node_figures_at(const std::string& text) {
+  std::map<std::string, FigureAt> out;
   const auto j = parsed_object(text);  // alive for the loop: items() refers into it
   for (const auto& [name, entry] : j.items()) {
     if (!entry.is_array() || entry.size() != 2 || !entry[0].is_number() || !entry[1].is_number())
       continue;
     double value = entry[0].get<double>(), ts = entry[1].get<double>();
-    if (std::isfinite(value) && ts >= since) out[name] = value;
+    if (std::isfinite(value)) out[name] = {value, ts};
   }
+  return out;
+}
+
+std::map<std::string, double> read_node_figures(const std::string& text, double since) {
+  std::map<std::string, double> out;
+  for (const auto& [name, at] : read_node_figures_at(text))
+    if (at.ts >= since) out[name] = at.value;
   return out;
 }
 

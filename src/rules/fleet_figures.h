@@ -32,6 +32,11 @@ std::optional<std::string> merge_node_figures(const std::string& text,
                                               double ts);
 // figure -> value, for the figures measured at or after `since`.
 std::map<std::string, double> read_node_figures(const std::string& text, double since);
+// figure -> its value and when it was measured, all of them.
+struct FigureAt {
+  double value = 0, ts = 0;
+};
+std::map<std::string, FigureAt> read_node_figures_at(const std::string& text);
 
 // node:<node>/fleet-slow (a warning; one episode per figure) for each node that falls out.
 std::vector<Finding> judge_fleet_figure(const FleetFigureSettings& s,

@@ -218,9 +218,10 @@ NodeReport evaluate_node(const std::string& node, double now, const NodeInputs& 
   }
   if (in.diag) {
     r.sources.push_back("dcgmi-diag");
-    if (in.diag->ran())
+    if (in.diag->ran()) {
       dcgmi_items(*in.diag, r.items);
-    else
+      for (const auto& [name, v] : in.diag->figures) r.figures["dcgmi-diag/" + name] = v;
+    } else
       r.items.push_back(
           {"dcgmi-diag", -1, Verdict::Unknown, "", "dcgmi diag: " + in.diag->not_run, {}});
   }

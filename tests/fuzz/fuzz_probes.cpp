@@ -63,7 +63,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 #elif LLMWATCH_FUZZ_TARGET == 10
   (void)parse_nvidia_smi_xml(text);
 #elif LLMWATCH_FUZZ_TARGET == 11
-  (void)parse_dcgmi_diag(text);
+  // dcgmi diag's figures: each a positive, finite number under a plain ASCII name (they reach
+  // findings and the fleet's yardsticks).
+  for (const auto& [name, v] : parse_dcgmi_diag(text).figures)
+    if (!std::isfinite(v) || v <= 0 || name.empty() ||
+        name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_/") != std::string::npos)
+      __builtin_trap();
   (void)parse_dcgmi_health(text);
   (void)NodeReport::from_json(text);
   // Perfdata: every figure kept is finite under a printable label (it reaches findings).

@@ -151,6 +151,22 @@ TEST(NodeHealth, DcgmiShapesAndHealth) {
   EXPECT_EQ(evaluate_node("n", 1, health, GpuSettings{}, table()).verdict, Verdict::Warn);
 }
 
+// What dcgmi diag measured is the node's figure, judged against the fleet's (fleet_figures.h),
+// named by its source; the figures' test failing is the verdict's, as before.
+TEST(NodeHealth, DcgmiDiagFiguresAreTheNodesFigures) {
+  NodeInputs in;
+  in.diag = parse_dcgmi_diag(
+      llmwatch::testing::read_file(llmwatch::testing::fixture("gpu/dcgmi-diag-r3-4x-perf.json")));
+  auto r = evaluate_node("n", 1, in, GpuSettings{}, table());
+  EXPECT_EQ(r.figures.at("dcgmi-diag/diagnostic/gflops"), 47988.02);
+  EXPECT_EQ(r.figures.at("dcgmi-diag/pcie/h2d_gbps"), 25.96);
+  EXPECT_EQ(r.figures.size(), 5u);
+  EXPECT_EQ(r.verdict, Verdict::Critical);  // targeted_stress failed on GPU 1
+  NodeInputs busy;
+  busy.diag = parse_dcgmi_diag(R"({"DCGM GPU Diagnostic": {"runtime_error": "GPUs are busy"}})");
+  EXPECT_TRUE(evaluate_node("n", 1, busy, GpuSettings{}, table()).figures.empty());
+}
+
 TEST(NodeHealth, CountersRemapRecoveryPcieAndGpuCount) {
   auto csv = [](const std::string& row) {
     return parse_nvidia_smi_csv(

@@ -263,31 +263,59 @@ void record_history(Store& store, const NodeFacts& facts, Seconds max_age) {
   }
 }
 
-// Each node's [[check]] figures against the fleet's (fleet_compare): every node that reported
-// the figure recently enough, whether llmwatch manages it or not (the fleet is the yardstick),
-// judged; findings only for the managed ones. A figure counts for four of its check's periods,
-// and at least a day (idle nodes are checked seldom).
-void judge_fleet(Store& store, const Config& config, const NodeFacts& facts, CheckReport& r) {
-  std::map<std::string, std::string> stored;
+// A figure the fleet is judged by: its name, the share of the median under which a node is slow,
+// and how long a node's value counts.
+struct Yardstick {
+  std::string figure;
+  double below = 0.85;
+  double max_age_s = 86400;
+};
+
+using NodeFigures = std::map<std::string, std::map<std::string, FigureAt>>;  // node -> figures
+
+// What the nodes are judged by: each [[check]]'s fleet_compare labels (a figure counts for four
+// of its check's periods, and at least a day: idle nodes are checked seldom), and every figure
+// dcgmi diag measured on some node (for four idle-check periods, and at least a day).
+std::vector<Yardstick> yardsticks(const Config& config, const NodeFigures& stored) {
+  std::vector<Yardstick> out;
   for (const auto& check : config.checks) {
-    if (check.where != "nodes" || check.fleet_compare.empty()) continue;
-    if (stored.empty()) stored = store.kv_under(kv::kNodeFiguresPrefix);
-    double since = facts.now - std::max(86400.0, 4.0 * static_cast<double>(check.every.count()));
-    std::map<std::string, std::map<std::string, double>> recent;  // each node's, read once
-    for (const auto& [node, text] : stored) recent[node] = read_node_figures(text, since);
-    for (const auto& label : check.fleet_compare) {
-      FleetFigureSettings settings;
-      settings.figure = check.name + "/" + label;
-      settings.below = check.fleet_below;
-      std::vector<NodeFigure> fleet;
-      for (const auto& [node, figures] : recent)
-        if (auto it = figures.find(settings.figure); it != figures.end())
-          fleet.push_back({node, it->second});
-      for (const auto& n : fleet)
-        if (facts.managed.count(n.node)) r.scopes.push_back("node:" + n.node + "/fleet-slow");
-      for (auto& f : judge_fleet_figure(settings, fleet))
-        if (facts.managed.count(f.subject)) r.findings.push_back(std::move(f));
-    }
+    if (check.where != "nodes") continue;
+    for (const auto& label : check.fleet_compare)
+      out.push_back({check.name + "/" + label, check.fleet_below,
+                     std::max(86400.0, 4.0 * static_cast<double>(check.every.count()))});
+  }
+  const GpuSettings& g = config.gpu;
+  if (g.dcgmi_fleet_below > 0) {
+    const double max_age = std::max(86400.0, 4.0 * static_cast<double>(g.idle_check_every.count()));
+    std::set<std::string> names;
+    for (const auto& [node, figures] : stored)
+      for (const auto& [name, at] : figures)
+        if (name.rfind("dcgmi-diag/", 0) == 0) names.insert(name);
+    for (const auto& name : names) out.push_back({name, g.dcgmi_fleet_below, max_age});
+  }
+  return out;
+}
+
+// Each node's figures against the fleet's: every node that reported the figure recently enough,
+// whether llmwatch manages it or not (the fleet is the yardstick), judged; findings only for the
+// managed ones. Each node's figures are read once a cycle.
+void judge_fleet(Store& store, const Config& config, const NodeFacts& facts, CheckReport& r) {
+  NodeFigures stored;
+  for (const auto& [node, text] : store.kv_under(kv::kNodeFiguresPrefix))
+    stored[node] = read_node_figures_at(text);
+  for (const auto& y : yardsticks(config, stored)) {
+    FleetFigureSettings settings;
+    settings.figure = y.figure;
+    settings.below = y.below;
+    std::vector<NodeFigure> fleet;
+    for (const auto& [node, figures] : stored)
+      if (auto it = figures.find(y.figure);
+          it != figures.end() && it->second.ts >= facts.now - y.max_age_s)
+        fleet.push_back({node, it->second.value});
+    for (const auto& n : fleet)
+      if (facts.managed.count(n.node)) r.scopes.push_back("node:" + n.node + "/fleet-slow");
+    for (auto& f : judge_fleet_figure(settings, fleet))
+      if (facts.managed.count(f.subject)) r.findings.push_back(std::move(f));
   }
 }
 

@@ -1,6 +1,9 @@
 #include "probes/gpu/dcgmi.h"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -39,6 +42,72 @@ bool mentions_busy(const std::string& text) {
   std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
   return l.find("busy") != std::string::npos || l.find("in use") != std::string::npos ||
          l.find("processes running") != std::string::npos;
+}
+
+// The positive, finite number that follows `phrase` in `info` (after blanks and a colon), and
+// after it `unit` where one is named; nullopt otherwise.
+std::optional<double> number_after(std::string_view info, std::string_view phrase,
+                                   std::string_view unit = {}) {
+  auto at = info.find(phrase);
+  if (at == std::string_view::npos) return std::nullopt;
+  auto rest = info.substr(at + phrase.size());
+  while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t' || rest.front() == ':'))
+    rest.remove_prefix(1);
+  double v = 0;
+  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
+  if (ec != std::errc() || !std::isfinite(v) || v <= 0) return std::nullopt;
+  rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  if (!unit.empty() && rest.substr(0, unit.size()) != unit) return std::nullopt;
+  return v;
+}
+
+// An info line's performance figure, as DCGM's plugins print it (nvvs/plugin_src: diagnostic,
+// targetedstress, pcie); nullopt for any other line.
+std::optional<std::pair<std::string, double>> perf_figure(std::string_view info) {
+  struct Shape {
+    std::string_view phrase, unit, measure;
+  };
+  static constexpr Shape kShapes[] = {
+      {"calculated at approximately", "gigaflops", "gflops"},
+      {"relative stress level", "", "stress_level"},
+      {"GPU to Host bandwidth", "GB/s", "d2h_gbps"},
+      {"Host to GPU bandwidth", "GB/s", "h2d_gbps"},
+      {"bidirectional bandwidth", "GB/s", "bidir_gbps"},
+  };
+  for (const auto& s : kShapes)
+    if (auto v = number_after(info, s.phrase, s.unit)) return std::pair{std::string(s.measure), *v};
+  return std::nullopt;
+}
+
+// A test's name as a figure's part: "Targeted Stress" -> "targeted_stress".
+std::string figure_part(const std::string& name) {
+  std::string out;
+  for (unsigned char c : name)
+    if (std::isalnum(c))
+      out += static_cast<char>(std::tolower(c));
+    else if (!out.empty() && out.back() != '_')
+      out += '_';
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out.empty() ? "test" : out;
+}
+
+// Every info line of a result ("info": "..." or ["...", ...]) that is a figure, into `figures`
+// at the lowest value any GPU gave.
+void read_figures(const json& r, const std::string& test, std::map<std::string, double>& figures) {
+  auto it = r.find("info");
+  if (it == r.end()) return;
+  auto take = [&](const json& line) {
+    if (!line.is_string()) return;
+    if (auto f = perf_figure(line.get_ref<const std::string&>())) {
+      auto [at, added] = figures.emplace(figure_part(test) + "/" + f->first, f->second);
+      if (!added) at->second = std::min(at->second, f->second);
+    }
+  };
+  if (it->is_array())
+    for (const auto& line : *it) take(line);
+  else
+    take(*it);
 }
 
 }  // namespace
@@ -99,6 +168,7 @@ DcgmiDiag parse_dcgmi_diag(const std::string& text) {
           }
         if (str(r, "entity_group") != "" && str(r, "entity_group") != "GPU") d.gpu = -1;
         read_warnings(r, d);
+        read_figures(r, d.test, out.figures);  // a failed test measured the node too
         if (auto info = str(r, "info"); !info.empty() && d.message.empty())
           d.message = sanitize_line(info);
         if (mentions_busy(d.message) && d.status != "Pass") {

@@ -92,14 +92,15 @@ TEST(NodeHealthCheck, NoIdleCheckUnlessAskedFor) {
   EXPECT_TRUE(w.slurm.steps.empty());
 }
 
-// A [[check]]'s figure (a GEMM's GFLOP/s as perfdata) on each idle node, judged against the
-// fleet's: node-6 at 0.70× the median is a warning naming the figure, and nothing is drained;
-// once its figure is back with the fleet's the finding resolves.
-TEST(NodeHealthCheck, ANodesFigureFarUnderTheFleetMedianIsAWarning) {
-  IdleNodes w("1h",
-              "[[check]]\nname = \"gemm\"\ncommand = [\"/bin/true\"]\nwhere = \"nodes\"\n"
-              "fleet_compare = [\"gflops\"]\n",
-              "node-[1-6]");
+// Each idle node reports `figure`, node-6 at `node6` (× 500 the others'): the findings open after
+// one cycle, then those after three hours of node-6 back at the fleet's pace. node-3 is
+// allocated (not asked): its figure came from a check inside a job, and counts too.
+struct FleetRun {
+  std::vector<FindingRow> open, after;
+  std::vector<std::string> controls;
+};
+FleetRun fleet_run(const std::string& extra, const std::string& figure, double node6) {
+  IdleNodes w("1h", extra, "node-[1-6]");
   for (const char* name : {"node-5", "node-6"}) {
     SlurmNode n;
     n.name = name;
@@ -107,30 +108,59 @@ TEST(NodeHealthCheck, ANodesFigureFarUnderTheFleetMedianIsAWarning) {
     n.partitions = {"gpu"};
     w.slurm.node_list.push_back(n);
   }
-  auto fleet = [&](double node6, double at) {
+  auto fleet = [&](double six, double at) {
     std::string out;
-    const double gflops[] = {498, 503, 0, 507, 495, node6};  // node-3 is allocated: not asked
+    const double value[] = {498, 503, 0, 507, 495, six};
     for (int i = 1; i <= 6; ++i)
       if (i != 3)
         out += IdleNodes::report("node-" + std::to_string(i), Verdict::Ok, at,
-                                 {{"gemm/gflops", gflops[i - 1]}});
+                                 {{figure, value[i - 1]}});
     return out;
   };
-  // node-3's figure came from its check inside a job: it is part of the fleet too.
-  w.store->put(kv::node_figures("node-3"), R"({"gemm/gflops": [501, 1800000000]})", w.now);
-  w.slurm.step_output = fleet(350, w.now);
+  w.store->put(kv::node_figures("node-3"), R"({")" + figure + R"(": [501, 1800000000]})", w.now);
+  w.slurm.step_output = fleet(node6, w.now);
   w.cycle(w.now);
-  auto open = w.store->firing();
-  ASSERT_EQ(open.size(), 1u);
-  EXPECT_EQ(open[0].key.rfind("node:node-6/fleet-slow", 0), 0u) << open[0].key;
-  EXPECT_EQ(open[0].summary, "node-6: gemm/gflops 350, 0.70× the fleet median 500 (6 nodes)");
-  EXPECT_TRUE(w.slurm.controls.empty()) << "a figure is told, never drained on";
-  // Back with the fleet: resolved (after the findings' usual hysteresis of a cycle or two).
+  FleetRun out;
+  out.open = w.store->firing();
+  out.controls = w.slurm.controls;
   for (int hour = 1; hour <= 3; ++hour) {
     w.slurm.step_output = fleet(499, w.now + 3600 * hour);
     w.cycle(w.now + 3600 * hour);
   }
-  EXPECT_TRUE(w.store->firing().empty());
+  out.after = w.store->firing();
+  return out;
+}
+
+// A [[check]]'s figure (a GEMM's GFLOP/s as perfdata) on each idle node, judged against the
+// fleet's: node-6 at 0.70× the median is a warning naming the figure, and nothing is drained;
+// once its figure is back with the fleet's the finding resolves (after the findings' usual
+// hysteresis of a cycle or two).
+TEST(NodeHealthCheck, ANodesFigureFarUnderTheFleetMedianIsAWarning) {
+  auto run = fleet_run(
+      "[[check]]\nname = \"gemm\"\ncommand = [\"/bin/true\"]\nwhere = \"nodes\"\n"
+      "fleet_compare = [\"gflops\"]\n",
+      "gemm/gflops", 350);
+  ASSERT_EQ(run.open.size(), 1u);
+  EXPECT_EQ(run.open[0].key.rfind("node:node-6/fleet-slow", 0), 0u) << run.open[0].key;
+  EXPECT_EQ(run.open[0].summary, "node-6: gemm/gflops 350, 0.70× the fleet median 500 (6 nodes)");
+  EXPECT_TRUE(run.controls.empty()) << "a figure is told, never drained on";
+  EXPECT_TRUE(run.after.empty());
+}
+
+// What dcgmi diag measured on each node (its GFLOP/s, stress level, PCIe bandwidth) is judged
+// against the fleet the same way, with no [[check]] to name it: every such figure a node
+// reported is a yardstick, unless dcgmi_fleet_below is 0.
+TEST(NodeHealthCheck, ANodesDcgmiDiagFigureFarUnderTheFleetsIsAWarning) {
+  auto run = fleet_run("", "dcgmi-diag/diagnostic/gflops", 350);
+  ASSERT_EQ(run.open.size(), 1u);
+  EXPECT_EQ(run.open[0].summary,
+            "node-6: dcgmi-diag/diagnostic/gflops 350, 0.70× the fleet median 500 (6 nodes)");
+  EXPECT_TRUE(run.controls.empty());
+  EXPECT_TRUE(run.after.empty());
+  EXPECT_TRUE(
+      fleet_run("dcgmi_fleet_below = \"0%\"\n", "dcgmi-diag/diagnostic/gflops", 350).open.empty());
+  // A [[check]]'s figure is judged only where its check asks for it.
+  EXPECT_TRUE(fleet_run("", "gemm/gflops", 350).open.empty());
 }
 
 }  // namespace
