@@ -202,11 +202,13 @@ void append_steps(const std::string& path, int from, int n) {
 // A rank 0 summary (llmwatch_timing.py's summary mode) of a healthy job: `ranks` ranks, 8 a
 // node, paces within ±2% of each other, written at `ts` by rename as the helper writes it.
 void write_summary(const std::string& dir, int ranks, double ts, unsigned seed) {
-  std::vector<RankWindow> windows(static_cast<std::size_t>(ranks));
+  RankWindows windows;
+  windows.ranks.resize(static_cast<std::size_t>(ranks));
+  for (int n = 0; n < (ranks + 7) / 8; ++n) windows.hosts.push_back(node_name(n));
   for (int r = 0; r < ranks; ++r) {
-    RankWindow& w = windows[static_cast<std::size_t>(r)];
+    RankWindow& w = windows.ranks[static_cast<std::size_t>(r)];
     w.rank = r;
-    w.host = node_name(r / 8);
+    w.host = static_cast<std::uint32_t>(r / 8);
     w.now = 0.4 * (1 + 0.02 * (((r * 2654435761u + seed) % 1000) / 500.0 - 1));
     w.best = w.now * 0.99;
   }

@@ -69,7 +69,7 @@ int main() {
   }
   int summary_suspects = 0;
   const long rss_before = peak_rss_kib();
-  std::vector<std::shared_ptr<const std::vector<RankWindow>>> seen(summary_jobs);
+  std::vector<std::shared_ptr<const RankWindows>> seen(summary_jobs);
   c0 = cpu_seconds();
   for (int j = 0; j < summary_jobs; ++j) {
     seen[j] = read_rank_timing((dir / std::to_string(j)).string()).windows;

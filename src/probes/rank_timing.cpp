@@ -193,7 +193,7 @@ struct SummaryMemo {
   FileKey file;
   std::size_t size = 0, hash = 0;
   TimingSummary parsed;
-  std::shared_ptr<const std::vector<RankWindow>> windows;
+  std::shared_ptr<const RankWindows> windows;
 };
 
 std::mutex memo_mu;
@@ -201,9 +201,8 @@ std::unordered_map<std::string, SummaryMemo> memo;
 
 // The memo's parse (its windows to `windows`) when the file is as it was; nothing otherwise.
 // The lock is never held over a read: a hung mount must not hold up other jobs' reads.
-std::optional<TimingSummary> unchanged_summary(
-    const std::string& path, const FileKey& file,
-    std::shared_ptr<const std::vector<RankWindow>>& windows) {
+std::optional<TimingSummary> unchanged_summary(const std::string& path, const FileKey& file,
+                                               std::shared_ptr<const RankWindows>& windows) {
   std::lock_guard lock(memo_mu);
   auto m = memo.find(path);
   if (m == memo.end() || !m->second.windows || !(m->second.file == file)) return std::nullopt;
@@ -212,23 +211,33 @@ std::optional<TimingSummary> unchanged_summary(
 }
 
 // The parse of `text` without its windows, which go to `windows`: the same object while the text
-// is unchanged.
+// is unchanged. The text is parsed outside the lock: the jobs' reads run on several threads.
 TimingSummary parsed_summary(const std::string& path, const FileKey& file, std::string_view text,
-                             std::shared_ptr<const std::vector<RankWindow>>& windows) {
+                             std::shared_ptr<const RankWindows>& windows) {
   const std::size_t hash = std::hash<std::string_view>{}(text);
+  {
+    std::lock_guard lock(memo_mu);
+    auto m = memo.find(path);
+    if (m != memo.end() && m->second.windows && m->second.size == text.size() &&
+        m->second.hash == hash) {
+      m->second.file = file;
+      windows = m->second.windows;
+      return m->second.parsed;
+    }
+  }
+  SummaryMemo fresh;
+  fresh.file = file;
+  fresh.size = text.size();
+  fresh.hash = hash;
+  fresh.parsed = parse_timing_summary(text);
+  fresh.windows = std::make_shared<const RankWindows>(std::move(fresh.parsed.windows));
+  fresh.parsed.windows = {};
+  windows = fresh.windows;
+  TimingSummary out = fresh.parsed;
   std::lock_guard lock(memo_mu);
   if (memo.size() >= 16384 && !memo.count(path)) memo.clear();  // directories came and went
-  auto& m = memo[path];
-  if (!m.windows || m.size != text.size() || m.hash != hash) {
-    m.parsed = parse_timing_summary(text);
-    m.windows = std::make_shared<const std::vector<RankWindow>>(std::move(m.parsed.windows));
-    m.parsed.windows = {};
-    m.size = text.size();
-    m.hash = hash;
-  }
-  m.file = file;
-  windows = m.windows;
-  return m.parsed;
+  memo[path] = std::move(fresh);
+  return out;
 }
 
 }  // namespace
@@ -252,13 +261,17 @@ TimingSummary parse_timing_summary(std::string_view text) {
   out.ts = ts;
   out.step = static_cast<std::int64_t>(step);
   std::vector<std::string> hosts;
+  std::vector<std::uint32_t> host_at;  // a listed name's index; a name listed twice is one node
+  std::unordered_map<std::string_view, std::uint32_t> index_of;
   auto host_names = array_of(text, "hosts");
   if (!host_names || !each_item(*host_names, [&](std::string_view item) {
         // A node name as Slurm spells it: quoted, with no escapes, brackets or commas inside.
         if (item.size() < 3 || item.front() != '"' || item.back() != '"') return false;
         auto name = item.substr(1, item.size() - 2);
         if (name.find_first_of("\"\\[],") != std::string_view::npos) return false;
-        hosts.emplace_back(name);
+        auto [at, added] = index_of.emplace(name, static_cast<std::uint32_t>(hosts.size()));
+        if (added) hosts.emplace_back(name);
+        host_at.push_back(at->second);
         return true;
       }))
     return fail("no \"hosts\" array of node names");
@@ -270,24 +283,32 @@ TimingSummary parse_timing_summary(std::string_view text) {
   if (!why.empty()) return fail(why);
   if (rank.size() != host.size() || now.size() != host.size() || best.size() != host.size())
     return fail("\"host\", \"rank\", \"now\" and \"best\" are not of one length");
-  out.windows.reserve(host.size());
-  std::vector<int> seen;
+  out.windows.ranks.reserve(host.size());
+  // Ranks are listed in order (the helper gathers them so): a rank listed twice is then one not
+  // above the one before it, and only a list out of order needs sorting to tell.
+  bool ascending = true;
   for (std::size_t i = 0; i < host.size(); ++i) {
-    if (host[i] >= static_cast<double>(hosts.size()) || host[i] != std::floor(host[i]))
+    if (host[i] >= static_cast<double>(host_at.size()) || host[i] != std::floor(host[i]))
       return fail("a \"host\" index names no host");
     if (rank[i] > 1e7 || rank[i] != std::floor(rank[i])) return fail("a rank is not a rank");
     RankWindow w;
     w.rank = static_cast<int>(rank[i]);
-    w.host = hosts[static_cast<std::size_t>(host[i])];
+    w.host = host_at[static_cast<std::size_t>(host[i])];
     w.now = now[i];
     w.best = std::min(best[i], now[i]);  // its best is never worse than now
     w.window_s = std::isnan(window_s) ? 0 : window_s;
-    seen.push_back(w.rank);
-    out.windows.push_back(std::move(w));
+    ascending = ascending && (i == 0 || w.rank > out.windows.ranks.back().rank);
+    out.windows.ranks.push_back(w);
   }
-  std::sort(seen.begin(), seen.end());
-  if (std::adjacent_find(seen.begin(), seen.end()) != seen.end())
-    return fail("a rank is listed twice");
+  if (!ascending) {
+    std::vector<int> seen;
+    seen.reserve(out.windows.size());
+    for (const auto& w : out.windows) seen.push_back(w.rank);
+    std::sort(seen.begin(), seen.end());
+    if (std::adjacent_find(seen.begin(), seen.end()) != seen.end())
+      return fail("a rank is listed twice");
+  }
+  out.windows.hosts = std::move(hosts);
   return out;
 }
 
@@ -334,7 +355,7 @@ RankTimingRead read_rank_timing(const std::string& dir, std::size_t tail_bytes,
       out.error = summary_path + ": larger than " + std::to_string(kSummaryMaxBytes >> 20) + " MiB";
       return out;
     }
-    std::shared_ptr<const std::vector<RankWindow>> windows;
+    std::shared_ptr<const RankWindows> windows;
     const FileKey file = key_of(st);
     auto kept = unchanged_summary(summary_path, file, windows);
     std::string why;

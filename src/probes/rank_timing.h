@@ -30,15 +30,29 @@ struct RankSeries {
 // writes for every rank (summary.json), so that llmwatch reads one file, not one per rank.
 struct RankWindow {
   int rank = -1;
-  std::string host;
+  std::uint32_t host = 0;  // the node it runs on: RankWindows::hosts[host]
   double now = 0, best = 0, window_s = 0;
+};
+
+// A job's ranks' windows, and the nodes they name once each: a node's name is not copied,
+// compared or hashed per rank (at 1,000 jobs of 512 ranks, that was most of reading a summary
+// and judging it; bench/cycle_bench.cpp --ranks 512).
+struct RankWindows {
+  std::vector<std::string> hosts;
+  std::vector<RankWindow> ranks;
+  std::size_t size() const { return ranks.size(); }
+  bool empty() const { return ranks.empty(); }
+  const RankWindow& operator[](std::size_t i) const { return ranks[i]; }
+  auto begin() const { return ranks.begin(); }
+  auto end() const { return ranks.end(); }
+  const std::string& host_of(const RankWindow& w) const { return hosts[w.host]; }
 };
 
 struct RankTimingRead {
   std::vector<RankSeries> ranks;  // from rank-<N>.jsonl, one file per rank
   // From summary.json, written since the task started; null when there is none. While rank 0
   // has not rewritten it, every read gives the same object (its verdict can be kept).
-  std::shared_ptr<const std::vector<RankWindow>> windows;
+  std::shared_ptr<const RankWindows> windows;
   // When the newest of it was written (the summary's ts, or the newest sample's); 0 unknown.
   double written = 0;
   int bad_lines = 0;  // lines that were not a timing record (skipped, never guessed)
@@ -76,7 +90,7 @@ struct RankTimesBlock {
 struct TimingSummary {
   double ts = 0;
   std::int64_t step = 0;
-  std::vector<RankWindow> windows;
+  RankWindows windows;
   std::string error;
 };
 TimingSummary parse_timing_summary(std::string_view text);

@@ -43,9 +43,9 @@ std::string rank_ranges(std::vector<int> ranks) {
   return out;
 }
 
-std::vector<RankWindow> rank_windows(const std::vector<RankSeries>& ranks,
-                                     const StragglerSettings& s) {
-  std::vector<RankWindow> out;
+RankWindows rank_windows(const std::vector<RankSeries>& ranks, const StragglerSettings& s) {
+  RankWindows out;
+  std::unordered_map<std::string_view, std::uint32_t> host_index;
   std::size_t window = std::max<std::size_t>(s.window, 1);
   std::int64_t last_common = INT64_MAX;
   for (const auto& r : ranks)
@@ -58,41 +58,40 @@ std::vector<RankWindow> rank_windows(const std::vector<RankSeries>& ranks,
     if (upto < std::max<std::size_t>(s.min_samples, 1)) continue;
     const auto& v = r.samples;
     std::size_t from = upto > window ? upto - window : 0;
-    RankWindow n{r.rank, r.host, compute_median(v, from, upto), 0, 0};
+    auto [at, added] = host_index.emplace(r.host, static_cast<std::uint32_t>(out.hosts.size()));
+    if (added) out.hosts.push_back(r.host);
+    RankWindow n{r.rank, at->second, compute_median(v, from, upto), 0, 0};
     n.best = n.now;
     // Earlier whole windows, back from the recent one: the rank's own best.
     for (std::size_t end = from; end >= window; end -= window)
       n.best = std::min(n.best, compute_median(v, end - window, end));
     n.window_s = std::max(0.0, v[upto - 1].ts - v[from].ts);
-    out.push_back(std::move(n));
+    out.ranks.push_back(n);
   }
   return out;
 }
 
-StragglerVerdict judge_nodes(const std::vector<RankWindow>& windows, const StragglerSettings& s) {
+StragglerVerdict judge_nodes(const RankWindows& windows, const StragglerSettings& s) {
   StragglerVerdict out;
-  // Each rank's node, numbered by first appearance. A node's ranks mostly come one after
-  // another: no lookup for those. Flat arrays, not a vector per node: at 512 ranks the
-  // allocations were most of the judge's time.
-  std::unordered_map<std::string_view, std::uint32_t> node_of;
+  // Each rank's node, numbered by first appearance: its host's index says which, with no name
+  // compared or hashed. Flat arrays, not a vector per node: at 512 ranks the allocations were
+  // most of the judge's time.
+  std::vector<std::uint32_t> node_of_host(windows.hosts.size(), UINT32_MAX);
   std::vector<const RankWindow*> first_of;  // a node's first rank (its name)
   std::vector<std::size_t> start(1, 0);     // then the node's rank count; prefix sums below
-  std::vector<std::uint32_t> node_at(windows.size());
-  std::uint32_t last = 0;
+  std::vector<std::uint32_t> node_at(windows.size(), UINT32_MAX);
   std::size_t judged = 0;
   for (std::size_t i = 0; i < windows.size(); ++i) {
     const RankWindow& w = windows[i];
-    if (w.host.empty()) continue;
-    if (first_of.empty() || first_of[last]->host != w.host) {
-      auto [at, added] = node_of.emplace(w.host, static_cast<std::uint32_t>(first_of.size()));
-      if (added) {
-        first_of.push_back(&w);
-        start.push_back(0);
-      }
-      last = at->second;
+    if (w.host >= node_of_host.size()) continue;  // names no node: not judged
+    std::uint32_t& node = node_of_host[w.host];
+    if (node == UINT32_MAX) {
+      node = static_cast<std::uint32_t>(first_of.size());
+      first_of.push_back(&w);
+      start.push_back(0);
     }
-    node_at[i] = last;
-    ++start[last + 1];
+    node_at[i] = node;
+    ++start[node + 1];
     ++judged;
   }
   const std::size_t nodes = first_of.size();
@@ -105,7 +104,7 @@ StragglerVerdict judge_nodes(const std::vector<RankWindow>& windows, const Strag
   std::vector<const RankWindow*> members(judged);
   std::vector<std::size_t> fill(start.begin(), start.end() - 1);
   for (std::size_t i = 0; i < windows.size(); ++i)
-    if (!windows[i].host.empty()) members[fill[node_at[i]]++] = &windows[i];
+    if (node_at[i] != UINT32_MAX) members[fill[node_at[i]]++] = &windows[i];
   // Every rank's pace sorted once, each node's ranks' places in it noted (ascending). A node's
   // peers are that less its own few places: their median is found by stepping over them, and
   // their spread is only needed for a node slow enough to be a suspect. A job of 512 ranks is
@@ -140,7 +139,7 @@ StragglerVerdict judge_nodes(const std::vector<RankWindow>& windows, const Strag
         mine.begin(), mine.end(),
         [](const RankWindow* a, const RankWindow* b) { return a->now < b->now; });
     NodeSpeed& n = speeds[id];
-    n.node = first_of[id]->host;
+    n.node = windows.host_of(*first_of[id]);
     n.ranks.reserve(mine.size());
     for (const RankWindow* r : mine) n.ranks.push_back(r->rank);
     n.window_s = slowest.window_s;

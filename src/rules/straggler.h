@@ -47,13 +47,11 @@ struct StragglerVerdict {
 // Each rank's judged window from its samples, over the steps every rank has written: a rank
 // whose lines arrive late is compared where it has written, and a pause that hit every rank at
 // one step hits every window alike. Ranks with fewer than min_samples such steps are left out.
-std::vector<RankWindow> rank_windows(const std::vector<RankSeries>& ranks,
-                                     const StragglerSettings& s = {});
+RankWindows rank_windows(const std::vector<RankSeries>& ranks, const StragglerSettings& s = {});
 
 // The nodes judged from their ranks' windows, whether llmwatch computed them from the rank
 // files or the job's rank 0 did (summary.json): one rule for both.
-StragglerVerdict judge_nodes(const std::vector<RankWindow>& windows,
-                             const StragglerSettings& s = {});
+StragglerVerdict judge_nodes(const RankWindows& windows, const StragglerSettings& s = {});
 
 // judge_nodes(rank_windows(ranks, s), s).
 StragglerVerdict localise_stragglers(const std::vector<RankSeries>& ranks,

@@ -93,7 +93,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto summary = parse_timing_summary(text);
   if (!summary.error.empty() && !summary.windows.empty()) __builtin_trap();
   for (const auto& w : summary.windows)
-    if (!(std::isfinite(w.now) && w.best >= 0 && w.best <= w.now && !w.host.empty()))
+    if (!(std::isfinite(w.now) && w.best >= 0 && w.best <= w.now &&
+          w.host < summary.windows.hosts.size() && !summary.windows.host_of(w).empty()))
       __builtin_trap();
   for (const auto& n : judge_nodes(summary.windows).nodes)
     if (!(n.relative >= 0 && n.relative <= 1 && n.individual >= 0 && n.individual <= 1))

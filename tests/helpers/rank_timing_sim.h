@@ -56,15 +56,13 @@ struct TimingSim {
 
 // The summary.json the helper's rank 0 writes (its summary mode) for these windows, at `ts`:
 // node names in the order they first appear, paces to the microsecond.
-inline std::string summary_json(const std::vector<RankWindow>& windows, double ts,
-                                double window_s = 30, long long step = 59) {
-  std::vector<std::string> hosts;
+inline std::string summary_json(const RankWindows& windows, double ts, double window_s = 30,
+                                long long step = 59) {
+  const std::vector<std::string>& hosts = windows.hosts;
   std::string host, rank, now, best;
   for (const auto& w : windows) {
-    auto at = std::find(hosts.begin(), hosts.end(), w.host);
-    if (at == hosts.end()) at = hosts.insert(hosts.end(), w.host);
     const char* sep = host.empty() ? "" : ",";
-    host += sep + std::to_string(at - hosts.begin());
+    host += sep + std::to_string(w.host);
     rank += sep + std::to_string(w.rank);
     char buf[64];
     std::snprintf(buf, sizeof buf, "%s%.6f", sep, w.now);

@@ -154,7 +154,7 @@ TEST(RankTiming, ASummaryIsReadAsEveryRanksWindow) {
   EXPECT_GT(s.ts, 1.7e9);
   ASSERT_EQ(s.windows.size(), 8u);
   for (const auto& w : s.windows) {
-    EXPECT_EQ(w.host, w.rank < 4 ? "node-1" : "node-2") << w.rank;
+    EXPECT_EQ(s.windows.host_of(w), w.rank < 4 ? "node-1" : "node-2") << w.rank;
     EXPECT_LE(w.best, w.now);
     EXPECT_GT(w.now, 0.3);
   }
@@ -191,6 +191,24 @@ TEST(RankTiming, ASummaryThatIsNotWholeIsAnErrorWithItsReason) {
     EXPECT_NE(s.error.find(why), std::string::npos) << text << " -> " << s.error;
     EXPECT_TRUE(s.windows.empty()) << text;
   }
+}
+
+// A node is known by its name, not by where the summary lists it: one listed twice is one node
+// (its ranks judged together), and ranks listed out of order are still checked for a repeat.
+TEST(RankTiming, ASummarysNodeListedTwiceIsOneNode) {
+  auto s = parse_timing_summary(
+      R"({"v":1,"ts":1800000000,"step":5,"window_s":9,"hosts":["node-1","node-2","node-1"],)"
+      R"("host":[0,1,2,1],"rank":[3,1,0,2],"now":[0.4,0.4,0.4,0.4],"best":[0.4,0.4,0.4,0.4]})");
+  ASSERT_TRUE(s.error.empty()) << s.error;
+  EXPECT_EQ(s.windows.hosts, (std::vector<std::string>{"node-1", "node-2"}));
+  EXPECT_EQ(s.windows.host_of(s.windows[2]), "node-1");
+  auto v = judge_nodes(s.windows);
+  ASSERT_EQ(v.nodes.size(), 2u);
+  for (const auto& n : v.nodes) EXPECT_EQ(n.ranks.size(), 2u) << n.node;
+  auto twice = parse_timing_summary(
+      R"({"v":1,"ts":1800000000,"step":5,"hosts":["node-1","node-2"],)"
+      R"("host":[0,1,1],"rank":[3,1,3],"now":[0.4,0.4,0.4],"best":[0.4,0.4,0.4]})");
+  EXPECT_NE(twice.error.find("twice"), std::string::npos) << twice.error;
 }
 
 // The summary's numbers are read by a fast path for plain decimals: it gives exactly what
@@ -249,7 +267,7 @@ TEST(RankTiming, ASummarySinceTheTaskStartedIsReadInsteadOfTheRankFiles) {
   EXPECT_TRUE(now.error.empty()) << now.error;
   ASSERT_TRUE(now.windows);
   ASSERT_EQ(now.windows->size(), 2u);
-  EXPECT_EQ((*now.windows)[1].host, "node-2");
+  EXPECT_EQ(now.windows->host_of((*now.windows)[1]), "node-2");
   EXPECT_EQ(read_rank_timing(dir.path).windows, now.windows) << "unchanged: not parsed again";
   // Rewritten by rename, as the helper does, to the same length: read again.
   write_file(dir / "summary.tmp", R"({"v":1,"ts":1800000000,"step":5,"hosts":["node-1","node-2"],)"

@@ -79,11 +79,11 @@ constexpr std::size_t kNodesShown = 8;
 // every unchanged summary's verdict every cycle was most of what slow-node localisation cost
 // (bench/straggler_bench.cpp, llmwatch_bench --ranks 512).
 std::shared_ptr<const StragglerVerdict> kept_verdict(
-    const std::string& key, const std::shared_ptr<const std::vector<RankWindow>>& windows,
+    const std::string& key, const std::shared_ptr<const RankWindows>& windows,
     const std::string& version, const StragglerSettings& settings,
     const std::function<StragglerVerdict()>& judge) {
   struct Kept {
-    std::shared_ptr<const std::vector<RankWindow>> windows;  // held, so never a reused address
+    std::shared_ptr<const RankWindows> windows;  // held, so never a reused address
     std::string version;
     double slow_below = 0;
     std::shared_ptr<const StragglerVerdict> verdict;
