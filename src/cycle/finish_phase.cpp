@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
+#include <string>
 
 #include "cycle/failure_domain.h"
 #include "cycle/housekeeping.h"
 #include "cycle/phases.h"
+#include "rules/job_rules.h"
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/http.h"
@@ -75,7 +78,12 @@ void finish_phase(CycleState& s) {
     if (s.now - compacted >= 3600) {
       // The progress series is kept whole for a day (what the views show of recent failures),
       // then a row per job per 10 minutes.
-      s.store.compact(s.now - static_cast<double>(s.config.keep_history.count()), s.now - 86400);
+      const double before = s.now - static_cast<double>(s.config.keep_history.count());
+      s.store.compact(before, s.now - 86400);
+      // A [[job]] no longer configured: its state goes once it is as old as the history.
+      std::set<std::string> configured;
+      for (const auto& job : s.config.jobs) configured.insert(job_label(job));
+      s.store.forget_jobs(configured, before);
       s.store.put(kv::kCompactedAt, std::to_string(s.now), s.now);
     }
   });

@@ -42,6 +42,13 @@ inline std::string save_requested(const std::string& job) {
   return "save.requested:" + job;
 }
 
+// Every per-job key's prefix (the functions above, and allocation_checked below): what
+// Store::forget_jobs removes once a [[job]] has left the config for keep_history.
+inline constexpr const char* kJobKeyPrefixes[] = {
+    "progress:",   "progress.cold:",   "lastjob:",        "goodput:",
+    "postmortem:", "megatron-timers:", "jobview:",        "nearmiss:",
+    "stacks:",     "hangconfirm:",     "save.requested:", "alloccheck:"};
+
 // Per node: when llmwatch drained it ("" once returned), and its last health summary.
 inline std::string drained(const std::string& node) {
   return "drained:" + node;

@@ -233,6 +233,10 @@ class Store {
   // Drops events, progress and cycles older than `before` so the file stays bounded, and thins
   // the progress series older than `thin_before` to a row per job per kSeriesThinEvery.
   void compact(double before, double thin_before);
+  // Removes the per-job keys (kv::kJobKeyPrefixes) of every label not in `kept` that have not
+  // changed since `before`: a [[job]] taken out of the config keeps its state (its last view,
+  // stacks, goodput place) for keep_history, then leaves none behind. Returns the keys removed.
+  int forget_jobs(const std::set<std::string>& kept, double before);
   static constexpr double kSeriesThinEvery = 600;
   static constexpr double kSeriesThinStep = 86400;  // the most thinned by one compaction
 

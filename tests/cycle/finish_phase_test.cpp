@@ -48,5 +48,20 @@ TEST(FinishPhase, AMetricsFileThatCannotBeWrittenIsReported) {
   EXPECT_NE(p.events().find("error: metrics file: "), std::string::npos) << p.events();
 }
 
+// The hourly compaction also forgets a [[job]] taken out of the config, once its state is as old
+// as keep_history: a job's state (its view, stacks, timing record) is not kept forever.
+TEST(FinishPhase, CompactionForgetsAJobNoLongerConfigured) {
+  PhaseFixture p("[[job]]\nname = \"tr\"\nlogs = [\"/nonexistent\"]\n", "keep_history = \"30d\"\n");
+  const double old = kNow - 31 * 86400.0;
+  p.store->put(kv::job_view("tr"), "{}", old);
+  p.store->put(kv::job_view("retired"), "{}", old);
+  p.store->put(kv::job_view("retired-lately"), "{}", kNow - 86400);
+  auto s = p.state(kNow);
+  finish_phase(s);
+  EXPECT_TRUE(p.store->get(kv::job_view("tr")));
+  EXPECT_FALSE(p.store->get(kv::job_view("retired")));
+  EXPECT_TRUE(p.store->get(kv::job_view("retired-lately")));
+}
+
 }  // namespace
 }  // namespace llmwatch

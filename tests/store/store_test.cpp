@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "store/keys.h"
 #include "store/migrations.h"
 #include "store_test_access.h"
 #include "test_util.h"
@@ -202,6 +203,33 @@ TEST(Store, EventsFilterBySubjectAndTimeAndCompact) {
   EXPECT_EQ(events[0].message, "new");
   store.compact(50, 50);
   EXPECT_EQ(store.events(0, "", 10).size(), 2u);
+}
+
+// Every per-job key of a label no longer configured goes once it is older than `before`; a
+// configured label's keys, a recent one's, and keys that are not a job's stay.
+TEST(Store, ForgetJobsRemovesTheKeysOfLabelsNoLongerConfigured) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  auto keys_of = [](const std::string& job) {
+    return std::vector<std::string>{
+        kv::progress(job),     kv::progress_cold(job),  kv::last_job(job),
+        kv::goodput(job),      kv::post_mortem(job),    kv::megatron_timers(job),
+        kv::job_view(job),     kv::near_miss(job),      kv::stacks(job),
+        kv::hang_confirm(job), kv::save_requested(job), kv::allocation_checked(job)};
+  };
+  for (const char* job : {"gone", "kept", "recent"})
+    for (const auto& key : keys_of(job))
+      store.put(key, "x", std::string(job) == "recent" ? 1000 : 100);
+  store.put(kv::node_health("gone"), "OK fine", 100);  // a node, not a job
+  EXPECT_EQ(store.get(kv::job_view("gone")), "x");     // and remembered in memory
+  EXPECT_EQ(store.forget_jobs({"kept"}, 500), 12);
+  for (const auto& key : keys_of("gone")) EXPECT_FALSE(store.get(key)) << key;
+  for (const char* job : {"kept", "recent"})
+    for (const auto& key : keys_of(job)) EXPECT_EQ(store.get(key), "x") << key;
+  EXPECT_EQ(store.get(kv::node_health("gone")), "OK fine");
+  Store reopened(dir.path);
+  EXPECT_FALSE(reopened.get(kv::job_view("gone")));
+  EXPECT_EQ(store.forget_jobs({"kept"}, 500), 0);
 }
 
 // The progress series is kept whole for a day, then one row per job per 10 minutes: at 1,000
