@@ -99,10 +99,13 @@ std::optional<std::string_view> array_of(std::string_view text, std::string_view
   return v.substr(open + 1, close - open - 1);
 }
 
+bool space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 // Calls `f` with each comma-separated item of an array's text, trimmed; false as soon as `f` is.
 template <class F>
 bool each_item(std::string_view array, F&& f) {
-  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
   if (std::all_of(array.begin(), array.end(), space)) return true;  // []
   while (true) {
     auto comma = array.find(',');
@@ -115,38 +118,70 @@ bool each_item(std::string_view array, F&& f) {
   }
 }
 
-// A short plain decimal ("0.412345", "17"), as an integer over a power of ten: exact, because
-// both are exact doubles (at most 15 digits, 10^k for k <= 22) and one division rounds once
-// (Clinger's fast path), so it is what from_chars gives, at a fraction of the cost. false for
-// anything else (a sign, an exponent, more digits), which from_chars reads.
-bool plain_decimal(std::string_view item, double& out) {
+// A short plain decimal ("0.412345", "17") read from `p`, as an integer over a power of ten:
+// exact, because both are exact doubles (at most 15 digits, 10^k for k <= 22) and one division
+// rounds once (Clinger's fast path), so it is what from_chars gives, at a fraction of the cost.
+// Returns where the digits stopped; `ok` (and `out`) only for 1 to 15 digits not ending at their
+// point ("5." is left to from_chars, as are a sign, an exponent, more digits).
+const char* scan_plain_decimal(const char* p, const char* end, double& out, bool& ok) {
   static constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
-  if (item.empty() || item.front() < '0' || item.front() > '9') return false;
-  std::uint64_t mantissa = 0;
+  std::uint64_t mantissa = 0;     // wraps past 19 digits: such an item is not `ok` anyway
   int digits = 0, fraction = -1;  // digits after the point; -1 before one
-  for (char c : item) {
+  for (; p < end; ++p) {
+    const char c = *p;
     if (c >= '0' && c <= '9') {
-      if (++digits > 15) return false;
+      ++digits;
       mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
       if (fraction >= 0) ++fraction;
     } else if (c == '.' && fraction < 0) {
       fraction = 0;
     } else {
-      return false;
+      break;
     }
   }
-  if (fraction == 0) return false;  // "5.": from_chars decides
-  out = fraction > 0 ? static_cast<double>(mantissa) / kPow10[fraction]
-                     : static_cast<double>(mantissa);
-  return true;
+  ok = digits > 0 && digits <= 15 && fraction != 0;
+  if (ok)
+    out = fraction > 0 ? static_cast<double>(mantissa) / kPow10[fraction]
+                       : static_cast<double>(mantissa);
+  return p;
 }
 
 // A finite, non-negative number that is the whole item.
 bool number_item(std::string_view item, double& out) {
-  if (plain_decimal(item, out)) return true;
-  auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), out);
-  return ec == std::errc() && end == item.data() + item.size() && std::isfinite(out) && out >= 0;
+  const char* end = item.data() + item.size();
+  bool ok = false;
+  if (scan_plain_decimal(item.data(), end, out, ok) == end && ok) return true;
+  auto [stop, ec] = std::from_chars(item.data(), end, out);
+  return ec == std::errc() && stop == end && std::isfinite(out) && out >= 0;
+}
+
+// An array's numbers in one pass: a plain decimal (what the helper writes) is read as it is
+// scanned, with no item cut out first; any other item is cut at its comma, trimmed and read by
+// number_item. false at the first item that is not a non-negative number. At 512 ranks a job,
+// splitting each item before reading it was most of a summary's parse.
+bool read_numbers(std::string_view array, std::vector<double>& out) {
+  const char* p = array.data();
+  const char* const end = p + array.size();
+  while (p < end && space(*p)) ++p;
+  if (p == end) return true;  // []
+  while (true) {
+    while (p < end && space(*p)) ++p;
+    const char* item = p;
+    double v = 0;
+    bool ok = false;
+    p = scan_plain_decimal(p, end, v, ok);
+    while (p < end && space(*p)) ++p;
+    if (!ok || (p < end && *p != ',')) {
+      p = std::find(item, end, ',');
+      std::string_view whole(item, static_cast<std::size_t>(p - item));
+      while (!whole.empty() && space(whole.back())) whole.remove_suffix(1);
+      if (whole.empty() || !number_item(whole, v)) return false;
+    }
+    out.push_back(v);
+    if (p == end) return true;
+    ++p;  // the comma
+  }
 }
 
 std::vector<double> numbers_of(std::string_view text, std::string_view key, std::string& why) {
@@ -157,12 +192,7 @@ std::vector<double> numbers_of(std::string_view text, std::string_view key, std:
     return out;
   }
   out.reserve(array->size() / 4);  // an upper bound for numbers of 3 characters or more
-  if (!each_item(*array, [&](std::string_view item) {
-        double v = 0;
-        if (!number_item(item, v)) return false;
-        out.push_back(v);
-        return true;
-      }))
+  if (!read_numbers(*array, out))
     why = "\"" + std::string(key) + "\" holds something that is not a non-negative number";
   return out;
 }

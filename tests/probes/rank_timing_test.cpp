@@ -169,6 +169,11 @@ TEST(RankTiming, ASummaryThatIsNotWholeIsAnErrorWithItsReason) {
       R"({"v":1,"ts":1800000000,"step":5,"window_s":9,"hosts":["node-1","node-2"],)"
       R"("host":[0,1],"rank":[0,1],"now":[0.4,0.5],"best":[0.4,0.4]})";
   ASSERT_TRUE(parse_timing_summary(good).error.empty()) << parse_timing_summary(good).error;
+  // Blanks around an item, and an exponent, are still numbers.
+  auto spaced = parse_timing_summary(good.substr(0, good.find("\"now\"")) +
+                                     "\"now\":[ 0.4 ,\n5e-1\t],\"best\":[0.4,0.4]}");
+  ASSERT_TRUE(spaced.error.empty()) << spaced.error;
+  EXPECT_EQ(spaced.windows[1].now, 0.5);
   auto with = [&](const std::string& from, const std::string& to) {
     std::string t = good;
     t.replace(t.find(from), from.size(), to);
@@ -180,6 +185,10 @@ TEST(RankTiming, ASummaryThatIsNotWholeIsAnErrorWithItsReason) {
            {with("\"ts\":1800000000", "\"ts\":-1"), "\"ts\""},
            {with("[0.4,0.5]", "[0.4,-0.5]"), "\"now\""},
            {with("[0.4,0.5]", "[0.4,nan]"), "\"now\""},
+           {with("[0.4,0.5]", "[0.4 x,0.5]"), "\"now\""},
+           {with("[0.4,0.5]", "[0.4,,0.5]"), "\"now\""},
+           {with("[0.4,0.5]", "[0.4,0.5,]"), "\"now\""},
+           {with("[0.4,0.5]", "[0.4,0.5.1]"), "\"now\""},
            {with("[0.4,0.5]", "[0.4]"), "one length"},
            {with("\"host\":[0,1]", "\"host\":[0,2]"), "names no host"},
            {with("\"rank\":[0,1]", "\"rank\":[1,1]"), "twice"},
