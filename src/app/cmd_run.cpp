@@ -45,8 +45,11 @@ void release_lease(Store& store, Lease& lease) {
   lease.release();
 }
 
+// `waiting`, when given, gets how many of the cycle's actions wait on something (a restart
+// waiting for its task's end).
 bool cycle_under_lease(const Config& config, Store& store, Lease& lease,
-                       SlurmSnapshot* snapshot = nullptr, bool replay = false) {
+                       SlurmSnapshot* snapshot = nullptr, bool replay = false,
+                       int* waiting = nullptr) {
   double now = unix_now();
   if (!lease.acquire(now, static_cast<double>(config.lease_ttl.count()))) {
     auto holder = Lease::read(config.state_dir);
@@ -83,6 +86,7 @@ bool cycle_under_lease(const Config& config, Store& store, Lease& lease,
   for (const auto& f : r.findings)
     spdlog::info("  {} {}: {}", severity_name(f.severity), terminal_safe(f.key),
                  terminal_safe(f.summary));
+  if (waiting) *waiting = r.waiting;
   return true;
 }
 
@@ -203,13 +207,13 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
         if (!ec) tick();
       });
     };
-    std::function<void()> tick_sooner = [&] {
+    std::function<void(const char*)> tick_sooner = [&](const char* why) {
       const double now = unix_now();
       const double at = std::max(now + kEndSettle,
                                  last_tick_at + static_cast<double>(config.interval.count()) / 2);
       if (at >= next_tick_at - 0.5) return;  // the regular tick comes first anyway
-      spdlog::info("a followed log printed a crash: the next cycle in {:.1f} s, not {:.1f} s",
-                   at - now, next_tick_at - now);
+      spdlog::info("{}: the next cycle in {:.1f} s, not {:.1f} s", why, at - now,
+                   next_tick_at - now);
       next_tick_at = at;
       tick_in(std::chrono::milliseconds(static_cast<long>((at - now) * 1000)));
     };
@@ -229,16 +233,24 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
         }
         if (auto path = log_growth().take_end_seen()) {
           spdlog::info("{} printed a crash signature", *path);
-          tick_sooner();
+          tick_sooner("a followed log printed a crash");
         }
         sample_logs();
       });
     };
 
+    // An action that waits (a restart waiting for its crashed task to end: other ranks hanging
+    // on, a slow epilog) is looked at again half an interval later, not a whole one: a crash
+    // whose task outlived the early tick was restarted only at the next regular one. A few times
+    // in a row at most, so that a wait that lasts (a run the user resubmitted by hand) does not
+    // double the polls for as long.
+    constexpr int kSoonerForWaits = 4;
+    int sooner_left = kSoonerForWaits;
     tick = [&] {
       last_tick_at = unix_now();
+      int waiting = 0;
       try {
-        cycle_under_lease(config, store, lease, &snapshot, false);
+        cycle_under_lease(config, store, lease, &snapshot, false, &waiting);
       } catch (const std::exception& e) {
         spdlog::error("cycle failed: {}", e.what());  // the next cycle tries again
         snapshot = {};
@@ -250,6 +262,12 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
         spdlog::error("cannot schedule a wake: {}", e.what());
       }
       tick_in(config.interval);
+      if (waiting == 0) {
+        sooner_left = kSoonerForWaits;
+      } else if (sooner_left > 0) {
+        --sooner_left;
+        tick_sooner("an action waits");
+      }
     };
     wait_reload = [&] {
       reload_signal.async_wait([&](const boost::system::error_code& ec, int) {

@@ -208,6 +208,7 @@ void act_phase(CycleState& s) {
     });
     if (!acted) s.errors.push_back(acted.error());
   }
+  s.result.waiting = executor.waiting();
   if (!s.fenced().empty()) {
     s.errors.push_back("not acting: " + s.fenced());
     return;  // nor deleting checkpoints: the holder of the lease decides that

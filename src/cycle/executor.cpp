@@ -61,6 +61,7 @@ std::optional<Executor::Ran> Executor::run_journaled(ActionPlugin& plugin, const
   }
   const std::string state = action_state_name(outcome.state);
   store_.finish_action(id, state, outcome.detail, now_);
+  if (outcome.state == ActionState::Waiting) ++waiting_;
   // A dry run or a wait is journaled again each time (it takes no key) but told once, and
   // counts as nothing done: not every cycle it goes on.
   if ((outcome.state == ActionState::Waiting || outcome.state == ActionState::DryRun) &&

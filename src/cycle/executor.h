@@ -26,6 +26,8 @@ class Executor {
 
   // Runs `plan` (action names, in order) for one finding; returns how many ran or were recorded.
   int run_plan(const ActionRequest& base, const std::vector<std::string>& plan);
+  // How many actions this executor ran said they wait (ActionState::Waiting).
+  int waiting() const { return waiting_; }
   // A finding cleared: tell the channels once.
   void notify_resolved(const FindingRow& row);
 
@@ -42,8 +44,8 @@ class Executor {
   // Journals the intent, runs (or skips, or dry-runs) the action, journals the outcome and
   // its event; nullopt when the key was journaled before.
   std::optional<Ran> run_journaled(ActionPlugin& plugin, const ActionRequest& req,
-                                             const std::string& key, const std::string& reason,
-                                             const Status& budget);
+                                   const std::string& key, const std::string& reason,
+                                   const Status& budget);
 
   const Config& config_;
   Store& store_;
@@ -51,6 +53,7 @@ class Executor {
   double now_;
   std::function<const std::string&()> fence_;
   const TimeBudget* remote_ = nullptr;
+  int waiting_ = 0;
 };
 
 }  // namespace llmwatch

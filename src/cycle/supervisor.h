@@ -27,6 +27,9 @@ struct CycleResult {
   std::vector<Finding> findings;
   int new_findings = 0, resolved = 0;
   int actions = 0, unknown_probes = 0;
+  // Actions that wait on something and go on in a later cycle (a restart waiting for the task's
+  // end): the daemon looks again sooner (app/cmd_run.cpp), not a whole interval later.
+  int waiting = 0;
   std::uint64_t log_bytes = 0;  // read from training logs this cycle
 };
 
