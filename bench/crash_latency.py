@@ -6,7 +6,10 @@ random part of the interval, it prints an NCCL error naming its node and exits 1
 its next look, makes the post-mortem and restarts the run off that node. Measured: the crash
 line in the log -> a new job of the same name RUNNING (squeue polled every 50 ms).
 
-Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3]
+--teardown S: the task takes S seconds to exit after its crash line (other ranks hanging on, a
+slow epilog), as FAKE_TEARDOWN_SECONDS.
+
+Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3] [--teardown 0]
 Needs root (it starts Slurm daemons). Prints a table.
 """
 import argparse, json, os, random, time
@@ -19,7 +22,8 @@ def one_run(args):
         work, cfg = job_setup(d, args.interval, "bench-crash")
         out = sh("sbatch", "--parsable", "--job-name=bench-crash", "--nodes=1", f"--chdir={work}",
                  f"--output={work}/train-%j.out",
-                 f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME={args.step_time}",
+                 f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME={args.step_time},"
+                 f"FAKE_TEARDOWN_SECONDS={args.teardown}",
                  f"{ROOT}/examples/fake-trainer.sh")
         first = out.stdout.strip().split(";")[0]
         procs.append(start_daemon(args.build, cfg, f"{d}/daemon.log"))
@@ -49,10 +53,12 @@ def main():
     p.add_argument("--interval", default="30s")
     p.add_argument("--step-time", default="2")
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--teardown", default="0")
     args = p.parse_args()
     args.interval_s = float(args.interval.rstrip("s"))
     rows = [one_run(args) for _ in range(args.runs)]
-    print(f"daemon interval {args.interval}, steps of {args.step_time} s")
+    print(f"daemon interval {args.interval}, steps of {args.step_time} s, "
+          f"teardown {args.teardown} s")
     print("crash line -> restarted run RUNNING: " + ", ".join(f"{r:.1f} s" for r in rows))
 
 
