@@ -3,6 +3,7 @@
 #include "cycle/executor.h"
 #include "cycle/goodput_record.h"
 #include "cycle/phases.h"
+#include "rules/job_rules.h"
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/json_writer.h"
@@ -12,17 +13,40 @@
 namespace llmwatch {
 namespace {
 
+// The firing findings of jobs no longer in the config ("job:<label>/..." for no configured
+// label): nothing judges their scope any more, so they would fire for ever. A key is a configured
+// job's when any of its prefixes up to a '/' is one (a label may hold a '/').
+std::vector<std::string> retired_job_findings(CycleState& s) {
+  std::set<std::string> labels;
+  for (const auto& job : s.config.jobs) labels.insert(job_label(job));
+  std::vector<std::string> out;
+  for (const auto& row : s.store.firing()) {
+    if (row.key.rfind("job:", 0) != 0) continue;
+    bool configured = false;
+    for (auto slash = row.key.find('/', 4); slash != std::string::npos && !configured;
+         slash = row.key.find('/', slash + 1))
+      configured = labels.count(row.key.substr(4, slash - 4)) > 0;
+    if (!configured) out.push_back(row.key);
+  }
+  return out;
+}
+
 void resolve_cleared(CycleState& s, Executor& executor) {
   std::set<std::string> seen;
   for (const auto& f : s.findings) seen.insert(f.key);
-  for (const auto& row :
-       s.store.resolve_absent(s.scopes, seen, s.now, s.config.resolve_after_cycles)) {
+  auto told = [&](const FindingRow& row, const std::string& why) {
     ++s.result.resolved;
     s.store.add_event(s.now, "resolved", row.key.substr(0, row.key.find('/')), "info",
-                      row.key + " resolved after " +
-                          format_duration(Seconds(static_cast<long long>(s.now - row.first_seen))));
+                      row.key + " " + why);
     executor.notify_resolved(row);
-  }
+  };
+  for (const auto& row :
+       s.store.resolve_absent(s.scopes, seen, s.now, s.config.resolve_after_cycles))
+    told(row, "resolved after " +
+                  format_duration(Seconds(static_cast<long long>(s.now - row.first_seen))));
+  // Each retired key is its own scope: resolved at once (no check will look again).
+  for (const auto& row : s.store.resolve_absent(retired_job_findings(s), seen, s.now, 0))
+    told(row, "no longer watched: its [[job]] is not in the config");
 }
 
 constexpr double kSeriesEvery = 60;

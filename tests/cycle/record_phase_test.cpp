@@ -35,6 +35,34 @@ TEST(RecordPhase, AClearedFindingResolvesOnlyWhereItsScopeWasEvaluated) {
       << p.events();
 }
 
+// A [[job]] taken out of the config is no longer judged: its firing findings (and those of a
+// finding's failed action) are resolved as no longer watched, whether or not any check looked,
+// and a configured job's are left to its own scope. A retired label with a '/' is no
+// configured job's either.
+TEST(RecordPhase, AFindingOfAJobNoLongerConfiguredIsResolved) {
+  PhaseFixture p(kJob);
+  for (const char* label : {"tr", "retired", "tr2", "tr/old"})
+    (void)p.store->observe(
+        make_finding(std::string("job:") + label, label, "hung", Severity::Critical, "stuck"),
+        kNow - 60);
+  (void)p.store->observe(
+      make_finding("job:retired/hung", "retired", "restart-failed", Severity::Critical, "x"),
+      kNow - 60);
+  auto s = p.state(kNow);  // no check looked at anything
+  record_phase(s);
+  EXPECT_TRUE(p.firing("job:tr/hung"));
+  EXPECT_FALSE(p.firing("job:retired/hung"));
+  EXPECT_FALSE(p.firing("job:retired/hung/restart-failed"));
+  EXPECT_FALSE(p.firing("job:tr2/hung"));
+  EXPECT_EQ(s.result.resolved, 3);
+  EXPECT_NE(p.events().find("job:retired/hung no longer watched: its [[job]] is not in the "
+                            "config"),
+            std::string::npos)
+      << p.events();
+  // "tr/old" reads as the configured "tr"'s: its own scope resolves it once tr is looked at.
+  EXPECT_TRUE(p.firing("job:tr/old/hung"));
+}
+
 TEST(RecordPhase, WhatTheNextCycleNeedsIsKept) {
   PhaseFixture p(kJob);
   auto s = p.state(kNow);
