@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <set>
-#include <string>
 
 #include "cycle/failure_domain.h"
 #include "cycle/housekeeping.h"
@@ -81,9 +79,7 @@ void finish_phase(CycleState& s) {
       const double before = s.now - static_cast<double>(s.config.keep_history.count());
       s.store.compact(before, s.now - 86400);
       // A [[job]] no longer configured: its state goes once it is as old as the history.
-      std::set<std::string> configured;
-      for (const auto& job : s.config.jobs) configured.insert(job_label(job));
-      s.store.forget_jobs(configured, before);
+      s.store.forget_jobs(configured_labels(s.config), before);
       s.store.put(kv::kCompactedAt, std::to_string(s.now), s.now);
     }
   });

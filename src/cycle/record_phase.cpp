@@ -17,8 +17,7 @@ namespace {
 // label): nothing judges their scope any more, so they would fire for ever. A key is a configured
 // job's when any of its prefixes up to a '/' is one (a label may hold a '/').
 std::vector<std::string> retired_job_findings(CycleState& s) {
-  std::set<std::string> labels;
-  for (const auto& job : s.config.jobs) labels.insert(job_label(job));
+  const std::set<std::string> labels = configured_labels(s.config);
   std::vector<std::string> out;
   for (const auto& row : s.store.firing()) {
     if (row.key.rfind("job:", 0) != 0) continue;

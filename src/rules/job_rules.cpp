@@ -14,6 +14,12 @@ std::string job_label(const JobSettings& job) {
   return job.name.empty() ? "id:" + std::to_string(job.id.value_or(0)) : job.name;
 }
 
+std::set<std::string> configured_labels(const Config& config) {
+  std::set<std::string> out;
+  for (const auto& job : config.jobs) out.insert(job_label(job));
+  return out;
+}
+
 QueueIndex::QueueIndex(const std::vector<SlurmJob>& queue) {
   for (const auto& q : queue) {
     names_[q.name].push_back(&q);

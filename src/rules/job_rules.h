@@ -2,6 +2,7 @@
 // Turns what the probes saw of one watched job into findings: absent, stuck pending,
 // hung, crashed, log unreadable. Pure: the same inputs always give the same findings.
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -40,6 +41,9 @@ std::vector<SlurmJob> select_jobs(const std::vector<SlurmJob>& queue, const JobS
 
 // The label a [[job]] goes by in keys and views: its name, or "id:<N>".
 std::string job_label(const JobSettings& job);
+// Every configured [[job]]'s label: what is still watched (a retired job's state and findings
+// are cleared by it).
+std::set<std::string> configured_labels(const Config& config);
 
 struct JobObservation {
   std::vector<SlurmJob> entries;    // from select_jobs

@@ -5,49 +5,67 @@
 
 namespace llmwatch::kv {
 
-// Per watched job (its [[job]] label).
+// Per watched job (its [[job]] label): each prefix spelled once, here, and listed in
+// kJobKeyPrefixes, which Store::forget_jobs removes once a [[job]] has left the config for
+// keep_history.
+inline constexpr const char* kProgressPrefix = "progress:";
+inline constexpr const char* kProgressColdPrefix = "progress.cold:";
+inline constexpr const char* kLastJobPrefix = "lastjob:";
+inline constexpr const char* kGoodputPrefix = "goodput:";
+inline constexpr const char* kPostMortemPrefix = "postmortem:";
+// The key's name predates the rank lines.
+inline constexpr const char* kLogRankTimesPrefix = "megatron-timers:";
+inline constexpr const char* kJobViewPrefix = "jobview:";
+inline constexpr const char* kNearMissPrefix = "nearmiss:";
+inline constexpr const char* kStacksPrefix = "stacks:";
+inline constexpr const char* kHangConfirmPrefix = "hangconfirm:";
+inline constexpr const char* kSaveRequestedPrefix = "save.requested:";
+inline constexpr const char* kAllocationCheckedPrefix = "alloccheck:";
+inline constexpr const char* kJobKeyPrefixes[] = {
+    kProgressPrefix,   kProgressColdPrefix, kLastJobPrefix,       kGoodputPrefix,
+    kPostMortemPrefix, kLogRankTimesPrefix, kJobViewPrefix,       kNearMissPrefix,
+    kStacksPrefix,     kHangConfirmPrefix,  kSaveRequestedPrefix, kAllocationCheckedPrefix};
+
 inline std::string progress(const std::string& job) {
-  return "progress:" + job;
+  return kProgressPrefix + job;
 }  // JobProgress (its hot part)
 inline std::string progress_cold(const std::string& job) {
-  return "progress.cold:" + job;
+  return kProgressColdPrefix + job;
 }  // JobProgress's baselines and evidence lines
 inline std::string last_job(const std::string& job) {
-  return "lastjob:" + job;
+  return kLastJobPrefix + job;
 }  // last task seen
 inline std::string goodput(const std::string& job) {
-  return "goodput:" + job;
+  return kGoodputPrefix + job;
 }  // GoodputState: the goodput accountant's place in the run
 inline std::string post_mortem(const std::string& job) {
-  return "postmortem:" + job;
+  return kPostMortemPrefix + job;
 }
 // LogRankTimes: per-rank timing from the log (Megatron's timers, each rank's own line) followed
-// across cycles (timing_from_log). The key's name predates the rank lines.
+// across cycles (timing_from_log).
 inline std::string megatron_timers(const std::string& job) {
-  return "megatron-timers:" + job;
+  return kLogRankTimesPrefix + job;
 }
 inline std::string job_view(const std::string& job) {
-  return "jobview:" + job;
+  return kJobViewPrefix + job;
 }  // for views
 inline std::string near_miss(const std::string& job) {
-  return "nearmiss:" + job;
+  return kNearMissPrefix + job;
 }
 inline std::string stacks(const std::string& job) {
-  return "stacks:" + job;
+  return kStacksPrefix + job;
 }  // last dump
 inline std::string hang_confirm(const std::string& job) {
-  return "hangconfirm:" + job;
+  return kHangConfirmPrefix + job;
 }  // confirm_hang's first dump, waiting for its second
 inline std::string save_requested(const std::string& job) {
-  return "save.requested:" + job;
+  return kSaveRequestedPrefix + job;
 }
-
-// Every per-job key's prefix (the functions above, and allocation_checked below): what
-// Store::forget_jobs removes once a [[job]] has left the config for keep_history.
-inline constexpr const char* kJobKeyPrefixes[] = {
-    "progress:",   "progress.cold:",   "lastjob:",        "goodput:",
-    "postmortem:", "megatron-timers:", "jobview:",        "nearmiss:",
-    "stacks:",     "hangconfirm:",     "save.requested:", "alloccheck:"};
+// The task (id@start) whose allocation was last node-checked on arrival, or first seen (a run
+// found running is not a restart).
+inline std::string allocation_checked(const std::string& job) {
+  return kAllocationCheckedPrefix + job;
+}
 
 // Per node: when llmwatch drained it ("" once returned), and its last health summary.
 inline std::string drained(const std::string& node) {
@@ -77,11 +95,6 @@ inline std::string idle_checked(const std::string& node) {
   return "idlecheck:" + node;
 }
 inline constexpr const char* kIdleCheckedPrefix = "idlecheck:";
-// Per [[job]]: the task (id@start) whose allocation was last node-checked on arrival, or first
-// seen (a run found running is not a restart).
-inline std::string allocation_checked(const std::string& job) {
-  return "alloccheck:" + job;
-}
 
 // Per [[storage]] path and per [[check]].
 inline std::string storage(const std::string& path) {
