@@ -270,16 +270,16 @@ int main() {
   std::printf("| the kept 15 intervals placed on 64 nodes and judged | %.3f ms CPU | |\n",
               megatron_cost.judge * 1e3);
   std::printf(
-      "| their record saved and restored (what `run --once` pays a cycle; %zu KiB) | %.3f ms "
-      "CPU | |\n",
+      "| their record saved and restored (what `run --once` pays a cycle, the daemon at most "
+      "every 5 min; %zu KiB) | %.3f ms CPU | |\n",
       megatron_cost.bytes >> 10, megatron_cost.record * 1e3);
   std::printf("| each rank's own line (timing_from_log), one line read | %.2f µs CPU | |\n",
               per_own_line * 1e6);
   std::printf("| the kept %zu steps of 512 ranks placed on 64 nodes and judged | %.3f ms CPU | |\n",
               kLineStepsKept, own_cost.judge * 1e3);
   std::printf(
-      "| their record saved and restored (what `run --once` pays a cycle; %zu KiB) | %.3f ms "
-      "CPU | |\n",
+      "| their record saved and restored (what `run --once` pays a cycle, the daemon at most "
+      "every 5 min; %zu KiB) | %.3f ms CPU | |\n",
       own_cost.bytes >> 10, own_cost.record * 1e3);
   std::printf(
       "| healthy 512-rank jobs with a suspect | %d of %d (files), %d of %d (summary) | 0 |\n",

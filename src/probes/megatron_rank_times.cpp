@@ -165,7 +165,16 @@ std::string LogRankTimes::to_json() const {
   for (const auto& [written, b] : blocks)
     list.push_back({{"written", written}, {"seq", b.seq}, {"ranks", ranks_json(b.compute_s)}});
   j["blocks"] = std::move(list);
+  j["read_to"] = read_to;
   return j.dump();
+}
+
+void LogRankTimes::drop_cut() {
+  parser.in_block_ = false;
+  parser.prefix_.clear();
+  parser.compute_timer_ = false;
+  parser.current_.clear();
+  lines.open_.clear();
 }
 
 std::optional<LogRankTimes> LogRankTimes::from_json(const std::string& text) {
@@ -180,6 +189,9 @@ std::optional<LogRankTimes> LogRankTimes::from_json(const std::string& text) {
   if (!p.is_object() || !list.is_array()) return std::nullopt;
   LogRankTimes out;
   out.task = j["task"].get<std::string>();
+  // Records saved before it was kept have none: 0, which no read matches.
+  if (j.contains("read_to") && j["read_to"].is_number_unsigned())
+    out.read_to = j["read_to"].get<std::uint64_t>();
   try {
     MegatronRankTimes& m = out.parser;
     m.in_block_ = p.at("in_block").get<bool>();

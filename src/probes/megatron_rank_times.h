@@ -77,6 +77,13 @@ struct LogRankTimes {
   MegatronRankTimes parser;
   RankLineTimes lines;
   std::vector<std::pair<double, RankTimesBlock>> blocks;  // (written, block), oldest first
+  // The job's log bytes read (JobProgress::bytes_read) when the parsers stood where they do. A
+  // record saved before the last reads (the daemon saves it now and then, not every cycle)
+  // holds a block or a step cut at another place than the log's cursor: see drop_cut.
+  std::uint64_t read_to = 0;
+  // When this process last saved it; not in the record (a restored one is saved at its next
+  // move: `run --once` is a new process each cycle).
+  double saved_at = 0;
   // One log line, in order, to both parsers.
   void feed(std::string_view line) {
     parser.feed(line);
@@ -85,6 +92,9 @@ struct LogRankTimes {
   // The blocks both parsers finished since the last call, as written at `written`.
   void keep_taken(double written);
   void keep(std::vector<RankTimesBlock> fresh, double written, std::size_t at_most);
+  // Forgets the block and the steps the parsers had open (the kept blocks stay): their lines
+  // would otherwise be joined to lines from another place in the log.
+  void drop_cut();
   // Whether the kept blocks are each rank's own lines (a step each), not Megatron's blocks.
   bool from_rank_lines() const { return lines.place() > 0 && parser.place() == 0; }
   // Moves with every line either parser keeps, and with every block kept.

@@ -370,6 +370,50 @@ TEST(StragglerCycle, MegatronTimersAreKeptAcrossProcessesAndCutBlocks) {
   EXPECT_NE(f->summary.find("ranks 8-11"), std::string::npos) << f->summary;
 }
 
+// The daemon holds the timers between its cycles, and saves them only for its own restart: at
+// most every Store::kColdEvery, not at every move (a 512-rank record is 216 KiB, and was
+// written every cycle). A daemon restarted from a record older than its log's cursor forgets
+// the block that record had cut: its first half would otherwise be joined to the second half of
+// a block read after the restart.
+TEST(StragglerCycle, MegatronTimersAreSavedForARestartNotEveryCycle) {
+  EndingRun run("timing_from_log = true\nmax_steps = 1000000\n");
+  run.idle_nodes(6);
+  run.slurm.jobs = {run.task("RUNNING")};
+  std::string text = megatron_intervals(1, 7, 0.7);
+  std::size_t cut = text.find("backward-compute", text.find("iteration 30"));
+  std::size_t cut2 = text.find("backward-compute", text.find("iteration 60"));
+  auto stored = [&] { return run.store->get(kv::megatron_timers("tr")).value_or(""); };
+  write_file(run.log, text.substr(0, cut));
+  run.cycle(run.now);
+  const std::string first = stored();
+  ASSERT_FALSE(first.empty());
+  write_file(run.log, text.substr(cut, cut2 - cut), true);
+  run.cycle(run.now + 30);
+  EXPECT_EQ(stored(), first) << "saved again 30 s later";
+  // The daemon restarts: only the record saved at the first cycle is left.
+  take_log_rank_times("tr");
+  const auto saved = LogRankTimes::from_json(first);
+  ASSERT_TRUE(saved);
+  write_file(run.log, text.substr(cut2), true);
+  run.cycle(run.now + 60);
+  // What the rest of the log holds whole, read from where the log's cursor is.
+  LogRankTimes fresh;
+  for (std::size_t at = cut2, end; at < text.size(); at = end + 1) {
+    end = text.find('\n', at);
+    fresh.feed(std::string_view(text).substr(at, end - at));
+  }
+  fresh.keep_taken(0);
+  auto held = take_log_rank_times("tr");
+  ASSERT_TRUE(held);
+  EXPECT_EQ(held->blocks.size(), saved->blocks.size() + fresh.blocks.size())
+      << "a block cut before the restart was joined to one read after it";
+  put_log_rank_times("tr", held);
+  // Five minutes after its last save, a move is saved again.
+  write_file(run.log, megatron_intervals(8, 1, 0.7), true);
+  run.cycle(run.now + 60 + Store::kColdEvery);
+  EXPECT_NE(stored(), first);
+}
+
 // "evict" on a node whose ranks were placed by layout: only with its GPUs as a second
 // witness. Without telemetry the cost sum is told and nothing is touched (a cyclic layout
 // would drain a healthy node); with node-3's GPU held back, it is evicted.

@@ -163,8 +163,13 @@ std::shared_ptr<LogRankTimes> timers_for(const JobWork& w, const FileAsk& ask, S
   const std::string id = task.run_key();
   auto kept = take_log_rank_times(w.label);
   if (!kept)
-    if (auto stored = LogRankTimes::from_json(store.get(kv::megatron_timers(w.label)).value_or("")))
+    if (auto stored =
+            LogRankTimes::from_json(store.get(kv::megatron_timers(w.label)).value_or(""))) {
+      // Saved before the log's last reads (a daemon that restarted): what it had cut is not
+      // where the log's cursor is now.
+      if (stored->read_to != w.progress.bytes_read) stored->drop_cut();
       kept = std::make_shared<LogRankTimes>(std::move(*stored));
+    }
   if (!kept || kept->task != id) {
     kept = std::make_shared<LogRankTimes>();
     kept->task = id;
@@ -371,12 +376,20 @@ void check_nodes_after_crashes(CycleState& s) {
 }
 
 // Megatron's timers as the read left them: held for the next cycle, and saved when they moved
-// (the next `run --once` is another process). A read that did not answer keeps nothing: the
-// store's copy is read again.
+// and this process has not saved them within Store::kColdEvery. `run --once` (a new process
+// each cycle) so saves every move, as the next cycle needs; the daemon, which holds them, saves
+// them for its own restart only: a 512-rank record is 216 KiB, and was written every cycle. A
+// read that did not answer keeps nothing: the store's copy is read again.
 void keep_timers(CycleState& s, const std::string& label, Deadlined<JobFiles>& got) {
   if (!got.ok() || !got.value->timers) return;
-  if (got.value->timers_moved)
-    s.store.put(kv::megatron_timers(label), got.value->timers->to_json(), s.now);
+  LogRankTimes& timers = *got.value->timers;
+  timers.read_to = got.value->progress.bytes_read;
+  const bool due = timers.saved_at <= 0 || s.now - timers.saved_at >= Store::kColdEvery ||
+                   s.now < timers.saved_at;
+  if (got.value->timers_moved && due) {
+    s.store.put(kv::megatron_timers(label), timers.to_json(), s.now);
+    timers.saved_at = s.now;
+  }
   put_log_rank_times(label, std::move(got.value->timers));
 }
 
