@@ -7,9 +7,13 @@ its next look, makes the post-mortem and restarts the run off that node. Measure
 line in the log -> a new job of the same name RUNNING (squeue polled every 50 ms).
 
 --teardown S: the task takes S seconds to exit after its crash line (other ranks hanging on, a
-slow epilog), as FAKE_TEARDOWN_SECONDS.
+slow epilog), as FAKE_TEARDOWN_SECONDS. With S past the hang allowance (--teardown 600: the
+peers of the crashed rank wait in a collective until NCCL's timeout), the run is found hung,
+cancelled and restarted; add --settle 60 so that the daemon has learned the step interval
+before the crash, as it has for a run it has watched for a while.
 
 Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3] [--teardown 0]
+                              [--settle 0]
 Needs root (it starts Slurm daemons). Prints a table.
 """
 import argparse, json, os, random, time
@@ -29,6 +33,7 @@ def one_run(args):
         procs.append(start_daemon(args.build, cfg, f"{d}/daemon.log"))
         log = f"{work}/train-{first}.out"
         wait("step 5", lambda: os.path.exists(log) and "global_step: 5 " in open(log).read())
+        time.sleep(args.settle)
         # The crash at a random phase of the daemon's tick, as in production (the daemon starts
         # with the job: without this every run would crash at the same point of the interval).
         time.sleep(random.uniform(0, args.interval_s))
@@ -43,7 +48,7 @@ def one_run(args):
                     return time.time()
             return None
 
-        running = wait("the restarted run RUNNING", rerun)
+        running = wait("the restarted run RUNNING", rerun, timeout=300)
         return running - crashed
 
 
@@ -54,11 +59,12 @@ def main():
     p.add_argument("--step-time", default="2")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--teardown", default="0")
+    p.add_argument("--settle", type=float, default=0)
     args = p.parse_args()
     args.interval_s = float(args.interval.rstrip("s"))
     rows = [one_run(args) for _ in range(args.runs)]
     print(f"daemon interval {args.interval}, steps of {args.step_time} s, "
-          f"teardown {args.teardown} s")
+          f"teardown {args.teardown} s, settled {args.settle:g} s")
     print("crash line -> restarted run RUNNING: " + ", ".join(f"{r:.1f} s" for r in rows))
 
 

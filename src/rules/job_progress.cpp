@@ -30,6 +30,17 @@ void trim_series(std::vector<T>& v) {
   if (v.size() > kSeriesLength) v.erase(v.begin(), v.end() - kSeriesLength);
 }
 
+// Whether a crash signature just read names the task's crash better than the one held. Python
+// prints "Traceback (most recent call last):" first and the exception (an NCCL or CUDA error)
+// last: the specific name replaces the generic one while no step came between. And a fatal
+// error after a crash the run trained past (a handled retry) is a new crash; another handled
+// traceback is not.
+bool replaces_crash(const JobProgress& p, const std::string& seen) {
+  if (p.crash.empty()) return true;
+  if (p.trained_past_crash()) return fatal_crash_signature(seen);
+  return p.crash == "python-traceback" && seen != "python-traceback";
+}
+
 template <class T>
 std::optional<T> opt_from(const nlohmann::json& j, const char* key) {
   if (!j.contains(key) || !j[key].is_number()) return std::nullopt;
@@ -286,9 +297,9 @@ std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lin
       p.checkpoint_done = now;
       set_ |= kCheckpointDone;
     }
-    if (!line.crash.empty() && p.crash.empty()) {
+    if (!line.crash.empty() && replaces_crash(p, line.crash)) {
+      if (p.crash.empty() || p.trained_past_crash()) p.crash_advances = p.advances;
       p.crash = line.crash;
-      p.crash_advances = p.advances;
     }
     if (line.max_steps) p.max_steps = line.max_steps;
     if (line.save_seconds) p.save_seconds = line.save_seconds;
@@ -421,6 +432,10 @@ void task_ended(JobProgress& p) {
   if (!p.step) ++p.quick_deaths;
 }
 
+bool fatal_crash_signature(std::string_view crash) {
+  return crash == "nccl-error" || crash == "nccl-timeout" || crash == "cuda-error";
+}
+
 StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double now) {
   StaleVerdict v;
   auto dur = [](double seconds) {
@@ -458,6 +473,21 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
         v.how = adaptive < floor     ? "stale_floor; " + times + " longest step interval is less"
                 : adaptive > ceiling ? "stale_ceiling; " + times + " longest step interval is more"
                                      : times + " longest step interval (floor " + dur(floor) + ")";
+      }
+    }
+    // A rank printed a fatal error (a collective's or the GPU's) and no step came after it:
+    // that rank is gone, and the others wait in a collective that will not complete until
+    // NCCL's own timeout (10 minutes or more) ends them, unless srun kills them first. The run
+    // is given two of its longest step intervals, not its full allowance: the task's own end
+    // (a torchrun teardown) comes within seconds and is restarted by the crash path; a run
+    // that handled the error steps again within an interval; and a hang found here is still
+    // dumped and confirmed (confirm_hang) before anything is cancelled.
+    if (p.longest_interval > 0 && fatal_crash_signature(p.crash) && !p.trained_past_crash()) {
+      const double after_crash = std::max(kAfterFatalCrashFloor, 2 * p.longest_interval);
+      if (after_crash < v.allowance) {
+        v.allowance = after_crash;
+        v.how = "2 x " + dur(p.longest_interval) + " longest step interval after a " + p.crash +
+                " line (its other ranks wait in a collective)";
       }
     }
     if (p.evaluation_since > 0) {

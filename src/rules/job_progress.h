@@ -173,6 +173,13 @@ struct StaleVerdict {
 // quick death if it never made progress. Idempotent per task.
 void task_ended(JobProgress& p);
 
+// A crash signature that no rank survives (an NCCL or CUDA error, NCCL's watchdog timeout),
+// unlike an out-of-memory error or a traceback, which a trainer may catch and step on.
+bool fatal_crash_signature(std::string_view crash);
+// After such a line with no step since, the hang allowance is 2 x the longest step interval,
+// at least this (the crash path sees a task that ends by itself within seconds).
+inline constexpr double kAfterFatalCrashFloor = 15;
+
 StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double now);
 
 }  // namespace llmwatch

@@ -7,24 +7,29 @@
 #include <filesystem>
 
 #include "local_cluster.h"
+#include "util/units.h"
 
 namespace llmwatch::testing {
 namespace {
 
-// A python3 trainer (the given script) watched as job `name` with a 6 s stale floor and
-// on_hang = dump, alert, cancel, plus `extra` [[job]] keys.
+// A quick hang allowance for tests: a 6 s floor.
+constexpr const char* kQuickAllowance =
+    "stale_floor = \"6s\"\nfirst_steps_grace = \"6s\"\nstale_ceiling = \"1m\"\n";
+
+// A python3 trainer (the given script) watched as job `name` with `allowance` (a 6 s stale
+// floor unless told) and on_hang = dump, alert, cancel, plus `extra` [[job]] keys.
 struct PythonRun {
   LocalCluster& c;
   std::string work, config, id;
   PythonRun(LocalCluster& cluster, const std::string& name, const std::string& script,
-            const std::string& extra = "", const std::string& python = "python3")
+            const std::string& extra = "", const std::string& python = "python3",
+            const std::string& allowance = kQuickAllowance)
       : c(cluster), work(c.dir / "work"), config(c.dir / "llmwatch.toml") {
     std::filesystem::create_directories(work);
     write_file(work + "/train.py", script);
     write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
                            "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\n" + job_owner() + "name = \"" +
-                           name +
-                           "\"\nstale_floor = \"6s\"\nfirst_steps_grace = \"6s\"\nstale_ceiling = \"1m\"\n"
+                           name + "\"\n" + allowance +
                            "startup_grace = \"1m\"\non_hang = [\"dump\", \"alert\", \"cancel\"]\n" +
                            extra);
     auto sub = c.slurm({"sbatch", "--parsable", "--job-name=" + name, "--nodes=1",
@@ -117,6 +122,43 @@ TEST(HangForensics, StacksThatMoveAreANearMissNotACancel) {
   EXPECT_TRUE(run.cycles_until("cancel done")) << events();
 }
 
+// One rank printed an NCCL error and died; its peers wait in the collective (#30). At the
+// shipped allowance (45 s floor) the run is found after two of its step intervals, at least
+// 15 s, not 45 s: dumped, confirmed by a second dump (the frames did not move) and cancelled.
+// The time from the crash line to the cancel is a figure, not an assertion.
+TEST(HangForensics, PeersWaitingAfterAFatalCrashLineAreFoundAfterTwoStepIntervals) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  REQUIRE_GDB();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  PythonRun run(c, "itest-peers",
+                "import time\n"
+                "def allreduce_wait():\n"
+                "    while True:\n"
+                "        time.sleep(0.2)\n"
+                "for step in range(1, 7):\n"
+                "    print(f'global_step: {step}', flush=True)\n"
+                "    time.sleep(1)\n"
+                "print('[rank1]: RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled "
+                "system error', flush=True)\n"
+                "print(time.time(), flush=True)\n"
+                "allreduce_wait()\n",
+                "", "python3", "");
+  ASSERT_FALSE(run.id.empty());
+  ASSERT_TRUE(run.cycles_until("cancel done")) << run.events();
+  const double cancelled = unix_now();
+  std::string events = run.events();
+  EXPECT_NE(events.find("after a nccl-error line"), std::string::npos) << events;
+  EXPECT_NE(events.find("dump done: 1 process: 1 in allreduce_wait"), std::string::npos) << events;
+  EXPECT_EQ(events.find("near miss"), std::string::npos) << events;
+  std::string out = read_file(run.work + "/out-" + run.id + ".txt");
+  auto at = out.find("system error\n");
+  ASSERT_NE(at, std::string::npos) << out;
+  double crashed = std::atof(out.c_str() + at + std::string("system error\n").size());
+  RecordProperty("crash_line_to_cancel_s", std::to_string(cancelled - crashed));
+  std::cout << "crash line -> cancel within " << cancelled - crashed << " s\n";
+}
+
 // The job's user ships a gdb script beside the program it runs (as `libx.so-gdb.py` beside a
 // library) and the run hangs. The dump (gdb, started as root on the node) runs that script, if
 // at all, as the job's user, never as root (#26.7: with the auto-load safe-path "/", the
@@ -142,12 +184,13 @@ TEST(HangForensics, AUsersGdbScriptNeverRunsAsRoot) {
   for (const char* f : {"python3", "python3-gdb.py", "train.py"})
     ASSERT_EQ(::chown((work + "/" + f).c_str(), user->uid, user->gid), 0);
   std::string config = c.dir / "llmwatch.toml";
-  write_file(config, "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
-                         "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\nname = \"itest-gdbpy\"\n"
-                         "user = \"" +
-                         kUser +
-                         "\"\nstale_floor = \"6s\"\nfirst_steps_grace = \"6s\"\nstale_ceiling = \"1m\"\n"
-                         "startup_grace = \"1m\"\non_hang = [\"dump\", \"alert\", \"cancel\"]\n");
+  write_file(config,
+             "[llmwatch]\nstate_dir = \"" + (c.dir / "state") +
+                 "\"\n[slurm]\ntimeout = \"10s\"\n[[job]]\nname = \"itest-gdbpy\"\n"
+                 "user = \"" +
+                 kUser +
+                 "\"\nstale_floor = \"6s\"\nfirst_steps_grace = \"6s\"\nstale_ceiling = \"1m\"\n"
+                 "startup_grace = \"1m\"\non_hang = [\"dump\", \"alert\", \"cancel\"]\n");
   auto sub =
       // In the user's own group, as a job the user submitted is: a step as root with --uid
       // alone names root's group, and slurmd refuses it ("Invalid job credential").

@@ -127,5 +127,79 @@ TEST(ProgressUpdate, AHangGapNeverTeachesTheAllowance) {
   EXPECT_EQ(evaluate_stale(p, job, 1110).how, "stale_floor; 5 x 20s longest step interval is less");
 }
 
+// Python prints the traceback's header first and the exception last: an NCCL error ending a
+// traceback is an NCCL error, not a generic traceback (the crash was charged to no node and the
+// peers kept the full hang allowance). A fatal error after a handled traceback the run stepped
+// past is a new crash; another handled traceback is not.
+TEST(ProgressUpdate, TheCrashIsNamedByTheExceptionNotTheTracebacksHeader) {
+  TrainingLogParser parser;
+  auto feed = [&](JobProgress& p, std::vector<std::string> lines) {
+    ProgressUpdate u(p, parser, 2000);
+    u.feed(std::vector<std::string_view>(lines.begin(), lines.end()));
+    u.finish();
+  };
+  JobProgress p = warmed_up();
+  feed(p, {"Traceback (most recent call last):", "  File \"train.py\", line 9, in <module>",
+           "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote "
+           "process exited or there was a network error"});
+  EXPECT_EQ(p.crash, "nccl-error");
+  EXPECT_FALSE(p.trained_past_crash());
+  feed(p, {"Traceback (most recent call last):", "RuntimeError: CUDA error: an illegal memory"});
+  EXPECT_EQ(p.crash, "nccl-error") << "the first specific name stays";
+
+  JobProgress handled = warmed_up();
+  feed(handled, {"Traceback (most recent call last):", "requests.exceptions.ReadTimeout",
+                 "global_step: 91"});
+  EXPECT_EQ(handled.crash, "python-traceback");
+  EXPECT_TRUE(handled.trained_past_crash());
+  feed(handled, {"Traceback (most recent call last):", "global_step: 92"});
+  EXPECT_EQ(handled.crash, "python-traceback");
+  EXPECT_TRUE(handled.trained_past_crash()) << "a second handled retry is no crash";
+  feed(handled, {"RuntimeError: CUDA error: an illegal memory access was encountered"});
+  EXPECT_EQ(handled.crash, "cuda-error");
+  EXPECT_FALSE(handled.trained_past_crash()) << "a fatal error after it is a new crash";
+}
+
+// A rank printed an NCCL error and no step followed: its peers wait in a collective until
+// NCCL's own timeout. The run gets two of its longest step intervals (at least 15 s), not the
+// 45 s floor (#30: such a task was cancelled ~55 s after its last step). A signature a trainer
+// can survive (out of memory, a traceback), a step after the error, and an unlearned interval
+// keep the usual allowance; a save still has its own grace.
+TEST(HangRule, AfterAFatalCrashLineTheRunGetsTwoStepIntervals) {
+  const JobSettings job;  // the shipped defaults: floor 45 s, factor 4
+  JobProgress p = warmed_up();
+  p.longest_interval = 10;
+  EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 45);
+  p.crash = "nccl-error";
+  p.crash_advances = p.advances;
+  auto v = evaluate_stale(p, job, 1021);
+  EXPECT_DOUBLE_EQ(v.allowance, 20);
+  EXPECT_TRUE(v.hung);
+  EXPECT_EQ(v.how,
+            "2 x 10s longest step interval after a nccl-error line (its other ranks wait in a "
+            "collective)");
+  EXPECT_FALSE(evaluate_stale(p, job, 1019).hung);
+  p.longest_interval = 2;  // fast steps: the floor leaves the task time to end by itself
+  EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, kAfterFatalCrashFloor);
+  p.longest_interval = 30;  // slow steps: 2 x 30 s, under the usual 4 x 30 s
+  EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 60);
+  p.longest_interval = 10;
+  for (const char* survivable : {"cuda-oom", "python-traceback", "xid"}) {
+    p.crash = survivable;
+    EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 45) << survivable;
+  }
+  p.crash = "cuda-error";
+  EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 20);
+  p.advances = p.crash_advances + 1;  // it stepped on: a handled error
+  EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 45);
+  p.advances = p.crash_advances;
+  p.checkpoint_since = 1005;  // a save began after the last step: its grace holds
+  EXPECT_EQ(evaluate_stale(p, job, 1100).phase, "checkpoint");
+  EXPECT_FALSE(evaluate_stale(p, job, 1100).hung);
+  p.checkpoint_since = 0;
+  p.longest_interval = 0;  // nothing learned: the first steps' grace, as before
+  EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 120);
+}
+
 }  // namespace
 }  // namespace llmwatch
