@@ -68,6 +68,31 @@ TEST(LifecycleTrust, AHandledTracebackInARunThatStepsOnIsAWarningAndNothingIsSub
   EXPECT_TRUE(run.slurm.cancelled.empty());
 }
 
+// A fatal error after a handled traceback the run stepped past is a crash of its own: critical,
+// its restart waiting for the task's end (before, the handled traceback was the task's crash
+// for good, and the fatal error went unseen until the task ended). Another handled traceback is
+// still no crash.
+TEST(LifecycleTrust, AFatalErrorAfterAHandledTracebackIsACrash) {
+  EndingRun run;
+  run.runs_and_prints(
+      "Traceback (most recent call last):\nrequests.exceptions.ConnectionError: wandb\n"
+      "global_step: 2\n");
+  write_file(run.log,
+             "Traceback (most recent call last):\nConnectionError: wandb\nglobal_step: 3\n", true);
+  auto r = run.cycle(run.now + 60);
+  ASSERT_TRUE(run.finding(r, "crashed"));
+  EXPECT_EQ(run.finding(r, "crashed")->severity, Severity::Warning);
+  write_file(run.log, std::string("global_step: 4\n") + kCudaError, true);
+  r = run.cycle(run.now + 90);
+  const Finding* f = run.finding(r, "crashed");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, Severity::Critical) << f->summary;
+  EXPECT_NE(f->summary.find("cuda-error"), std::string::npos) << f->summary;
+  EXPECT_TRUE(run.slurm.submitted.empty()) << "submitted beside a live task: " << run.submitted();
+  EXPECT_NE(event_lines(*run.store).find("waits for its end"), std::string::npos)
+      << event_lines(*run.store);
+}
+
 // A crash seen while the task is still alive (it printed its error and has not yet exited):
 // the restart waits for its end, then runs once (#26.1: restart never submits beside a live
 // task of the run).
