@@ -34,7 +34,7 @@ class AlertAction : public ActionPlugin {
     m.actions = r.done;
     m.ts = ctx.now;
     m.host = hostname();
-    ctx.store.set_notified(r.finding.key, ctx.now);
+    ctx.store.set_notified(r.finding.key, ctx.now, m.severity);
     auto queued = queue_alert(ctx.config, ctx.store, m, ctx.now);
     if (!queued.silenced_by.empty())
       return {ActionState::Skipped, "muted by " + queued.silenced_by};

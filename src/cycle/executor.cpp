@@ -85,7 +85,8 @@ std::optional<Executor::Ran> Executor::run_journaled(ActionPlugin& plugin, const
                    now_,
                    now_,
                    0,
-                   0};
+                   0,
+                   ""};
     queue_alert(config_, store_, message_for(row, "firing", text, now_), now_);
   }
   return Ran{outcome, true};

@@ -81,6 +81,11 @@ const std::vector<std::string>& schema_migrations() {
         node TEXT NOT NULL, gpu_seconds REAL NOT NULL,
         PRIMARY KEY (day, job, bucket, cause, node)) WITHOUT ROWID;
       )sql",
+      // 7: the severity a firing finding was last told at: one that gets worse within its
+      // episode (a disk from 85 % to 97 %) is told again at once, not at the next repeat.
+      R"sql(
+      ALTER TABLE findings ADD COLUMN notified_severity TEXT NOT NULL DEFAULT '';
+      )sql",
   };
   return migrations;
 }

@@ -259,7 +259,7 @@ FindingChange Store::observe(const Finding& f, double now) {
          "severity=excluded.severity, "
          "summary=excluded.summary, evidence=excluded.evidence, state='firing', "
          "first_seen=excluded.first_seen, last_seen=excluded.last_seen, resolved_at=NULL, "
-         "notified_at=NULL, missing=0, episode=excluded.episode")
+         "notified_at=NULL, notified_severity='', missing=0, episode=excluded.episode")
       .bind(1, f.key)
       .bind(2, severity_name(f.severity))
       .bind(3, f.summary)
@@ -273,7 +273,7 @@ FindingChange Store::observe(const Finding& f, double now) {
 
 static FindingRow finding_row(Statement& st) {
   return {st.text(0), st.text(1), st.text(2), st.text(3), st.text(4),
-          st.real(5), st.real(6), st.real(7), st.real(8)};
+          st.real(5), st.real(6), st.real(7), st.real(8), st.text(9)};
 }
 
 std::vector<FindingRow> Store::resolve_absent(const std::vector<std::string>& scopes,
@@ -302,15 +302,20 @@ std::vector<FindingRow> Store::resolve_absent(const std::vector<std::string>& sc
   return resolved;
 }
 
-void Store::set_notified(const std::string& key, double now) {
-  db_.prepare("UPDATE findings SET notified_at=? WHERE key=?").bind(1, now).bind(2, key).run();
+void Store::set_notified(const std::string& key, double now, const std::string& severity) {
+  db_.prepare("UPDATE findings SET notified_at=?, notified_severity=? WHERE key=?")
+      .bind(1, now)
+      .bind(2, severity)
+      .bind(3, key)
+      .run();
 }
 
 std::vector<FindingRow> Store::firing() {
   auto st = db_.prepare(
       "SELECT key, severity, summary, evidence, state, first_seen, last_seen, "
       "COALESCE(resolved_at, 0), "
-      "COALESCE(notified_at, 0) FROM findings WHERE state='firing' ORDER BY first_seen");
+      "COALESCE(notified_at, 0), notified_severity FROM findings WHERE state='firing' "
+      "ORDER BY first_seen");
   std::vector<FindingRow> out;
   while (st.step()) out.push_back(finding_row(st));
   return out;

@@ -39,6 +39,8 @@ struct FindingEvent {
 struct FindingRow {
   std::string key, severity, summary, evidence_json, state;
   double first_seen = 0, last_seen = 0, resolved_at = 0, notified_at = 0;
+  // The severity it was last told at ("" when never told, or told before this was kept).
+  std::string notified_severity;
 };
 
 struct ActionRow {
@@ -150,7 +152,8 @@ class Store {
   std::vector<FindingRow> resolve_absent(const std::vector<std::string>& scopes,
                                          const std::set<std::string>& seen, double now,
                                          int after_cycles = 1);
-  void set_notified(const std::string& key, double now);
+  // The finding was told now, at `severity` (its own, or what the message said).
+  void set_notified(const std::string& key, double now, const std::string& severity);
   std::vector<FindingRow> firing();
 
   // Action journal. begin_action returns nullopt when idem_key was already journaled

@@ -54,8 +54,13 @@ TEST(Storage, FillingBytesWarnsThenCriticalBeforeWritesFailAndClears) {
   TempDir base;
   Tmpfs fs(base / "fs", "size=4m,nr_inodes=1000");
   if (!fs.mounted) GTEST_SKIP() << "cannot mount tmpfs here";
+  // Every alert appended to a file, one JSON message a line, as an operator's program gets it.
+  const std::string alerts = base / "alerts.jsonl";
   StorageRun run("[[storage]]\npath = \"" + fs.dir +
-                 "\"\nwarn_used = \"80%\"\ncritical_used = \"95%\"\n");
+                 "\"\nwarn_used = \"80%\"\ncritical_used = \"95%\"\n"
+                 "[[alert.exec]]\nname = \"log\"\nmin_severity = \"info\"\n"
+                 "command = [\"/bin/sh\", \"-c\", \"cat >> " +
+                 alerts + "; echo >> " + alerts + "\"]\n");
   EXPECT_TRUE(run.findings().empty());
   ASSERT_TRUE(write_bytes(fs.dir + "/ckpt-1", 3400 * 1024));  // ~83%
   auto f = run.findings();
@@ -66,6 +71,12 @@ TEST(Storage, FillingBytesWarnsThenCriticalBeforeWritesFailAndClears) {
   f = run.findings();
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].second, "critical");
+  // Told twice: as a warning, and at once as critical when it got worse (before, the critical
+  // news waited for the 6-hour repeat).
+  const std::string told = read_file(alerts);
+  EXPECT_NE(told.find("\"severity\":\"warning\""), std::string::npos) << told;
+  EXPECT_NE(told.find("\"severity\":\"critical\""), std::string::npos) << told;
+  EXPECT_NE(told.find("now critical (was warning)"), std::string::npos) << told;
   EXPECT_FALSE(write_bytes(fs.dir + "/ckpt-3", 1024 * 1024)) << "the filesystem should now be full";
   std::filesystem::remove(fs.dir + "/ckpt-1");
   std::filesystem::remove(fs.dir + "/ckpt-2");
