@@ -11,6 +11,7 @@
 #include "rules/attribution.h"
 #include "rules/straggler.h"
 #include "slurm/hostlist.h"
+#include "slurm/slurm_node.h"
 #include "store/store.h"
 #include "util/units.h"
 
@@ -25,18 +26,31 @@ const JobWork* work_for(const CycleState& s, const std::string& subject) {
 
 // The nodes a crash is blamed on: the post-mortem's suspects once the task ended; for a
 // crash seen in a log while the task runs, attribution over its last lines. An OOM or a
-// Python error blames no node.
+// Python error blames no node. A hang in a task that printed a crash it did not step past is
+// that crash's (a rank died, its peers wait in the collective): the hang's restart, which
+// usually runs first, stays off the crash's nodes.
 std::vector<Suspect> suspects_for(const CycleState& s, const Finding& f) {
   const JobWork* w = work_for(s, f.subject);
   if (!w) return {};
   if (f.kind == "ended") return w->ended ? w->ended->suspects : std::vector<Suspect>{};
-  if (f.kind != "crashed") return {};
+  const bool hang_after_crash = f.kind == "hung" && !w->progress.crash.empty() &&
+                                !w->progress.trained_past_crash();
+  if (f.kind != "crashed" && !hang_after_crash) return {};
   const std::string& sig = w->progress.crash;
   if (sig == "cuda-oom" || sig == "python-traceback") return {};
   const auto& t = w->obs.running ? w->obs.running : w->last;
   if (!t) return {};
   TaskLayout layout;
   layout.nodes = hosts_in(t->nodes);
+  // The peer an NCCL error names, by the NodeAddr this cycle's sinfo gave (no RPC): else the
+  // ranks that report a failed completion from it would be all the log blames.
+  if (s.nodes_ok()) {
+    std::set<std::string> mine(layout.nodes.begin(), layout.nodes.end());
+    std::vector<std::pair<std::string, std::string>> node_addrs;
+    for (const auto& n : s.nodes->nodes)
+      if (mine.count(n.name)) node_addrs.emplace_back(n.name, n.address);
+    layout.address_to_node = nodes_by_address(node_addrs);
+  }
   std::vector<std::string> lines(w->progress.recent.begin(), w->progress.recent.end());
   return attribute_crash(lines, layout, w->troubles);
 }

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "slurm/hostlist.h"
+#include "slurm/slurm_node.h"
 #include "slurm/slurm_text.h"
 
 namespace llmwatch {
@@ -61,14 +62,9 @@ EndObservation observe_end(SlurmClient& slurm, const SlurmJob& task,
   }
   o.layout.nodes = hosts_in(nodes);
   if (names_addresses(o.evidence.log_tail) && o.layout.nodes.size() <= kMaxAddressLookups) {
-    std::map<std::string, std::vector<std::string>> nodes_at;
-    for (const auto& n : o.layout.nodes) {
-      auto addr = slurm.show_node(n)["NodeAddr"];
-      if (!addr.empty()) nodes_at[addr].push_back(n);
-    }
-    // An address several nodes share (one host running many slurmds) names none of them.
-    for (const auto& [addr, at] : nodes_at)
-      if (at.size() == 1) o.layout.address_to_node[addr] = at.front();
+    std::vector<std::pair<std::string, std::string>> node_addrs;
+    for (const auto& n : o.layout.nodes) node_addrs.emplace_back(n, slurm.show_node(n)["NodeAddr"]);
+    o.layout.address_to_node = nodes_by_address(node_addrs);
   }
   return o;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <string_view>
 
@@ -118,17 +119,23 @@ std::vector<Suspect> attribute_crash(const std::vector<std::string>& lines,
   };
   for (const auto& t : troubles) charge(task_node(t.node, layout), 0.9, t.why, true);
   std::set<std::string> seen;  // the same line from every rank counts once
+  // An address no node is known by -> the hosts that reported a failure from it.
+  std::map<std::string, std::set<std::string>> reporters_of;
   for (const auto& line : lines) {
     if (line.find("Watchdog caught collective operation timeout") != std::string::npos) continue;
     bool net = network_error(line), gpu = gpu_error(line);
     if (!net && !gpu) continue;
     if (!seen.insert(line).second) continue;
-    if (auto host = task_node(nccl_host(line), layout); !host.empty())
-      charge(host, 0.4, "printed: " + line, gpu);
-    if (net)
-      for (const auto& ip : ipv4s(line))
+    const std::string host = task_node(nccl_host(line), layout);
+    if (!host.empty()) charge(host, 0.4, "printed: " + line, gpu);
+    if (net) {
+      for (const auto& ip : ipv4s(line)) {
         if (auto it = layout.address_to_node.find(ip); it != layout.address_to_node.end())
           charge(task_node(it->second, layout), 0.6, "named as peer " + ip + ": " + line, true);
+        else if (!host.empty())
+          reporters_of[ip].insert(host);
+      }
+    }
     if (int rank = rank_of(line); rank >= 0 && layout.ranks_per_node > 0) {
       size_t index = static_cast<size_t>(rank / layout.ranks_per_node);
       if (index < layout.nodes.size())
@@ -141,6 +148,14 @@ std::vector<Suspect> attribute_crash(const std::vector<std::string>& lines,
   if (!named.empty())
     for (auto& [node, s] : by_node)
       if (!named.count(node)) s.confidence = std::min(s.confidence, kReporterCeiling);
+  // Two nodes or more that report the same peer, by an address no node is known by, point at
+  // that peer, not at themselves (both their own links failing at once is far less likely):
+  // neither is a suspect by those reports.
+  for (const auto& [ip, hosts] : reporters_of)
+    if (hosts.size() >= 2)
+      for (const auto& host : hosts)
+        if (!named.count(host))
+          by_node[host].confidence = std::min(by_node[host].confidence, kReporterCeiling);
   std::vector<Suspect> out;
   for (auto& [node, s] : by_node)
     if (s.confidence >= kSuspectThreshold) out.push_back(std::move(s));

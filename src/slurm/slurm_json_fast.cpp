@@ -275,6 +275,8 @@ bool read_node(simdjson::ondemand::object n, SlurmNode& node) {
       node.reason = string_of(nv);
     } else if (k == "reason_set_by_user") {
       node.reason_set_by = string_of(nv);
+    } else if (k == "address") {
+      node.address = string_of(nv);
     } else if (k == "state" || k == "state_flags" || k == "partitions") {
       json_type vt;
       if (nv.type().get(vt)) return false;

@@ -43,4 +43,15 @@ bool undrain_allowed(const SlurmNode& node, bool kill_task_failed_too) {
   return (node.drained() || node.down()) && undrain_allowed(node.reason, kill_task_failed_too);
 }
 
+std::map<std::string, std::string> nodes_by_address(
+    const std::vector<std::pair<std::string, std::string>>& node_addrs) {
+  std::map<std::string, std::vector<std::string>> nodes_at;
+  for (const auto& [node, addr] : node_addrs)
+    if (!addr.empty() && addr != node) nodes_at[addr].push_back(node);
+  std::map<std::string, std::string> out;
+  for (const auto& [addr, at] : nodes_at)
+    if (at.size() == 1) out[addr] = at.front();
+  return out;
+}
+
 }  // namespace llmwatch

@@ -1,5 +1,6 @@
 #pragma once
 // One node as `sinfo --json` reports it, and whether it can take work.
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,9 @@ struct SlurmNode {
   std::string reason;
   std::string reason_set_by;
   std::vector<std::string> partitions;
+  // NodeAddr: how its peers name it (an NCCL error names a peer by address). Slurm prints the
+  // node's name when none is configured.
+  std::string address;
 
   bool drained() const;  // DRAIN flag (draining or drained)
   bool down() const;     // down, fail, or not responding
@@ -31,6 +35,12 @@ ReasonBy reason_by(const std::string& reason);  // "", "(null)" and "none" are N
 // (when allowed) Slurm's "Kill task failed".
 bool undrain_allowed(const std::string& reason, bool kill_task_failed_too);
 bool undrain_allowed(const SlurmNode& node, bool kill_task_failed_too);
+
+// Address -> node from (node, NodeAddr) pairs, for naming the peer an NCCL error names. An
+// address several nodes share (one host running many slurmds) names none of them; nor does a
+// node's own name (no NodeAddr configured).
+std::map<std::string, std::string> nodes_by_address(
+    const std::vector<std::pair<std::string, std::string>>& node_addrs);
 
 struct SinfoParse {
   std::vector<SlurmNode> nodes;

@@ -229,7 +229,7 @@ void read_node_state(std::string_view word, std::string& state, std::vector<std:
 // Views into the text, no copy per line or field: 16,384 nodes are parsed every cycle.
 SinfoParse parse_sinfo_text(std::string_view text) {
   SinfoParse out;
-  int name_col = -1, state_col = -1, reason_col = -1, partition_col = -1;
+  int name_col = -1, state_col = -1, reason_col = -1, partition_col = -1, address_col = -1;
   std::unordered_map<std::string, size_t> position;  // node → index in out.nodes
   std::vector<std::string_view> f;
   std::string state;
@@ -245,6 +245,7 @@ SinfoParse parse_sinfo_text(std::string_view text) {
         if (state_col < 0 && h == "STATE") state_col = i;
         if (reason_col < 0 && h == "REASON") reason_col = i;
         if (partition_col < 0 && h == "PARTITION") partition_col = i;
+        if (address_col < 0 && h == "NODE_ADDR") address_col = i;
       }
       if (name_col < 0 || state_col < 0)
         return out.error = "sinfo header has no NODELIST/HOSTNAMES or STATE column", out;
@@ -266,11 +267,15 @@ SinfoParse parse_sinfo_text(std::string_view text) {
                                      ? trim(f[partition_col])
                                      : "";
     if (!partition.empty() && partition.back() == '*') partition.remove_suffix(1);  // default
+    std::string_view address =
+        address_col >= 0 && address_col < static_cast<int>(f.size()) ? trim(f[address_col]) : "";
     for (auto& h : *hosts) {
       // Wide formats print a node once per partition or reservation: keep the first, and
       // collect its partitions.
       auto [at, added] = position.try_emplace(h, out.nodes.size());
-      if (added) out.nodes.push_back({std::move(h), state, flags, std::string(reason), "", {}});
+      if (added)
+        out.nodes.push_back(
+            {std::move(h), state, flags, std::string(reason), "", {}, std::string(address)});
       auto seen = out.nodes.begin() + static_cast<std::ptrdiff_t>(at->second);
       if (!partition.empty() && std::find(seen->partitions.begin(), seen->partitions.end(),
                                           partition) == seen->partitions.end())

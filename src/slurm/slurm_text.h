@@ -21,7 +21,7 @@ std::int64_t slurm_timestamp(std::string_view text);
 
 // A '|'-separated sinfo with a header line (sinfo -N -o "%N|%T|%E", or wider site formats
 // such as gcm's): columns are found by name (NODELIST or HOSTNAMES, STATE, REASON).
-inline constexpr const char* kSinfoTextFormat = "%N|%T|%E|%R";
+inline constexpr const char* kSinfoTextFormat = "%N|%T|%o|%E|%R";
 SinfoParse parse_sinfo_text(std::string_view text);
 
 // `scontrol show job|node`: records separated by blank lines, Key=Value pairs; a value may

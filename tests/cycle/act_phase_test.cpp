@@ -89,7 +89,7 @@ TEST(ActPhase, DryRunJournalsThePlanAndRunsNothing) {
 TEST(ActPhase, NodePlansRunBeforeJobPlans) {
   PhaseFixture p(kJob);
   auto s = p.state(kNow);
-  SlurmNode gpu1{"gpu1", "allocated", {}, "", "", {"batch"}};
+  SlurmNode gpu1{"gpu1", "allocated", {}, "", "", {"batch"}, ""};
   for (int i = 1; i <= 16; ++i) {
     SlurmNode n = gpu1;
     n.name = "gpu" + std::to_string(i);

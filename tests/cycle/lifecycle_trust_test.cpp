@@ -93,6 +93,35 @@ TEST(LifecycleTrust, AFatalErrorAfterAHandledTracebackIsACrash) {
       << event_lines(*run.store);
 }
 
+// A rank's NCCL error names node-2 (two peers report a failed completion from its address, which
+// this cycle's sinfo maps to node-2) and the run's other ranks wait in the collective: the hang
+// rule ends them after two step intervals, and the hang's restart stays off node-2 as the
+// crash's would have. Before, the hang's restart (which runs first) had no suspects; and the
+// crash's, seen while the task ran, blamed the two reporters: no address was mapped then.
+TEST(LifecycleTrust, PeersLeftWaitingByACrashAreRestartedOffItsNode) {
+  EndingRun run("confirm_hang = \"0s\"\n");
+  run.idle_nodes(5);
+  for (auto& n : run.slurm.node_list) n.address = "10.11.0." + n.name.substr(5);  // sinfo's
+  run.slurm.jobs = {run.task("RUNNING")};
+  for (int i = 0; i < 6; ++i) {
+    write_file(run.log, "global_step: " + std::to_string(i + 1) + "\n", i > 0);
+    run.cycle(run.now + 10 * i);
+  }
+  write_file(run.log,
+             "node-1:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2<4711> "
+             "with error 12\nnode-3:51234:51240 [1] NCCL WARN NET/IB : Got completion from peer "
+             "10.11.0.2<4711> with error 12\ntorch.distributed.DistBackendError: NCCL error\n",
+             true);
+  auto r = run.cycle(run.now + 55);
+  ASSERT_TRUE(run.finding(r, "crashed"));
+  EXPECT_TRUE(run.slurm.submitted.empty()) << run.submitted();
+  r = run.cycle(run.now + 75);  // 25 s after the last step
+  ASSERT_TRUE(run.finding(r, "hung")) << event_lines(*run.store);
+  EXPECT_EQ(run.slurm.cancelled, std::vector<std::string>{"7"});
+  ASSERT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
+  EXPECT_NE(run.submitted().find("--exclude=node-2 "), std::string::npos) << run.submitted();
+}
+
 // A crash seen while the task is still alive (it printed its error and has not yet exited):
 // the restart waits for its end, then runs once (#26.1: restart never submits beside a live
 // task of the run).

@@ -86,9 +86,9 @@ TEST(PostMortem, ASoftwareErrorBlamesNoNode) {
 TEST(PostMortem, TheLedgerKeepsARestartOffARepeatedSuspect) {
   EndingRun run;
   run.slurm.node_list = {
-      {"node-1", "idle", {}, "", "", {"gpu"}}, {"node-2", "idle", {}, "", "", {"gpu"}},
-      {"node-3", "idle", {}, "", "", {"gpu"}}, {"node-7", "idle", {}, "", "", {"gpu"}},
-      {"node-8", "idle", {}, "", "", {"gpu"}}, {"node-9", "idle", {}, "", "", {"gpu"}}};
+      {"node-1", "idle", {}, "", "", {"gpu"}, ""}, {"node-2", "idle", {}, "", "", {"gpu"}, ""},
+      {"node-3", "idle", {}, "", "", {"gpu"}, ""}, {"node-7", "idle", {}, "", "", {"gpu"}, ""},
+      {"node-8", "idle", {}, "", "", {"gpu"}, ""}, {"node-9", "idle", {}, "", "", {"gpu"}, ""}};
   for (int i = 0; i < 2; ++i)
     run.store->add_event(run.now - 3600, "incident", "node-7", "warning", "other job crashed");
   run.store->add_event(run.now - 30 * 86400, "incident", "node-8", "warning", "long ago");
@@ -135,10 +135,10 @@ TEST(PostMortem, ACrashFirstSeenAfterTheTaskEnded) {
 // Slurm shows one of the run's nodes down: the node failure is blamed on it.
 TEST(PostMortem, ANodeFailureBlamesTheNodeSlurmLost) {
   EndingRun run;
-  run.slurm.node_list = {{"node-1", "idle", {}, "", "", {"gpu"}},
-                         {"node-2", "down", {"NOT_RESPONDING"}, "Not responding", "", {"gpu"}},
-                         {"node-3", "idle", {}, "", "", {"gpu"}},
-                         {"node-4", "idle", {}, "", "", {"gpu"}}};
+  run.slurm.node_list = {{"node-1", "idle", {}, "", "", {"gpu"}, ""},
+                         {"node-2", "down", {"NOT_RESPONDING"}, "Not responding", "", {"gpu"}, ""},
+                         {"node-3", "idle", {}, "", "", {"gpu"}, ""},
+                         {"node-4", "idle", {}, "", "", {"gpu"}, ""}};
   auto r = run.runs_then_ends("", "NODE_FAIL", false);
   const Finding* f = run.finding(r, "ended");
   ASSERT_TRUE(f);

@@ -61,7 +61,7 @@ struct EndingRun {
   void idle_nodes(int n) {
     slurm.node_list.clear();
     for (int i = 1; i <= n; ++i)
-      slurm.node_list.push_back({"node-" + std::to_string(i), "idle", {}, "", "", {"gpu"}});
+      slurm.node_list.push_back({"node-" + std::to_string(i), "idle", {}, "", "", {"gpu"}, ""});
   }
   // What `scontrol show job 7` answers once the task ended with `final_state`.
   void shows_ended(const std::string& final_state, const std::string& exit_code = "1:0") {

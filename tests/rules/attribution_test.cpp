@@ -61,6 +61,14 @@ TEST(Attribution, ReportersOfOnePeerFallBelowTheThreshold) {
                       l, {});
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].node, "node-1");
+  // Two nodes report the same peer no node is known by (no NodeAddr, or one outside the run):
+  // the peer is the common factor, not either reporter.
+  s = attribute_crash({"node-1:11:12 [0] NCCL WARN NET/IB : Got completion from peer "
+                       "10.99.0.9<52313> with error 12",
+                       "node-3:31:32 [4] NCCL WARN NET/IB : Got completion from peer "
+                       "10.99.0.9<52313> with error 12"},
+                      l, {});
+  EXPECT_TRUE(s.empty()) << describe_suspects(s);
 }
 
 TEST(Attribution, RanksMapThroughTheLayoutAndRepeatsCountOnce) {

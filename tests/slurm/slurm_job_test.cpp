@@ -148,6 +148,7 @@ TEST(SinfoJson, ParsesTheRealCaptureWithDrainFlagsAndReasons) {
   EXPECT_TRUE(parsed.nodes[3].drained());
   EXPECT_EQ(parsed.nodes[3].describe(), "idle+DRAIN");
   EXPECT_EQ(parsed.nodes[3].reason_set_by, "root");
+  EXPECT_EQ(parsed.nodes[0].address, "127.0.0.1");
 }
 
 TEST(SinfoJson, NewerListStateAndErrorsAndGarbage) {

@@ -130,6 +130,26 @@ TEST(SinfoText, OwnFormatWithHostlistsAndBadHeader) {
   EXPECT_FALSE(parse_sinfo_text("NODELIST|STATE\nnode-[1-|idle\n").ok());
 }
 
+// Our own format, as sinfo 22.05 printed it on the local cluster (header NODE_ADDR for %o):
+// each node's NodeAddr, by which an NCCL error names it as a peer.
+TEST(SinfoText, EachNodesAddressIsRead) {
+  auto parsed = parse_sinfo_text(
+      "NODELIST|STATE|NODE_ADDR|REASON|PARTITION\nnode-1|idle|10.11.0.1|none|debug\n"
+      "node-2|idle|10.11.0.2|none|debug\nnode-3|idle|node-3|none|debug\n");
+  ASSERT_TRUE(parsed.ok()) << parsed.error;
+  ASSERT_EQ(parsed.nodes.size(), 3u);
+  EXPECT_EQ(parsed.nodes[1].address, "10.11.0.2");
+  EXPECT_EQ(parsed.nodes[1].partitions, std::vector<std::string>{"debug"});
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const auto& n : parsed.nodes) pairs.emplace_back(n.name, n.address);
+  // node-3 has no NodeAddr of its own (sinfo prints its name): it names no address.
+  EXPECT_EQ(nodes_by_address(pairs), (std::map<std::string, std::string>{
+                                         {"10.11.0.1", "node-1"}, {"10.11.0.2", "node-2"}}));
+  // One host running several slurmds: an address they share names none of them.
+  pairs.emplace_back("node-4", "10.11.0.2");
+  EXPECT_EQ(nodes_by_address(pairs).count("10.11.0.2"), 0u);
+}
+
 TEST(SinfoText, PartitionsOfANodeListedOncePerPartition) {
   auto parsed = parse_sinfo_text(
       "NODELIST|STATE|REASON|PARTITION\nnode-[1-2]|idle|none|gpu*\nnode-2|idle|none|debug\n");
