@@ -33,8 +33,8 @@ std::vector<Suspect> suspects_for(const CycleState& s, const Finding& f) {
   const JobWork* w = work_for(s, f.subject);
   if (!w) return {};
   if (f.kind == "ended") return w->ended ? w->ended->suspects : std::vector<Suspect>{};
-  const bool hang_after_crash = f.kind == "hung" && !w->progress.crash.empty() &&
-                                !w->progress.trained_past_crash();
+  const bool hang_after_crash =
+      f.kind == "hung" && !w->progress.crash.empty() && !w->progress.trained_past_crash();
   if (f.kind != "crashed" && !hang_after_crash) return {};
   const std::string& sig = w->progress.crash;
   if (sig == "cuda-oom" || sig == "python-traceback") return {};

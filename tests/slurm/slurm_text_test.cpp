@@ -143,8 +143,8 @@ TEST(SinfoText, EachNodesAddressIsRead) {
   std::vector<std::pair<std::string, std::string>> pairs;
   for (const auto& n : parsed.nodes) pairs.emplace_back(n.name, n.address);
   // node-3 has no NodeAddr of its own (sinfo prints its name): it names no address.
-  EXPECT_EQ(nodes_by_address(pairs), (std::map<std::string, std::string>{
-                                         {"10.11.0.1", "node-1"}, {"10.11.0.2", "node-2"}}));
+  EXPECT_EQ(nodes_by_address(pairs),
+            (std::map<std::string, std::string>{{"10.11.0.1", "node-1"}, {"10.11.0.2", "node-2"}}));
   // One host running several slurmds: an address they share names none of them.
   pairs.emplace_back("node-4", "10.11.0.2");
   EXPECT_EQ(nodes_by_address(pairs).count("10.11.0.2"), 0u);
