@@ -347,15 +347,25 @@ TEST(StragglerCycle, MegatronsPerRankTimersInTheLogNameTheSlowNode) {
 // llmwatch as the self-perpetuating job runs it: `run --once`, a new process each cycle, and a
 // read that ends in the middle of a block. The timers are kept in the store between the cycles:
 // the slow node is named from blocks no single cycle read whole.
-TEST(StragglerCycle, MegatronTimersAreKeptAcrossProcessesAndCutBlocks) {
-  EndingRun run("timing_from_log = true\nmax_steps = 1000000\n");
-  run.idle_nodes(6);
-  run.slurm.jobs = {run.task("RUNNING")};
+// Seven Megatron intervals (node-3 at 0.7x) read in three parts, cut inside the blocks of
+// iterations 30 and 60, by a run of "tr" that is RUNNING.
+struct CutMegatronLog {
+  EndingRun run{"timing_from_log = true\nmax_steps = 1000000\n"};
   std::string text = megatron_intervals(1, 7, 0.7);
   std::size_t cut = text.find("backward-compute", text.find("iteration 30"));
   std::size_t cut2 = text.find("backward-compute", text.find("iteration 60"));
   std::vector<std::string> reads = {text.substr(0, cut), text.substr(cut, cut2 - cut),
                                     text.substr(cut2)};
+  CutMegatronLog() {
+    run.idle_nodes(6);
+    run.slurm.jobs = {run.task("RUNNING")};
+  }
+};
+
+TEST(StragglerCycle, MegatronTimersAreKeptAcrossProcessesAndCutBlocks) {
+  CutMegatronLog log;
+  EndingRun& run = log.run;
+  const auto& reads = log.reads;
   CycleResult r;
   for (std::size_t i = 0; i < reads.size(); ++i) {
     write_file(run.log, reads[i], i > 0);
@@ -376,12 +386,10 @@ TEST(StragglerCycle, MegatronTimersAreKeptAcrossProcessesAndCutBlocks) {
 // the block that record had cut: its first half would otherwise be joined to the second half of
 // a block read after the restart.
 TEST(StragglerCycle, MegatronTimersAreSavedForARestartNotEveryCycle) {
-  EndingRun run("timing_from_log = true\nmax_steps = 1000000\n");
-  run.idle_nodes(6);
-  run.slurm.jobs = {run.task("RUNNING")};
-  std::string text = megatron_intervals(1, 7, 0.7);
-  std::size_t cut = text.find("backward-compute", text.find("iteration 30"));
-  std::size_t cut2 = text.find("backward-compute", text.find("iteration 60"));
+  CutMegatronLog log;
+  EndingRun& run = log.run;
+  const std::string& text = log.text;
+  const std::size_t cut = log.cut, cut2 = log.cut2;
   auto stored = [&] { return run.store->get(kv::megatron_timers("tr")).value_or(""); };
   write_file(run.log, text.substr(0, cut));
   run.cycle(run.now);
