@@ -169,6 +169,10 @@ std::string LogRankTimes::to_json() const {
   return j.dump();
 }
 
+bool LogRankTimes::holds_cut() const {
+  return parser.in_block_ || !lines.open_.empty();
+}
+
 void LogRankTimes::drop_cut() {
   parser.in_block_ = false;
   parser.prefix_.clear();

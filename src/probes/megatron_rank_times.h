@@ -95,6 +95,8 @@ struct LogRankTimes {
   // Forgets the block and the steps the parsers had open (the kept blocks stay): their lines
   // would otherwise be joined to lines from another place in the log.
   void drop_cut();
+  // Whether the parsers hold such a cut block or open steps.
+  bool holds_cut() const;
   // Whether the kept blocks are each rank's own lines (a step each), not Megatron's blocks.
   bool from_rank_lines() const { return lines.place() > 0 && parser.place() == 0; }
   // Moves with every line either parser keeps, and with every block kept.

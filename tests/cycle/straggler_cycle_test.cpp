@@ -422,6 +422,36 @@ TEST(StragglerCycle, MegatronTimersAreSavedForARestartNotEveryCycle) {
   EXPECT_NE(stored(), first);
 }
 
+// `run --once` again, with each rank's own lines: a cycle that reads no rank line (a save's
+// lines only) leaves the steps still open as they were, but moves the log's cursor. The record
+// is saved with it: else the next process, seeing a record older than the cursor, would drop
+// those open steps, and a step whose first ranks were read before would never be whole.
+TEST(StragglerCycle, OpenStepsSurviveACycleThatReadsNoRankLine) {
+  EndingRun run("timing_from_log = true\nmax_steps = 1000000\n");
+  run.idle_nodes(6);
+  run.slurm.jobs = {run.task("RUNNING")};
+  auto ranks = [](int step, std::vector<int> which) {
+    std::string out;
+    for (int r : which)
+      out += "[rank" + std::to_string(r) + "]: step " + std::to_string(step) + " compute 0.5 s\n";
+    return out;
+  };
+  const std::vector<std::string> reads = {
+      ranks(1, {0, 1, 2, 3, 4, 5}) + ranks(2, {0, 1, 2}) + "global_step: 2\n",
+      "[NeMo I 2026-11-26 03:00:00 nemo_logging:393] Saving checkpoint at step 2\n",
+      ranks(2, {3, 4, 5}) + ranks(3, {0}) + "global_step: 3\n"};
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    write_file(run.log, reads[i], i > 0);
+    take_log_rank_times("tr");  // a new process each cycle
+    run.cycle(run.now + 30 * static_cast<double>(i));
+  }
+  auto held = take_log_rank_times("tr");
+  ASSERT_TRUE(held);
+  ASSERT_EQ(held->blocks.size(), 2u) << held->to_json();
+  EXPECT_EQ(held->blocks.back().second.seq, 2);
+  EXPECT_EQ(held->blocks.back().second.compute_s.size(), 6u) << held->to_json();
+}
+
 // "evict" on a node whose ranks were placed by layout: only with its GPUs as a second
 // witness. Without telemetry the cost sum is told and nothing is touched (a cyclic layout
 // would drain a healthy node); with node-3's GPU held back, it is evicted.

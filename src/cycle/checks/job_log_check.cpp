@@ -383,10 +383,15 @@ void check_nodes_after_crashes(CycleState& s) {
 void keep_timers(CycleState& s, const std::string& label, Deadlined<JobFiles>& got) {
   if (!got.ok() || !got.value->timers) return;
   LogRankTimes& timers = *got.value->timers;
-  timers.read_to = got.value->progress.bytes_read;
+  // A cut block or open steps kept with an older cursor are dropped by the next process to
+  // restore them (timers_for): a read of other lines only (a save, an evaluation pass) moves
+  // the cursor, and the record goes with it.
+  const std::uint64_t read_to = got.value->progress.bytes_read;
+  const bool cursor_moved = timers.read_to != read_to && timers.holds_cut();
+  timers.read_to = read_to;
   const bool due = timers.saved_at <= 0 || s.now - timers.saved_at >= Store::kColdEvery ||
                    s.now < timers.saved_at;
-  if (got.value->timers_moved && due) {
+  if ((got.value->timers_moved || cursor_moved) && due) {
     s.store.put(kv::megatron_timers(label), timers.to_json(), s.now);
     timers.saved_at = s.now;
   }
