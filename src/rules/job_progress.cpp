@@ -116,6 +116,7 @@ std::string JobProgress::write(bool hot, bool cold) const {
   time("evaluation_since", evaluation_since);
   text("crash", crash);
   number("crash_advances", crash_advances, 0);
+  time("crash_seen", crash_seen);
   number("bytes_read", bytes_read, std::uint64_t{0});
   time("series_at", series_at);
   number("quick_deaths", quick_deaths, 0);
@@ -192,6 +193,7 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.evaluation_since = j.value("evaluation_since", 0.0);
   p.crash = j.value("crash", "");
   p.crash_advances = j.value("crash_advances", 0);
+  p.crash_seen = j.value("crash_seen", 0.0);
   p.bytes_read = j.value("bytes_read", std::uint64_t{0});
   p.series_at = j.value("series_at", 0.0);
   p.quick_deaths = j.value("quick_deaths", 0);
@@ -220,8 +222,9 @@ bool is_new_task(const JobProgress& p, const std::string& task, std::int64_t tas
 }
 
 void shift_times(JobProgress& p, double seconds) {
-  for (double* t : {&p.task_seen, &p.last_progress, &p.checkpoint_since, &p.checkpoint_done,
-                    &p.checkpoint_began, &p.evaluation_since, &p.last_read, &p.silent_until})
+  for (double* t :
+       {&p.task_seen, &p.last_progress, &p.checkpoint_since, &p.checkpoint_done,
+        &p.checkpoint_began, &p.evaluation_since, &p.last_read, &p.silent_until, &p.crash_seen})
     if (*t > 0) *t += seconds;
 }
 
@@ -300,6 +303,7 @@ std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lin
     if (!line.crash.empty() && replaces_crash(p, line.crash)) {
       if (p.crash.empty() || p.trained_past_crash()) p.crash_advances = p.advances;
       p.crash = line.crash;
+      p.crash_seen = now_;
     }
     if (line.max_steps) p.max_steps = line.max_steps;
     if (line.save_seconds) p.save_seconds = line.save_seconds;
@@ -482,7 +486,11 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
     // (a torchrun teardown) comes within seconds and is restarted by the crash path; a run
     // that handled the error steps again within an interval; and a hang found here is still
     // dumped and confirmed (confirm_hang) before anything is cancelled.
-    if (p.longest_interval > 0 && fatal_crash_signature(p.crash) && !p.trained_past_crash()) {
+    // Only while nothing showed life since the line: a near miss (its stacks seen moving: an
+    // elastic trainer rebuilding its communicators) restarts last_progress past it, and the run
+    // then has its full allowance again.
+    if (p.longest_interval > 0 && fatal_crash_signature(p.crash) && !p.trained_past_crash() &&
+        p.crash_seen >= p.last_progress) {
       const double after_crash = std::max(kAfterFatalCrashFloor, 2 * p.longest_interval);
       if (after_crash < v.allowance) {
         v.allowance = after_crash;

@@ -48,6 +48,7 @@ struct JobProgress {
   double evaluation_since = 0;      // an evaluation pass prints since (0: none); a step ends it
   std::string crash;                // crash signature seen in this task
   int crash_advances = 0;           // `advances` when it was seen: more since, it trains on
+  double crash_seen = 0;            // when the read that saw it ran
   std::vector<std::string> recent;  // the last lines, as evidence
   std::uint64_t bytes_read = 0;     // total, for the bytes-per-cycle measurement
   double series_at = 0;             // when the progress series last got a row (store/)

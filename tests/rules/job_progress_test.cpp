@@ -164,7 +164,8 @@ TEST(ProgressUpdate, TheCrashIsNamedByTheExceptionNotTheTracebacksHeader) {
 // NCCL's own timeout. The run gets two of its longest step intervals (at least 15 s), not the
 // 45 s floor (#30: such a task was cancelled ~55 s after its last step). A signature a trainer
 // can survive (out of memory, a traceback), a step after the error, and an unlearned interval
-// keep the usual allowance; a save still has its own grace.
+// keep the usual allowance, as does a run seen alive after the line (a near miss); a save
+// still has its own grace.
 TEST(HangRule, AfterAFatalCrashLineTheRunGetsTwoStepIntervals) {
   const JobSettings job;  // the shipped defaults: floor 45 s, factor 4
   JobProgress p = warmed_up();
@@ -172,6 +173,7 @@ TEST(HangRule, AfterAFatalCrashLineTheRunGetsTwoStepIntervals) {
   EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 45);
   p.crash = "nccl-error";
   p.crash_advances = p.advances;
+  p.crash_seen = 1003;  // read 3 s after the last step
   auto v = evaluate_stale(p, job, 1021);
   EXPECT_DOUBLE_EQ(v.allowance, 20);
   EXPECT_TRUE(v.hung);
@@ -197,6 +199,11 @@ TEST(HangRule, AfterAFatalCrashLineTheRunGetsTwoStepIntervals) {
   EXPECT_EQ(evaluate_stale(p, job, 1100).phase, "checkpoint");
   EXPECT_FALSE(evaluate_stale(p, job, 1100).hung);
   p.checkpoint_since = 0;
+  // A near miss after the line (stacks seen moving: an elastic trainer rebuilding its
+  // communicators) restarted the clock past it: the full allowance again.
+  p.last_progress = 1010;
+  EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1040).allowance, 45);
+  p.last_progress = 1000;
   p.longest_interval = 0;  // nothing learned: the first steps' grace, as before
   EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 120);
 }
