@@ -59,16 +59,17 @@ int rank_of_file(const char* name) {
   return rank;
 }
 
-// The last `bytes` of a file, from the first whole line; "" with `why` set when unreadable.
-std::string tail_of(const std::string& path, std::size_t bytes, std::string& why) {
+// The last `bytes` of a file, from the first whole line, into `out`; "" with `why` set when
+// unreadable.
+void tail_into(const std::string& path, std::size_t bytes, std::string& out, std::string& why) {
+  out.clear();
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     why = path + ": " + std::strerror(errno);
-    return {};
+    return;
   }
   struct stat st {};
-  std::string out;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     why = path + ": not a regular file (a FIFO, device or directory cannot be read)";
   } else {
@@ -82,6 +83,11 @@ std::string tail_of(const std::string& path, std::size_t bytes, std::string& why
     }
   }
   ::close(fd);
+}
+
+std::string tail_of(const std::string& path, std::size_t bytes, std::string& why) {
+  std::string out;
+  tail_into(path, bytes, out, why);
   return out;
 }
 
@@ -184,17 +190,63 @@ bool read_numbers(std::string_view array, std::vector<double>& out) {
   }
 }
 
-std::vector<double> numbers_of(std::string_view text, std::string_view key, std::string& why) {
-  std::vector<double> out;
+// An array's numbers into `out` (cleared first); false with `why` set when it is absent or holds
+// anything else.
+bool numbers_of(std::string_view text, std::string_view key, std::vector<double>& out,
+                std::string& why) {
+  out.clear();
   auto array = array_of(text, key);
   if (!array) {
     why = "no \"" + std::string(key) + "\" array";
-    return out;
+    return false;
   }
   out.reserve(array->size() / 4);  // an upper bound for numbers of 3 characters or more
-  if (!read_numbers(*array, out))
-    why = "\"" + std::string(key) + "\" holds something that is not a non-negative number";
-  return out;
+  if (read_numbers(*array, out)) return true;
+  why = "\"" + std::string(key) + "\" holds something that is not a non-negative number";
+  return false;
+}
+
+// What a summary's parse works in, kept by each thread that parses: the jobs' reads run on a
+// few long-lived workers, and at 300 new 512-rank summaries a cycle (1,000 jobs at 10 s steps)
+// their allocations contended for malloc's arenas: futex waits were a fifth of a summary's
+// read (bench/cycle_bench.cpp --ranks 512). The text read is kept here too.
+struct SummaryScratch {
+  std::string text;
+  std::vector<std::string_view> names;
+  std::vector<std::uint32_t> order, host_at;
+  std::vector<double> host, rank, now, best;
+};
+
+SummaryScratch& scratch() {
+  thread_local SummaryScratch s;
+  return s;
+}
+
+// Each listed name's node, numbered by first appearance, into `host_at`; the nodes' names, once
+// each, into `hosts`. A name listed twice is one node. That is rare, so it is found by one
+// sort of the names, not by a hash (and an allocation) per name.
+void number_hosts(const std::vector<std::string_view>& names, std::vector<std::uint32_t>& order,
+                  std::vector<std::uint32_t>& host_at, std::vector<std::string>& hosts) {
+  const auto n = static_cast<std::uint32_t>(names.size());
+  order.resize(n);
+  for (std::uint32_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return names[a] < names[b]; });
+  // Each name's first listing: the first of its run in the stable order.
+  host_at.assign(n, 0);
+  std::vector<std::uint32_t>& first = host_at;  // reused: first listing, then node
+  for (std::uint32_t i = 0; i < n; ++i)
+    first[order[i]] =
+        i > 0 && names[order[i]] == names[order[i - 1]] ? first[order[i - 1]] : order[i];
+  hosts.reserve(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (first[i] == i) {
+      host_at[i] = static_cast<std::uint32_t>(hosts.size());
+      hosts.emplace_back(names[i]);
+    } else {
+      host_at[i] = host_at[first[i]];  // listed before: numbered already
+    }
+  }
 }
 
 constexpr std::size_t kSummaryMaxBytes = 8 << 20;  // 16,384 ranks are ~400 KiB
@@ -290,27 +342,26 @@ TimingSummary parse_timing_summary(std::string_view text) {
     return fail("no \"ts\" or \"step\" that is a non-negative number");
   out.ts = ts;
   out.step = static_cast<std::int64_t>(step);
-  std::vector<std::string> hosts;
-  std::vector<std::uint32_t> host_at;  // a listed name's index; a name listed twice is one node
-  std::unordered_map<std::string_view, std::uint32_t> index_of;
+  SummaryScratch& work = scratch();
+  work.names.clear();
   auto host_names = array_of(text, "hosts");
   if (!host_names || !each_item(*host_names, [&](std::string_view item) {
         // A node name as Slurm spells it: quoted, with no escapes, brackets or commas inside.
         if (item.size() < 3 || item.front() != '"' || item.back() != '"') return false;
         auto name = item.substr(1, item.size() - 2);
         if (name.find_first_of("\"\\[],") != std::string_view::npos) return false;
-        auto [at, added] = index_of.emplace(name, static_cast<std::uint32_t>(hosts.size()));
-        if (added) hosts.emplace_back(name);
-        host_at.push_back(at->second);
+        work.names.push_back(name);
         return true;
       }))
     return fail("no \"hosts\" array of node names");
+  std::vector<std::string> hosts;
+  std::vector<std::uint32_t>& host_at = work.host_at;  // a listed name's node
+  number_hosts(work.names, work.order, host_at, hosts);
   std::string why;
-  auto host = numbers_of(text, "host", why);
-  auto rank = why.empty() ? numbers_of(text, "rank", why) : std::vector<double>{};
-  auto now = why.empty() ? numbers_of(text, "now", why) : std::vector<double>{};
-  auto best = why.empty() ? numbers_of(text, "best", why) : std::vector<double>{};
-  if (!why.empty()) return fail(why);
+  const auto &host = work.host, &rank = work.rank, &now = work.now, &best = work.best;
+  if (!numbers_of(text, "host", work.host, why) || !numbers_of(text, "rank", work.rank, why) ||
+      !numbers_of(text, "now", work.now, why) || !numbers_of(text, "best", work.best, why))
+    return fail(why);
   if (rank.size() != host.size() || now.size() != host.size() || best.size() != host.size())
     return fail("\"host\", \"rank\", \"now\" and \"best\" are not of one length");
   out.windows.ranks.reserve(host.size());
@@ -389,13 +440,15 @@ RankTimingRead read_rank_timing(const std::string& dir, std::size_t tail_bytes,
     const FileKey file = key_of(st);
     auto kept = unchanged_summary(summary_path, file, windows);
     std::string why;
-    std::string text = kept ? std::string() : tail_of(summary_path, kSummaryMaxBytes, why);
+    std::string& text = scratch().text;
+    if (!kept) tail_into(summary_path, kSummaryMaxBytes, text, why);
     if (!why.empty()) {
       out.error = why;
       return out;
     }
     TimingSummary summary =
         kept ? std::move(*kept) : parsed_summary(summary_path, file, text, windows);
+    if (text.capacity() > (1 << 20)) std::string().swap(text);  // a huge one is not held on to
     if (!summary.error.empty()) {
       out.error = summary_path + ": " + summary.error;
       return out;
