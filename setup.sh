@@ -90,7 +90,7 @@ case "$mode" in
     # more load than that). Their output is printed when they end, not mixed in.
     asan_dir=${LLMWATCH_ASAN_BUILD_DIR:-build-asan}
     logs=$(mktemp -d)
-    trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$logs"' EXIT  # an interrupted run leaves none
+    trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT  # an interrupted run leaves none
     (
       [ -f "$asan_dir/CMakeCache.txt" ] ||
         CXX=clang++ cmake -S . -B "$asan_dir" -DCMAKE_BUILD_TYPE=Debug -DLLMWATCH_FUZZ=ON \
