@@ -85,12 +85,14 @@ case "$mode" in
     status=0
     # CI has 2 cores and keeps the suite well under 30 minutes. The two builds are most of the
     # CPU, and the integration tests mostly wait on Slurm: the sanitizer build runs beside the
-    # release tests, and the fuzzers beside the sanitizer tests, each at nice 19, so they take
-    # only the CPU the tests leave idle (`./setup.sh loaded` shows the tests hold under far
-    # more load than that). Their output is printed when they end, not mixed in.
+    # release tests, and the fuzzers beside the sanitizer integration tests, at nice 19, so
+    # they take only the CPU the tests leave idle (`./setup.sh loaded` shows the tests hold
+    # under far more load than that). Their output is printed when they end, not mixed in.
     asan_dir=${LLMWATCH_ASAN_BUILD_DIR:-build-asan}
     logs=$(mktemp -d)
-    trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT  # an interrupted run leaves none
+    # An interrupted run leaves nothing running. `|| true`: under set -e, a kill with no job
+    # left would fail the trap and exit 2 after every test passed.
+    trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT
     (
       [ -f "$asan_dir/CMakeCache.txt" ] ||
         CXX=clang++ cmake -S . -B "$asan_dir" -DCMAKE_BUILD_TYPE=Debug -DLLMWATCH_FUZZ=ON \
@@ -105,16 +107,19 @@ case "$mode" in
       echo "setup: the sanitizer build ($asan_dir) finished beside the release tests"
       sanitizers=(env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
                   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
-      # Fuzz targets are independent: two at a time, each for a fixed time.
+      asan_ctest=("${as_root[@]}" "${sanitizers[@]}" ctest --test-dir "$asan_dir" -j 2
+                  --output-on-failure --timeout 600)
+      # The unit tests use every core; the fuzzers start after them, beside the integration
+      # tests, which wait on Slurm. Fuzz targets are independent: two at a time, each for a
+      # fixed time.
+      "${asan_ctest[@]}" -L unit || status=1
       "${as_root[@]}" "${sanitizers[@]}" nice -n 19 \
         ctest --test-dir "$asan_dir" -L fuzz -j 2 --output-on-failure --timeout 600 \
         >"$logs/fuzz.log" 2>&1 &
       fuzz=$!
-      "${as_root[@]}" "${sanitizers[@]}" \
-        ctest --test-dir "$asan_dir" -LE "install|fuzz" -j 2 --output-on-failure --timeout 600 ||
-        status=1
+      "${asan_ctest[@]}" -LE "install|fuzz|unit" || status=1
       wait "$fuzz" || status=1
-      echo "setup: the fuzz targets, run beside the sanitizer tests:"
+      echo "setup: the fuzz targets, run beside the sanitizer integration tests:"
       cat "$logs/fuzz.log"
     else
       status=1
