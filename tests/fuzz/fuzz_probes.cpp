@@ -1,4 +1,5 @@
 // libFuzzer targets for the log, GPU, quota and config parsers (see fuzz_slurm.cpp).
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -96,6 +97,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!(std::isfinite(w.now) && w.best >= 0 && w.best <= w.now &&
           w.host < summary.windows.hosts.size() && !summary.windows.host_of(w).empty()))
       __builtin_trap();
+  // Each node once: a name listed twice is one node.
+  auto hosts = summary.windows.hosts;
+  std::sort(hosts.begin(), hosts.end());
+  if (std::adjacent_find(hosts.begin(), hosts.end()) != hosts.end()) __builtin_trap();
   for (const auto& n : judge_nodes(summary.windows).nodes)
     if (!(n.relative >= 0 && n.relative <= 1 && n.individual >= 0 && n.individual <= 1))
       __builtin_trap();

@@ -214,6 +214,16 @@ TEST(RankTiming, ASummarysNodeListedTwiceIsOneNode) {
   auto v = judge_nodes(s.windows);
   ASSERT_EQ(v.nodes.size(), 2u);
   for (const auto& n : v.nodes) EXPECT_EQ(n.ranks.size(), 2u) << n.node;
+  // Names repeated anywhere in the list, more than once: each is the node of its first listing,
+  // numbered in the order the nodes first appear.
+  auto repeats = parse_timing_summary(
+      R"({"v":1,"ts":1800000000,"step":5,"hosts":["b","a","b","c","a","b"],)"
+      R"("host":[0,1,2,3,4,5],"rank":[0,1,2,3,4,5],"now":[1,1,1,1,1,1],"best":[1,1,1,1,1,1]})");
+  ASSERT_TRUE(repeats.error.empty()) << repeats.error;
+  EXPECT_EQ(repeats.windows.hosts, (std::vector<std::string>{"b", "a", "c"}));
+  std::vector<std::string> node_of_rank;
+  for (const auto& w : repeats.windows) node_of_rank.push_back(repeats.windows.host_of(w));
+  EXPECT_EQ(node_of_rank, (std::vector<std::string>{"b", "a", "b", "c", "a", "b"}));
   auto twice = parse_timing_summary(
       R"({"v":1,"ts":1800000000,"step":5,"hosts":["node-1","node-2"],)"
       R"("host":[0,1,1],"rank":[3,1,3],"now":[0.4,0.4,0.4],"best":[0.4,0.4,0.4]})");
