@@ -113,9 +113,7 @@ case "$mode" in
       # tests, which wait on Slurm. Fuzz targets are independent: two at a time, each for a
       # fixed time.
       "${asan_ctest[@]}" -L unit || status=1
-      "${as_root[@]}" "${sanitizers[@]}" nice -n 19 \
-        ctest --test-dir "$asan_dir" -L fuzz -j 2 --output-on-failure --timeout 600 \
-        >"$logs/fuzz.log" 2>&1 &
+      nice -n 19 "${asan_ctest[@]}" -L fuzz >"$logs/fuzz.log" 2>&1 &
       fuzz=$!
       "${asan_ctest[@]}" -LE "install|fuzz|unit" || status=1
       wait "$fuzz" || status=1

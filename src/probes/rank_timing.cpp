@@ -232,19 +232,20 @@ void number_hosts(const std::vector<std::string_view>& names, std::vector<std::u
   for (std::uint32_t i = 0; i < n; ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return names[a] < names[b]; });
-  // Each name's first listing: the first of its run in the stable order.
-  host_at.assign(n, 0);
-  std::vector<std::uint32_t>& first = host_at;  // reused: first listing, then node
+  // First each name's first listing (the first of its run in the stable order), then, in
+  // listing order, its node: a first listing is a new node, a later one takes the node its
+  // first listing, numbered already, was given.
+  host_at.resize(n);
   for (std::uint32_t i = 0; i < n; ++i)
-    first[order[i]] =
-        i > 0 && names[order[i]] == names[order[i - 1]] ? first[order[i - 1]] : order[i];
+    host_at[order[i]] =
+        i > 0 && names[order[i]] == names[order[i - 1]] ? host_at[order[i - 1]] : order[i];
   hosts.reserve(n);
   for (std::uint32_t i = 0; i < n; ++i) {
-    if (first[i] == i) {
+    if (host_at[i] == i) {
       host_at[i] = static_cast<std::uint32_t>(hosts.size());
       hosts.emplace_back(names[i]);
     } else {
-      host_at[i] = host_at[first[i]];  // listed before: numbered already
+      host_at[i] = host_at[host_at[i]];
     }
   }
 }
