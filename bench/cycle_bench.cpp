@@ -7,6 +7,8 @@
 //   llmwatch_bench [--jobs N] [--nodes N] [--watched N] [--format json|text] [--log-mib N]
 //                  [--ranks N]  (each watched job's rank 0 summary of N ranks: #28's cost)
 //                  [--rewritten K]  (K of every 10 summaries rewritten each cycle; 3)
+//                  [--summary-rows 0|1]  (1: a row a node, as the helper writes it; 0: a column
+//                                         a rank, as it wrote it before; 1)
 #include <malloc.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -66,8 +68,9 @@ std::string slurp(const std::string& path) {
 
 struct Sizes {
   int jobs = 100000, nodes = 16384, watched = 1000, log_mib = 1024, cycles = 20;
-  int ranks = 0;      // > 0: every watched job has a rank 0 summary of this many ranks (#28)
-  int rewritten = 3;  // of every 10 summaries, rewritten each cycle (3: 10 s steps, 30 s cycles)
+  int ranks = 0;         // > 0: every watched job has a rank 0 summary of this many ranks (#28)
+  int rewritten = 3;     // of every 10 summaries, rewritten each cycle (3: 10 s steps, 30 s cycles)
+  int summary_rows = 1;  // the summary's form: a row a node ("v":2), or a column a rank ("v":1)
   std::string format = "json";
 };
 
@@ -201,7 +204,7 @@ void append_steps(const std::string& path, int from, int n) {
 
 // A rank 0 summary (llmwatch_timing.py's summary mode) of a healthy job: `ranks` ranks, 8 a
 // node, paces within ±2% of each other, written at `ts` by rename as the helper writes it.
-void write_summary(const std::string& dir, int ranks, double ts, unsigned seed) {
+void write_summary(const std::string& dir, int ranks, double ts, unsigned seed, bool rows) {
   RankWindows windows;
   windows.ranks.resize(static_cast<std::size_t>(ranks));
   for (int n = 0; n < (ranks + 7) / 8; ++n) windows.hosts.push_back(node_name(n));
@@ -212,7 +215,9 @@ void write_summary(const std::string& dir, int ranks, double ts, unsigned seed) 
     w.now = 0.4 * (1 + 0.02 * (((r * 2654435761u + seed) % 1000) / 500.0 - 1));
     w.best = w.now * 0.99;
   }
-  std::ofstream(dir + "/summary.json.tmp") << testing::summary_json(windows, ts, 200, seed);
+  std::ofstream(dir + "/summary.json.tmp")
+      << (rows ? testing::summary_json_v2(windows, ts, 200, seed, 6)
+               : testing::summary_json(windows, ts, 200, seed));
   std::filesystem::rename(dir + "/summary.json.tmp", dir + "/summary.json");
 }
 
@@ -237,6 +242,8 @@ int main(int argc, char** argv) {
       s.ranks = std::stoi(v);
     else if (k == "--rewritten")
       s.rewritten = std::stoi(v);
+    else if (k == "--summary-rows")
+      s.summary_rows = std::stoi(v);
   }
   std::string dir =
       (std::filesystem::temp_directory_path() / ("llmwatch-bench-" + std::to_string(getpid())))
@@ -276,7 +283,7 @@ int main(int argc, char** argv) {
   Supervisor supervisor(config, store, slurm);
   double now = unix_now();
   for (int i = 0; i < s.watched && s.ranks > 0; ++i)
-    write_summary(config.jobs[i].timing_dir, s.ranks, now, 0);
+    write_summary(config.jobs[i].timing_dir, s.ranks, now, 0, s.summary_rows);
   // Cycle 1 reads every log from the top; later cycles read what was appended (2 steps each).
   double c0 = cpu_seconds();
   t0 = Clock::now();
@@ -293,7 +300,8 @@ int main(int argc, char** argv) {
     // At 10 s steps rank 0 writes every 10 steps (100 s): 3 of every 10 summaries are new
     // at each 30 s cycle.
     for (int i = 0; i < s.watched && s.ranks > 0; ++i)
-      if ((i + c) % 10 < s.rewritten) write_summary(config.jobs[i].timing_dir, s.ranks, now, c + 1);
+      if ((i + c) % 10 < s.rewritten)
+        write_summary(config.jobs[i].timing_dir, s.ranks, now, c + 1, s.summary_rows);
     c0 = cpu_seconds();
     t0 = Clock::now();
     supervisor.run_cycle(now);
@@ -414,7 +422,8 @@ int main(int argc, char** argv) {
   std::printf("| measure (%s, %d nodes, %d jobs, %d watched%s) | value | target |\n",
               s.format.c_str(), s.nodes, s.jobs, s.watched,
               s.ranks > 0 ? (", each with a rank 0 summary of " + std::to_string(s.ranks) +
-                             " ranks, " + std::to_string(s.rewritten * 10) + "% rewritten a cycle")
+                             " ranks (" + (s.summary_rows ? "a row a node" : "a column a rank") +
+                             "), " + std::to_string(s.rewritten * 10) + "% rewritten a cycle")
                                 .c_str()
                           : "");
   std::printf("|---|---|---|\n");

@@ -31,6 +31,56 @@ static double cpu_seconds() {
   return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
+// 1,000 jobs' rank 0 summaries, each in its own directory: a cycle in which every rank 0 has
+// written `first` (read, parsed, judged), then one in which none has rewritten it (read and
+// compared only: the parse and the verdict are kept while the text is the same), then the steady
+// state: every one rewritten to `rewritten` since the last cycle (by rename, as the helper
+// writes, outside the measured loop), with the memo already holding each directory.
+struct SummaryCost {
+  std::size_t bytes = 0;
+  double per_first = 0, per_unchanged = 0, per_rewritten = 0;  // CPU seconds a job
+  long kept_mib = 0;  // what the kept summaries hold (their windows, each text's size and hash)
+  int suspects = 0, unchanged = 0;
+};
+
+SummaryCost summary_cost(const std::filesystem::path& dir, const std::string& first,
+                         const std::string& rewritten) {
+  const int jobs = 1000;
+  SummaryCost out;
+  out.bytes = first.size();
+  std::filesystem::create_directories(dir);
+  for (int j = 0; j < jobs; ++j) {
+    std::filesystem::create_directories(dir / std::to_string(j));
+    std::ofstream(dir / std::to_string(j) / "summary.json") << first;
+  }
+  const long rss_before = peak_rss_kib();
+  std::vector<std::shared_ptr<const RankWindows>> seen(jobs);
+  double c0 = cpu_seconds();
+  for (int j = 0; j < jobs; ++j) {
+    seen[j] = read_rank_timing((dir / std::to_string(j)).string()).windows;
+    out.suspects += judge_nodes(*seen[j]).suspect() != nullptr;
+  }
+  out.per_first = (cpu_seconds() - c0) / jobs;
+  c0 = cpu_seconds();
+  for (int j = 0; j < jobs; ++j)
+    out.unchanged += read_rank_timing((dir / std::to_string(j)).string()).windows == seen[j];
+  out.per_unchanged = (cpu_seconds() - c0) / jobs;
+  for (int j = 0; j < jobs; ++j) {
+    auto to = dir / std::to_string(j) / "summary.json";
+    std::ofstream(to.string() + ".tmp") << rewritten;
+    std::filesystem::rename(to.string() + ".tmp", to);
+  }
+  c0 = cpu_seconds();
+  for (int j = 0; j < jobs; ++j) {
+    seen[j] = read_rank_timing((dir / std::to_string(j)).string()).windows;
+    out.suspects += judge_nodes(*seen[j]).suspect() != nullptr;
+  }
+  out.per_rewritten = (cpu_seconds() - c0) / jobs;
+  out.kept_mib = (peak_rss_kib() - rss_before) / 1024;
+  std::filesystem::remove_all(dir);
+  return out;
+}
+
 int main() {
   std::mt19937 rng(28);
   auto dir = std::filesystem::temp_directory_path() / "llmwatch-straggler-bench";
@@ -54,51 +104,13 @@ int main() {
   double per_job = (cpu_seconds() - c0) / jobs;
   std::filesystem::remove_all(dir);
 
-  // The same job as its rank 0's summary (the helper's summary mode): one file of 512 windows.
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "summary.json")
-      << testing::summary_json(rank_windows(sim.run(rng)), 1'800'000'000, 90, 159);
-  // 1,000 such jobs, each its own directory: a cycle in which every rank 0 has rewritten its
-  // summary (read, parsed, judged), then one in which none has (read and compared only: the
-  // parse and the verdict are kept while the text is the same).
-  const int summary_jobs = 1000;
-  std::size_t summary_bytes = std::filesystem::file_size(dir / "summary.json");
-  for (int j = 0; j < summary_jobs; ++j) {
-    std::filesystem::create_directories(dir / std::to_string(j));
-    std::filesystem::copy_file(dir / "summary.json", dir / std::to_string(j) / "summary.json");
-  }
-  int summary_suspects = 0;
-  const long rss_before = peak_rss_kib();
-  std::vector<std::shared_ptr<const RankWindows>> seen(summary_jobs);
-  c0 = cpu_seconds();
-  for (int j = 0; j < summary_jobs; ++j) {
-    seen[j] = read_rank_timing((dir / std::to_string(j)).string()).windows;
-    summary_suspects += judge_nodes(*seen[j]).suspect() != nullptr;
-  }
-  double per_summary = (cpu_seconds() - c0) / summary_jobs;
-  c0 = cpu_seconds();
-  int unchanged = 0;
-  for (int j = 0; j < summary_jobs; ++j)
-    unchanged += read_rank_timing((dir / std::to_string(j)).string()).windows == seen[j];
-  double per_unchanged = (cpu_seconds() - c0) / summary_jobs;
-  // The steady state: every rank 0 has written new windows since the last cycle, and the memo
-  // already holds each directory (the first pass above also paid for growing it). Written by
-  // rename, as the helper does, outside the measured loop.
-  std::string rewritten = testing::summary_json(rank_windows(sim.run(rng)), 1'800'000'100, 90, 169);
-  for (int j = 0; j < summary_jobs; ++j) {
-    auto to = dir / std::to_string(j) / "summary.json";
-    std::ofstream(to.string() + ".tmp") << rewritten;
-    std::filesystem::rename(to.string() + ".tmp", to);
-  }
-  c0 = cpu_seconds();
-  for (int j = 0; j < summary_jobs; ++j) {
-    seen[j] = read_rank_timing((dir / std::to_string(j)).string()).windows;
-    summary_suspects += judge_nodes(*seen[j]).suspect() != nullptr;
-  }
-  double per_rewritten = (cpu_seconds() - c0) / summary_jobs;
-  // What the kept summaries hold (their text and windows, for the next cycle's comparison).
-  const long kept_mib = (peak_rss_kib() - rss_before) / 1024;
-  std::filesystem::remove_all(dir);
+  // The same job as its rank 0's summary (the helper's summary mode), as the helper writes it
+  // now (a row a node) and as it wrote it before (a column a rank).
+  RankWindows first = rank_windows(sim.run(rng)), second = rank_windows(sim.run(rng));
+  SummaryCost rows = summary_cost(dir, testing::summary_json_v2(first, 1.8e9, 90, 159, 6),
+                                  testing::summary_json_v2(second, 1.8e9 + 100, 90, 169, 6));
+  SummaryCost columns = summary_cost(dir, testing::summary_json(first, 1.8e9, 90, 159),
+                                     testing::summary_json(second, 1.8e9 + 100, 90, 169));
 
   // Megatron's own timers (timing_from_log): one log interval of a 512-rank job, six timers as
   // Megatron prints them (--timing-log-option all), parsed line by line as the log is followed;
@@ -242,27 +254,23 @@ int main() {
               per_job * 1e3);
   std::printf("| the same for 1,000 such jobs, per cycle | %.1f s CPU | ≤ 10%% over today |\n",
               per_job * 1000);
-  std::printf(
-      "| read + judge one job of 512 ranks from its rank 0's summary (%zu bytes) | %.3f ms CPU "
-      "| |\n",
-      summary_bytes, per_summary * 1e3);
-  std::printf("| the same for 1,000 such jobs, first cycle (none read before) | %.1f ms CPU | |\n",
-              per_summary * summary_jobs * 1e3);
-  std::printf(
-      "| the same for 1,000 such jobs, per cycle, every summary rewritten | %.1f ms CPU | "
-      "≤ 10%% over today |\n",
-      per_rewritten * summary_jobs * 1e3);
-  std::printf(
-      "| the same, no summary rewritten since the last cycle (%d of %d kept) | %.1f ms CPU "
-      "| ≤ 10%% over today |\n",
-      unchanged, summary_jobs, per_unchanged * summary_jobs * 1e3);
-  // At 10 s steps rank 0 writes every 10 steps: 100 s, so 30% of the summaries are new at each
-  // 30 s look.
-  std::printf(
-      "| the same at 10 s steps (30%% of summaries new each 30 s cycle) | %.1f ms CPU | "
-      "≤ 10%% over today |\n",
-      (0.3 * per_rewritten + 0.7 * per_unchanged) * summary_jobs * 1e3);
-  std::printf("| peak memory the 1,000 kept summaries added | %ld MiB | |\n", kept_mib);
+  for (const auto& [form, c] : {std::pair<const char*, const SummaryCost&>{"a row a node", rows},
+                                {"a column a rank, as before", columns}}) {
+    std::printf(
+        "| read + judge one job of 512 ranks from its rank 0's summary (%s, %zu bytes): first, "
+        "rewritten, unchanged | %.1f / %.1f / %.1f µs CPU | |\n",
+        form, c.bytes, c.per_first * 1e6, c.per_rewritten * 1e6, c.per_unchanged * 1e6);
+    // At 10 s steps rank 0 writes every 10 steps: 100 s, so 30% of the summaries are new at
+    // each 30 s look.
+    std::printf(
+        "| the same for 1,000 such jobs a cycle: all rewritten / none (%d of 1000 kept) / 30%% "
+        "(10 s steps) | %.1f / %.1f / %.1f ms CPU | ≤ 10%% over today |\n",
+        c.unchanged, c.per_rewritten * 1e6, c.per_unchanged * 1e6,
+        (0.3 * c.per_rewritten + 0.7 * c.per_unchanged) * 1e6);
+    std::printf("| peak memory the 1,000 kept summaries added (%s) | %ld MiB | |\n", form,
+                c.kept_mib);
+    std::printf("| healthy summaries with a suspect (%s) | %d of 2000 | 0 |\n", form, c.suspects);
+  }
   std::printf(
       "| Megatron's timers (timing_from_log), one 512-rank log interval of 6 timers parsed "
       "| %.3f ms CPU | |\n",
@@ -281,9 +289,8 @@ int main() {
       "| their record saved and restored (what `run --once` pays a cycle, the daemon at most "
       "every 5 min; %zu KiB) | %.3f ms CPU | |\n",
       own_cost.bytes >> 10, own_cost.record * 1e3);
-  std::printf(
-      "| healthy 512-rank jobs with a suspect | %d of %d (files), %d of %d (summary) | 0 |\n",
-      suspects, jobs, summary_suspects, summary_jobs);
+  std::printf("| healthy 512-rank jobs with a suspect (rank files) | %d of %d | 0 |\n", suspects,
+              jobs);
   if (!summary_latencies.empty())
     std::printf(
         "| the same 0.8× node from rank 0's summary (written every 10 steps) | median %.0f s, "

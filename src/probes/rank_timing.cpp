@@ -21,14 +21,9 @@ namespace {
 
 // The records are flat objects the helper writes; they are read by key, not by a general JSON
 // parser: at 512 ranks a job, parsing was most of a cycle's cost (bench/straggler_bench.cpp).
-// A key's value: what follows "key": up to the next ',' or '}'; "" when absent.
-std::string_view value_of(std::string_view line, std::string_view key) {
-  std::string needle;
-  needle.reserve(key.size() + 3);
-  needle.append("\"").append(key).append("\":");
-  auto at = line.find(needle);
-  if (at == std::string_view::npos) return {};
-  auto v = line.substr(at + needle.size());
+// A value's text, from the text after its key's colon: a string whole, else up to the next ','
+// or '}'.
+std::string_view value_at(std::string_view v) {
   while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
   if (!v.empty() && v.front() == '"') {  // a string: up to its closing quote, no escapes
     auto close = v.find('"', 1);
@@ -37,14 +32,28 @@ std::string_view value_of(std::string_view line, std::string_view key) {
   return v.substr(0, v.find_first_of(",}"));
 }
 
-// A number that is present, finite and not negative; NaN otherwise.
-double non_negative(std::string_view line, std::string_view key) {
-  auto v = value_of(line, key);
+// A key's value in a line: what follows "key":, as value_at reads it; "" when absent.
+std::string_view value_of(std::string_view line, std::string_view key) {
+  std::string needle;
+  needle.reserve(key.size() + 3);
+  needle.append("\"").append(key).append("\":");
+  auto at = line.find(needle);
+  return at == std::string_view::npos ? std::string_view()
+                                      : value_at(line.substr(at + needle.size()));
+}
+
+// A value that is a number, finite and not negative; NaN otherwise.
+double non_negative_value(std::string_view v) {
   while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
   double out = NAN;
   auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
   if (ec != std::errc() || end != v.data() + v.size() || v.empty()) return NAN;
   return std::isfinite(out) && out >= 0 ? out : NAN;
+}
+
+// A key's number in a line, as non_negative_value reads it.
+double non_negative(std::string_view line, std::string_view key) {
+  return non_negative_value(value_of(line, key));
 }
 
 // The rank a file name says: rank-12.jsonl -> 12; -1 for any other name.
@@ -91,18 +100,52 @@ std::string tail_of(const std::string& path, std::size_t bytes, std::string& why
   return out;
 }
 
+// Where each of a summary's keys' values begins, found in one pass over its text: a row-a-node
+// summary quotes every node's name and ranks, and a search of the whole text for each key
+// ("now":) stopped at every one of those quotes, most of its parse (llmwatch_bench --ranks 512).
+// The summary's strings hold no escapes (checked where they are read).
+class SummaryKeys {
+ public:
+  explicit SummaryKeys(std::string_view text) {
+    for (std::size_t at = text.find('"'); at != std::string_view::npos && count_ < kMost;) {
+      const std::size_t close = text.find('"', at + 1);
+      if (close == std::string_view::npos) break;
+      std::size_t next = close + 1;
+      while (next < text.size() && (text[next] == ' ' || text[next] == '\t')) ++next;
+      if (next < text.size() && text[next] == ':')
+        keys_[count_++] = {text.substr(at + 1, close - at - 1), text.substr(next + 1)};
+      at = text.find('"', next);
+    }
+  }
+  // The text after "key": (to the end), or nullopt when the key is absent; its first listing.
+  std::optional<std::string_view> after(std::string_view key) const {
+    for (std::size_t i = 0; i < count_; ++i)
+      if (keys_[i].first == key) return keys_[i].second;
+    return std::nullopt;
+  }
+
+ private:
+  static constexpr std::size_t kMost = 32;  // a summary has 13; more are not read
+  std::pair<std::string_view, std::string_view> keys_[kMost];
+  std::size_t count_ = 0;
+};
+
 // The text between "key":[ and its closing ]; nullopt when the array is absent or unclosed.
 // The summary holds no nested arrays and its strings hold no brackets (checked by the caller).
-std::optional<std::string_view> array_of(std::string_view text, std::string_view key) {
-  std::string needle = "\"" + std::string(key) + "\":";
-  auto at = text.find(needle);
-  if (at == std::string_view::npos) return std::nullopt;
-  auto v = text.substr(at + needle.size());
-  auto open = v.find_first_not_of(" \t\r\n");
-  if (open == std::string_view::npos || v[open] != '[') return std::nullopt;
-  auto close = v.find(']', open);
+std::optional<std::string_view> array_of(const SummaryKeys& keys, std::string_view key) {
+  auto v = keys.after(key);
+  if (!v) return std::nullopt;
+  auto open = v->find_first_not_of(" \t\r\n");
+  if (open == std::string_view::npos || (*v)[open] != '[') return std::nullopt;
+  auto close = v->find(']', open);
   if (close == std::string_view::npos) return std::nullopt;
-  return v.substr(open + 1, close - open - 1);
+  return v->substr(open + 1, close - open - 1);
+}
+
+// A key's number that is present, finite and not negative; NaN otherwise.
+double non_negative(const SummaryKeys& keys, std::string_view key) {
+  auto after = keys.after(key);
+  return after ? non_negative_value(value_at(*after)) : NAN;
 }
 
 bool space(char c) {
@@ -192,10 +235,10 @@ bool read_numbers(std::string_view array, std::vector<double>& out) {
 
 // An array's numbers into `out` (cleared first); false with `why` set when it is absent or holds
 // anything else.
-bool numbers_of(std::string_view text, std::string_view key, std::vector<double>& out,
+bool numbers_of(const SummaryKeys& keys, std::string_view key, std::vector<double>& out,
                 std::string& why) {
   out.clear();
-  auto array = array_of(text, key);
+  auto array = array_of(keys, key);
   if (!array) {
     why = "no \"" + std::string(key) + "\" array";
     return false;
@@ -214,7 +257,8 @@ struct SummaryScratch {
   std::string text;
   std::vector<std::string_view> names;
   std::vector<std::uint32_t> order, host_at;
-  std::vector<double> host, rank, now, best;
+  std::vector<double> host, rank, now, best, spread_of, spread;
+  std::vector<int> ranks, sorted;  // the ranks listed, in order and sorted
 };
 
 SummaryScratch& scratch() {
@@ -230,9 +274,13 @@ void number_hosts(const std::vector<std::string_view>& names, std::vector<std::u
   const auto n = static_cast<std::uint32_t>(names.size());
   order.resize(n);
   for (std::uint32_t i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::uint32_t a, std::uint32_t b) { return names[a] < names[b]; });
-  // First each name's first listing (the first of its run in the stable order), then, in
+  // Ties in listing order: not std::stable_sort, which allocates a buffer each call (the reads'
+  // threads then waited on each other in malloc).
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const int c = names[a].compare(names[b]);
+    return c != 0 ? c < 0 : a < b;
+  });
+  // First each name's first listing (the first of its run in that order), then, in
   // listing order, its node: a first listing is a new node, a later one takes the node its
   // first listing, numbered already, was given.
   host_at.resize(n);
@@ -323,6 +371,138 @@ TimingSummary parsed_summary(const std::string& path, const FileKey& file, std::
   return out;
 }
 
+// A JSON string with no escapes inside: its text; "" for anything else.
+std::string_view quoted(std::string_view item) {
+  if (item.size() < 3 || item.front() != '"' || item.back() != '"') return {};
+  return item.substr(1, item.size() - 2);
+}
+
+// Whether `v` is a whole number no larger than `max`.
+bool whole_at_most(double v, double max) {
+  return v <= max && v == std::floor(v);
+}
+
+// The largest rank a summary may name, and how many ranks it may list: a corrupt range cannot
+// make a world unbounded.
+constexpr double kMaxSummaryRank = 1e7;
+constexpr std::size_t kMaxSummaryRanks = 1 << 20;
+
+// "0-3 8 10-11" into `out`; false for anything else, or past `budget` ranks in all.
+bool read_rank_ranges(std::string_view text, std::vector<int>& out, std::size_t budget) {
+  if (text.empty()) return false;
+  while (!text.empty()) {
+    auto end = text.find(' ');
+    auto item = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    auto dash = item.find('-');
+    int from = -1, to = -1;
+    auto number = [](std::string_view digits, int& v) {
+      auto [stop, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+      return ec == std::errc() && stop == digits.data() + digits.size() && !digits.empty() &&
+             digits.front() != '-' && v <= kMaxSummaryRank;
+    };
+    if (!number(item.substr(0, dash), from)) return false;
+    if (dash == std::string_view::npos)
+      to = from;
+    else if (!number(item.substr(dash + 1), to) || to < from)
+      return false;
+    if (static_cast<std::size_t>(to - from) + 1 > budget - std::min(budget, out.size()))
+      return false;
+    for (int r = from; r <= to; ++r) out.push_back(r);
+  }
+  return true;
+}
+
+// Whether any rank is listed twice: a list in order (as the helper writes it) needs no sort.
+bool any_listed_twice(const std::vector<int>& ranks, std::vector<int>& sorted) {
+  if (std::adjacent_find(ranks.begin(), ranks.end(), std::greater_equal<int>()) == ranks.end())
+    return false;
+  sorted.assign(ranks.begin(), ranks.end());
+  std::sort(sorted.begin(), sorted.end());
+  return std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
+}
+
+// A "v":1 summary's columns, a rank each, into `windows.ranks`; why not, or "".
+std::string rank_columns(const SummaryKeys& text, SummaryScratch& work, RankWindows& windows) {
+  std::string why;
+  const auto &host = work.host, &rank = work.rank, &now = work.now, &best = work.best;
+  if (!numbers_of(text, "host", work.host, why) || !numbers_of(text, "rank", work.rank, why) ||
+      !numbers_of(text, "now", work.now, why) || !numbers_of(text, "best", work.best, why))
+    return why;
+  if (rank.size() != host.size() || now.size() != host.size() || best.size() != host.size())
+    return "\"host\", \"rank\", \"now\" and \"best\" are not of one length";
+  const auto& host_at = work.host_at;
+  windows.ranks.reserve(host.size());
+  work.ranks.clear();
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    if (!whole_at_most(host[i], static_cast<double>(host_at.size()) - 1))
+      return "a \"host\" index names no host";
+    if (!whole_at_most(rank[i], kMaxSummaryRank)) return "a rank is not a rank";
+    RankWindow w;
+    w.rank = static_cast<int>(rank[i]);
+    w.host = host_at[static_cast<std::size_t>(host[i])];
+    w.now = now[i];
+    w.best = std::min(best[i], now[i]);  // its best is never worse than now
+    windows.ranks.push_back(w);
+    work.ranks.push_back(w.rank);
+  }
+  if (any_listed_twice(work.ranks, work.sorted)) return "a rank is listed twice";
+  return "";
+}
+
+// A "v":2 summary's rows, a node each, into `windows.nodes`; why not, or "".
+std::string node_rows(const SummaryKeys& text, SummaryScratch& work, RankWindows& windows) {
+  windows.nodes.resize(work.names.size());
+  windows.node_ranks.reserve(std::min(kMaxSummaryRanks, work.names.size() * 8));
+  auto ranks = array_of(text, "ranks");
+  std::size_t at = 0;
+  if (!ranks || !each_item(*ranks, [&](std::string_view item) {
+        if (at == windows.nodes.size()) return false;
+        NodeWindow& n = windows.nodes[at++];
+        n.ranks_from = static_cast<std::uint32_t>(windows.node_ranks.size());
+        if (!read_rank_ranges(quoted(item), windows.node_ranks, kMaxSummaryRanks)) return false;
+        n.ranks_to = static_cast<std::uint32_t>(windows.node_ranks.size());
+        return true;
+      }))
+    return "no \"ranks\" array of rank ranges (\"0-7\"), at most " +
+           std::to_string(kMaxSummaryRanks) + " ranks";
+  std::string why;
+  const auto &slowest = work.rank, &now = work.now, &best = work.best, &peers = work.host;
+  if (!numbers_of(text, "slowest", work.rank, why) || !numbers_of(text, "now", work.now, why) ||
+      !numbers_of(text, "best", work.best, why) || !numbers_of(text, "peers", work.host, why) ||
+      !numbers_of(text, "spread_of", work.spread_of, why) ||
+      !numbers_of(text, "spread", work.spread, why))
+    return why;
+  const std::size_t n = windows.nodes.size();
+  if (at != n || slowest.size() != n || now.size() != n || best.size() != n || peers.size() != n)
+    return "\"hosts\", \"ranks\", \"slowest\", \"now\", \"best\" and \"peers\" are not of "
+           "one length";
+  if (work.spread_of.size() != work.spread.size())
+    return "\"spread_of\" and \"spread\" are not of one length";
+  if (any_listed_twice(windows.node_ranks, work.sorted)) return "a rank is listed twice";
+  for (std::size_t i = 0; i < n; ++i) {
+    NodeWindow& w = windows.nodes[i];
+    w.host = work.host_at[i];
+    const auto first = windows.node_ranks.begin() + w.ranks_from;
+    const auto last = windows.node_ranks.begin() + w.ranks_to;
+    if (!whole_at_most(slowest[i], kMaxSummaryRank) ||
+        std::find(first, last, static_cast<int>(slowest[i])) == last)
+      return "a \"slowest\" rank is not one of its node's ranks";
+    w.slowest = static_cast<int>(slowest[i]);
+    w.now = now[i];
+    w.best = std::min(best[i], now[i]);  // its best is never worse than now
+    w.peers = peers[i];
+  }
+  for (std::size_t i = 0; i < work.spread_of.size(); ++i) {
+    if (!whole_at_most(work.spread_of[i], static_cast<double>(n) - 1))
+      return "a \"spread_of\" index names no node";
+    NodeWindow& w = windows.nodes[static_cast<std::size_t>(work.spread_of[i])];
+    if (w.spread >= 0) return "a node's spread is given twice";
+    w.spread = work.spread[i];
+  }
+  return "";
+}
+
 }  // namespace
 
 TimingSummary parse_timing_summary(std::string_view text) {
@@ -336,21 +516,22 @@ TimingSummary parse_timing_summary(std::string_view text) {
     text.remove_suffix(1);
   if (text.size() < 2 || text.front() != '{' || text.back() != '}')
     return fail("not a JSON object");
-  if (non_negative(text, "v") != 1) return fail("not version 1 (\"v\":1)");
-  double ts = non_negative(text, "ts"), step = non_negative(text, "step");
-  double window_s = non_negative(text, "window_s");
+  const SummaryKeys keys(text);
+  const double version = non_negative(keys, "v");
+  if (version != 1 && version != 2) return fail("not version 1 or 2 (\"v\":2)");
+  double ts = non_negative(keys, "ts"), step = non_negative(keys, "step");
+  double window_s = non_negative(keys, "window_s");
   if (std::isnan(ts) || std::isnan(step) || step > 9e15)
     return fail("no \"ts\" or \"step\" that is a non-negative number");
   out.ts = ts;
   out.step = static_cast<std::int64_t>(step);
   SummaryScratch& work = scratch();
   work.names.clear();
-  auto host_names = array_of(text, "hosts");
+  auto host_names = array_of(keys, "hosts");
   if (!host_names || !each_item(*host_names, [&](std::string_view item) {
-        // A node name as Slurm spells it: quoted, with no escapes, brackets or commas inside.
-        if (item.size() < 3 || item.front() != '"' || item.back() != '"') return false;
-        auto name = item.substr(1, item.size() - 2);
-        if (name.find_first_of("\"\\[],") != std::string_view::npos) return false;
+        auto name = quoted(item);
+        // A node name as Slurm spells it: with no escapes, brackets or commas inside.
+        if (name.empty() || name.find_first_of("\"\\[],") != std::string_view::npos) return false;
         work.names.push_back(name);
         return true;
       }))
@@ -358,38 +539,13 @@ TimingSummary parse_timing_summary(std::string_view text) {
   std::vector<std::string> hosts;
   std::vector<std::uint32_t>& host_at = work.host_at;  // a listed name's node
   number_hosts(work.names, work.order, host_at, hosts);
-  std::string why;
-  const auto &host = work.host, &rank = work.rank, &now = work.now, &best = work.best;
-  if (!numbers_of(text, "host", work.host, why) || !numbers_of(text, "rank", work.rank, why) ||
-      !numbers_of(text, "now", work.now, why) || !numbers_of(text, "best", work.best, why))
-    return fail(why);
-  if (rank.size() != host.size() || now.size() != host.size() || best.size() != host.size())
-    return fail("\"host\", \"rank\", \"now\" and \"best\" are not of one length");
-  out.windows.ranks.reserve(host.size());
-  // Ranks are listed in order (the helper gathers them so): a rank listed twice is then one not
-  // above the one before it, and only a list out of order needs sorting to tell.
-  bool ascending = true;
-  for (std::size_t i = 0; i < host.size(); ++i) {
-    if (host[i] >= static_cast<double>(host_at.size()) || host[i] != std::floor(host[i]))
-      return fail("a \"host\" index names no host");
-    if (rank[i] > 1e7 || rank[i] != std::floor(rank[i])) return fail("a rank is not a rank");
-    RankWindow w;
-    w.rank = static_cast<int>(rank[i]);
-    w.host = host_at[static_cast<std::size_t>(host[i])];
-    w.now = now[i];
-    w.best = std::min(best[i], now[i]);  // its best is never worse than now
-    w.window_s = std::isnan(window_s) ? 0 : window_s;
-    ascending = ascending && (i == 0 || w.rank > out.windows.ranks.back().rank);
-    out.windows.ranks.push_back(w);
-  }
-  if (!ascending) {
-    std::vector<int> seen;
-    seen.reserve(out.windows.size());
-    for (const auto& w : out.windows) seen.push_back(w.rank);
-    std::sort(seen.begin(), seen.end());
-    if (std::adjacent_find(seen.begin(), seen.end()) != seen.end())
-      return fail("a rank is listed twice");
-  }
+  if (version == 2 && hosts.size() != work.names.size()) return fail("a node is listed twice");
+  std::string why =
+      version == 2 ? node_rows(keys, work, out.windows) : rank_columns(keys, work, out.windows);
+  if (!why.empty()) return fail(why);
+  if (std::isnan(window_s)) window_s = 0;
+  out.windows.window_s = window_s;
+  for (auto& w : out.windows.ranks) w.window_s = window_s;
   out.windows.hosts = std::move(hosts);
   return out;
 }

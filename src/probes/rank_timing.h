@@ -34,14 +34,31 @@ struct RankWindow {
   double now = 0, best = 0, window_s = 0;
 };
 
+// One node's figures as the job's rank 0 worked them out (summary.json "v":2): its slowest
+// rank's window and that rank's own best, and the median of every rank's window on the job's
+// other nodes, with their spread for the few slowest nodes. The rule (rules/straggler.h) judges
+// them as it judges the same figures worked out here from every rank's window: a row a node,
+// not a column a rank, is what a 512-rank job's summary costs to read a cycle.
+struct NodeWindow {
+  std::uint32_t host = 0;  // RankWindows::hosts[host]
+  int slowest = -1;        // its slowest rank (the first such, by rank)
+  double now = 0, best = 0;
+  double peers = 0;    // median window of the ranks on the other nodes
+  double spread = -1;  // 1.4826 x their median absolute deviation from it; < 0: not given
+  std::uint32_t ranks_from = 0, ranks_to = 0;  // its ranks: RankWindows::node_ranks[from, to)
+};
+
 // A job's ranks' windows, and the nodes they name once each: a node's name is not copied,
 // compared or hashed per rank (at 1,000 jobs of 512 ranks, that was most of reading a summary
-// and judging it; bench/cycle_bench.cpp --ranks 512).
+// and judging it; bench/cycle_bench.cpp --ranks 512). Or, from a "v":2 summary, a row a node.
 struct RankWindows {
   std::vector<std::string> hosts;
   std::vector<RankWindow> ranks;
+  std::vector<NodeWindow> nodes;  // "v":2: the nodes' figures; `ranks` is then empty
+  std::vector<int> node_ranks;    // "v":2: every node's ranks, one node after another
+  double window_s = 0;            // "v":2: the time the judged windows cover
   std::size_t size() const { return ranks.size(); }
-  bool empty() const { return ranks.empty(); }
+  bool empty() const { return ranks.empty() && nodes.empty(); }
   const RankWindow& operator[](std::size_t i) const { return ranks[i]; }
   auto begin() const { return ranks.begin(); }
   auto end() const { return ranks.end(); }
@@ -82,11 +99,20 @@ struct RankTimesBlock {
   std::map<int, double> compute_s;  // rank -> compute before the collective, seconds
 };
 
-// A summary.json as the helper's rank 0 writes it (share/llmwatch/python/llmwatch_timing.py):
+// A summary.json as the helper's rank 0 writes it (share/llmwatch/python/llmwatch_timing.py),
+// a row a node:
+//   {"v":2,"ts":1800000123.4,"step":1200,"window":20,"window_s":191.3,
+//    "hosts":["node-1","node-2"],"ranks":["0-7","8-15"],"slowest":[3,12],"now":[0.41,0.52],
+//    "best":[0.40,0.40],"peers":[0.41,0.40],"spread_of":[1,0],"spread":[0.004,0.005]}
+// "ranks": each node's ranks, as ranges apart by spaces ("0-3 8-11"); "slowest", "now", "best":
+// its slowest rank, that rank's window median and its own best; "peers": the median window of
+// the ranks on the other nodes; "spread": 1.4826 x their median absolute deviation from it, for
+// the nodes "spread_of" names (the slowest few: only a slow node needs it). Or, as helpers
+// before it wrote, a column a rank:
 //   {"v":1,"ts":1800000123.4,"step":1200,"window":20,"window_s":191.3,"hosts":["node-1"],
 //    "host":[0,0],"rank":[0,1],"now":[0.41,0.40],"best":[0.40,0.40]}
-// Columns, not an object per rank: 512 ranks are ~1,500 numbers. Anything that is not such a
-// summary, whole, is an error with its reason: the job's timing is then unknown, never healthy.
+// Anything that is not such a summary, whole, is an error with its reason: the job's timing is
+// then unknown, never healthy.
 struct TimingSummary {
   double ts = 0;
   std::int64_t step = 0;

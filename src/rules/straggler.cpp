@@ -26,6 +26,56 @@ std::string fixed(double v, const char* f) {
   return buf;
 }
 
+// The rule for one node, whoever worked out its figures (llmwatch from every rank's window, or
+// the job's rank 0): its slowest rank's pace `now` against the median `m` of the ranks on the
+// other nodes, and against its own best. `spread` gives their robust deviation (<0 when unknown:
+// then never a suspect); it is asked only of a node slow enough to need it.
+template <class Spread>
+void score(NodeSpeed& n, double now, double best, double m, Spread&& spread,
+           const StragglerSettings& s) {
+  if (!(m > 0 && now > 0)) return;
+  n.compute_ratio = now / m;
+  n.relative = std::min(1.0, m / now);
+  n.individual = std::min(1.0, best / now);
+  if (n.relative >= s.slow_below) return;
+  // Beyond the peers' own spread, with a floor: identical peers have a MAD of 0.
+  const double deviation = spread();
+  n.suspect = deviation >= 0 && now - m > s.mad_k * std::max(deviation, 0.02 * m);
+}
+
+// The verdict on the scored nodes: slowest first, each moved once, in that order.
+StragglerVerdict slowest_first(std::vector<NodeSpeed>& speeds) {
+  std::vector<std::size_t> order(speeds.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const NodeSpeed &x = speeds[a], &y = speeds[b];
+    return x.relative != y.relative ? x.relative < y.relative : x.node < y.node;
+  });
+  StragglerVerdict out;
+  out.nodes.reserve(speeds.size());
+  for (std::size_t i : order) out.nodes.push_back(std::move(speeds[i]));
+  return out;
+}
+
+constexpr const char* kTooFewNodes = "per-rank timing from fewer than 2 nodes";
+
+// The nodes of a "v":2 summary, whose figures the job's rank 0 worked out.
+StragglerVerdict judge_node_rows(const RankWindows& windows, const StragglerSettings& s) {
+  if (windows.nodes.size() < 2) return {{}, kTooFewNodes};
+  std::vector<NodeSpeed> speeds(windows.nodes.size());
+  for (std::size_t i = 0; i < speeds.size(); ++i) {
+    const NodeWindow& w = windows.nodes[i];
+    NodeSpeed& n = speeds[i];
+    n.node = windows.hosts[w.host];
+    n.ranks.assign(windows.node_ranks.begin() + w.ranks_from,
+                   windows.node_ranks.begin() + w.ranks_to);
+    n.window_s = windows.window_s;
+    score(
+        n, w.now, w.best, w.peers, [&] { return w.spread; }, s);
+  }
+  return slowest_first(speeds);
+}
+
 }  // namespace
 
 std::string rank_ranges(std::vector<int> ranks) {
@@ -72,6 +122,7 @@ RankWindows rank_windows(const std::vector<RankSeries>& ranks, const StragglerSe
 }
 
 StragglerVerdict judge_nodes(const RankWindows& windows, const StragglerSettings& s) {
+  if (!windows.nodes.empty()) return judge_node_rows(windows, s);
   StragglerVerdict out;
   // Each rank's node, numbered by first appearance: its host's index says which, with no name
   // compared or hashed. Flat arrays, not a vector per node: at 512 ranks the allocations were
@@ -96,7 +147,7 @@ StragglerVerdict judge_nodes(const RankWindows& windows, const StragglerSettings
   }
   const std::size_t nodes = first_of.size();
   if (nodes < 2) {
-    out.not_judged = "per-rank timing from fewer than 2 nodes";
+    out.not_judged = kTooFewNodes;
     return out;
   }
   for (std::size_t n = 0; n < nodes; ++n) start[n + 1] += start[n];
@@ -148,33 +199,20 @@ StragglerVerdict judge_nodes(const RankWindows& windows, const StragglerSettings
       double hi = kth_without(peers / 2, skip);
       m = peers % 2 ? hi : (kth_without(peers / 2 - 1, skip) + hi) / 2;
     }
-    if (m > 0 && slowest.now > 0) {
-      n.compute_ratio = slowest.now / m;
-      n.relative = std::min(1.0, m / slowest.now);
-      n.individual = std::min(1.0, slowest.best / slowest.now);
-      if (n.relative < s.slow_below) {
-        others.clear();
-        for (std::size_t i = 0, j = 0; i < all.size(); ++i)
-          if (j < skip.size() && skip[j] == i)
-            ++j;
-          else
-            others.push_back(all[i]);
-        // Beyond the peers' own spread, with a floor: identical peers have a MAD of 0.
-        double spread = std::max(1.4826 * sorted_mad(others, m), 0.02 * m);
-        n.suspect = slowest.now - m > s.mad_k * spread;
-      }
-    }
+    score(
+        n, slowest.now, slowest.best, m,
+        [&] {
+          others.clear();
+          for (std::size_t i = 0, j = 0; i < all.size(); ++i)
+            if (j < skip.size() && skip[j] == i)
+              ++j;
+            else
+              others.push_back(all[i]);
+          return 1.4826 * sorted_mad(others, m);
+        },
+        s);
   }
-  // Slowest first; the nodes are moved once, in that order.
-  std::vector<std::size_t> order(nodes);
-  for (std::size_t i = 0; i < nodes; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const NodeSpeed &x = speeds[a], &y = speeds[b];
-    return x.relative != y.relative ? x.relative < y.relative : x.node < y.node;
-  });
-  out.nodes.reserve(nodes);
-  for (std::size_t i : order) out.nodes.push_back(std::move(speeds[i]));
-  return out;
+  return slowest_first(speeds);
 }
 
 StragglerVerdict localise_stragglers(const std::vector<RankSeries>& ranks,

@@ -202,36 +202,40 @@ TEST(StragglerCycle, EvictWaitsForTheCostSumToPay) {
 }
 
 // A rank 0 summary (the helper's summary mode) of 3 nodes, node-3 computing at 0.7x, written
-// at `ts`.
-std::string summary_at(double ts, int nodes = 3) {
-  return testing::summary_json(rank_windows(slow_ranks(0.7, nodes)), ts);
+// at `ts`: a row a node, as the helper writes it, or a column a rank, as it wrote it before.
+std::string summary_at(double ts, int nodes = 3, bool rows = true) {
+  RankWindows windows = rank_windows(slow_ranks(0.7, nodes));
+  return rows ? testing::summary_json_v2(windows, ts, 30, 59, 6)
+              : testing::summary_json(windows, ts);
 }
 
 // Two cycles of a stepping run whose timing directory holds a summary written at `ts`.
-CycleResult summary_run(EndingRun& run, const std::string& timing, double ts) {
+CycleResult summary_run(EndingRun& run, const std::string& timing, double ts, bool rows) {
   std::filesystem::create_directories(timing);
-  write_file(timing + "/summary.json", summary_at(ts));
+  write_file(timing + "/summary.json", summary_at(ts, 3, rows));
   return stepping_cycles(run, 2);
 }
 
 // A large job's rank 0 writes one summary for all ranks: the cycle judges it as it judges the
-// rank files; one left by a task before this one is not judged.
+// rank files, in either of the helper's forms; one left by a task before this one is not judged.
 TEST(StragglerCycle, ARankZeroSummaryNamesTheNodeAndOneFromAnEarlierTaskDoesNot) {
-  for (bool earlier : {false, true}) {
-    testing::TempDir t;
-    EndingRun run(config_for(t / "timing", "alert"));
-    const double started = static_cast<double>(run.task("RUNNING").start_time);
-    auto r = summary_run(run, t / "timing", earlier ? started - 600 : run.now - 10);
-    const Finding* f = run.finding(r, "straggler");
-    if (earlier) {
-      EXPECT_FALSE(f) << "a summary from before the task started: " << f->summary;
-      continue;
+  for (bool rows : {true, false})
+    for (bool earlier : {false, true}) {
+      SCOPED_TRACE(rows ? "a row a node" : "a column a rank");
+      testing::TempDir t;
+      EndingRun run(config_for(t / "timing", "alert"));
+      const double started = static_cast<double>(run.task("RUNNING").start_time);
+      auto r = summary_run(run, t / "timing", earlier ? started - 600 : run.now - 10, rows);
+      const Finding* f = run.finding(r, "straggler");
+      if (earlier) {
+        EXPECT_FALSE(f) << "a summary from before the task started: " << f->summary;
+        continue;
+      }
+      ASSERT_TRUE(f) << event_lines(*run.store);
+      EXPECT_NE(f->summary.find("slow node node-3: 0."), std::string::npos) << f->summary;
+      EXPECT_NE(f->summary.find("ranks 16-23"), std::string::npos) << f->summary;
+      EXPECT_TRUE(run.slurm.cancelled.empty());
     }
-    ASSERT_TRUE(f) << event_lines(*run.store);
-    EXPECT_NE(f->summary.find("slow node node-3: 0."), std::string::npos) << f->summary;
-    EXPECT_NE(f->summary.find("ranks 16-23"), std::string::npos) << f->summary;
-    EXPECT_TRUE(run.slurm.cancelled.empty());
-  }
 }
 
 // A job of 12 nodes: the views, the metrics and the finding show its 8 slowest, the suspect
@@ -260,7 +264,7 @@ TEST(StragglerCycle, TheSlowestEightNodesAreShownTheSuspectFirst) {
 TEST(StragglerCycle, TimingNotWrittenForTenMinutesIsNotJudged) {
   testing::TempDir t;
   EndingRun run(config_for(t / "timing", "evict"));
-  auto r = summary_run(run, t / "timing", run.now - 900);
+  auto r = summary_run(run, t / "timing", run.now - 900, true);
   EXPECT_FALSE(run.finding(r, "straggler")) << run.finding(r, "straggler")->summary;
   EXPECT_TRUE(run.slurm.cancelled.empty()) << "evicted on a summary 15 minutes old";
   EXPECT_TRUE(run.slurm.controls.empty()) << run.slurm.controls.front();
@@ -272,7 +276,7 @@ TEST(StragglerCycle, TimingNotWrittenForTenMinutesIsNotJudged) {
 TEST(StragglerCycle, TimingNotJudgedForItsAgeIsSaidAndClearsWhenFresh) {
   testing::TempDir t;
   EndingRun run(config_for(t / "timing", "evict"));
-  auto r = summary_run(run, t / "timing", run.now - 900);
+  auto r = summary_run(run, t / "timing", run.now - 900, true);
   const Finding* f = run.finding(r, "timing-stale");
   ASSERT_TRUE(f) << "nothing said that the run's nodes are no longer judged";
   EXPECT_EQ(f->severity, Severity::Info);
@@ -281,7 +285,7 @@ TEST(StragglerCycle, TimingNotJudgedForItsAgeIsSaidAndClearsWhenFresh) {
   EXPECT_TRUE(run.slurm.cancelled.empty());
   // Fresh timing again, ten minutes on: judged, and the staleness is gone.
   run.now += 600;
-  auto fresh = summary_run(run, t / "timing", run.now - 10);
+  auto fresh = summary_run(run, t / "timing", run.now - 10, true);
   EXPECT_FALSE(run.finding(fresh, "timing-stale"));
   EXPECT_TRUE(run.finding(fresh, "straggler"));
 }

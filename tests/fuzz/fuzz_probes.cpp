@@ -97,7 +97,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!(std::isfinite(w.now) && w.best >= 0 && w.best <= w.now &&
           w.host < summary.windows.hosts.size() && !summary.windows.host_of(w).empty()))
       __builtin_trap();
-  // Each node once: a name listed twice is one node.
+  // A row a node ("v":2): on a named node, its ranks within the list and its slowest among them,
+  // its figures finite and its best never above now.
+  const RankWindows& rows = summary.windows;
+  for (const auto& n : rows.nodes)
+    if (!(n.host < rows.hosts.size() && n.ranks_from < n.ranks_to &&
+          n.ranks_to <= rows.node_ranks.size() &&
+          std::find(rows.node_ranks.begin() + n.ranks_from, rows.node_ranks.begin() + n.ranks_to,
+                    n.slowest) != rows.node_ranks.begin() + n.ranks_to &&
+          std::isfinite(n.now) && n.best <= n.now && std::isfinite(n.peers)))
+      __builtin_trap();
+  if (!rows.nodes.empty() && !rows.ranks.empty()) __builtin_trap();
+  // Each node once: a name listed twice is one node (or, in rows, an error).
   auto hosts = summary.windows.hosts;
   std::sort(hosts.begin(), hosts.end());
   if (std::adjacent_find(hosts.begin(), hosts.end()) != hosts.end()) __builtin_trap();

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "probes/rank_timing.h"
+#include "rules/straggler.h"
+#include "util/robust_stats.h"
 
 namespace llmwatch::testing {
 
@@ -77,6 +79,85 @@ inline std::string summary_json(const RankWindows& windows, double ts, double wi
                 step, window_s);
   return head + std::string("\"hosts\":[") + names + "],\"host\":[" + host + "],\"rank\":[" + rank +
          "],\"now\":[" + now + "],\"best\":[" + best + "]}\n";
+}
+
+// The same windows as the helper writes them now ("v":2, a row a node), worked out here by brute
+// force from every rank's window, as a reference for the helper's way (llmwatch_timing.py
+// _node_rows) and llmwatch's (rules/straggler.cpp): each node's slowest rank (the first such),
+// the median of the ranks on the other nodes, and their spread for the `spread_for` slowest.
+// Numbers are written whole (%.17g), so a row judges exactly as its ranks do; or, with `decimals`
+// >= 0, as the helper writes them (6: to the microsecond).
+inline std::string summary_json_v2(const RankWindows& windows, double ts, double window_s = 30,
+                                   long long step = 59, int decimals = -1,
+                                   std::size_t spread_for = 8) {
+  struct Row {
+    std::vector<int> ranks;
+    const RankWindow* slowest = nullptr;
+    double peers = 0, relative = 1;
+  };
+  std::vector<Row> rows(windows.hosts.size());
+  for (const auto& w : windows) {
+    Row& r = rows[w.host];
+    r.ranks.push_back(w.rank);
+    if (!r.slowest || w.now > r.slowest->now) r.slowest = &w;
+  }
+  auto others = [&](std::uint32_t host) {
+    std::vector<double> v;
+    for (const auto& w : windows)
+      if (w.host != host) v.push_back(w.now);
+    return v;
+  };
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t h = 0; h < rows.size(); ++h) {
+    Row& r = rows[h];
+    auto v = others(h);
+    r.peers = v.empty() ? 0 : median(v);
+    if (r.peers > 0 && r.slowest->now > 0) r.relative = std::min(1.0, r.peers / r.slowest->now);
+    order.push_back(h);
+  }
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return rows[a].relative != rows[b].relative ? rows[a].relative < rows[b].relative
+                                                : windows.hosts[a] < windows.hosts[b];
+  });
+  order.resize(std::min(order.size(), spread_for));
+  std::sort(order.begin(), order.end());
+  auto number = [&](double v) {
+    char buf[40];
+    if (decimals < 0)
+      std::snprintf(buf, sizeof buf, "%.17g", v);
+    else
+      std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return std::string(buf);
+  };
+  auto list = [](const std::vector<std::string>& items) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + items[i];
+    return out + "]";
+  };
+  std::vector<std::string> hosts, ranks, slowest, now, best, peers, spread_of, spread;
+  for (std::size_t h = 0; h < rows.size(); ++h) {
+    const Row& r = rows[h];
+    std::string ranges = rank_ranges(r.ranks);
+    std::replace(ranges.begin(), ranges.end(), ',', ' ');
+    hosts.push_back("\"" + windows.hosts[h] + "\"");
+    ranks.push_back("\"" + ranges + "\"");
+    slowest.push_back(std::to_string(r.slowest->rank));
+    now.push_back(number(r.slowest->now));
+    best.push_back(number(r.slowest->best));
+    peers.push_back(number(r.peers));
+  }
+  for (std::uint32_t h : order) {
+    auto v = others(h);
+    spread_of.push_back(std::to_string(h));
+    spread.push_back(number(v.empty() ? 0 : 1.4826 * mad(v, rows[h].peers)));
+  }
+  char head[160];
+  std::snprintf(head, sizeof head, "{\"v\":2,\"ts\":%.3f,\"step\":%lld,\"window_s\":%.3f,", ts,
+                step, window_s);
+  return head + std::string("\"hosts\":") + list(hosts) + ",\"ranks\":" + list(ranks) +
+         ",\"slowest\":" + list(slowest) + ",\"now\":" + list(now) + ",\"best\":" + list(best) +
+         ",\"peers\":" + list(peers) + ",\"spread_of\":" + list(spread_of) +
+         ",\"spread\":" + list(spread) + "}\n";
 }
 
 }  // namespace llmwatch::testing

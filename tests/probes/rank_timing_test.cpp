@@ -14,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "rank_timing_sim.h"
 #include "rules/straggler.h"
 #include "test_util.h"
 #include "util/subprocess.h"
@@ -162,6 +163,16 @@ TEST(RankTiming, ASummaryIsReadAsEveryRanksWindow) {
   ASSERT_TRUE(v.suspect());
   EXPECT_EQ(v.suspect()->node, "node-2") << "its ranks compute 1.3x from step 20";
   EXPECT_LT(v.suspect()->individual, 0.9) << "it turned slow: its own best was faster";
+  // As the helper writes it now: a row a node.
+  auto rows =
+      parse_timing_summary(testing::read_file(testing::fixture("rank-timing/summary-v2.json")));
+  ASSERT_TRUE(rows.error.empty()) << rows.error;
+  ASSERT_EQ(rows.windows.nodes.size(), 2u);
+  auto by_rows = judge_nodes(rows.windows);
+  ASSERT_TRUE(by_rows.suspect());
+  EXPECT_EQ(by_rows.suspect()->node, "node-2");
+  EXPECT_EQ(rank_ranges(by_rows.suspect()->ranks), "4-7");
+  EXPECT_LT(by_rows.suspect()->individual, 0.9);
 }
 
 TEST(RankTiming, ASummaryThatIsNotWholeIsAnErrorWithItsReason) {
@@ -181,7 +192,7 @@ TEST(RankTiming, ASummaryThatIsNotWholeIsAnErrorWithItsReason) {
   };
   for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
            {good.substr(0, good.size() - 20), "not a JSON object"},
-           {with("\"v\":1", "\"v\":2"), "version"},
+           {with("\"v\":1", "\"v\":3"), "version"},
            {with("\"ts\":1800000000", "\"ts\":-1"), "\"ts\""},
            {with("[0.4,0.5]", "[0.4,-0.5]"), "\"now\""},
            {with("[0.4,0.5]", "[0.4,nan]"), "\"now\""},
@@ -195,6 +206,100 @@ TEST(RankTiming, ASummaryThatIsNotWholeIsAnErrorWithItsReason) {
            {with("\"rank\":[0,1]", "\"rank\":[0,1.5]"), "not a rank"},
            {with("\"node-2\"", "\"node\\\"-2\""), "\"hosts\""},
            {with("\"best\":", "\"worst\":"), "\"best\""},
+       }) {
+    auto s = parse_timing_summary(text);
+    EXPECT_NE(s.error.find(why), std::string::npos) << text << " -> " << s.error;
+    EXPECT_TRUE(s.windows.empty()) << text;
+  }
+}
+
+// What the helper writes now ("v":2): a row a node, with the figures the rule judges a node by
+// worked out by rank 0. Over healthy noise and slow nodes, layouts of 2 to 24 nodes and 1 to 8
+// ranks a node, the rows are judged exactly as every rank's window is: the same nodes in the
+// same order, the same scores, the same suspect.
+TEST(RankTiming, ANodeRowSummaryIsJudgedExactlyAsEveryRanksWindow) {
+  std::mt19937 rng(28);
+  std::uniform_int_distribution<int> nodes(2, 24), per_node(1, 8), pick(0, 3);
+  int suspects = 0;
+  for (int job = 0; job < 300; ++job) {
+    testing::TimingSim sim;
+    sim.nodes = nodes(rng);
+    sim.ranks_per_node = per_node(rng);
+    if (pick(rng) > 0) {
+      sim.slow_node = "node-" + std::to_string(1 + job % sim.nodes);
+      sim.slow_speed = 0.5 + 0.1 * pick(rng);
+      sim.slow_from_step = 10 * pick(rng);
+    }
+    RankWindows windows = rank_windows(sim.run(rng));
+    auto by_ranks = judge_nodes(windows);
+    auto rows = parse_timing_summary(testing::summary_json_v2(windows, 1.8e9, 42));
+    ASSERT_TRUE(rows.error.empty()) << rows.error;
+    ASSERT_EQ(rows.windows.nodes.size(), windows.hosts.size());
+    EXPECT_EQ(rows.windows.window_s, 42);
+    auto by_rows = judge_nodes(rows.windows);
+    ASSERT_EQ(by_rows.nodes.size(), by_ranks.nodes.size()) << job;
+    EXPECT_EQ(by_rows.not_judged, by_ranks.not_judged);
+    for (std::size_t i = 0; i < by_ranks.nodes.size(); ++i) {
+      const NodeSpeed &a = by_ranks.nodes[i], &b = by_rows.nodes[i];
+      ASSERT_EQ(a.node, b.node) << job << " at " << i;
+      EXPECT_EQ(a.relative, b.relative) << job << " " << a.node;
+      EXPECT_EQ(a.individual, b.individual) << job << " " << a.node;
+      EXPECT_EQ(a.compute_ratio, b.compute_ratio) << job << " " << a.node;
+      EXPECT_EQ(a.ranks, b.ranks) << job << " " << a.node;
+      // Rank 0 gives the peers' spread of the 8 slowest: a suspect is the slowest node.
+      EXPECT_EQ(i < 8 && a.suspect, b.suspect) << job << " " << a.node;
+    }
+    suspects += by_rows.suspect() != nullptr;
+  }
+  EXPECT_GT(suspects, 150) << "the slow nodes were found, not only agreed on";
+}
+
+TEST(RankTiming, ANodeRowSummaryThatIsNotWholeIsAnErrorWithItsReason) {
+  const std::string good =
+      R"({"v":2,"ts":1800000000,"step":5,"window_s":9,"hosts":["node-1","node-2"],)"
+      R"("ranks":["0-1 4","2-3"],"slowest":[4,2],"now":[0.4,0.5],"best":[0.4,0.4],)"
+      R"("peers":[0.5,0.4],"spread_of":[1],"spread":[0.01]})";
+  auto ok = parse_timing_summary(good);
+  ASSERT_TRUE(ok.error.empty()) << ok.error;
+  ASSERT_EQ(ok.windows.nodes.size(), 2u);
+  EXPECT_EQ(ok.windows.node_ranks, (std::vector<int>{0, 1, 4, 2, 3}));
+  EXPECT_EQ(ok.windows.nodes[0].spread, -1) << "not given";
+  EXPECT_EQ(ok.windows.nodes[1].spread, 0.01);
+  auto v = judge_nodes(ok.windows);
+  ASSERT_TRUE(v.suspect());
+  EXPECT_EQ(v.suspect()->node, "node-2");
+  EXPECT_EQ(rank_ranges(v.suspect()->ranks), "2-3");
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  // Slow, but with no spread given for it: not a suspect (unknown is never a reason to act).
+  EXPECT_FALSE(
+      judge_nodes(parse_timing_summary(with("\"spread_of\":[1]", "\"spread_of\":[0]")).windows)
+          .suspect());
+  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
+           {with("\"node-2\"]", "\"node-1\"]"), "node is listed twice"},
+           {with("\"2-3\"", "\"2-4\""), "rank is listed twice"},
+           {with("\"2-3\"", "\"3-2\""), "\"ranks\""},
+           {with("\"2-3\"", "\"2-\""), "\"ranks\""},
+           {with("\"2-3\"", "\"-2\""), "\"ranks\""},
+           {with("\"2-3\"", "\"2,3\""), "\"ranks\""},
+           {with("\"2-3\"", "\"\""), "\"ranks\""},
+           {with("\"2-3\"", "\"2  3\""), "\"ranks\""},
+           {with("\"2-3\"", "\"2-99999999\""), "\"ranks\""},
+           {with("\"2-3\"", "\"0-1048576\""), "\"ranks\""},
+           {with(",\"2-3\"", ""), "one length"},
+           {with("\"slowest\":[4,2]", "\"slowest\":[4,1]"), "not one of its node's ranks"},
+           {with("\"slowest\":[4,2]", "\"slowest\":[4,2.5]"), "not one of its node's ranks"},
+           {with("[0.5,0.4]", "[0.5]"), "one length"},
+           {with("[0.5,0.4]", "[0.5,-0.4]"), "\"peers\""},
+           {with("\"spread_of\":[1]", "\"spread_of\":[2]"), "names no node"},
+           {with("\"spread_of\":[1]", "\"spread_of\":[1,1]"), "one length"},
+           {with("\"spread_of\":[1],\"spread\":[0.01]", "\"spread_of\":[1,1],\"spread\":[1,1]"),
+            "given twice"},
+           {with("\"spread\":[0.01]", "\"spread\":[-1]"), "\"spread\""},
+           {with("\"peers\":", "\"others\":"), "\"peers\""},
        }) {
     auto s = parse_timing_summary(text);
     EXPECT_NE(s.error.find(why), std::string::npos) << text << " -> " << s.error;
@@ -307,6 +412,68 @@ TEST(RankTiming, ASummarySinceTheTaskStartedIsReadInsteadOfTheRankFiles) {
   EXPECT_TRUE(bad.ranks.empty() && !bad.windows) << "unknown, not judged on the rest";
 }
 
+// The helper's rows (its _node_rows) are what llmwatch's rule works out from every rank's window:
+// 200 jobs of 2 to 20 nodes, 1 to 8 ranks a node, placed in blocks or cyclically, paces to the
+// millisecond (so many are equal), some with one or two slow nodes. Each job is written twice by
+// Python: as a column a rank ("v":1, every figure whole) and as the helper writes it now, from the
+// rows its gather gives (in rank order).
+TEST(RankTiming, TheHelpersNodeRowsAreWhatTheRuleWorksOutFromEveryRank) {
+  TempDir dir;
+  ProcessSpec py;
+  py.argv = {"python3",
+             "-I",
+             "-c",
+             R"(import json, math, random, sys
+sys.path.insert(0, sys.argv[1])
+import llmwatch_timing
+rng = random.Random(30)
+with open(sys.argv[2], "w") as out:
+    for job in range(200):
+        nodes, per = rng.randint(2, 20), rng.randint(1, 8)
+        cyclic, slow = rng.random() < 0.3, set(rng.sample(range(nodes), rng.choice((0, 1, 1, 2))))
+        rows = []
+        for rank in range(nodes * per):
+            node = rank % nodes if cyclic else rank // per
+            now = round(rng.lognormvariate(math.log(0.4), 0.05) * (1.3 if node in slow else 1), 3)
+            rows.append((rank, "node-%d" % node, now, min(now, round(now * rng.uniform(0.8, 1), 3)), 9.5))
+        hosts = sorted({r[1] for r in rows})
+        v1 = {"v": 1, "ts": 1.8e9, "step": 5, "window_s": 9.5, "hosts": hosts,
+              "host": [hosts.index(r[1]) for r in rows], "rank": [r[0] for r in rows],
+              "now": [r[2] for r in rows], "best": [r[3] for r in rows]}
+        v2 = llmwatch_timing._node_rows(rows)
+        v2.update({"v": 2, "ts": 1.8e9, "step": 5, "window_s": 9.5})
+        out.write(json.dumps(v1, separators=(",", ":")) + "\n")
+        out.write(json.dumps(v2, separators=(",", ":")) + "\n")
+)",
+             std::string(LLMWATCH_TEST_HELPERS) + "/../../share/llmwatch/python",
+             dir / "jobs"};
+  py.timeout = std::chrono::seconds(60);
+  auto r = run_process(py);
+  ASSERT_TRUE(r.ok()) << r.out << r.err;
+  std::ifstream in(dir / "jobs");
+  std::string columns, rows;
+  int jobs = 0, suspects = 0;
+  while (std::getline(in, columns) && std::getline(in, rows)) {
+    auto a = parse_timing_summary(columns), b = parse_timing_summary(rows);
+    ASSERT_TRUE(a.error.empty() && b.error.empty()) << a.error << b.error;
+    auto by_ranks = judge_nodes(a.windows), by_rows = judge_nodes(b.windows);
+    ASSERT_EQ(by_ranks.nodes.size(), by_rows.nodes.size()) << jobs;
+    for (std::size_t i = 0; i < by_ranks.nodes.size(); ++i) {
+      const NodeSpeed &x = by_ranks.nodes[i], &y = by_rows.nodes[i];
+      ASSERT_EQ(x.node, y.node) << "job " << jobs << " at " << i;
+      EXPECT_NEAR(x.relative, y.relative, 1e-6) << jobs << " " << x.node;
+      EXPECT_NEAR(x.individual, y.individual, 1e-6) << jobs << " " << x.node;
+      EXPECT_EQ(x.ranks, y.ranks) << jobs << " " << x.node;
+      EXPECT_EQ(i < 8 && x.suspect, y.suspect) << jobs << " " << x.node;
+      EXPECT_EQ(x.window_s, y.window_s);
+    }
+    suspects += by_rows.suspect() != nullptr;
+    ++jobs;
+  }
+  EXPECT_EQ(jobs, 200);
+  EXPECT_GT(suspects, 60) << "slow nodes were found, not only agreed on";
+}
+
 // The helper's two modes judge alike (the same pace against the same peers): 16 ranks (threads
 // gathering through a barrier, as torch.distributed's all_gather_object would) on 4 nodes, node-3's
 // ranks computing 1.25x from step 20, written once as rank files and once as rank 0's summary.
@@ -350,7 +517,8 @@ assert "torch" not in sys.modules
   auto from_files = localise_stragglers(read_rank_timing(files.path).ranks);
   auto read = read_rank_timing(summary.path);
   ASSERT_TRUE(read.windows) << read.error;
-  ASSERT_EQ(read.windows->size(), 16u);
+  ASSERT_EQ(read.windows->nodes.size(), 4u) << "a row a node";
+  ASSERT_EQ(read.windows->node_ranks.size(), 16u);
   auto from_summary = judge_nodes(*read.windows);
   ASSERT_TRUE(from_files.suspect() && from_summary.suspect());
   EXPECT_EQ(from_summary.suspect()->node, "node-3");

@@ -21,12 +21,14 @@ Without LLMWATCH_TIMING_DIR set the timer does nothing and costs nothing.
 A large job (hundreds of ranks) sets LLMWATCH_TIMING_SUMMARY=1 (or passes summary=True): no
 rank writes a file of its own. Every `window`/2 steps the ranks gather each one's window (the
 median compute of its last `window` steps and its best earlier such median) and rank 0 writes
-them all to $LLMWATCH_TIMING_DIR/summary.json, so llmwatch reads one file per job instead of one
-per rank. The gather is torch.distributed.all_gather_object (imported only then; without an
+a row per node to $LLMWATCH_TIMING_DIR/summary.json (its slowest rank, and the median and spread
+of the other nodes' ranks: what llmwatch judges a node by), so llmwatch reads one small file per
+job instead of one per rank. The gather is torch.distributed.all_gather_object (imported only then; without an
 initialised process group a process gathers only itself), or the `gather` you pass; it is a
 collective, so every rank must call step() every step.
 """
 
+import bisect
 import json
 import os
 import socket
@@ -35,6 +37,9 @@ import time
 
 _ROTATE_BYTES = 1 << 20  # a file this large is renamed to .1: llmwatch reads only the tail
 _BEST_OF = 16  # earlier windows a rank's own best is taken from: a run's pace may change
+# Nodes whose peers' spread rank 0 works out: the slowest, as many as llmwatch shows a job's
+# (its kNodesShown). Only a slow node needs it, and at 16,384 ranks each is a sort.
+_SPREAD_FOR = 8
 
 
 def _torch_gather(row):
@@ -49,6 +54,78 @@ def _torch_gather(row):
     rows = [None] * dist.get_world_size()
     dist.all_gather_object(rows, row)
     return rows
+
+
+def _rank_ranges(ranks):
+    """[0, 1, 2, 3, 8] -> "0-3 8": a node's ranks as llmwatch reads them."""
+    out, i = [], 0
+    while i < len(ranks):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
+            j += 1
+        out.append(str(ranks[i]) if i == j else "%d-%d" % (ranks[i], ranks[j]))
+        i = j + 1
+    return " ".join(out)
+
+
+def _node_rows(rows):
+    """Every rank's window (rank, host, now, best, window_s), gathered, as a row a node: what
+    llmwatch's rule judges a node by (src/rules/straggler.cpp, the same figures it works out
+    from rank files). Its slowest rank (the first such, by rank) and that rank's own best; the
+    median window of the ranks on the other nodes; and, for the _SPREAD_FOR slowest nodes
+    against those peers, their spread: 1.4826 x their median absolute deviation from that
+    median. A row a node, not a column a rank: llmwatch reads it every cycle for every job."""
+    rows = sorted(rows, key=lambda r: r[0])
+    hosts, members = [], {}
+    for rank, host, now, best, _ in rows:
+        if host not in members:
+            members[host] = []
+            hosts.append(host)
+        members[host].append((rank, now, best))
+    paces = sorted(r[2] for r in rows)
+    # Each node's ranks' places in the sorted paces (equal paces take consecutive places): its
+    # peers' median is then found by stepping over its own few places, with no copy.
+    first = {}
+    places = {}
+    for host in hosts:
+        mine = []
+        for _, now, _ in members[host]:
+            at = bisect.bisect_left(paces, now) + first.get(now, 0)
+            first[now] = first.get(now, 0) + 1
+            mine.append(at)
+        places[host] = sorted(mine)
+
+    def kth_without(k, skip):
+        for at in skip:
+            if at <= k:
+                k += 1
+        return paces[k]
+
+    figures = []
+    for host in hosts:
+        slowest = max(members[host], key=lambda m: m[1])  # the first such, by rank
+        peers = len(paces) - len(places[host])
+        median = 0.0
+        if peers > 0:
+            hi = kth_without(peers // 2, places[host])
+            median = hi if peers % 2 else (kth_without(peers // 2 - 1, places[host]) + hi) / 2
+        relative = min(1.0, median / slowest[1]) if median > 0 and slowest[1] > 0 else 1.0
+        figures.append((relative, host, slowest, median))
+    slowest_nodes = sorted(range(len(hosts)), key=lambda i: figures[i][:2])[:_SPREAD_FOR]
+    spread_of, spread = [], []
+    for i in sorted(slowest_nodes):
+        skip = set(places[hosts[i]])
+        median = figures[i][3]
+        others = [abs(p - median) for at, p in enumerate(paces) if at not in skip]
+        spread_of.append(i)
+        spread.append(round(1.4826 * statistics.median(others), 6) if others else 0.0)
+    return {"hosts": hosts,
+            "ranks": [_rank_ranges([m[0] for m in members[h]]) for h in hosts],
+            "slowest": [int(f[2][0]) for f in figures],
+            "now": [round(f[2][1], 6) for f in figures],
+            "best": [round(f[2][2], 6) for f in figures],
+            "peers": [round(f[3], 6) for f in figures],
+            "spread_of": spread_of, "spread": spread}
 
 
 class _Section:
@@ -130,7 +207,7 @@ class RankTimer:
             pass  # a full disk or a gone mount must not stop training
 
     def _summarise(self, compute):
-        """Summary mode: every half window, one gather, and rank 0 writes every rank's window.
+        """Summary mode: every half window, one gather, and rank 0 writes a row per node.
 
         The gather is a collective: it is not guarded, because a rank that skipped it would leave
         every other rank waiting in it. A process group that cannot gather fails training anyway.
@@ -149,16 +226,9 @@ class RankTimer:
         rows = self._gather((self._rank, self._host, now, best, window_s))
         if self._rank != 0:
             return
-        hosts, host_index = [], {}
-        for _, host, _, _, _ in rows:
-            if host not in host_index:
-                host_index[host] = len(hosts)
-                hosts.append(host)
-        summary = {"v": 1, "ts": round(time.time(), 3), "step": self._last_step,
-                   "window": self._window, "window_s": round(max(r[4] for r in rows), 3),
-                   "hosts": hosts, "host": [host_index[r[1]] for r in rows],
-                   "rank": [int(r[0]) for r in rows], "now": [round(r[2], 6) for r in rows],
-                   "best": [round(r[3], 6) for r in rows]}
+        summary = {"v": 2, "ts": round(time.time(), 3), "step": self._last_step,
+                   "window": self._window, "window_s": round(max(r[4] for r in rows), 3)}
+        summary.update(_node_rows(rows))
         tmp = "%s.tmp-%d" % (self._path, os.getpid())
         try:
             with open(tmp, "w", encoding="utf-8") as f:
