@@ -6,7 +6,9 @@
 //
 //   llmwatch_bench [--jobs N] [--nodes N] [--watched N] [--format json|text] [--log-mib N]
 //                  [--ranks N]  (each watched job's rank 0 summary of N ranks: #28's cost)
-//                  [--rewritten K]  (K of every 10 summaries rewritten each cycle; 3)
+//                  [--rewritten K]  (K of every 10 summaries rewritten each cycle; 3. With 0,
+//                                    over 20 cycles: the summaries are then over 10 min old,
+//                                    stale, and every job has a finding saying so)
 //                  [--summary-rows 0|1]  (1: a row a node, as the helper writes it; 0: a column
 //                                         a rank, as it wrote it before; 1)
 #include <malloc.h>
