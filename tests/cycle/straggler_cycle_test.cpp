@@ -46,10 +46,11 @@ std::vector<RankSeries> slow_ranks(double slow_speed, int nodes = 3) {
   return sim.run(rng);
 }
 
-// `n` cycles 30 s apart of the task running and stepping.
-CycleResult stepping_cycles(EndingRun& run, int n) {
+// `n` cycles 30 s apart of the task running and stepping, on `nodes`.
+CycleResult stepping_cycles(EndingRun& run, int n, const std::string& nodes = "node-[1-3]") {
   run.idle_nodes(6);
   run.slurm.jobs = {run.task("RUNNING")};
+  run.slurm.jobs[0].nodes = nodes;
   CycleResult r;
   for (int i = 0; i < n; ++i) {
     write_file(run.log, "global_step: " + std::to_string(100 + i * 10) + "\n", i > 0);
@@ -102,6 +103,32 @@ TEST(StragglerCycle, EvictCancelsRestartsWithoutTheNodeDrainsItAndChargesTheLedg
   EXPECT_NE(event_lines(*run.store).find("evict: saves"), std::string::npos)
       << "the history shows the cost sum\n"
       << event_lines(*run.store);
+}
+
+// The timing is the job's own writing: a node it names that is not in the job's allocation
+// (another job's node, or a name the trainer's host gave that is not Slurm's) is never evicted,
+// drained or charged. The job's timing is then unknown, and the finding says which names.
+TEST(StragglerCycle, ANodeTheTimingNamesOutsideTheJobIsNeverTouched) {
+  testing::TempDir t;
+  EndingRun run(config_for(t / "timing", "evict"));
+  auto ranks = slow_ranks(0.7);
+  for (auto& r : ranks)
+    if (r.host == "node-3") r.host = "node-9";  // the task runs on node-[1-3]
+  write_timing(t / "timing", ranks);
+  run.slurm.shown_nodes["node-9"] = {{"State", "ALLOCATED"}, {"Reason", ""}};
+  auto r = stepping_cycles(run, 4);
+  EXPECT_TRUE(run.slurm.cancelled.empty()) << event_lines(*run.store);
+  EXPECT_TRUE(run.slurm.submitted.empty()) << event_lines(*run.store);
+  EXPECT_TRUE(run.slurm.controls.empty()) << event_lines(*run.store);
+  EXPECT_EQ(run.store->incident_counts(0)["node-9"], 0);
+  EXPECT_FALSE(run.finding(r, "straggler"));
+  const Finding* f = run.finding(r, "timing-unreadable");
+  ASSERT_TRUE(f) << event_lines(*run.store);
+  EXPECT_EQ(f->severity, Severity::Unknown);
+  std::string evidence;
+  for (const auto& line : f->evidence) evidence += line + "\n";
+  EXPECT_NE(evidence.find("node-9"), std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("node-[1-3]"), std::string::npos) << evidence;
 }
 
 // The GPUs' own telemetry (their node-checks' series) says why: node-3's GPU 2 is held back by
@@ -246,7 +273,7 @@ TEST(StragglerCycle, TheSlowestEightNodesAreShownTheSuspectFirst) {
   EndingRun run(config_for(t / "timing", "alert"));
   std::filesystem::create_directories(t / "timing");
   write_file(t / "timing/summary.json", summary_at(run.now - 10, 12));
-  auto r = stepping_cycles(run, 2);
+  auto r = stepping_cycles(run, 2, "node-[1-12]");
   const Finding* f = run.finding(r, "straggler");
   ASSERT_TRUE(f) << event_lines(*run.store);
   EXPECT_NE(f->summary.find("slow node node-3"), std::string::npos) << f->summary;

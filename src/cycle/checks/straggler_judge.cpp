@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "rules/gpu_telemetry_series.h"
+#include "slurm/hostlist.h"
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/units.h"
@@ -73,20 +74,41 @@ constexpr double kTimingStaleAfter = 600;
 // of 64 nodes.
 constexpr std::size_t kNodesShown = 8;
 
+// The nodes a verdict names that are not the task's (`allocation`, its Slurm hostlist): the
+// timing is the job's own writing, and a name in it that is another job's node, or a host name
+// that is not Slurm's, must never be evicted, drained or charged.
+std::vector<std::string> outside_allocation(const StragglerVerdict& v,
+                                            const std::string& allocation) {
+  std::vector<std::string> mine = hosts_in(allocation);
+  std::sort(mine.begin(), mine.end());
+  std::vector<std::string> out;
+  for (const auto& n : v.nodes)
+    if (!std::binary_search(mine.begin(), mine.end(), n.node)) out.push_back(n.node);
+  return out;
+}
+
+// A job's verdict, and the nodes it names outside the task's allocation.
+struct Judged {
+  std::shared_ptr<const StragglerVerdict> verdict;
+  std::vector<std::string> outside;
+};
+
 // A job's verdict, kept while what it judged is the same object (a summary rank 0 has not
 // rewritten: the read gives the same windows) or the same version (Megatron's intervals with no
 // new one), and handed on shared, not copied: at 1,000 jobs of 512 ranks, judging (and copying)
 // every unchanged summary's verdict every cycle was most of what slow-node localisation cost
-// (bench/straggler_bench.cpp, llmwatch_bench --ranks 512).
-std::shared_ptr<const StragglerVerdict> kept_verdict(
-    const std::string& key, const std::shared_ptr<const RankWindows>& windows,
-    const std::string& version, const StragglerSettings& settings,
-    const std::function<StragglerVerdict()>& judge) {
+// (bench/straggler_bench.cpp, llmwatch_bench --ranks 512). Its nodes are checked against the
+// allocation again only when either changed.
+Judged kept_verdict(const std::string& key, const std::shared_ptr<const RankWindows>& windows,
+                    const std::string& version, const StragglerSettings& settings,
+                    const std::string& allocation, const std::function<StragglerVerdict()>& judge) {
   struct Kept {
     std::shared_ptr<const RankWindows> windows;  // held, so never a reused address
     std::string version;
     double slow_below = 0;
     std::shared_ptr<const StragglerVerdict> verdict;
+    std::string allocation;
+    std::vector<std::string> outside;
   };
   static std::mutex mu;
   static std::unordered_map<std::string, Kept> kept;
@@ -99,8 +121,14 @@ std::shared_ptr<const StragglerVerdict> kept_verdict(
     k.windows = windows;
     k.version = version;
     k.slow_below = settings.slow_below;
+    k.allocation.clear();
+    k.outside = outside_allocation(*k.verdict, allocation);
   }
-  return k.verdict;
+  if (k.allocation != allocation) {
+    k.outside = outside_allocation(*k.verdict, allocation);
+    k.allocation = allocation;
+  }
+  return {k.verdict, k.outside};
 }
 
 }  // namespace
@@ -120,13 +148,38 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   if (w.timing->window > 0) settings.window = settings.min_samples = w.timing->window;
   // A large job's rank 0 summarised every rank's window (summary.json); else the rank files.
   const RankTimingRead& t = *w.timing;
-  auto verdict =
-      t.windows ? kept_verdict(w.settings->timing_dir, t.windows, "", settings,
-                               [&] { return judge_nodes(*t.windows, settings); })
-      : !t.version.empty()
-          ? kept_verdict("log:" + w.label, nullptr, t.version, settings,
-                         [&] { return localise_stragglers(t.ranks, settings); })
-          : std::make_shared<const StragglerVerdict>(localise_stragglers(t.ranks, settings));
+  const std::string& allocation = w.obs.running->nodes;
+  Judged judged;
+  if (t.windows) {
+    judged = kept_verdict(w.settings->timing_dir, t.windows, "", settings, allocation,
+                          [&] { return judge_nodes(*t.windows, settings); });
+  } else if (!t.version.empty()) {
+    judged = kept_verdict("log:" + w.label, nullptr, t.version, settings, allocation,
+                          [&] { return localise_stragglers(t.ranks, settings); });
+  } else {
+    judged.verdict =
+        std::make_shared<const StragglerVerdict>(localise_stragglers(t.ranks, settings));
+    judged.outside = outside_allocation(*judged.verdict, allocation);
+  }
+  const auto& verdict = judged.verdict;
+  if (!judged.outside.empty()) {
+    // Unknown, never acted on: which of the job's nodes is slow cannot be told from timing
+    // that names others.
+    Finding f = make_finding("job:" + w.label, w.label, "timing-unreadable", Severity::Unknown,
+                             "per-rank timing of " + w.label + " names nodes the task is not on");
+    const std::size_t listed = std::min<std::size_t>(judged.outside.size(), 8);
+    std::string names;
+    for (std::size_t i = 0; i < listed; ++i) names += (i ? ", " : "") + judged.outside[i];
+    if (judged.outside.size() > listed)
+      names += " and " + std::to_string(judged.outside.size() - listed) + " more";
+    f.evidence.push_back(names + ": not in the task's nodes (" +
+                         (allocation.empty() ? std::string("none known") : allocation) + ")");
+    f.evidence.push_back(
+        "the helper names a rank's node by SLURMD_NODENAME, else its host name: a host name "
+        "that is not the node's Slurm name is not the node");
+    out.push_back(std::move(f));
+    return out;
+  }
   const std::vector<NodeSpeed>& nodes = verdict->nodes;
   // Timing no longer written (a full disk, the helper switched off, a run between phases) says
   // nothing of the nodes now: neither named nor evicted on, nor shown as their speed.
