@@ -9,6 +9,8 @@
 //                  [--rewritten K]  (K of every 10 summaries rewritten each cycle; 3. With 0,
 //                                    over 20 cycles: the summaries are then over 10 min old,
 //                                    stale, and every job has a finding saying so)
+//                  [--job-nodes N]  (nodes a watched job runs on: 8 ranks a node with --ranks,
+//                                    else 2; --ranks 0 --job-nodes 64 is the same jobs untimed)
 //                  [--summary-rows 0|1]  (1: a row a node, as the helper writes it; 0: a column
 //                                         a rank, as it wrote it before; 1)
 #include <malloc.h>
@@ -31,6 +33,7 @@
 #include "probes/rank_timing.h"
 #include "probes/training_log.h"
 #include "rank_timing_sim.h"  // tests/helpers: the summary format the helper writes
+#include "slurm/hostlist.h"
 #include "slurm/slurm_text.h"
 #include "store/goodput_ledger.h"
 #include "store/store.h"
@@ -72,6 +75,7 @@ struct Sizes {
   int jobs = 100000, nodes = 16384, watched = 1000, log_mib = 1024, cycles = 20;
   int ranks = 0;         // > 0: every watched job has a rank 0 summary of this many ranks (#28)
   int rewritten = 3;     // of every 10 summaries, rewritten each cycle (3: 10 s steps, 30 s cycles)
+  int job_nodes = 0;     // nodes a watched job runs on; 0: 8 ranks a node, or 2 without timing
   int summary_rows = 1;  // the summary's form: a row a node ("v":2), or a column a rank ("v":1)
   std::string format = "json";
 };
@@ -82,8 +86,21 @@ std::string node_name(int i) {
   return buf;
 }
 
-// squeue: job i runs on 16 nodes (2 × 8-GPU nodes per... a 16-node slice), the first
-// `watched` jobs are the watched trainings; every tenth job is pending.
+// The nodes job i runs on: 2 from the start of its 16-node slice; a watched job with per-rank
+// timing, 8 ranks a node (its summary names these).
+std::vector<std::string> job_nodes(const Sizes& s, int i) {
+  const int first = (i * 16) % s.nodes;
+  const int count = i >= s.watched    ? 2
+                    : s.job_nodes > 0 ? s.job_nodes
+                    : s.ranks > 0     ? (s.ranks + 7) / 8
+                                      : 2;
+  std::vector<std::string> out;
+  for (int k = 0; k < count; ++k) out.push_back(node_name((first + k) % s.nodes));
+  return out;
+}
+
+// squeue: job i runs on the nodes job_nodes gives; the first `watched` jobs are the watched
+// trainings; every tenth job is pending.
 std::string make_squeue_json(const Sizes& s, const std::string& dir) {
   auto doc = nlohmann::json::parse(
       slurp(std::string(LLMWATCH_SOURCE_DIR) + "/tests/fixtures/slurm-22.05.8/squeue.json"));
@@ -99,9 +116,9 @@ std::string make_squeue_json(const Sizes& s, const std::string& dir) {
     j["name"] = i < s.watched ? "train-" + std::to_string(i) : "job-" + std::to_string(i);
     bool pending = i % 10 == 9;
     j["job_state"] = pending ? "PENDING" : "RUNNING";
-    int first = (i * 16) % s.nodes;
-    j["nodes"] = pending ? "" : node_name(first) + "," + node_name((first + 1) % s.nodes);
-    j["node_count"] = 2;
+    const auto nodes = job_nodes(s, i);
+    j["nodes"] = pending ? "" : compress_hostlist(nodes);
+    j["node_count"] = nodes.size();
     j["standard_output"] = dir + "/logs/" + j["name"].get<std::string>() + ".log";
     doc["jobs"].push_back(std::move(j));
   }
@@ -128,11 +145,10 @@ std::string make_squeue_text(const Sizes& s) {
   std::string out;
   for (int i = 0; i < s.jobs; ++i) {
     bool pending = i % 10 == 9;
-    int first = (i * 16) % s.nodes;
     std::string id = std::to_string(1000 + i);
     out += id + "|" + id + "|N/A|" + (pending ? "PENDING" : "RUNNING") + "|" +
            (i < s.watched ? "train-" : "job-") + std::to_string(i) + "|alice|" +
-           (pending ? "" : node_name(first) + "," + node_name((first + 1) % s.nodes)) + "|" +
+           (pending ? "" : compress_hostlist(job_nodes(s, i))) + "|" +
            (pending ? "Priority" : "None") + "|1:00:00|2-00:00:00|2026-11-22T01:00:00\n";
   }
   return out;
@@ -204,12 +220,14 @@ void append_steps(const std::string& path, int from, int n) {
 
 }  // namespace
 
-// A rank 0 summary (llmwatch_timing.py's summary mode) of a healthy job: `ranks` ranks, 8 a
-// node, paces within ±2% of each other, written at `ts` by rename as the helper writes it.
-void write_summary(const std::string& dir, int ranks, double ts, unsigned seed, bool rows) {
+// A rank 0 summary (llmwatch_timing.py's summary mode) of a healthy job on `nodes`: `ranks`
+// ranks, 8 a node, paces within ±2% of each other, written at `ts` by rename as the helper
+// writes it.
+void write_summary(const std::string& dir, const std::vector<std::string>& nodes, int ranks,
+                   double ts, unsigned seed, bool rows) {
   RankWindows windows;
   windows.ranks.resize(static_cast<std::size_t>(ranks));
-  for (int n = 0; n < (ranks + 7) / 8; ++n) windows.hosts.push_back(node_name(n));
+  windows.hosts = nodes;
   for (int r = 0; r < ranks; ++r) {
     RankWindow& w = windows.ranks[static_cast<std::size_t>(r)];
     w.rank = r;
@@ -244,6 +262,8 @@ int main(int argc, char** argv) {
       s.ranks = std::stoi(v);
     else if (k == "--rewritten")
       s.rewritten = std::stoi(v);
+    else if (k == "--job-nodes")
+      s.job_nodes = std::stoi(v);
     else if (k == "--summary-rows")
       s.summary_rows = std::stoi(v);
   }
@@ -285,7 +305,7 @@ int main(int argc, char** argv) {
   Supervisor supervisor(config, store, slurm);
   double now = unix_now();
   for (int i = 0; i < s.watched && s.ranks > 0; ++i)
-    write_summary(config.jobs[i].timing_dir, s.ranks, now, 0, s.summary_rows);
+    write_summary(config.jobs[i].timing_dir, job_nodes(s, i), s.ranks, now, 0, s.summary_rows);
   // Cycle 1 reads every log from the top; later cycles read what was appended (2 steps each).
   double c0 = cpu_seconds();
   t0 = Clock::now();
@@ -303,7 +323,8 @@ int main(int argc, char** argv) {
     // at each 30 s cycle.
     for (int i = 0; i < s.watched && s.ranks > 0; ++i)
       if ((i + c) % 10 < s.rewritten)
-        write_summary(config.jobs[i].timing_dir, s.ranks, now, c + 1, s.summary_rows);
+        write_summary(config.jobs[i].timing_dir, job_nodes(s, i), s.ranks, now, c + 1,
+                      s.summary_rows);
     c0 = cpu_seconds();
     t0 = Clock::now();
     supervisor.run_cycle(now);

@@ -74,16 +74,25 @@ constexpr double kTimingStaleAfter = 600;
 // of 64 nodes.
 constexpr std::size_t kNodesShown = 8;
 
-// The nodes a verdict names that are not the task's (`allocation`, its Slurm hostlist): the
-// timing is the job's own writing, and a name in it that is another job's node, or a host name
-// that is not Slurm's, must never be evicted, drained or charged.
-std::vector<std::string> outside_allocation(const StragglerVerdict& v,
-                                            const std::string& allocation) {
-  std::vector<std::string> mine = hosts_in(allocation);
-  std::sort(mine.begin(), mine.end());
+// The task's nodes (its Slurm hostlist), sorted: expanded once per allocation, not once per
+// verdict (a 64-node job's summary is rewritten every few cycles).
+struct Allocation {
+  std::string hostlist;
+  std::vector<std::string> sorted;
+  void set(const std::string& list) {
+    hostlist = list;
+    sorted = hosts_in(list);
+    std::sort(sorted.begin(), sorted.end());
+  }
+};
+
+// The nodes a verdict names that are not the task's: the timing is the job's own writing, and a
+// name in it that is another job's node, or a host name that is not Slurm's, must never be
+// evicted, drained or charged.
+std::vector<std::string> outside_allocation(const StragglerVerdict& v, const Allocation& mine) {
   std::vector<std::string> out;
   for (const auto& n : v.nodes)
-    if (!std::binary_search(mine.begin(), mine.end(), n.node)) out.push_back(n.node);
+    if (!std::binary_search(mine.sorted.begin(), mine.sorted.end(), n.node)) out.push_back(n.node);
   return out;
 }
 
@@ -107,7 +116,7 @@ Judged kept_verdict(const std::string& key, const std::shared_ptr<const RankWind
     std::string version;
     double slow_below = 0;
     std::shared_ptr<const StragglerVerdict> verdict;
-    std::string allocation;
+    Allocation allocation;
     std::vector<std::string> outside;
   };
   static std::mutex mu;
@@ -121,12 +130,11 @@ Judged kept_verdict(const std::string& key, const std::shared_ptr<const RankWind
     k.windows = windows;
     k.version = version;
     k.slow_below = settings.slow_below;
-    k.allocation.clear();
-    k.outside = outside_allocation(*k.verdict, allocation);
-  }
-  if (k.allocation != allocation) {
-    k.outside = outside_allocation(*k.verdict, allocation);
-    k.allocation = allocation;
+    if (k.allocation.hostlist != allocation) k.allocation.set(allocation);
+    k.outside = outside_allocation(*k.verdict, k.allocation);
+  } else if (k.allocation.hostlist != allocation) {
+    k.allocation.set(allocation);
+    k.outside = outside_allocation(*k.verdict, k.allocation);
   }
   return {k.verdict, k.outside};
 }
@@ -159,7 +167,9 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   } else {
     judged.verdict =
         std::make_shared<const StragglerVerdict>(localise_stragglers(t.ranks, settings));
-    judged.outside = outside_allocation(*judged.verdict, allocation);
+    Allocation mine;
+    mine.set(allocation);
+    judged.outside = outside_allocation(*judged.verdict, mine);
   }
   const auto& verdict = judged.verdict;
   if (!judged.outside.empty()) {
