@@ -53,7 +53,10 @@ StragglerVerdict slowest_first(std::vector<NodeSpeed>& speeds) {
   });
   StragglerVerdict out;
   out.nodes.reserve(speeds.size());
-  for (std::size_t i : order) out.nodes.push_back(std::move(speeds[i]));
+  for (std::size_t i : order) {
+    out.window_s = std::max(out.window_s, speeds[i].window_s);
+    out.nodes.push_back(std::move(speeds[i]));
+  }
   return out;
 }
 

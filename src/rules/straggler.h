@@ -39,6 +39,7 @@ struct NodeSpeed {
 struct StragglerVerdict {
   std::vector<NodeSpeed> nodes;  // slowest first
   std::string not_judged;        // why nothing could be judged ("" when it was)
+  double window_s = 0;           // the longest time a node's judged window covers
   const NodeSpeed* suspect() const {
     return !nodes.empty() && nodes.front().suspect ? &nodes.front() : nullptr;
   }

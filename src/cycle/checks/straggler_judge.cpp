@@ -193,10 +193,9 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   const std::vector<NodeSpeed>& nodes = verdict->nodes;
   // Timing no longer written (a full disk, the helper switched off, a run between phases) says
   // nothing of the nodes now: neither named nor evicted on, nor shown as their speed.
-  double window_s = 0;
-  for (const auto& n : nodes) window_s = std::max(window_s, n.window_s);
+  // The verdict's longest window, worked out once: not a walk over every node every cycle.
   if (w.timing->written > 0 &&
-      now - w.timing->written > std::max(kTimingStaleAfter, 2 * window_s)) {
+      now - w.timing->written > std::max(kTimingStaleAfter, 2 * verdict->window_s)) {
     // Said, not silent: slow-node judging is off for this run until its timing is fresh again.
     // The age is by the trainer's clock (the helper's ts), so a node whose clock is behind
     // llmwatch's by more than the limit looks the same: the finding names both. Info: nothing
