@@ -17,6 +17,7 @@
 #include "rank_timing_sim.h"
 #include "rules/straggler.h"
 #include "test_util.h"
+#include "util/robust_stats.h"
 #include "util/subprocess.h"
 
 namespace llmwatch {
@@ -467,6 +468,22 @@ with open(sys.argv[2], "w") as out:
       EXPECT_EQ(i < 8 && x.suspect, y.suspect) << jobs << " " << x.node;
       EXPECT_EQ(x.window_s, y.window_s);
     }
+    // Each row's figures against a brute-force reference from the columns: the peers' median,
+    // and their spread where the helper gives it (to the microsecond it writes them).
+    int spreads = 0;
+    for (const NodeWindow& row : b.windows.nodes) {
+      const std::string& node = b.windows.hosts[row.host];
+      std::vector<double> peers;
+      for (const auto& w : a.windows)
+        if (a.windows.host_of(w) != node) peers.push_back(w.now);
+      const double m = median(peers);
+      EXPECT_NEAR(row.peers, m, 1e-6) << jobs << " " << node;
+      if (row.spread >= 0) {
+        ++spreads;
+        EXPECT_NEAR(row.spread, 1.4826 * mad(peers, m), 2e-6) << jobs << " " << node;
+      }
+    }
+    EXPECT_EQ(spreads, std::min<int>(8, static_cast<int>(b.windows.nodes.size()))) << jobs;
     suspects += by_rows.suspect() != nullptr;
     ++jobs;
   }

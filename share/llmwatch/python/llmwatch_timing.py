@@ -28,7 +28,6 @@ initialised process group a process gathers only itself), or the `gather` you pa
 collective, so every rank must call step() every step.
 """
 
-import bisect
 import json
 import os
 import socket
@@ -77,23 +76,19 @@ def _node_rows(rows):
     median. A row a node, not a column a rank: llmwatch reads it every cycle for every job."""
     rows = sorted(rows, key=lambda r: r[0])
     hosts, members = [], {}
-    for rank, host, now, best, _ in rows:
+    for i, (rank, host, now, best, _) in enumerate(rows):
         if host not in members:
             members[host] = []
             hosts.append(host)
-        members[host].append((rank, now, best))
-    paces = sorted(r[2] for r in rows)
-    # Each node's ranks' places in the sorted paces (equal paces take consecutive places): its
+        members[host].append(i)
+    # Each rank's place among the sorted paces (equal paces take distinct places): a node's
     # peers' median is then found by stepping over its own few places, with no copy.
-    first = {}
-    places = {}
-    for host in hosts:
-        mine = []
-        for _, now, _ in members[host]:
-            at = bisect.bisect_left(paces, now) + first.get(now, 0)
-            first[now] = first.get(now, 0) + 1
-            mine.append(at)
-        places[host] = sorted(mine)
+    order = sorted(range(len(rows)), key=lambda i: rows[i][2])
+    paces = [rows[i][2] for i in order]
+    place = [0] * len(rows)
+    for at, i in enumerate(order):
+        place[i] = at
+    places = {host: sorted(place[i] for i in members[host]) for host in hosts}
 
     def kth_without(k, skip):
         for at in skip:
@@ -103,7 +98,8 @@ def _node_rows(rows):
 
     figures = []
     for host in hosts:
-        slowest = max(members[host], key=lambda m: m[1])  # the first such, by rank
+        slowest = rows[max(members[host], key=lambda i: rows[i][2])]  # the first such, by rank
+        slowest = (slowest[0], slowest[2], slowest[3])
         peers = len(paces) - len(places[host])
         median = 0.0
         if peers > 0:
@@ -114,13 +110,16 @@ def _node_rows(rows):
     slowest_nodes = sorted(range(len(hosts)), key=lambda i: figures[i][:2])[:_SPREAD_FOR]
     spread_of, spread = [], []
     for i in sorted(slowest_nodes):
-        skip = set(places[hosts[i]])
-        median = figures[i][3]
-        others = [abs(p - median) for at, p in enumerate(paces) if at not in skip]
+        median, others, start = figures[i][3], [], 0
+        for at in places[hosts[i]]:  # the peers: the sorted paces less the node's own places
+            others += paces[start:at]
+            start = at + 1
+        others += paces[start:]
+        others = [abs(p - median) for p in others]
         spread_of.append(i)
         spread.append(round(1.4826 * statistics.median(others), 6) if others else 0.0)
     return {"hosts": hosts,
-            "ranks": [_rank_ranges([m[0] for m in members[h]]) for h in hosts],
+            "ranks": [_rank_ranges([rows[i][0] for i in members[h]]) for h in hosts],
             "slowest": [int(f[2][0]) for f in figures],
             "now": [round(f[2][1], 6) for f in figures],
             "best": [round(f[2][2], 6) for f in figures],
