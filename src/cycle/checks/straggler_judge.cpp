@@ -72,6 +72,8 @@ constexpr double kTimingStaleAfter = 600;
 // The nodes a job's views, metrics and finding show: its slowest, the suspect first. Every node
 // of every job would be 64,000 metric series (and as many numbers written a cycle) at 1,000 jobs
 // of 64 nodes.
+// The helper's rows give the peers' spread of as many slowest nodes (llmwatch_timing.py
+// _SPREAD_FOR): the suspect flags shown are then as the rank files would give them.
 constexpr std::size_t kNodesShown = 8;
 
 // The task's nodes (its Slurm hostlist), sorted: expanded once per allocation, not once per
