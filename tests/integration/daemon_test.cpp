@@ -105,6 +105,26 @@ TEST(Daemon, EveryJobsHangIsFoundAtItsOwnDeadlineNotAtTheNextTick) {
   EXPECT_EQ(d.wait_exit(20), 0) << read_file(d.log);
 }
 
+// The tests read the daemon's state while it runs: a read that meets the daemon's write lock
+// waits for it, as llmwatch's own readers do, rather than answer nothing. (A crash test read
+// "no restart" once, right after it had seen one, and failed.)
+TEST(IntegrationHelpers, AStateReadWaitsForAWriteLock) {
+  TempDir dir;
+  std::string state = dir.path, db = dir / "state.db", ready = dir / "locked";
+  llmwatch_sql(state, "CREATE TABLE t(v INTEGER); INSERT INTO t VALUES (42);");
+  BackgroundProcess holder({"python3", "-c",
+                            "import sqlite3, sys, time\n"
+                            "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+                            "c.execute('BEGIN EXCLUSIVE')\n"
+                            "open(sys.argv[2], 'w').close()\n"
+                            "time.sleep(2)\n"
+                            "c.execute('COMMIT')\n",
+                            db, ready},
+                           dir / "holder.log");
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(ready); }, 20));
+  EXPECT_EQ(llmwatch_sql(state, "SELECT v FROM t"), "42\n");
+}
+
 // A run that prints a step, then 6-8 s later a second one and an NCCL error, then
 // `after_crash` (shell) before it exits 1, on the local cluster, supervised by a daemon ticking
 // every `interval` started once the first step is out: how long after the daemon started the
@@ -150,8 +170,9 @@ CrashRun crash_run(const std::string& name, const std::string& interval, int ste
         llmwatch_sql(state, "SELECT finished FROM actions WHERE kind='restart' AND state='done'");
     return r.empty() ? 0.0 : std::atof(r.c_str());
   };
-  EXPECT_TRUE(eventually([&] { return restarted_at() > 0; }, 90)) << read_file(d.log);
-  if (restarted_at() > 0) out.restarted_s = restarted_at() - started;
+  double restarted = 0;  // read once: the value tested is the value reported
+  EXPECT_TRUE(eventually([&] { return (restarted = restarted_at()) > 0; }, 90)) << read_file(d.log);
+  if (restarted > 0) out.restarted_s = restarted - started;
   out.log = read_file(d.log);
   std::cout << name << ": restarted " << out.restarted_s << " s after the daemon started\n";
   kill(d.pid, SIGTERM);

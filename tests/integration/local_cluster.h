@@ -99,7 +99,10 @@ inline ProcessResult llmwatch(const std::string& config, std::vector<std::string
 // One value from llmwatch's state store, read with the sqlite3 CLI as an operator would.
 inline std::string llmwatch_sql(const std::string& state_dir, const std::string& sql) {
   ProcessSpec spec;
-  spec.argv = {"sqlite3", state_dir + "/state.db", sql};
+  // A read that meets the daemon's write lock waits for it (up to 8 s), as llmwatch's own
+  // connections do: without a busy timeout sqlite3 prints "database is locked" and answers
+  // nothing, which a test reads as "not there yet", or as "gone".
+  spec.argv = {"sqlite3", "-cmd", ".timeout 8000", state_dir + "/state.db", sql};
   spec.timeout = std::chrono::seconds(10);
   return run_process(spec).out;
 }
