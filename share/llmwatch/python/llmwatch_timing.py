@@ -23,9 +23,9 @@ rank writes a file of its own. Every `window`/2 steps the ranks gather each one'
 median compute of its last `window` steps and its best earlier such median) and rank 0 writes
 a row per node to $LLMWATCH_TIMING_DIR/summary.json (its slowest rank, and the median and spread
 of the other nodes' ranks: what llmwatch judges a node by), so llmwatch reads one small file per
-job instead of one per rank. The gather is torch.distributed.all_gather_object (imported only then; without an
-initialised process group a process gathers only itself), or the `gather` you pass; it is a
-collective, so every rank must call step() every step.
+job instead of one per rank. The gather is torch.distributed.all_gather_object (imported only
+then; without an initialised process group a process gathers only itself), or the `gather` you
+pass; it is a collective, so every rank must call step() every step.
 """
 
 import json
@@ -76,7 +76,8 @@ def _node_rows(rows):
     median. A row a node, not a column a rank: llmwatch reads it every cycle for every job."""
     rows = sorted(rows, key=lambda r: r[0])
     hosts, members = [], {}
-    for i, (rank, host, now, best, _) in enumerate(rows):
+    for i, row in enumerate(rows):
+        host = row[1]
         if host not in members:
             members[host] = []
             hosts.append(host)
