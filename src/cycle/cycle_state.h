@@ -4,6 +4,7 @@
 // Nothing here outlives the cycle; what must survive goes to the store in the record phase.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -46,7 +47,10 @@ struct JobWork {
   // Slow-node localisation (#28): the ranks' timing as read this cycle ([[job]] timing_dir),
   // the suspect it names, and whether evicting it pays (the cost sum, for on_straggler).
   std::optional<RankTimingRead> timing;
-  std::vector<NodeSpeed> speeds;  // the slowest judged nodes (at most 8), first (views, metrics)
+  // The verdict whose `speeds_shown` slowest nodes (at most 8) the views and metrics show:
+  // shared with the kept verdict, not copied (8,000 node records a cycle at 1,000 jobs).
+  std::shared_ptr<const StragglerVerdict> speeds;
+  std::size_t speeds_shown = 0;
   std::optional<NodeSpeed> straggler;
   std::optional<EvictionVerdict> eviction;
 };

@@ -106,7 +106,8 @@ void remember_job(CycleState& s, JobWork& w) {
         .value(e.state)
         .end_object();
   view.end_array().key("node_speeds").begin_array();
-  for (const auto& n : w.speeds)  // slowest first; the metrics and views show them
+  for (std::size_t i = 0; i < w.speeds_shown; ++i) {  // slowest first: the metrics show them
+    const NodeSpeed& n = w.speeds->nodes[i];
     view.begin_object()
         .key("node")
         .value(n.node)
@@ -115,6 +116,7 @@ void remember_job(CycleState& s, JobWork& w) {
         .key("suspect")
         .value(n.suspect)
         .end_object();
+  }
   s.store.put(kv::job_view(w.label), view.end_array().end_object().take(), s.now);
   record_goodput(s, w);
   // The job's progress is not read after this phase: moved into the store, not copied.

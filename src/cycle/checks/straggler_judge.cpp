@@ -214,13 +214,13 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
     return out;
   }
   const std::size_t shown = std::min(nodes.size(), kNodesShown);
-  w.speeds.assign(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(shown));
+  w.speeds = verdict;
+  w.speeds_shown = shown;
   if (nodes.empty() || !nodes.front().suspect) return out;
   // What its GPUs did over the slow window, against the job's other nodes' GPUs.
   NodeSpeed suspect = nodes.front();  // a copy: its GPU cause is this cycle's
   TelemetryEvidence gpus = gpu_evidence(store, nodes, suspect, now);
   suspect.gpu_cause = gpus.cause;
-  w.speeds.front().gpu_cause = gpus.cause;
   w.straggler = suspect;
   Finding f = straggler_finding(w.label, suspect);
   for (std::size_t i = 1; i < shown; ++i) f.evidence.push_back(straggler_summary(nodes[i]));
