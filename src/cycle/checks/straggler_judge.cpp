@@ -11,6 +11,7 @@
 #include "slurm/hostlist.h"
 #include "store/keys.h"
 #include "store/store.h"
+#include "util/strings.h"
 #include "util/units.h"
 
 namespace llmwatch {
@@ -126,18 +127,17 @@ Judged kept_verdict(const std::string& key, const std::shared_ptr<const RankWind
   std::lock_guard lock(mu);
   if (kept.size() >= 16384 && !kept.count(key)) kept.clear();
   Kept& k = kept[key];
-  if (k.windows != windows || k.version != version || k.slow_below != settings.slow_below ||
-      !k.verdict) {
+  const bool rejudge = k.windows != windows || k.version != version ||
+                       k.slow_below != settings.slow_below || !k.verdict;
+  if (rejudge) {
     k.verdict = std::make_shared<const StragglerVerdict>(judge());
     k.windows = windows;
     k.version = version;
     k.slow_below = settings.slow_below;
-    if (k.allocation.hostlist != allocation) k.allocation.set(allocation);
-    k.outside = outside_allocation(*k.verdict, k.allocation);
-  } else if (k.allocation.hostlist != allocation) {
-    k.allocation.set(allocation);
-    k.outside = outside_allocation(*k.verdict, k.allocation);
   }
+  const bool moved = k.allocation.hostlist != allocation;
+  if (moved) k.allocation.set(allocation);
+  if (rejudge || moved) k.outside = outside_allocation(*k.verdict, k.allocation);
   return {k.verdict, k.outside};
 }
 
@@ -179,11 +179,11 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
     // that names others.
     Finding f = make_finding("job:" + w.label, w.label, "timing-unreadable", Severity::Unknown,
                              "per-rank timing of " + w.label + " names nodes the task is not on");
-    const std::size_t listed = std::min<std::size_t>(judged.outside.size(), 8);
-    std::string names;
-    for (std::size_t i = 0; i < listed; ++i) names += (i ? ", " : "") + judged.outside[i];
-    if (judged.outside.size() > listed)
-      names += " and " + std::to_string(judged.outside.size() - listed) + " more";
+    std::vector<std::string> named = judged.outside;
+    named.resize(std::min<std::size_t>(named.size(), 8));
+    std::string names = join(named, ", ");
+    if (judged.outside.size() > named.size())
+      names += " and " + std::to_string(judged.outside.size() - named.size()) + " more";
     f.evidence.push_back(names + ": not in the task's nodes (" +
                          (allocation.empty() ? std::string("none known") : allocation) + ")");
     f.evidence.push_back(
