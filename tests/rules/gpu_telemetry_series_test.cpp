@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "probes/gpu/gpu_record.h"
+#include "test_util.h"
+
 namespace llmwatch {
 namespace {
 
@@ -108,6 +111,35 @@ TEST(GpuTelemetrySeries, OldOrMissingTelemetry) {
   EXPECT_EQ(none.cause, "");
   ASSERT_EQ(none.lines.size(), 1u);
   EXPECT_NE(none.lines[0].find("no GPU telemetry"), std::string::npos);
+}
+
+// A real H200's two samples of one moment (bench/gpu_capture.sh): its --query-gpu answer and
+// its -q report, a minute apart in the series.
+std::vector<TelemetrySample> real_h200(const std::string& moment) {
+  auto read = [](const std::string& name) {
+    return testing::read_file(testing::fixture("gpu/h200-580.159.04/" + name));
+  };
+  return {{1000, gpu_telemetry(parse_nvidia_smi_csv(read("query-" + moment + ".csv")).gpus)},
+          {1060, gpu_telemetry(parse_nvidia_smi_q(read("q-" + moment + ".txt")).gpus)}};
+}
+
+// Under a real load every GPU sits at its power cap, and its clock wanders from sample to sample
+// (1455-1560 MHz here): within 0.9x of the peers', so a shared cap is never the cause. A node
+// whose CPU is contended runs its GPU less busy and faster: the finding says the slowness is not
+// in its GPUs. A second process on a GPU looks like the load itself: no GPU cause either.
+TEST(GpuTelemetrySeries, RealH200SamplesUnderLoadShowNoGpuCause) {
+  auto loaded = real_h200("alone");
+  for (const char* moment : {"alone", "contended", "cpu-starved"}) {
+    SCOPED_TRACE(moment);
+    auto own = real_h200(moment);
+    ASSERT_EQ(own.size(), 2u);
+    ASSERT_EQ(own[0].gpus.size(), 1u);
+    auto ev = telemetry_evidence("node-3", own, {loaded, real_h200("contended")}, 1000);
+    EXPECT_EQ(ev.cause, "");
+    ASSERT_EQ(ev.lines.size(), 1u);
+    EXPECT_NE(ev.lines[0].find("the slowness is not in its GPUs"), std::string::npos)
+        << ev.lines[0];
+  }
 }
 
 }  // namespace

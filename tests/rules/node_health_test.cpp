@@ -49,6 +49,42 @@ TEST(NodeHealth, RealH100CaptureIsHealthy) {
   EXPECT_EQ(r.headline(), "all checks passed");
 }
 
+// A real H200 (driver 580.159.04, bench/gpu_capture.sh), idle and under a PyTorch load at its
+// power cap, in each form nvidia-smi prints: healthy, and the same health fields whichever form.
+TEST(NodeHealth, RealH200CapturesAreHealthyInEveryForm) {
+  auto capture = [](const std::string& name) {
+    return llmwatch::testing::read_file(llmwatch::testing::fixture("gpu/h200-580.159.04/" + name));
+  };
+  std::vector<std::pair<std::string, GpuParse>> forms = {
+      {"xml", parse_nvidia_smi_xml(capture("q-x-idle.xml"))}};
+  for (std::string moment : {"idle", "alone", "contended", "cpu-starved"}) {
+    forms.emplace_back(moment + " csv", parse_nvidia_smi_csv(capture("query-" + moment + ".csv")));
+    forms.emplace_back(moment + " -q", parse_nvidia_smi_q(capture("q-" + moment + ".txt")));
+  }
+  GpuSettings s;
+  s.expected_gpus = 1;
+  for (const auto& [form, parse] : forms) {
+    SCOPED_TRACE(form);
+    ASSERT_TRUE(parse.ok()) << parse.error;
+    ASSERT_EQ(parse.gpus.size(), 1u);
+    const auto& g = parse.gpus[0];
+    EXPECT_EQ(g.bus_id(), "0000:00:06");
+    EXPECT_EQ(g.text("name"), "NVIDIA H200");
+    EXPECT_EQ(g.number("ecc.errors.uncorrected.volatile.total")
+                  .value_or(g.number("ecc.errors.uncorrected.volatile.dram").value_or(-1)),
+              0.0);
+    EXPECT_EQ(g.flag("remapped_rows.pending"), false);
+    EXPECT_EQ(g.flag("remapped_rows.failure"), false);
+    EXPECT_EQ(g.number("pcie.link.width.current"), 16.0);
+    EXPECT_FALSE(g.number("retired_pages.double_bit.count"));  // [N/A]: H200 remaps rows
+    NodeInputs in;
+    in.gpus = parse;
+    in.xids = std::vector<XidEvent>{};
+    auto r = evaluate_node("node-1", 100, in, s, table());
+    EXPECT_EQ(r.verdict, Verdict::Ok) << r.headline();
+  }
+}
+
 TEST(NodeHealth, Xid119IsCriticalWithTheGpuIndex) {
   NodeInputs in;
   in.xids = xids_of(

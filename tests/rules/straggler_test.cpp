@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "rank_timing_sim.h"
+#include "test_util.h"
 
 namespace llmwatch {
 namespace {
@@ -97,6 +98,39 @@ TEST(Straggler, TooLittleEvidenceIsNotJudged) {
   auto ranks = TimingSim{}.run(rng);
   for (auto& r : ranks) r.host.clear();
   EXPECT_FALSE(localise_stragglers(ranks).suspect());
+}
+
+// A real run (bench/gpu_capture.sh on an H200): 4 ranks named node-1..4 share the GPU, each
+// times its data loading and bf16 matmuls with the helper and waits in a gloo all-reduce. From
+// its 30th second three processes compete for node-3's CPU: its compute rose from ~0.11 to
+// ~0.13 s while the others' fell to ~0.09 s (they had the GPU more to themselves), and it
+// stopped waiting while they waited ~55 ms. The job's step rose from 0.114 to 0.138 s. Both what
+// the ranks wrote (their files' last steps, as llmwatch reads them) and rank 0's summary name
+// node-3, and no other node.
+TEST(Straggler, ARealCpuStarvedNodeIsNamedFromTheRanksFilesAndFromTheSummary) {
+  const std::string dir = testing::fixture("rank-timing/h200-cpu-starved-node-3");
+  auto expect_node_3 = [](const StragglerVerdict& v, const char* from) {
+    SCOPED_TRACE(from);
+    ASSERT_TRUE(v.suspect()) << v.not_judged;
+    EXPECT_EQ(v.suspect()->node, "node-3");
+    EXPECT_EQ(v.suspect()->ranks, std::vector<int>{2});
+    EXPECT_GT(v.suspect()->relative, 0.6);
+    EXPECT_LT(v.suspect()->relative, 0.75);
+    int suspects = 0;
+    for (const auto& n : v.nodes) suspects += n.suspect;
+    EXPECT_EQ(suspects, 1);
+  };
+  auto summary = read_rank_timing(dir);
+  ASSERT_EQ(summary.error, "");
+  ASSERT_TRUE(summary.windows);
+  expect_node_3(judge_nodes(*summary.windows), "summary.json");
+  // Written before the task began, the summary is not read: the ranks' own files are.
+  auto files = read_rank_timing(dir, 6 << 10, 4096, summary.written + 1);
+  ASSERT_EQ(files.error, "");
+  ASSERT_FALSE(files.windows);
+  ASSERT_EQ(files.ranks.size(), 4u);
+  EXPECT_EQ(files.bad_lines, 0);
+  expect_node_3(localise_stragglers(files.ranks), "rank files");
 }
 
 TEST(Straggler, TheFindingNamesTheNodeAsItsEpisode) {

@@ -55,6 +55,57 @@ TEST(GpuTelemetry, RealH100UnderLoadFromTheQReport) {
   EXPECT_EQ(idle.util_pct, 0.0);
 }
 
+// Real H200 captures (driver 580.159.04, bench/gpu_capture.sh): idle, a PyTorch bf16 matmul
+// loop alone, the same loop with a second process on the GPU, and a 4-rank job whose ranks'
+// CPU is contended. Under load the GPU sits at its 700 W power cap and the clock wanders
+// (1455-1560 MHz): a power cap is a reason nvidia-smi gives, not the GPU holding itself back.
+struct H200Capture {
+  const char* name;
+  double sm, power, temp, util;
+  bool capped;
+};
+
+void expect_capture(const GpuTelemetry& t, const H200Capture& c, const char* form) {
+  SCOPED_TRACE(std::string(c.name) + " " + form);
+  EXPECT_EQ(t.gpu, 0);
+  EXPECT_EQ(t.sm_mhz, c.sm);
+  EXPECT_EQ(t.sm_max_mhz, 1980.0);
+  EXPECT_EQ(t.power_w, c.power);
+  EXPECT_EQ(t.power_limit_w, 700.0);
+  EXPECT_EQ(t.temp_c, c.temp);
+  EXPECT_EQ(t.util_pct, c.util);
+  EXPECT_EQ(t.pcie_gen, 5.0);
+  EXPECT_EQ(t.pcie_width, 16.0);
+  EXPECT_EQ(t.pcie_width_max, 16.0);
+  EXPECT_EQ(t.reasons,
+            c.capped ? std::vector<std::string>{"SW Power Cap"} : std::vector<std::string>{});
+  EXPECT_FALSE(t.held_back());
+}
+
+TEST(GpuTelemetry, RealH200CapturesFromTheCsv) {
+  for (const auto& c : {H200Capture{"idle", 345, 78.87, 43, 0, false},
+                        H200Capture{"alone", 1455, 694.79, 67, 99, true},
+                        H200Capture{"contended", 1560, 689.00, 67, 100, true},
+                        H200Capture{"cpu-starved", 1890, 524.48, 64, 60, true}})
+    expect_capture(first_gpu(parse_nvidia_smi_csv(fixture_text(
+                       (std::string("h200-580.159.04/query-") + c.name + ".csv").c_str()))),
+                   c, "csv");
+}
+
+// The same moments' -q reports, a few milliseconds later: the report's power is its average.
+// Its "Clocks Event Reasons Counters" (microseconds under each reason) are not active reasons.
+TEST(GpuTelemetry, RealH200CapturesFromTheQReport) {
+  for (const auto& c : {H200Capture{"idle", 345, 78.91, 43, 0, false},
+                        H200Capture{"alone", 1485, 691.98, 67, 99, true},
+                        H200Capture{"contended", 1515, 689.19, 67, 100, true},
+                        H200Capture{"cpu-starved", 1620, 539.64, 65, 36, true}}) {
+    auto t = first_gpu(parse_nvidia_smi_q(
+        fixture_text((std::string("h200-580.159.04/q-") + c.name + ".txt").c_str())));
+    expect_capture(t, c, "-q");
+    EXPECT_EQ(t.pcie_gen_max, 5.0);
+  }
+}
+
 TEST(GpuTelemetry, AHardwareSlowdownIsHeldBackAndDescribed) {
   auto t =
       first_gpu(parse_nvidia_smi_csv(fixture_text("nvidia-smi-query-h100-load-hw-slowdown.csv")));
