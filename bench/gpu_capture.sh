@@ -5,11 +5,12 @@
 # job's ranks time themselves with share/llmwatch/python/llmwatch_timing.py. Reads only:
 # changes no GPU setting.
 #
-# Usage: bench/gpu_capture.sh OUTDIR [LLMWATCH]
+# Usage: [PHASES="alone contended job"] bench/gpu_capture.sh OUTDIR [LLMWATCH]
 #   (a machine with an NVIDIA GPU, nvidia-smi and torch; with LLMWATCH, a built llmwatch, its
-#   node-check also reads the real nvidia-smi at each capture)
+#   node-check also reads the real nvidia-smi at each capture; idle is always captured)
 set -u
 out=$1 llmwatch=${2:-}
+phases=" ${PHASES:-alone contended job} "
 here=$(cd "$(dirname "$0")" && pwd)
 load=(python3 "$here/gpu_load.py")
 mkdir -p "$out"
@@ -36,6 +37,7 @@ EOF
 snap() { # snap NAME: one answer of each form llmwatch reads, and llmwatch's own reading of it
   nvidia-smi --query-gpu="$fields" --format=csv,nounits >"$out/$1-query.csv" 2>&1
   nvidia-smi -q >"$out/$1-q.txt" 2>&1
+  nvidia-smi --query-compute-apps=pid,gpu_bus_id --format=csv,noheader >"$out/$1-compute-apps.csv" 2>&1
   nvidia-smi dmon -c 3 -s pucv >"$out/$1-dmon.txt" 2>&1
   if [ -n "$llmwatch" ]; then
     local t0=$(date +%s.%N)
@@ -58,12 +60,15 @@ snap idle
 nvidia-smi -q -x >"$out/idle-q.xml" 2>&1
 nvidia-smi nvlink -s >"$out/idle-nvlink.txt" 2>&1
 
+if [[ $phases == *" alone "* ]]; then
 echo "== one trainer alone"
 "${load[@]}" --seconds 40 --steps-file "$out/alone-steps.txt" &
 trainer=$!
 sleep 25 && snap load
 wait $trainer
+fi
 
+if [[ $phases == *" contended "* ]]; then
 echo "== a second process competing for the GPU from second 15"
 "${load[@]}" --seconds 55 --steps-file "$out/contended-steps.txt" &
 trainer=$!
@@ -73,7 +78,9 @@ echo "$(date +%s.%N) competitor starts" >>"$out/contended-steps.txt"
 competitor=$!
 sleep 20 && snap contended
 wait $trainer $competitor
+fi
 
+if [[ $phases == *" job "* ]]; then
 echo "== a 4-node job; node-3's data loader starved of CPU from second 30"
 rm -f "$out/rendezvous"
 ranks=()
@@ -92,5 +99,6 @@ wait "${ranks[@]}"
 kill "${hogs[@]}"
 echo "$(date +%s.%N) done" >>"$out/job-events.txt"
 rm -f "$out/rendezvous"
+fi
 echo "== captured"
 ls -la "$out"

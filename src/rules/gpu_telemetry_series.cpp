@@ -31,7 +31,7 @@ struct GpuOverWindow {
   int gpu = -1;
   int samples = 0, held = 0;
   std::map<std::string, int> reasons;  // held-back reasons and in how many samples
-  std::vector<double> clock_ratio, sm_mhz;
+  std::vector<double> clock_ratio, sm_mhz, processes;
   GpuTelemetry last;
 };
 
@@ -94,7 +94,23 @@ TelemetryEvidence telemetry_evidence(const std::string& node,
         if (auto r = g.clock_ratio()) peer_ratios.push_back(*r);
   std::optional<double> peer_clock;
   if (!peer_ratios.empty()) peer_clock = median(peer_ratios);
+  // How many compute processes the job's other GPUs run (its ranks per GPU). Only where they
+  // run some: a node-check that cannot see the job's own processes cannot see a stranger's.
+  std::vector<double> peer_process_counts;
+  for (const auto& series : peers)
+    for (const auto* s : within(series, since))
+      for (const auto& g : s->gpus)
+        if (g.processes) peer_process_counts.push_back(*g.processes);
+  std::optional<double> peer_processes;
+  if (!peer_process_counts.empty() && median(peer_process_counts) >= 1)
+    peer_processes = median(peer_process_counts);
 
+  // A GPU's compute processes over the window, when more than the peers' GPUs run.
+  auto shared_by = [&](const GpuOverWindow& g) -> std::optional<double> {
+    if (!peer_processes || g.processes.empty()) return std::nullopt;
+    double n = median(g.processes);
+    return n >= *peer_processes + 1 ? std::optional<double>(n) : std::nullopt;
+  };
   std::map<int, GpuOverWindow> gpus;
   for (const auto* s : mine)
     for (const auto& t : s->gpus) {
@@ -106,6 +122,7 @@ TelemetryEvidence telemetry_evidence(const std::string& node,
         if (r != "SW Power Cap" && r != "Sync Boost") ++g.reasons[r];
       if (auto r = t.clock_ratio()) g.clock_ratio.push_back(*r);
       if (t.sm_mhz) g.sm_mhz.push_back(*t.sm_mhz);
+      if (t.processes) g.processes.push_back(*t.processes);
       g.last = t;
     }
   double span = mine.back()->ts - mine.front()->ts;
@@ -113,7 +130,9 @@ TelemetryEvidence telemetry_evidence(const std::string& node,
                      (span >= 1 ? " over " + format_duration(Seconds(std::llround(span))) : "");
 
   // The GPUs that stand out: held back by their own hardware in most samples, a clock well
-  // under the peers', or a narrowed link.
+  // under the peers', a narrowed link, or shared: more compute processes on it than the
+  // job's other GPUs run, over most of the window (a second process on a real H200 doubled a
+  // trainer's step while its clocks, power and use read like the trainer's alone).
   const GpuOverWindow* worst = nullptr;
   double worst_clock = 2;
   for (const auto& [index, g] : gpus) {
@@ -123,15 +142,20 @@ TelemetryEvidence telemetry_evidence(const std::string& node,
         peer_clock && !g.clock_ratio.empty() && clock < kClockBelowPeers * *peer_clock;
     bool narrowed =
         g.last.pcie_width && g.last.pcie_width_max && *g.last.pcie_width < *g.last.pcie_width_max;
-    if (!held && !slow_clock && !narrowed) continue;
+    auto processes = shared_by(g);
+    bool shared = processes.has_value();
+    if (!held && !slow_clock && !narrowed && !shared) continue;
     std::string line = node + " " + describe(g.last);
     if (held) line += " (held back in " + std::to_string(g.held) + " of " + over + ")";
     if (peer_clock && !g.clock_ratio.empty())
       line += "; SM clock " + percent(clock) + " of its maximum, the job's other nodes' GPUs " +
               percent(*peer_clock);
+    if (shared)
+      line += "; " + whole(*processes) + " compute processes on it, the job's other nodes' GPUs " +
+              whole(*peer_processes) + ": another process competes for it";
     out.lines.push_back(std::move(line));
-    // The headline GPU: a hardware reason first, then the lowest clock.
-    double rank = clock - (held ? 1 : 0);
+    // The headline GPU: a hardware reason first, then a shared GPU, then the lowest clock.
+    double rank = clock - (held ? 2 : 0) - (shared ? 1 : 0);
     if (!worst || rank < worst_clock) {
       worst = &g;
       worst_clock = rank;
@@ -149,6 +173,7 @@ TelemetryEvidence telemetry_evidence(const std::string& node,
         *worst->last.pcie_width < *worst->last.pcie_width_max)
       cause += ", PCIe x" + whole(*worst->last.pcie_width) + " of x" +
                whole(*worst->last.pcie_width_max);
+    if (auto n = shared_by(*worst)) cause += ", " + whole(*n) + " compute processes";
     out.cause = std::move(cause);
     return out;
   }

@@ -91,6 +91,43 @@ TEST(GpuTelemetrySeries, AClockUnderThePeersWithoutAReasonIsTheCause) {
   EXPECT_EQ(telemetry_evidence("node-3", node(4, shared_cap), {node(4)}, 1000).cause, "");
 }
 
+// A node of 4 GPUs each running `per_gpu` compute processes, `on_2` on GPU 2.
+std::vector<TelemetrySample> with_processes(int samples, double per_gpu, double on_2) {
+  auto out = node(samples);
+  for (auto& s : out)
+    for (auto& g : s.gpus) g.processes = g.gpu == 2 ? on_2 : per_gpu;
+  return out;
+}
+
+// Another process on a GPU (a stray from an earlier job, a user's tool) slows the rank there
+// with clocks and power that read like its own load: more compute processes than the job's
+// other GPUs run is the cause. A job that runs two a GPU everywhere is not; nor is a count the
+// peers' node-checks cannot see (0 everywhere: a container hides the job's own processes).
+TEST(GpuTelemetrySeries, AGpuSharedWithAnotherProcessIsTheCause) {
+  auto ev = telemetry_evidence("node-3", with_processes(4, 1, 2), {with_processes(4, 1, 1)}, 1000);
+  EXPECT_EQ(ev.cause, "GPU 2, SM clock 1980/1980 MHz, 2 compute processes");
+  ASSERT_EQ(ev.lines.size(), 1u);
+  EXPECT_NE(ev.lines[0].find("2 compute processes on it, the job's other nodes' GPUs 1: another "
+                             "process competes for it"),
+            std::string::npos)
+      << ev.lines[0];
+  EXPECT_EQ(
+      telemetry_evidence("node-3", with_processes(4, 2, 2), {with_processes(4, 2, 2)}, 1000).cause,
+      "");
+  EXPECT_EQ(
+      telemetry_evidence("node-3", with_processes(4, 0, 1), {with_processes(4, 0, 0)}, 1000).cause,
+      "");
+  // Once in four samples (a tool that ran a moment) is not most of the window.
+  auto once = with_processes(4, 1, 1);
+  once[1].gpus[2].processes = 2;
+  EXPECT_EQ(telemetry_evidence("node-3", once, {with_processes(4, 1, 1)}, 1000).cause, "");
+  // A GPU held back by its hardware still heads the cause before a shared one.
+  auto both = with_processes(4, 1, 2);
+  for (auto& s : both) s.gpus[1] = gpu(1, 1095, {"HW Slowdown"});
+  EXPECT_EQ(telemetry_evidence("node-3", both, {with_processes(4, 1, 1)}, 1000).cause,
+            "GPU 1 HW Slowdown, SM clock 1095/1980 MHz");
+}
+
 TEST(GpuTelemetrySeries, ANarrowedLinkIsTheCause) {
   auto own = node(2, [](int) {
     auto t = gpu(2, 1980);
@@ -126,20 +163,26 @@ std::vector<TelemetrySample> real_h200(const std::string& moment) {
 // Under a real load every GPU sits at its power cap, and its clock wanders from sample to sample
 // (1455-1560 MHz here): within 0.9x of the peers', so a shared cap is never the cause. A node
 // whose CPU is contended runs its GPU less busy and faster: the finding says the slowness is not
-// in its GPUs. A second process on a GPU looks like the load itself: no GPU cause either.
-TEST(GpuTelemetrySeries, RealH200SamplesUnderLoadShowNoGpuCause) {
-  auto loaded = real_h200("alone");
-  for (const char* moment : {"alone", "contended", "cpu-starved"}) {
+// in its GPUs (that run put 4 ranks on one GPU; a real job runs one a GPU, as set here).
+TEST(GpuTelemetrySeries, RealH200SamplesUnderLoadShowNoGpuCauseUnlessShared) {
+  std::vector<std::vector<TelemetrySample>> peers = {real_h200("alone"), real_h200("alone")};
+  for (const char* moment : {"alone", "cpu-starved"}) {
     SCOPED_TRACE(moment);
     auto own = real_h200(moment);
     ASSERT_EQ(own.size(), 2u);
     ASSERT_EQ(own[0].gpus.size(), 1u);
-    auto ev = telemetry_evidence("node-3", own, {loaded, real_h200("contended")}, 1000);
+    for (auto& s : own)
+      for (auto& g : s.gpus)
+        if (g.processes) g.processes = 1;
+    auto ev = telemetry_evidence("node-3", own, peers, 1000);
     EXPECT_EQ(ev.cause, "");
     ASSERT_EQ(ev.lines.size(), 1u);
     EXPECT_NE(ev.lines[0].find("the slowness is not in its GPUs"), std::string::npos)
         << ev.lines[0];
   }
+  // A second process on the GPU doubled the trainer's step; only its process count shows it.
+  auto ev = telemetry_evidence("node-3", real_h200("contended"), peers, 1000);
+  EXPECT_EQ(ev.cause, "GPU 0, SM clock 1538/1980 MHz, 2 compute processes");
 }
 
 }  // namespace

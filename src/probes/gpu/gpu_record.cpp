@@ -182,6 +182,8 @@ GpuParse parse_nvidia_smi_q(const std::string& text) {
     auto colon = line.find(" : ");
     std::string key(trim(line.substr(0, colon == std::string_view::npos ? line.size() : colon)));
     if (colon == std::string_view::npos) {
+      // "Processes" with entries under it: counted below ("Processes : None" when there are none).
+      if (stack.empty() && key == "Processes") gpu->fields[kComputeProcesses] = "0";
       stack.emplace_back(indent, key);
       continue;
     }
@@ -191,6 +193,14 @@ GpuParse parse_nvidia_smi_q(const std::string& text) {
     std::string value(trim(line.substr(colon + 3)));
     if (auto it = wanted.find(path); it != wanted.end()) {
       gpu->fields[it->second] = value;
+    } else if (path == "Processes") {
+      gpu->fields[kComputeProcesses] = value == "None" ? "0" : value;
+    } else if (path == "Processes/Type") {
+      // C (compute) or C+G; a G (graphics) process is not one --query-compute-apps lists.
+      if (value.find('C') != std::string::npos) {
+        auto& n = gpu->fields[kComputeProcesses];
+        n = std::to_string(std::atoi(n.c_str()) + 1);
+      }
     } else if (!stack.empty() && (stack.front().second == "Clocks Event Reasons" ||
                                   stack.front().second == "Clocks Throttle Reasons")) {
       // HW Thermal Slowdown sits under HW Slowdown: the reason's own name is the key.
@@ -290,6 +300,22 @@ GpuParse parse_nvidia_smi_xml(const std::string& text) {
 
 // "GPU N: name (UUID: ...)" opens a GPU; "Link N: 26.562 GB/s" or "Link N: <inactive>" follow.
 // Read by hand, not by regex: a link line can be as long as the tool cares to print.
+bool set_compute_processes(GpuParse& gpus, const std::string& apps) {
+  std::map<std::string, int> per_bus;
+  for (const auto& g : gpus.gpus) per_bus[g.bus_id()] = 0;
+  for (const auto& raw : split(apps, '\n')) {
+    std::string_view line = trim(raw);
+    if (line.empty() || line.find("No running") != std::string_view::npos) continue;
+    auto comma = line.find(',');
+    if (comma == std::string_view::npos) return false;
+    auto bus = per_bus.find(normalize_bus_id(std::string(line.substr(comma + 1))));
+    if (bus == per_bus.end()) return false;  // a GPU the query did not list: cannot place it
+    ++bus->second;
+  }
+  for (auto& g : gpus.gpus) g.fields[kComputeProcesses] = std::to_string(per_bus[g.bus_id()]);
+  return true;
+}
+
 std::vector<NvlinkGpu> parse_nvlink_status(const std::string& text) {
   auto leading_number = [](std::string_view s) -> std::optional<std::int64_t> {
     auto colon = s.find(':');

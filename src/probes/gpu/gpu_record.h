@@ -29,6 +29,11 @@ struct GpuRecord {
 // lines use, so an Xid can be matched to a GPU index.
 std::string normalize_bus_id(const std::string& bus_id);
 
+// Not a --query-gpu field: the compute processes on the GPU, from -q's "Processes" section or
+// from `--query-compute-apps=pid,gpu_bus_id` (set_compute_processes). A GPU another process
+// shares runs slower with telemetry that reads like its own load (#28).
+inline constexpr const char* kComputeProcesses = "compute_processes";
+
 struct GpuParse {
   std::vector<GpuRecord> gpus;
   std::string error;  // one line: what was wrong with the document
@@ -43,6 +48,12 @@ GpuParse parse_nvidia_smi_csv(const std::string& text);
 GpuParse parse_nvidia_smi_q(const std::string& text);
 // `nvidia-smi -q -x`.
 GpuParse parse_nvidia_smi_xml(const std::string& text);
+
+// `nvidia-smi --query-compute-apps=pid,gpu_bus_id --format=csv,noheader`: each GPU's count of
+// compute processes, as its kComputeProcesses field (0 on a GPU the answer does not list).
+// False, with nothing set, when a line is not "pid, bus id" or names a GPU not in `gpus`: what
+// cannot be matched is not counted as 0.
+bool set_compute_processes(GpuParse& gpus, const std::string& apps);
 
 // `nvidia-smi nvlink -s`: per GPU, the number of links and how many are inactive.
 struct NvlinkGpu {

@@ -32,6 +32,7 @@ const std::pair<const char*, Figure> kFigures[] = {
     {"temp_c", &GpuTelemetry::temp_c},         {"util_pct", &GpuTelemetry::util_pct},
     {"pcie_gen", &GpuTelemetry::pcie_gen},     {"pcie_gen_max", &GpuTelemetry::pcie_gen_max},
     {"pcie_width", &GpuTelemetry::pcie_width}, {"pcie_width_max", &GpuTelemetry::pcie_width_max},
+    {"processes", &GpuTelemetry::processes},
 };
 
 }  // namespace
@@ -66,6 +67,7 @@ GpuTelemetry gpu_telemetry(const GpuRecord& g) {
   t.pcie_gen_max = known("pcie.link.gen.max");
   t.pcie_width = known("pcie.link.width.current");
   t.pcie_width_max = known("pcie.link.width.max");
+  t.processes = known(kComputeProcesses);
   for (const auto& [field, name] : kReasons)
     if (g.flag(field).value_or(false)) t.reasons.emplace_back(name);
   return t;
@@ -110,6 +112,8 @@ std::string describe(const GpuTelemetry& t) {
     figures.push_back("PCIe x" + whole(*t.pcie_width) + " of x" + whole(*t.pcie_width_max));
   if (t.pcie_gen && t.pcie_gen_max && *t.pcie_gen < *t.pcie_gen_max)
     figures.push_back("PCIe gen" + whole(*t.pcie_gen) + " of gen" + whole(*t.pcie_gen_max));
+  if (t.processes && *t.processes >= 2)
+    figures.push_back(whole(*t.processes) + " compute processes");
   if (!figures.empty()) s += "; " + join(figures, ", ");
   return s;
 }

@@ -17,6 +17,9 @@ struct GpuTelemetry {
   int gpu = -1;
   std::optional<double> sm_mhz, sm_max_mhz, power_w, power_limit_w, temp_c, util_pct;
   std::optional<double> pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
+  // Compute processes on it (kComputeProcesses): more than the job's other GPUs run means
+  // another process competes for it, which its clocks and power do not show.
+  std::optional<double> processes;
   // The active clock-event reasons by nvidia-smi's names ("HW Slowdown", "SW Power Cap", ...),
   // in a fixed order; "Idle" and "Applications Clocks Setting" are not reasons a run is slow.
   std::vector<std::string> reasons;
@@ -39,7 +42,7 @@ std::vector<GpuTelemetry> gpu_telemetry(const std::vector<GpuRecord>& gpus);
 void fill_telemetry(std::vector<GpuTelemetry>& into, const std::vector<GpuTelemetry>& from);
 
 // "GPU 2: HW Slowdown; SM clock 1095/1980 MHz, 312/700 W, 84 °C, 100% busy, PCIe gen5 x8 of x16":
-// what is known, as a person reads it.
+// what is known, as a person reads it (and "2 compute processes" where more than one runs).
 std::string describe(const GpuTelemetry& t);
 
 // As node reports carry it: one object per GPU, unknown figures left out. Reading never throws:

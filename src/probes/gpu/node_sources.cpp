@@ -61,7 +61,8 @@ NodeInputs gather_node_inputs(const GpuSettings& s, const std::string& node) {
       return r;
     });
     apps = std::async(std::launch::async, [&] {
-      return run_tool(s.nvidia_smi, {"--query-compute-apps=pid", "--format=csv,noheader"},
+      return run_tool(s.nvidia_smi,
+                      {"--query-compute-apps=pid,gpu_bus_id", "--format=csv,noheader"},
                       s.nvidia_smi_timeout, node);
     });
     if (s.nvlink)
@@ -104,6 +105,9 @@ NodeInputs gather_node_inputs(const GpuSettings& s, const std::string& node) {
       for (const auto& line : split(r.out, '\n'))
         if (!trim(line).empty() && trim(line).find("No running") == std::string_view::npos)
           ++in.gpu_processes;
+      // Each GPU's own count: one another process shares is slower with telemetry that reads
+      // like its own load.
+      if (in.gpus && in.gpus->ok()) set_compute_processes(*in.gpus, r.out);
     }
   }
   if (nvlink.valid()) {

@@ -76,6 +76,46 @@ TEST(NvidiaSmiQ, H100FullReport) {
   EXPECT_EQ(old.gpus[0].number("ecc.errors.corrected.volatile.total"), 3.0);
 }
 
+// Each GPU's compute processes: -q's "Processes" section (real H200: idle, a trainer alone, a
+// second process beside it, 4 ranks on one GPU; real H100 under gpu_burn and two memhogs).
+TEST(NvidiaSmiQ, ComputeProcessesPerGpu) {
+  auto count = [](const std::string& name) {
+    auto p = parse_nvidia_smi_q(llmwatch::testing::read_file(llmwatch::testing::fixture(name)));
+    EXPECT_TRUE(p.ok()) << name;
+    return p.gpus.empty() ? std::nullopt : p.gpus[0].number(kComputeProcesses);
+  };
+  EXPECT_EQ(count("gpu/h200-580.159.04/q-idle.txt"), 0.0);  // "Processes : None"
+  EXPECT_EQ(count("gpu/h200-580.159.04/q-alone.txt"), 1.0);
+  EXPECT_EQ(count("gpu/h200-580.159.04/q-contended.txt"), 2.0);
+  EXPECT_EQ(count("gpu/h200-580.159.04/q-cpu-starved.txt"), 4.0);
+  EXPECT_EQ(count("gpu/nvidia-smi-q-h100-load.txt"), 3.0);
+  // A report without the section (-q -d PAGE_RETIREMENT) does not know.
+  EXPECT_FALSE(count("gpu/nvidia-smi-q-page-retirement-v100-good.txt"));
+  // A graphics-only process is not a compute process.
+  auto p = parse_nvidia_smi_q(
+      "GPU 00000000:07:00.0\n    Processes\n        Process ID : 1\n            Type : G\n"
+      "        Process ID : 2\n            Type : C+G\n");
+  EXPECT_EQ(p.gpus.at(0).number(kComputeProcesses), 1.0);
+}
+
+// --query-compute-apps=pid,gpu_bus_id placed on the GPUs by bus id; what cannot be placed
+// leaves every GPU not known rather than 0.
+TEST(NvidiaSmiComputeApps, CountedPerGpuByBusId) {
+  auto gpus = parse_nvidia_smi_csv("index, pci.bus_id\n0, 00000000:07:00.0\n1, 00000000:0F:00.0\n");
+  ASSERT_TRUE(gpus.ok());
+  EXPECT_TRUE(set_compute_processes(
+      gpus, "715, 00000000:0F:00.0\n742, 00000000:0f:00.0\n801, 00000000:07:00.0\n"));
+  EXPECT_EQ(gpus.gpus[0].number(kComputeProcesses), 1.0);
+  EXPECT_EQ(gpus.gpus[1].number(kComputeProcesses), 2.0);
+  EXPECT_TRUE(set_compute_processes(gpus, "No running processes found\n"));
+  EXPECT_EQ(gpus.gpus[1].number(kComputeProcesses), 0.0);
+  for (const char* odd : {"715\n", "715, 00000000:99:00.0\n"}) {
+    auto fresh = parse_nvidia_smi_csv("index, pci.bus_id\n0, 00000000:07:00.0\n");
+    EXPECT_FALSE(set_compute_processes(fresh, odd)) << odd;
+    EXPECT_FALSE(fresh.gpus[0].number(kComputeProcesses)) << odd;
+  }
+}
+
 TEST(NvidiaSmiXml, RemapPendingNarrowLinkAndMigNotApplicable) {
   auto p = parse_nvidia_smi_xml(llmwatch::testing::read_file(
       llmwatch::testing::fixture("gpu/nvidia-smi-q-x-mig-sample.xml")));

@@ -127,6 +127,34 @@ TEST(NodeSources, UnreadableKernelLogIsUnknown) {
   EXPECT_NE(r.headline().find("missing-node-1.log"), std::string::npos);
 }
 
+// A real H200 with a second process beside the trainer: its compute processes, placed on the
+// GPU by bus id, are telemetry (the node-check's own reading of that moment, on that machine,
+// said "2 compute processes"). Idle, nvidia-smi prints nothing: 0, not unknown.
+TEST(NodeSources, ComputeProcessesPerGpuFromTheRealH200) {
+  StandIns t;
+  auto capture = [](const char* name) {
+    return llmwatch::testing::fixture(std::string("gpu/h200-580.159.04/") + name);
+  };
+  setenv("FAKE_NVSMI_QUERY", capture("query-contended-run2.csv").c_str(), 1);
+  setenv("FAKE_NVSMI_APPS", capture("compute-apps-contended-run2.csv").c_str(), 1);
+  auto r = t.check();
+  EXPECT_EQ(r.verdict, Verdict::Ok) << r.headline();
+  EXPECT_EQ(r.gpu_processes, 2);
+  ASSERT_EQ(r.telemetry.size(), 1u);
+  EXPECT_EQ(r.telemetry[0].processes, 2.0);
+  EXPECT_EQ(describe(r.telemetry[0]),
+            "GPU 0: SW Power Cap; SM clock 1530/1980 MHz, 689/700 W, 61 °C, 100% busy, 2 compute "
+            "processes");
+  setenv("FAKE_NVSMI_APPS", capture("compute-apps-idle-run2.csv").c_str(), 1);
+  auto idle = t.check();
+  EXPECT_EQ(idle.gpu_processes, 0);
+  ASSERT_EQ(idle.telemetry.size(), 1u);
+  EXPECT_EQ(idle.telemetry[0].processes, 0.0);
+  setenv("FAKE_NVSMI_QUERY", llmwatch::testing::fixture("gpu/nvidia-smi-query-h100.csv").c_str(),
+         1);
+  setenv("FAKE_NVSMI_APPS", "/dev/null", 1);
+}
+
 // Where DCGM is present (#28): dmon's figures are the slow node's telemetry when nvidia-smi is
 // not run, and fill what nvidia-smi did not give when both are; a dmon that fails is unknown.
 TEST(NodeSources, DcgmiDmonGivesTheTelemetryOrFillsNvidiaSmis) {
