@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <regex>
 
@@ -199,7 +200,9 @@ GpuParse parse_nvidia_smi_q(const std::string& text) {
       // C (compute) or C+G; a G (graphics) process is not one --query-compute-apps lists.
       if (value.find('C') != std::string::npos) {
         auto& n = gpu->fields[kComputeProcesses];
-        n = std::to_string(std::atoi(n.c_str()) + 1);
+        long long count = 0;  // what "Processes : <value>" said, if a number; else from 0
+        std::from_chars(n.data(), n.data() + n.size(), count);
+        n = std::to_string(std::clamp(count, 0LL, 1LL << 20) + 1);
       }
     } else if (!stack.empty() && (stack.front().second == "Clocks Event Reasons" ||
                                   stack.front().second == "Clocks Throttle Reasons")) {
