@@ -121,6 +121,66 @@ TEST(RankTiming, ThePythonHelpersFilesAreWhatTheProbeReads) {
   EXPECT_GT(read.ranks[0].samples[4].ts, 1.7e9);
 }
 
+// Events mode (events=torch.cuda.Event; here a stand-in with a clock): each section is timed by
+// its events on the GPU and nothing waits for the device; a step is written at the next one,
+// once its events are done. And a timer that is off costs nothing: the defect was that it still
+// synchronised the GPU twice a step (its docstring said "does nothing and costs nothing").
+TEST(RankTiming, ThePythonHelpersEventsModeNeverSynchronisesAndAnOffTimerCostsNothing) {
+  TempDir dir;
+  ProcessSpec py;
+  py.argv = {"python3",     "-I",
+             "-c",
+             R"(import sys
+sys.path.insert(0, sys.argv[1])
+from llmwatch_timing import RankTimer
+clock, syncs = [1.0], []
+class Event:
+    def __init__(self, enable_timing=False):
+        assert enable_timing
+        self.t, self.done = None, False
+    def record(self):
+        self.t = clock[0]
+    def synchronize(self):
+        self.done = True
+    def elapsed_time(self, end):
+        assert end.done, "read before its end event was waited for"
+        return (end.t - self.t) * 1000.0
+t = RankTimer(directory=sys.argv[2], rank=1, host="node-1", events=Event,
+              sync=lambda: syncs.append(1))
+for step in range(5):
+    for micro in range(2):  # two micro-batches: a step's sections add up
+        with t.compute():
+            clock[0] += 0.05 * (step + 1)
+    with t.wait():
+        clock[0] += 0.01
+    t.step(step)
+assert not syncs, "events mode synchronised the device"
+off = RankTimer(directory="", sync=lambda: syncs.append(1), events=Event)
+off_sync = RankTimer(directory="", sync=lambda: syncs.append(1))
+for timer in (off, off_sync):
+    for step in range(3):
+        with timer.compute():
+            pass
+        with timer.wait():
+            pass
+        timer.step(step)
+assert not syncs, "a timer that is off synchronised the device"
+)", std::string(LLMWATCH_TEST_HELPERS) + "/../../share/llmwatch/python",
+             dir.path};
+  py.timeout = std::chrono::seconds(30);
+  auto r = run_process(py);
+  ASSERT_TRUE(r.ok()) << r.out << r.err;
+  auto read = read_rank_timing(dir.path);
+  ASSERT_EQ(read.ranks.size(), 1u) << read.error;
+  const auto& samples = read.ranks[0].samples;
+  ASSERT_EQ(samples.size(), 4u) << "the last step waits for the next";
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    EXPECT_EQ(samples[i].step, static_cast<std::int64_t>(i));
+    EXPECT_NEAR(samples[i].compute_s, 0.1 * (i + 1), 1e-6);
+    EXPECT_NEAR(samples[i].wait_s, 0.01, 1e-6);
+  }
+}
+
 // A FIFO where a rank file or the summary should be: opening it for reading would wait for a
 // writer, forever. It is an error with its reason, at once. (Before, the read hung: the test
 // then opens the FIFO for writing to let it go, and fails.)
