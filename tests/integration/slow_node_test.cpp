@@ -118,6 +118,44 @@ TEST(SlowNode, AlertNamesTheSlowNodeAndTouchesNothing) {
   c.slurm({"scancel", id});
 }
 
+// The slow node's GPU runs a second process (a stray from an earlier job, say): its clocks and
+// power read like the load (the real H200 captures: the trainer alone on node-1 and node-2, with
+// a second process beside it on node-3, whose compute-apps answer names both). The finding
+// names the shared GPU as the cause; before, it said the slowness was not in its GPUs.
+TEST(SlowNode, AGpuAnotherProcessSharesIsTheCause) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c(3);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  SlowRun run(c, "alert");
+  const std::string h200 = fixture("gpu/h200-580.159.04");
+  setenv("FAKE_NVSMI_QUERY", (h200 + "/query-alone.csv").c_str(), 1);
+  setenv("FAKE_NVSMI_SLOW_QUERY", (h200 + "/query-contended-run2.csv").c_str(), 1);
+  setenv("FAKE_NVSMI_SLOW_APPS", (h200 + "/compute-apps-contended-run2.csv").c_str(), 1);
+  const std::string one = c.dir / "one-process.csv";  // the trainer alone: one rank a GPU
+  write_file(one, "4242, 00000000:00:06.0\n");
+  setenv("FAKE_NVSMI_APPS", one.c_str(), 1);
+  std::string id = run.submit();
+  ASSERT_FALSE(id.empty());
+  bool named = eventually(
+      [&] {
+        llmwatch(run.config, {"run", "--once"});
+        return run.status().find("GPU 0, SM clock 1530/1980 MHz, 2 compute processes") !=
+               std::string::npos;
+      },
+      90);
+  unsetenv("FAKE_NVSMI_SLOW_APPS");
+  ASSERT_TRUE(named) << run.events() << run.status();
+  std::string events = run.events();
+  EXPECT_NE(events.find("slow node node-3"), std::string::npos) << events;
+  std::string status = run.status();
+  EXPECT_NE(status.find("2 compute processes on it, the job's other nodes' GPUs 1: another "
+                        "process competes for it"),
+            std::string::npos)
+      << status;
+  EXPECT_EQ(events.find("slow node node-1"), std::string::npos) << events;
+  c.slurm({"scancel", id});
+}
+
 TEST(SlowNode, EvictRestartsWithoutTheNodeAndDrainsIt) {
   LLMWATCH_REQUIRE_CLUSTER();
   LocalCluster c(4);
