@@ -14,12 +14,15 @@ phases=" ${PHASES:-alone contended job} "
 here=$(cd "$(dirname "$0")" && pwd)
 load=(python3 "$here/gpu_load.py")
 mkdir -p "$out"
-# Exactly the fields llmwatch asks for (src/probes/gpu/node_sources.cpp).
+# Exactly the fields llmwatch asks for first (src/probes/gpu/node_sources.cpp).
 fields=$(python3 - "$here/../src/probes/gpu/node_sources.cpp" <<'EOF'
 import re, sys
 src = open(sys.argv[1]).read()
-body = src.split("kNvidiaSmiFields =", 1)[1].split(";", 1)[0]
-print("".join(re.findall(r'"([^"]*)"', body)))
+fields = ""
+for name in ("kNvidiaSmiFields =", "kNvidiaSmiCounterFields ="):
+    body = src.split(name, 1)[1].split(";", 1)[0]
+    fields += "".join(re.findall(r'"([^"]*)"', body))
+print(fields)
 EOF
 )
 

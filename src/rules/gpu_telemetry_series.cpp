@@ -18,6 +18,52 @@ namespace {
 // whatever reason nvidia-smi gives (or none: a clock it cannot explain).
 constexpr double kClockBelowPeers = 0.9;
 
+// A reason of the GPU's own that held its clocks this share of the window (by its counters),
+// and this much more than on the job's other GPUs, is a cause: a GPU throttled now and then
+// slows every step it throttles in, though most samples catch it between.
+constexpr double kHeldShare = 0.2;
+constexpr double kHeldShareOverPeers = 0.1;
+
+// The counted reasons that are the GPU's own (SW Power Cap is the site's policy).
+using Counter = std::optional<double> GpuTelemetry::*;
+const std::pair<const char*, Counter> kHeldCounters[] = {
+    {"HW Thermal Slowdown", &GpuTelemetry::hw_thermal_us},
+    {"HW Power Brake Slowdown", &GpuTelemetry::hw_power_brake_us},
+    {"SW Thermal Slowdown", &GpuTelemetry::sw_thermal_us},
+};
+
+// Per GPU, the share of the time each counted reason held its clocks: from the last sample
+// before `since` (the window's start; else its first sample in it) to its last sample. A
+// counter that went back (a driver reload) or two samples under 1 s apart give none.
+std::map<int, std::map<std::string, double>> counted_shares(
+    const std::vector<TelemetrySample>& series, double since) {
+  std::map<int, std::map<std::string, double>> out;
+  if (series.empty()) return out;
+  const TelemetrySample& last = series.back();
+  for (const auto& end : last.gpus)
+    for (const auto& [name, counter] : kHeldCounters) {
+      if (!(end.*counter)) continue;
+      const TelemetrySample* base = nullptr;
+      const GpuTelemetry* from = nullptr;
+      for (const auto& s : series) {
+        if (&s == &last) break;
+        auto g = std::find_if(s.gpus.begin(), s.gpus.end(),
+                              [&](const GpuTelemetry& t) { return t.gpu == end.gpu; });
+        if (g == s.gpus.end() || !((*g).*counter)) continue;
+        if (s.ts < since || !base) {
+          base = &s;
+          from = &*g;
+        }
+        if (s.ts >= since) break;
+      }
+      if (!base) continue;
+      double span = last.ts - base->ts, held_us = *(end.*counter) - *((*from).*counter);
+      if (span < 1 || held_us < 0) continue;
+      out[end.gpu][name] = std::min(1.0, held_us / 1e6 / span);
+    }
+  return out;
+}
+
 std::string whole(double v) {
   return std::to_string(std::llround(v));
 }
@@ -32,6 +78,7 @@ struct GpuOverWindow {
   int samples = 0, held = 0;
   std::map<std::string, int> reasons;  // held-back reasons and in how many samples
   std::vector<double> clock_ratio, sm_mhz, processes;
+  std::map<std::string, double> counted;  // reasons its counters say held it, and their share
   GpuTelemetry last;
 };
 
@@ -105,6 +152,27 @@ TelemetryEvidence telemetry_evidence(const std::string& node,
   if (!peer_process_counts.empty() && median(peer_process_counts) >= 1)
     peer_processes = median(peer_process_counts);
 
+  // The peers' share of the time under each counted reason (their median GPU's).
+  std::map<std::string, std::vector<double>> peer_share_lists;
+  for (const auto& series : peers)
+    for (const auto& [_, shares] : counted_shares(series, since))
+      for (const auto& [name, share] : shares) peer_share_lists[name].push_back(share);
+  std::map<std::string, double> peer_shares;
+  for (const auto& [name, list] : peer_share_lists) peer_shares[name] = median(list);
+  const auto own_shares = counted_shares(own, since);
+  // A GPU's counted reasons that held it long enough, and longer than on its peers.
+  auto counted_held = [&](int gpu) {
+    std::map<std::string, double> held;
+    auto it = own_shares.find(gpu);
+    if (it == own_shares.end()) return held;
+    for (const auto& [name, share] : it->second) {
+      auto peer = peer_shares.find(name);
+      double theirs = peer == peer_shares.end() ? 0 : peer->second;
+      if (share >= kHeldShare && share >= theirs + kHeldShareOverPeers) held[name] = share;
+    }
+    return held;
+  };
+
   // A GPU's compute processes over the window, when more than the peers' GPUs run.
   auto shared_by = [&](const GpuOverWindow& g) -> std::optional<double> {
     if (!peer_processes || g.processes.empty()) return std::nullopt;
@@ -125,6 +193,7 @@ TelemetryEvidence telemetry_evidence(const std::string& node,
       if (t.processes) g.processes.push_back(*t.processes);
       g.last = t;
     }
+  for (auto& [index, g] : gpus) g.counted = counted_held(index);
   double span = mine.back()->ts - mine.front()->ts;
   std::string over = std::to_string(mine.size()) + " sample" + (mine.size() == 1 ? "" : "s") +
                      (span >= 1 ? " over " + format_duration(Seconds(std::llround(span))) : "");
@@ -137,7 +206,7 @@ TelemetryEvidence telemetry_evidence(const std::string& node,
   double worst_clock = 2;
   for (const auto& [index, g] : gpus) {
     double clock = g.clock_ratio.empty() ? 1 : median(g.clock_ratio);
-    bool held = g.held * 2 > g.samples;
+    bool held = g.held * 2 > g.samples || !g.counted.empty();
     bool slow_clock =
         peer_clock && !g.clock_ratio.empty() && clock < kClockBelowPeers * *peer_clock;
     bool narrowed =
@@ -146,7 +215,14 @@ TelemetryEvidence telemetry_evidence(const std::string& node,
     bool shared = processes.has_value();
     if (!held && !slow_clock && !narrowed && !shared) continue;
     std::string line = node + " " + describe(g.last);
-    if (held) line += " (held back in " + std::to_string(g.held) + " of " + over + ")";
+    if (g.held * 2 > g.samples)
+      line += " (held back in " + std::to_string(g.held) + " of " + over + ")";
+    for (const auto& [reason, share] : g.counted) {
+      auto peer = peer_shares.find(reason);
+      line += "; " + reason + " " + percent(share) + " of the time by its counters";
+      if (peer != peer_shares.end())
+        line += ", the job's other nodes' GPUs " + percent(peer->second);
+    }
     if (peer_clock && !g.clock_ratio.empty())
       line += "; SM clock " + percent(clock) + " of its maximum, the job's other nodes' GPUs " +
               percent(*peer_clock);
@@ -164,6 +240,9 @@ TelemetryEvidence telemetry_evidence(const std::string& node,
   if (worst) {
     std::string cause = "GPU " + std::to_string(worst->gpu);
     for (const auto& [reason, _] : worst->reasons) cause += " " + reason;
+    for (const auto& [reason, share] : worst->counted)
+      cause += (worst->reasons.count(reason) ? " " : " " + reason + " ") + percent(share) +
+               " of the time";
     if (!worst->sm_mhz.empty()) {
       cause += ", SM clock " + whole(median(worst->sm_mhz));
       if (worst->last.sm_max_mhz) cause += "/" + whole(*worst->last.sm_max_mhz);

@@ -128,6 +128,70 @@ TEST(GpuTelemetrySeries, AGpuSharedWithAnotherProcessIsTheCause) {
             "GPU 1 HW Slowdown, SM clock 1095/1980 MHz");
 }
 
+// A node of 4 GPUs sampled every minute from t=1000 whose GPU 2 spent `share` of each minute
+// under HW Thermal Slowdown by its counters, and the others `others` of it.
+std::vector<TelemetrySample> counted(int samples, double share, double others = 0) {
+  auto out = node(samples);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    for (auto& g : out[i].gpus) {
+      g.hw_thermal_us = 5e9 + 60e6 * static_cast<double>(i) * (g.gpu == 2 ? share : others);
+      g.sw_power_cap_us = 1e9 + 60e6 * static_cast<double>(i);  // capped all the time: policy
+    }
+  return out;
+}
+
+// Throttled 40 % of the time, it shows the reason in only one sample of five: the counters
+// say how long it held the clocks. A reason the whole job shares (a hot room) is no cause of
+// one node's slowness; the power cap never is.
+TEST(GpuTelemetrySeries, AReasonItsCountersHeldMuchOfTheWindowIsTheCause) {
+  auto own = counted(5, 0.4);
+  own[2].gpus[2] = [&] {
+    auto t = gpu(2, 1600, {"HW Thermal Slowdown"});
+    t.hw_thermal_us = own[2].gpus[2].hw_thermal_us;
+    return t;
+  }();
+  auto ev = telemetry_evidence("node-3", own, {counted(5, 0), counted(5, 0)}, 1000);
+  EXPECT_EQ(ev.cause, "GPU 2 HW Thermal Slowdown 40% of the time, SM clock 1980/1980 MHz");
+  ASSERT_EQ(ev.lines.size(), 1u);
+  EXPECT_NE(ev.lines[0].find("HW Thermal Slowdown 40% of the time by its counters, the job's "
+                             "other nodes' GPUs 0%"),
+            std::string::npos)
+      << ev.lines[0];
+  EXPECT_EQ(ev.lines[0].find("held back in"), std::string::npos) << "1 of 5 is not most";
+  // Without the one sample that caught it, the counters alone name it.
+  EXPECT_EQ(telemetry_evidence("node-3", counted(5, 0.4), {counted(5, 0)}, 1000).cause,
+            "GPU 2 HW Thermal Slowdown 40% of the time, SM clock 1980/1980 MHz");
+  EXPECT_EQ(telemetry_evidence("node-3", counted(5, 0.4, 0.4), {counted(5, 0.4, 0.4)}, 1000).cause,
+            "");
+  EXPECT_EQ(telemetry_evidence("node-3", counted(5, 0.1), {counted(5, 0)}, 1000).cause, "");
+  // Counted from the last sample before the window: two samples, the first before it.
+  EXPECT_EQ(telemetry_evidence("node-3", counted(2, 0.5), {counted(2, 0)}, 1030).cause,
+            "GPU 2 HW Thermal Slowdown 50% of the time, SM clock 1980/1980 MHz");
+  // A counter that went back (the driver reloaded) says nothing.
+  auto reset = counted(3, 0.5);
+  reset[2].gpus[2].hw_thermal_us = 0;
+  EXPECT_EQ(telemetry_evidence("node-3", reset, {counted(3, 0)}, 1000).cause, "");
+}
+
+// The real H200 under load, 10.04 s apart: its SW Power Cap counter ran all that time
+// (10,100,040 us), and no reason of its own: no cause.
+TEST(GpuTelemetrySeries, RealH200CountersUnderLoadShowOnlyThePowerCap) {
+  auto read = [](const char* name) {
+    return gpu_telemetry(parse_nvidia_smi_csv(testing::read_file(testing::fixture(
+                                                  std::string("gpu/h200-580.159.04/") + name)))
+                             .gpus);
+  };
+  std::vector<TelemetrySample> own = {{1795709674.852, read("counters-load-1.csv")},
+                                      {1795709684.891, read("counters-load-2.csv")}};
+  ASSERT_EQ(own[1].gpus.size(), 1u);
+  EXPECT_EQ(own[1].gpus[0].sw_power_cap_us, 15848702.0);
+  EXPECT_EQ(own[1].gpus[0].hw_thermal_us, 0.0);
+  EXPECT_NEAR((*own[1].gpus[0].sw_power_cap_us - *own[0].gpus[0].sw_power_cap_us) / 1e6 /
+                  (own[1].ts - own[0].ts),
+              1.0, 0.01);
+  EXPECT_EQ(telemetry_evidence("node-3", own, {own}, own[0].ts).cause, "");
+}
+
 TEST(GpuTelemetrySeries, ANarrowedLinkIsTheCause) {
   auto own = node(2, [](int) {
     auto t = gpu(2, 1980);

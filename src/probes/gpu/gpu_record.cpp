@@ -154,6 +154,16 @@ GpuParse parse_nvidia_smi_q(const std::string& text) {
       {"PCI/GPU Link Info/PCIe Generation/Max", "pcie.link.gen.max"},
       {"PCI/GPU Link Info/Link Width/Current", "pcie.link.width.current"},
       {"PCI/GPU Link Info/Link Width/Max", "pcie.link.width.max"},
+      // Microseconds under each reason since the driver loaded (--query-gpu's
+      // clocks_event_reasons_counters.*), as drivers 535+ print them.
+      {"Clocks Event Reasons Counters/SW Power Capping",
+       "clocks_event_reasons_counters.sw_power_cap"},
+      {"Clocks Event Reasons Counters/SW Thermal Slowdown",
+       "clocks_event_reasons_counters.sw_thermal_slowdown"},
+      {"Clocks Event Reasons Counters/HW Thermal Slowdown",
+       "clocks_event_reasons_counters.hw_thermal_slowdown"},
+      {"Clocks Event Reasons Counters/HW Power Braking",
+       "clocks_event_reasons_counters.hw_power_brake_slowdown"},
   };
   static const std::map<std::string, std::string> reasons = {
       {"SW Power Cap", "clocks_event_reasons.sw_power_cap"},

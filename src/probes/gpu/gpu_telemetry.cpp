@@ -27,12 +27,21 @@ std::string whole(double v) {
 // The figures by their JSON names, so that writing and reading cannot disagree.
 using Figure = std::optional<double> GpuTelemetry::*;
 const std::pair<const char*, Figure> kFigures[] = {
-    {"sm_mhz", &GpuTelemetry::sm_mhz},         {"sm_max_mhz", &GpuTelemetry::sm_max_mhz},
-    {"power_w", &GpuTelemetry::power_w},       {"power_limit_w", &GpuTelemetry::power_limit_w},
-    {"temp_c", &GpuTelemetry::temp_c},         {"util_pct", &GpuTelemetry::util_pct},
-    {"pcie_gen", &GpuTelemetry::pcie_gen},     {"pcie_gen_max", &GpuTelemetry::pcie_gen_max},
-    {"pcie_width", &GpuTelemetry::pcie_width}, {"pcie_width_max", &GpuTelemetry::pcie_width_max},
+    {"sm_mhz", &GpuTelemetry::sm_mhz},
+    {"sm_max_mhz", &GpuTelemetry::sm_max_mhz},
+    {"power_w", &GpuTelemetry::power_w},
+    {"power_limit_w", &GpuTelemetry::power_limit_w},
+    {"temp_c", &GpuTelemetry::temp_c},
+    {"util_pct", &GpuTelemetry::util_pct},
+    {"pcie_gen", &GpuTelemetry::pcie_gen},
+    {"pcie_gen_max", &GpuTelemetry::pcie_gen_max},
+    {"pcie_width", &GpuTelemetry::pcie_width},
+    {"pcie_width_max", &GpuTelemetry::pcie_width_max},
     {"processes", &GpuTelemetry::processes},
+    {"sw_power_cap_us", &GpuTelemetry::sw_power_cap_us},
+    {"sw_thermal_us", &GpuTelemetry::sw_thermal_us},
+    {"hw_thermal_us", &GpuTelemetry::hw_thermal_us},
+    {"hw_power_brake_us", &GpuTelemetry::hw_power_brake_us},
 };
 
 }  // namespace
@@ -68,6 +77,10 @@ GpuTelemetry gpu_telemetry(const GpuRecord& g) {
   t.pcie_width = known("pcie.link.width.current");
   t.pcie_width_max = known("pcie.link.width.max");
   t.processes = known(kComputeProcesses);
+  t.sw_power_cap_us = known("clocks_event_reasons_counters.sw_power_cap");
+  t.sw_thermal_us = known("clocks_event_reasons_counters.sw_thermal_slowdown");
+  t.hw_thermal_us = known("clocks_event_reasons_counters.hw_thermal_slowdown");
+  t.hw_power_brake_us = known("clocks_event_reasons_counters.hw_power_brake_slowdown");
   for (const auto& [field, name] : kReasons)
     if (g.flag(field).value_or(false)) t.reasons.emplace_back(name);
   return t;

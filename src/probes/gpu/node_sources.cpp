@@ -19,6 +19,13 @@ const char* const kNvidiaSmiFields =
     "clocks.current.sm,clocks.max.sm,power.draw,enforced.power.limit,utilization.gpu,"
     "clocks_event_reasons.sw_power_cap,clocks_event_reasons.hw_power_brake_slowdown,"
     "clocks_event_reasons.sw_thermal_slowdown,clocks_event_reasons.sync_boost";
+// Microseconds each clock-event reason has held the clocks down since the driver loaded: a
+// GPU throttled now and then is seen for the share of the time it was, not by the luck of a
+// sample (there is no counter for HW Slowdown as a whole; its thermal and power-brake parts).
+const char* const kNvidiaSmiCounterFields =
+    ",clocks_event_reasons_counters.sw_power_cap,clocks_event_reasons_counters.sw_thermal_slowdown,"
+    "clocks_event_reasons_counters.hw_thermal_slowdown,"
+    "clocks_event_reasons_counters.hw_power_brake_slowdown";
 const char* const kNvidiaSmiBaseFields =
     "index,pci.bus_id,uuid,name,ecc.errors.uncorrected.volatile.total,"
     "retired_pages.double_bit.count,retired_pages.pending,pcie.link.width.current,"
@@ -51,13 +58,16 @@ NodeInputs gather_node_inputs(const GpuSettings& s, const std::string& node) {
   std::future<ProcessResult> query, nvlink, apps, diag, health, dmon;
   if (!s.nvidia_smi.empty()) {
     query = std::async(std::launch::async, [&] {
-      auto r = run_tool(s.nvidia_smi,
-                        {std::string("--query-gpu=") + kNvidiaSmiFields, "--format=csv,nounits"},
-                        s.nvidia_smi_timeout, node);
-      if (!r.ok() && !r.timed_out && (r.out + r.err).find("not a valid field") != std::string::npos)
-        r = run_tool(s.nvidia_smi,
-                     {std::string("--query-gpu=") + kNvidiaSmiBaseFields, "--format=csv,nounits"},
+      // Newest fields first; a driver that does not know one says "... is not a valid field".
+      ProcessResult r;
+      for (std::string fields :
+           {std::string(kNvidiaSmiFields) + kNvidiaSmiCounterFields, std::string(kNvidiaSmiFields),
+            std::string(kNvidiaSmiBaseFields)}) {
+        r = run_tool(s.nvidia_smi, {"--query-gpu=" + fields, "--format=csv,nounits"},
                      s.nvidia_smi_timeout, node);
+        if (r.ok() || r.timed_out || (r.out + r.err).find("not a valid field") == std::string::npos)
+          break;
+      }
       return r;
     });
     apps = std::async(std::launch::async, [&] {

@@ -9,9 +9,10 @@
 
 namespace llmwatch {
 
-// The --query-gpu fields node-check asks for; older drivers that reject one of the newer
-// fields are asked again with kNvidiaSmiBaseFields.
+// The --query-gpu fields node-check asks for, with kNvidiaSmiCounterFields after them; a driver
+// that rejects a field is asked again without the counters, then with kNvidiaSmiBaseFields.
 extern const char* const kNvidiaSmiFields;
+extern const char* const kNvidiaSmiCounterFields;
 extern const char* const kNvidiaSmiBaseFields;
 
 NodeInputs gather_node_inputs(const GpuSettings& s, const std::string& node);

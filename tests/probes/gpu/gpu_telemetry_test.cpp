@@ -103,7 +103,16 @@ TEST(GpuTelemetry, RealH200CapturesFromTheQReport) {
         fixture_text((std::string("h200-580.159.04/q-") + c.name + ".txt").c_str())));
     expect_capture(t, c, "-q");
     EXPECT_EQ(t.pcie_gen_max, 5.0);
+    // "Clocks Event Reasons Counters": the power cap's running total; nothing of its own.
+    EXPECT_EQ(t.sw_power_cap_us.has_value(), true);
+    EXPECT_EQ(*t.sw_power_cap_us > 0, c.capped);
+    EXPECT_EQ(t.hw_thermal_us, 0.0);
+    EXPECT_EQ(t.hw_power_brake_us, 0.0);
+    EXPECT_EQ(t.sw_thermal_us, 0.0);
   }
+  auto perf = first_gpu(parse_nvidia_smi_q(fixture_text("h200-580.159.04/q-performance-load.txt")));
+  EXPECT_EQ(perf.sw_power_cap_us, 15848702.0);  // -q -d PERFORMANCE, as the CSV said it
+  EXPECT_EQ(perf.reasons, std::vector<std::string>{"SW Power Cap"});
 }
 
 TEST(GpuTelemetry, AHardwareSlowdownIsHeldBackAndDescribed) {

@@ -155,6 +155,29 @@ TEST(NodeSources, ComputeProcessesPerGpuFromTheRealH200) {
   setenv("FAKE_NVSMI_APPS", "/dev/null", 1);
 }
 
+// The real H200 answers every field llmwatch asks, its clock-event counters too. A driver that
+// does not know the counters is asked again without them (the telemetry stays); one that does
+// not know the telemetry fields either is asked for the health fields alone.
+TEST(NodeSources, OlderDriversAreAskedForFewerFields) {
+  StandIns t;
+  auto r = t.check();
+  ASSERT_EQ(r.telemetry.size(), 1u);
+  EXPECT_TRUE(r.telemetry[0].sm_mhz);
+  setenv("FAKE_NVSMI_REJECT", "clocks_event_reasons_counters", 1);
+  auto older = t.check();
+  EXPECT_EQ(older.verdict, Verdict::Ok) << older.headline();
+  ASSERT_EQ(older.telemetry.size(), 1u);
+  EXPECT_TRUE(older.telemetry[0].sm_mhz) << "the telemetry without the counters";
+  setenv("FAKE_NVSMI_REJECT", "clocks.max.sm", 1);
+  auto oldest = t.check();
+  EXPECT_EQ(oldest.verdict, Verdict::Ok) << oldest.headline();
+  EXPECT_EQ(oldest.gpus.size(), 1u);
+  setenv("FAKE_NVSMI_REJECT", "index", 1);  // every list has it: nvidia-smi's error is said
+  auto none = t.check();
+  EXPECT_EQ(none.verdict, Verdict::Unknown) << none.headline();
+  unsetenv("FAKE_NVSMI_REJECT");
+}
+
 // Where DCGM is present (#28): dmon's figures are the slow node's telemetry when nvidia-smi is
 // not run, and fill what nvidia-smi did not give when both are; a dmon that fails is unknown.
 TEST(NodeSources, DcgmiDmonGivesTheTelemetryOrFillsNvidiaSmis) {
