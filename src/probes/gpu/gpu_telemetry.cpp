@@ -38,7 +38,8 @@ const std::pair<const char*, Figure> kFigures[] = {
     {"pcie_width", &GpuTelemetry::pcie_width},
     {"pcie_width_max", &GpuTelemetry::pcie_width_max},
     {"processes", &GpuTelemetry::processes},
-    {"sw_power_cap_us", &GpuTelemetry::sw_power_cap_us},
+    // Not sw_power_cap_us: the site's policy is never a node's cause, and every node's series
+    // is kept (16 samples of every GPU).
     {"sw_thermal_us", &GpuTelemetry::sw_thermal_us},
     {"hw_thermal_us", &GpuTelemetry::hw_thermal_us},
     {"hw_power_brake_us", &GpuTelemetry::hw_power_brake_us},

@@ -22,6 +22,7 @@ struct GpuTelemetry {
   std::optional<double> processes;
   // Microseconds each reason has held the clocks down since the driver loaded: two samples give
   // the share of the time between them (a GPU throttled now and then, not only at a sample).
+  // The power cap's is read but not kept in a node's series (telemetry_to_json).
   std::optional<double> sw_power_cap_us, sw_thermal_us, hw_thermal_us, hw_power_brake_us;
   // The active clock-event reasons by nvidia-smi's names ("HW Slowdown", "SW Power Cap", ...),
   // in a fixed order; "Idle" and "Applications Clocks Setting" are not reasons a run is slow.
