@@ -27,19 +27,18 @@ std::string whole(double v) {
 // The figures by their JSON names, so that writing and reading cannot disagree.
 using Figure = std::optional<double> GpuTelemetry::*;
 const std::pair<const char*, Figure> kFigures[] = {
-    {"sm_mhz", &GpuTelemetry::sm_mhz},
-    {"sm_max_mhz", &GpuTelemetry::sm_max_mhz},
-    {"power_w", &GpuTelemetry::power_w},
-    {"power_limit_w", &GpuTelemetry::power_limit_w},
-    {"temp_c", &GpuTelemetry::temp_c},
-    {"util_pct", &GpuTelemetry::util_pct},
-    {"pcie_gen", &GpuTelemetry::pcie_gen},
-    {"pcie_gen_max", &GpuTelemetry::pcie_gen_max},
-    {"pcie_width", &GpuTelemetry::pcie_width},
-    {"pcie_width_max", &GpuTelemetry::pcie_width_max},
+    {"sm_mhz", &GpuTelemetry::sm_mhz},         {"sm_max_mhz", &GpuTelemetry::sm_max_mhz},
+    {"power_w", &GpuTelemetry::power_w},       {"power_limit_w", &GpuTelemetry::power_limit_w},
+    {"temp_c", &GpuTelemetry::temp_c},         {"util_pct", &GpuTelemetry::util_pct},
+    {"pcie_gen", &GpuTelemetry::pcie_gen},     {"pcie_gen_max", &GpuTelemetry::pcie_gen_max},
+    {"pcie_width", &GpuTelemetry::pcie_width}, {"pcie_width_max", &GpuTelemetry::pcie_width_max},
     {"processes", &GpuTelemetry::processes},
-    // Not sw_power_cap_us: the site's policy is never a node's cause, and every node's series
-    // is kept (16 samples of every GPU).
+};
+// The counters a node's series keeps: those of the GPU's own reasons. Not sw_power_cap_us (the
+// site's policy is never a node's cause). Every node keeps 16 samples of every GPU, and on a
+// healthy GPU these are 0: when all three are known, "counted": 1 says so and only those not 0
+// are written (128 GPU samples a node: 31 KB, not 38).
+const std::pair<const char*, Figure> kCounters[] = {
     {"sw_thermal_us", &GpuTelemetry::sw_thermal_us},
     {"hw_thermal_us", &GpuTelemetry::hw_thermal_us},
     {"hw_power_brake_us", &GpuTelemetry::hw_power_brake_us},
@@ -138,6 +137,11 @@ nlohmann::json telemetry_to_json(const std::vector<GpuTelemetry>& gpus) {
     nlohmann::json g = {{"gpu", t.gpu}};
     for (const auto& [name, figure] : kFigures)
       if (t.*figure) g[name] = *(t.*figure);
+    bool counted = true;
+    for (const auto& [name, counter] : kCounters) counted = counted && (t.*counter).has_value();
+    if (counted) g["counted"] = 1;
+    for (const auto& [name, counter] : kCounters)
+      if (t.*counter && (!counted || *(t.*counter) != 0)) g[name] = *(t.*counter);
     if (!t.reasons.empty()) g["reasons"] = t.reasons;
     out.push_back(std::move(g));
   }
@@ -154,11 +158,18 @@ std::vector<GpuTelemetry> telemetry_from_json(const nlohmann::json& j) {
       auto n = it->get<std::int64_t>();
       if (n >= 0 && n <= 65535) t.gpu = static_cast<int>(n);
     }
-    for (const auto& [name, figure] : kFigures)
+    auto read = [&](const char* name, Figure figure) {
       if (auto it = g.find(name); it != g.end() && it->is_number()) {
         double v = it->get<double>();
         if (std::isfinite(v) && v >= 0) t.*figure = v;
       }
+    };
+    for (const auto& [name, figure] : kFigures) read(name, figure);
+    const bool counted = g.contains("counted");
+    for (const auto& [name, counter] : kCounters) {
+      if (counted) t.*counter = 0.0;  // written only when not 0
+      read(name, counter);
+    }
     if (auto it = g.find("reasons"); it != g.end() && it->is_array())
       for (const auto& r : *it)
         if (r.is_string()) t.reasons.push_back(r.get<std::string>());

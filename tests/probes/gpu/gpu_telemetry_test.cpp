@@ -174,5 +174,29 @@ TEST(GpuTelemetry, JsonRoundTripAndHostileInput) {
   EXPECT_TRUE(telemetry_from_json(nlohmann::json::object()).empty());
 }
 
+// A node keeps 16 samples of every GPU: a healthy GPU's counters (all 0) are written as
+// "counted": 1 alone, and read back as 0, not as unknown; one that is not 0 is written.
+TEST(GpuTelemetry, ZeroCountersAreKeptAsCountedAlone) {
+  GpuTelemetry t;
+  t.gpu = 1;
+  t.sw_thermal_us = 0.0;
+  t.hw_thermal_us = 0.0;
+  t.hw_power_brake_us = 0.0;
+  auto j = telemetry_to_json({t});
+  EXPECT_EQ(j.dump(), R"([{"counted":1,"gpu":1}])");
+  ASSERT_EQ(telemetry_from_json(j).size(), 1u);
+  EXPECT_EQ(telemetry_from_json(j)[0], t);
+  t.hw_thermal_us = 4.2e6;
+  EXPECT_EQ(telemetry_from_json(telemetry_to_json({t}))[0], t);
+  t.sw_thermal_us.reset();  // not all known: each as it is, none read as 0
+  auto partial = telemetry_from_json(telemetry_to_json({t}))[0];
+  EXPECT_EQ(partial, t);
+  EXPECT_FALSE(partial.sw_thermal_us);
+  auto odd = telemetry_from_json(
+      nlohmann::json::parse(R"([{"gpu": 0, "counted": "yes", "hw_thermal_us": "x"}])"));
+  ASSERT_EQ(odd.size(), 1u);
+  EXPECT_EQ(odd[0].hw_thermal_us, 0.0);
+}
+
 }  // namespace
 }  // namespace llmwatch
