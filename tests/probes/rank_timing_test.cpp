@@ -26,6 +26,21 @@ namespace {
 using testing::TempDir;
 using testing::write_file;
 
+// Runs `script` (python3 -I -c) with the shipped helper's directory as sys.argv[1] and `args`
+// after it: the helper as a trainer uses it, with nothing but the standard library.
+::testing::AssertionResult run_helper_script(const std::string& script,
+                                             const std::vector<std::string>& args,
+                                             int timeout_s = 30) {
+  ProcessSpec py;
+  py.argv = {"python3", "-I", "-c", script,
+             std::string(LLMWATCH_TEST_HELPERS) + "/../../share/llmwatch/python"};
+  py.argv.insert(py.argv.end(), args.begin(), args.end());
+  py.timeout = std::chrono::seconds(timeout_s);
+  auto r = run_process(py);
+  if (r.ok()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << r.out << r.err;
+}
+
 TEST(RankTiming, RecordsAreReadAndBadLinesSkippedAndCounted) {
   int bad = 0;
   auto s = parse_rank_timing(
@@ -80,36 +95,29 @@ TEST(RankTiming, AMissingDirectoryIsAnErrorWithItsReason) {
 // and training goes on.
 TEST(RankTiming, ThePythonHelpersFilesAreWhatTheProbeReads) {
   TempDir dir;
-  ProcessSpec py;
-  py.argv = {"python3",
-             "-I",
-             "-c",
-             "import sys, time\n"
-             "sys.path.insert(0, sys.argv[1])\n"
-             "from llmwatch_timing import RankTimer\n"
-             "assert 'torch' not in sys.modules\n"
-             "calls = []\n"
-             "t = RankTimer(directory=sys.argv[2], rank=3, host='node-2', sync=lambda: "
-             "calls.append(1))\n"
-             "for step in range(5):\n"
-             "    with t.compute(): time.sleep(0.002)\n"
-             "    with t.wait(): pass\n"
-             "    t.step(step)\n"
-             "assert len(calls) == 10\n"
-             "assert not RankTimer(directory='').enabled\n"
-             "def boom(row): raise AssertionError('a disabled timer gathers nothing')\n"
-             "off = RankTimer(directory='', summary=True, gather=boom)\n"
-             "for step in range(45): off.add('compute', 0.1); off.step(step)\n"
-             "import os\n"
-             "alone = RankTimer(directory=os.path.join(sys.argv[2], 'alone'), rank=0, "
-             "host='node-1', summary=True)\n"
-             "for step in range(25): alone.add('compute', 0.1); alone.step(step)\n"
-             "assert os.path.exists(os.path.join(sys.argv[2], 'alone', 'summary.json'))\n",
-             std::string(LLMWATCH_TEST_HELPERS) + "/../../share/llmwatch/python",
-             dir.path};
-  py.timeout = std::chrono::seconds(30);
-  auto r = run_process(py);
-  ASSERT_TRUE(r.ok()) << r.out << r.err;
+  ASSERT_TRUE(run_helper_script(
+      "import sys, time\n"
+      "sys.path.insert(0, sys.argv[1])\n"
+      "from llmwatch_timing import RankTimer\n"
+      "assert 'torch' not in sys.modules\n"
+      "calls = []\n"
+      "t = RankTimer(directory=sys.argv[2], rank=3, host='node-2', sync=lambda: "
+      "calls.append(1))\n"
+      "for step in range(5):\n"
+      "    with t.compute(): time.sleep(0.002)\n"
+      "    with t.wait(): pass\n"
+      "    t.step(step)\n"
+      "assert len(calls) == 10\n"
+      "assert not RankTimer(directory='').enabled\n"
+      "def boom(row): raise AssertionError('a disabled timer gathers nothing')\n"
+      "off = RankTimer(directory='', summary=True, gather=boom)\n"
+      "for step in range(45): off.add('compute', 0.1); off.step(step)\n"
+      "import os\n"
+      "alone = RankTimer(directory=os.path.join(sys.argv[2], 'alone'), rank=0, "
+      "host='node-1', summary=True)\n"
+      "for step in range(25): alone.add('compute', 0.1); alone.step(step)\n"
+      "assert os.path.exists(os.path.join(sys.argv[2], 'alone', 'summary.json'))\n",
+      {dir.path}));
   auto read = read_rank_timing(dir.path);
   ASSERT_EQ(read.ranks.size(), 1u) << read.error;
   EXPECT_EQ(read.bad_lines, 0);
@@ -127,10 +135,7 @@ TEST(RankTiming, ThePythonHelpersFilesAreWhatTheProbeReads) {
 // synchronised the GPU twice a step (its docstring said "does nothing and costs nothing").
 TEST(RankTiming, ThePythonHelpersEventsModeNeverSynchronisesAndAnOffTimerCostsNothing) {
   TempDir dir;
-  ProcessSpec py;
-  py.argv = {"python3",     "-I",
-             "-c",
-             R"(import sys
+  ASSERT_TRUE(run_helper_script(R"(import sys
 sys.path.insert(0, sys.argv[1])
 from llmwatch_timing import RankTimer
 clock, syncs = [1.0], []
@@ -165,11 +170,8 @@ for timer in (off, off_sync):
             pass
         timer.step(step)
 assert not syncs, "a timer that is off synchronised the device"
-)", std::string(LLMWATCH_TEST_HELPERS) + "/../../share/llmwatch/python",
-             dir.path};
-  py.timeout = std::chrono::seconds(30);
-  auto r = run_process(py);
-  ASSERT_TRUE(r.ok()) << r.out << r.err;
+)",
+                                {dir.path}));
   auto read = read_rank_timing(dir.path);
   ASSERT_EQ(read.ranks.size(), 1u) << read.error;
   const auto& samples = read.ranks[0].samples;
@@ -480,11 +482,7 @@ TEST(RankTiming, ASummarySinceTheTaskStartedIsReadInsteadOfTheRankFiles) {
 // rows its gather gives (in rank order).
 TEST(RankTiming, TheHelpersNodeRowsAreWhatTheRuleWorksOutFromEveryRank) {
   TempDir dir;
-  ProcessSpec py;
-  py.argv = {"python3",
-             "-I",
-             "-c",
-             R"(import json, math, random, sys
+  ASSERT_TRUE(run_helper_script(R"(import json, math, random, sys
 sys.path.insert(0, sys.argv[1])
 import llmwatch_timing
 rng = random.Random(30)
@@ -506,11 +504,7 @@ with open(sys.argv[2], "w") as out:
         out.write(json.dumps(v1, separators=(",", ":")) + "\n")
         out.write(json.dumps(v2, separators=(",", ":")) + "\n")
 )",
-             std::string(LLMWATCH_TEST_HELPERS) + "/../../share/llmwatch/python",
-             dir / "jobs"};
-  py.timeout = std::chrono::seconds(60);
-  auto r = run_process(py);
-  ASSERT_TRUE(r.ok()) << r.out << r.err;
+                                {dir / "jobs"}, 60));
   std::ifstream in(dir / "jobs");
   std::string columns, rows;
   int jobs = 0, suspects = 0;
@@ -556,11 +550,7 @@ with open(sys.argv[2], "w") as out:
 // ranks computing 1.25x from step 20, written once as rank files and once as rank 0's summary.
 TEST(RankTiming, ThePythonHelpersSummaryJudgesAsItsRankFilesDo) {
   TempDir files, summary;
-  ProcessSpec py;
-  py.argv = {"python3",
-             "-I",
-             "-c",
-             R"(import random, sys, threading
+  ASSERT_TRUE(run_helper_script(R"(import random, sys, threading
 sys.path.insert(0, sys.argv[1])
 from llmwatch_timing import RankTimer
 N = 16
@@ -585,12 +575,7 @@ for directory, summary in ((sys.argv[2], False), (sys.argv[3], True)):
     [x.join() for x in threads]
 assert "torch" not in sys.modules
 )",
-             std::string(LLMWATCH_TEST_HELPERS) + "/../../share/llmwatch/python",
-             files.path,
-             summary.path};
-  py.timeout = std::chrono::seconds(30);
-  auto r = run_process(py);
-  ASSERT_TRUE(r.ok()) << r.out << r.err;
+                                {files.path, summary.path}));
   auto from_files = localise_stragglers(read_rank_timing(files.path).ranks);
   auto read = read_rank_timing(summary.path);
   ASSERT_TRUE(read.windows) << read.error;

@@ -31,6 +31,14 @@ std::vector<TelemetrySample> node(int samples, GpuTelemetry (*slow)(int) = nullp
   return out;
 }
 
+// The evidence is one line, and it says `text`.
+::testing::AssertionResult one_line_saying(const TelemetryEvidence& ev, const std::string& text) {
+  if (ev.lines.size() != 1) return ::testing::AssertionFailure() << ev.lines.size() << " lines";
+  if (ev.lines[0].find(text) == std::string::npos)
+    return ::testing::AssertionFailure() << ev.lines[0];
+  return ::testing::AssertionSuccess();
+}
+
 TEST(GpuTelemetrySeries, AppendKeepsTheLastSamplesAndSkipsARereadReport) {
   std::string text;
   for (int i = 0; i < 20; ++i) {
@@ -102,8 +110,7 @@ TEST(GpuTelemetrySeries, AMomentaryReasonIsNoCause) {
       node(6, [](int i) { return i == 3 ? gpu(2, 1500, {"HW Thermal Slowdown"}) : gpu(2, 1980); });
   auto ev = telemetry_evidence("node-3", own, {node(6)}, 1000);
   EXPECT_EQ(ev.cause, "");
-  ASSERT_EQ(ev.lines.size(), 1u);
-  EXPECT_NE(ev.lines[0].find("the slowness is not in its GPUs"), std::string::npos) << ev.lines[0];
+  EXPECT_TRUE(one_line_saying(ev, "the slowness is not in its GPUs"));
 }
 
 // A clock far under the peers' with no reason given is still the cause (a clock nvidia-smi
@@ -131,11 +138,9 @@ std::vector<TelemetrySample> with_processes(int samples, double per_gpu, double 
 TEST(GpuTelemetrySeries, AGpuSharedWithAnotherProcessIsTheCause) {
   auto ev = telemetry_evidence("node-3", with_processes(4, 1, 2), {with_processes(4, 1, 1)}, 1000);
   EXPECT_EQ(ev.cause, "GPU 2, SM clock 1980/1980 MHz, 2 compute processes");
-  ASSERT_EQ(ev.lines.size(), 1u);
-  EXPECT_NE(ev.lines[0].find("2 compute processes on it, the job's other nodes' GPUs 1: another "
-                             "process competes for it"),
-            std::string::npos)
-      << ev.lines[0];
+  EXPECT_TRUE(one_line_saying(ev,
+                              "2 compute processes on it, the job's other nodes' GPUs 1: another "
+                              "process competes for it"));
   EXPECT_EQ(
       telemetry_evidence("node-3", with_processes(4, 2, 2), {with_processes(4, 2, 2)}, 1000).cause,
       "");
@@ -177,11 +182,9 @@ TEST(GpuTelemetrySeries, AReasonItsCountersHeldMuchOfTheWindowIsTheCause) {
   }();
   auto ev = telemetry_evidence("node-3", own, {counted(5, 0), counted(5, 0)}, 1000);
   EXPECT_EQ(ev.cause, "GPU 2 HW Thermal Slowdown 40% of the time, SM clock 1980/1980 MHz");
-  ASSERT_EQ(ev.lines.size(), 1u);
-  EXPECT_NE(ev.lines[0].find("HW Thermal Slowdown 40% of the time by its counters, the job's "
-                             "other nodes' GPUs 0%"),
-            std::string::npos)
-      << ev.lines[0];
+  EXPECT_TRUE(one_line_saying(ev,
+                              "HW Thermal Slowdown 40% of the time by its counters, the job's "
+                              "other nodes' GPUs 0%"));
   EXPECT_EQ(ev.lines[0].find("held back in"), std::string::npos) << "1 of 5 is not most";
   // Without the one sample that caught it, the counters alone name it.
   EXPECT_EQ(telemetry_evidence("node-3", counted(5, 0.4), {counted(5, 0)}, 1000).cause,
@@ -265,9 +268,7 @@ TEST(GpuTelemetrySeries, RealH200SamplesUnderLoadShowNoGpuCauseUnlessShared) {
         if (g.processes) g.processes = 1;
     auto ev = telemetry_evidence("node-3", own, peers, 1000);
     EXPECT_EQ(ev.cause, "");
-    ASSERT_EQ(ev.lines.size(), 1u);
-    EXPECT_NE(ev.lines[0].find("the slowness is not in its GPUs"), std::string::npos)
-        << ev.lines[0];
+    EXPECT_TRUE(one_line_saying(ev, "the slowness is not in its GPUs"));
   }
   // A second process on the GPU doubled the trainer's step; only its process count shows it.
   auto ev = telemetry_evidence("node-3", real_h200("contended"), peers, 1000);
