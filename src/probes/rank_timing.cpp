@@ -16,6 +16,8 @@
 #include <system_error>
 #include <unordered_map>
 
+#include "util/file_key.h"
+
 namespace llmwatch {
 namespace {
 
@@ -299,22 +301,6 @@ void number_hosts(const std::vector<std::string_view>& names, std::vector<std::u
 }
 
 constexpr std::size_t kSummaryMaxBytes = 8 << 20;  // 16,384 ranks are ~400 KiB
-
-// A file as stat sees it: a summary whose every one of these is the same was not rewritten (the
-// helper writes by rename, so each write is a new inode as well as a new mtime).
-struct FileKey {
-  dev_t dev = 0;
-  ino_t ino = 0;
-  off_t size = 0;
-  long long mtime_ns = 0, ctime_ns = 0;
-  bool operator==(const FileKey&) const = default;
-};
-
-FileKey key_of(const struct stat& st) {
-  return {st.st_dev, st.st_ino, st.st_size,
-          st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec,
-          st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec};
-}
 
 // The last summary read from each directory: one that rank 0 has not rewritten is neither read
 // nor parsed again. Known by its stat, and, where that moved, by its text's size and 64-bit hash

@@ -11,6 +11,7 @@
 
 #include "cycle/check.h"
 #include "cycle/checks/node_check_srun.h"
+#include "cycle/checks/node_results.h"
 #include "policy/node_policy.h"
 #include "rules/fleet_figures.h"
 #include "rules/gpu_telemetry_series.h"
@@ -228,14 +229,6 @@ std::vector<NodeReport> collect_idle(CycleState& s, const std::set<std::string>&
 }
 
 // Reads DIR/<node>.json; nullopt when missing or malformed.
-std::optional<NodeReport> read_node_result(const std::string& dir, const std::string& node) {
-  auto text = read_text_file(dir + "/" + node + ".json");
-  if (!text) return std::nullopt;
-  auto report = NodeReport::from_json(*text);
-  if (!report) return std::nullopt;
-  return std::move(report).value();
-}
-
 // Health history: one event per change of a node's fresh verdict or headline; and each fresh
 // report's GPU telemetry, in the node's series.
 void record_history(Store& store, const NodeFacts& facts, Seconds max_age) {

@@ -1,0 +1,115 @@
+// What the nodes' health history costs a cycle at 16,384 managed nodes: every node's result file
+// is looked at (cycle/checks/node_results.h), and every node whose node-check reported has its
+// GPU telemetry series looked at (is the report new?) and, when it is, a sample added. Reports
+// and series of 8 GPUs under load, as the real H200 reports them (clock-event counters, compute
+// processes).
+//
+//   llmwatch_node_history_bench [--nodes N]   (prints two tables)
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "cycle/checks/node_results.h"
+#include "rules/gpu_telemetry_series.h"
+#include "util/files.h"
+
+using namespace llmwatch;
+
+namespace {
+
+TelemetrySample sample(double ts) {
+  TelemetrySample s{ts, {}};
+  for (int g = 0; g < 8; ++g) {
+    GpuTelemetry t;
+    t.gpu = g;
+    t.sm_mhz = 1530;
+    t.sm_max_mhz = 1980;
+    t.power_w = 688.98;
+    t.power_limit_w = 700;
+    t.temp_c = 61;
+    t.util_pct = 100;
+    t.pcie_gen = t.pcie_gen_max = 5;
+    t.pcie_width = t.pcie_width_max = 16;
+    t.reasons = {"SW Power Cap"};
+    t.processes = 1;
+    t.sw_thermal_us = t.hw_thermal_us = t.hw_power_brake_us = 0;
+    s.gpus.push_back(t);
+  }
+  return s;
+}
+
+template <typename F>
+double micros_each(int n, F f) {
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) f(i);
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+         n;
+}
+
+}  // namespace
+
+// Every node's result read by the cycle: the first look reads and parses every file, a steady
+// cycle finds them as they were (settled: written over 2 s ago).
+void node_results(int nodes) {
+  char tmpl[] = "/tmp/llmwatch-node-history-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  NodeReport r;
+  r.ts = 1000;
+  r.sources = {"nvidia-smi", "nvlink"};
+  r.telemetry = sample(1000).gpus;
+  for (int g = 0; g < 8; ++g) r.gpus[g] = Verdict::Ok;
+  std::size_t bytes = 0;
+  for (int i = 0; i < nodes; ++i) {
+    r.node = "gpu" + std::to_string(i);
+    auto text = r.to_json() + "\n";
+    bytes = text.size();
+    (void)write_file_atomic(dir + "/" + r.node + ".json", text);
+  }
+  auto pass = [&](std::chrono::nanoseconds settle) {
+    int read = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < nodes; ++i)
+      read += read_node_result(dir, "gpu" + std::to_string(i), settle).has_value();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return std::make_pair(ms, read);
+  };
+  auto first = pass(std::chrono::nanoseconds(0));
+  auto steady = pass(std::chrono::nanoseconds(0));
+  auto fresh = pass(std::chrono::hours(1));  // as if every file had just been rewritten
+  std::printf("| node results (%d nodes, %zu bytes each) | ms a cycle |\n|---|---|\n", nodes,
+              bytes);
+  std::printf("| every file read and parsed (the first cycle; before, every cycle) | %.0f (%d) |\n",
+              first.first, first.second);
+  std::printf("| a steady cycle: files as they were, by their stat | %.0f (%d) |\n", steady.first,
+              steady.second);
+  std::printf("| every file rewritten since the last look | %.0f (%d) |\n\n", fresh.first,
+              fresh.second);
+  std::filesystem::remove_all(dir);
+}
+
+int main(int argc, char** argv) {
+  int nodes = 16384;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--nodes") == 0) nodes = std::atoi(argv[i + 1]);
+  node_results(nodes);
+  std::string series;
+  for (int i = 0; i < 16; ++i) series = *append_telemetry_sample(series, sample(1000.0 + 60 * i));
+  const int n = 2000;
+  int skipped = 0;
+  double look =
+      micros_each(n, [&](int) { skipped += !append_telemetry_sample(series, sample(1000)); });
+  double add = micros_each(n, [&](int i) { append_telemetry_sample(series, sample(5000.0 + i)); });
+  double read = micros_each(n, [&](int) { read_telemetry_series(series); });
+  std::printf("| telemetry series (16 samples x 8 GPUs, %zu bytes) | us each | at 16,384 nodes |\n",
+              series.size());
+  std::printf("|---|---|---|\n");
+  std::printf("| a report already kept (%d of %d) | %.1f | %.0f ms |\n", skipped, n, look,
+              look * 16384 / 1000);
+  std::printf("| a new sample added | %.1f | %.0f ms |\n", add, add * 16384 / 1000);
+  std::printf("| the series read whole (a slow node's evidence) | %.1f | |\n", read);
+}
