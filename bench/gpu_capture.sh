@@ -5,12 +5,14 @@
 # job's ranks time themselves with share/llmwatch/python/llmwatch_timing.py. Reads only:
 # changes no GPU setting.
 #
-# Usage: [PHASES="alone contended job"] bench/gpu_capture.sh OUTDIR [LLMWATCH]
+# Usage: [PHASES="alone contended job"] [EVENTS=1] bench/gpu_capture.sh OUTDIR [LLMWATCH]
 #   (a machine with an NVIDIA GPU, nvidia-smi and torch; with LLMWATCH, a built llmwatch, its
 #   node-check also reads the real nvidia-smi at each capture; idle is always captured)
 set -u
 out=$1 llmwatch=${2:-}
 phases=" ${PHASES:-alone contended job} "
+events=()
+[ -n "${EVENTS:-}" ] && events=(--events)  # the job's ranks time with CUDA events, not syncs
 here=$(cd "$(dirname "$0")" && pwd)
 load=(python3 "$here/gpu_load.py")
 mkdir -p "$out"
@@ -90,7 +92,7 @@ ranks=()
 for r in 0 1 2 3; do
   "${load[@]}" --seconds 65 --world 4 --rank $r --node node-$((r + 1)) --init "$out/rendezvous" \
     --timing-dir "$out/timing" --summary-dir "$out/summary" --cpu $((r + 1)) --size 4096 \
-    --matmuls 100 --loader-units 400000 --steps-file "$out/job-steps-$r.txt" &
+    --matmuls 100 --loader-units 400000 --steps-file "$out/job-steps-$r.txt" "${events[@]}" &
   ranks+=($!)
 done
 sleep 30

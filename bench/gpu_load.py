@@ -50,6 +50,8 @@ def main():
     p.add_argument("--summary-dir", default=None)
     p.add_argument("--cpu", type=int, default=None, help="pin this process to one CPU")
     p.add_argument("--steps-file", default=None, help="append 'time step seconds' per step")
+    p.add_argument("--events", action="store_true",
+                   help="the helper's events mode (torch.cuda.Event), not sync")
     a = p.parse_args()
 
     if a.cpu is not None:
@@ -64,10 +66,15 @@ def main():
     y = torch.randn(a.size, a.size, device="cuda", dtype=torch.bfloat16)
     one = torch.ones(1)
     sync = torch.cuda.synchronize
-    files = RankTimer(directory=a.timing_dir, rank=a.rank, host=a.node, sync=sync,
-                      summary=False) if a.timing_dir else None
-    summary = RankTimer(directory=a.summary_dir, rank=a.rank, host=a.node, summary=True) \
+    timing = {"events": torch.cuda.Event} if a.events else {"sync": sync}
+    files = RankTimer(directory=a.timing_dir, rank=a.rank, host=a.node, summary=False,
+                      **timing) if a.timing_dir else None
+    # In events mode the summary times the same sections with its own events; else it is given
+    # the synced times the files measured.
+    summary = RankTimer(directory=a.summary_dir, rank=a.rank, host=a.node, summary=True,
+                        **({"events": torch.cuda.Event} if a.events else {})) \
         if a.summary_dir else None
+    own = summary if a.events else None
     steps = open(a.steps_file, "a") if a.steps_file else None
     end = time.time() + a.seconds
     step = 0
@@ -80,21 +87,23 @@ def main():
         elif time.time() >= end:
             break
         t0 = time.perf_counter()
-        with (files.compute() if files else _nothing()):
+        with (files.compute() if files else _nothing()), (own.compute() if own else _nothing()):
             loader_work(a.loader_units)
             for _ in range(a.matmuls):
                 z = x @ y
-            sync()
+            if not a.events:
+                sync()
         t1 = time.perf_counter()
-        with (files.wait() if files else _nothing()):
+        with (files.wait() if files else _nothing()), (own.wait() if own else _nothing()):
             if dist is not None:
                 dist.all_reduce(one)
         t2 = time.perf_counter()
         if files:
             files.step(step)
         if summary:
-            summary.add("compute", t1 - t0)
-            summary.add("wait", t2 - t1)
+            if not a.events:
+                summary.add("compute", t1 - t0)
+                summary.add("wait", t2 - t1)
             summary.step(step)
         if steps:
             steps.write("%.3f %d %.5f\n" % (time.time(), step, t2 - t0))
