@@ -228,7 +228,6 @@ std::vector<NodeReport> collect_idle(CycleState& s, const std::set<std::string>&
   return out;
 }
 
-// Reads DIR/<node>.json; nullopt when missing or malformed.
 // Health history: one event per change of a node's fresh verdict or headline; and each fresh
 // report's GPU telemetry, in the node's series.
 void record_history(Store& store, const NodeFacts& facts, Seconds max_age) {

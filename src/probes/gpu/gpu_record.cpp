@@ -311,8 +311,6 @@ GpuParse parse_nvidia_smi_xml(const std::string& text) {
   return out;
 }
 
-// "GPU N: name (UUID: ...)" opens a GPU; "Link N: 26.562 GB/s" or "Link N: <inactive>" follow.
-// Read by hand, not by regex: a link line can be as long as the tool cares to print.
 bool set_compute_processes(GpuParse& gpus, const std::string& apps) {
   std::map<std::string, int> per_bus;
   for (const auto& g : gpus.gpus) per_bus[g.bus_id()] = 0;
@@ -329,6 +327,8 @@ bool set_compute_processes(GpuParse& gpus, const std::string& apps) {
   return true;
 }
 
+// "GPU N: name (UUID: ...)" opens a GPU; "Link N: 26.562 GB/s" or "Link N: <inactive>" follow.
+// Read by hand, not by regex: a link line can be as long as the tool cares to print.
 std::vector<NvlinkGpu> parse_nvlink_status(const std::string& text) {
   auto leading_number = [](std::string_view s) -> std::optional<std::int64_t> {
     auto colon = s.find(':');
