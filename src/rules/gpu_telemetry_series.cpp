@@ -94,10 +94,6 @@ std::vector<const TelemetrySample*> within(const std::vector<TelemetrySample>& s
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 std::optional<TelemetrySample> sample_of(const nlohmann::json& s) {
   if (!s.is_object()) return std::nullopt;
   auto ts = s.find("ts");
