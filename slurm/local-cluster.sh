@@ -242,6 +242,13 @@ EOF
   if [ "$idle" -ne "$nodes" ]; then
     sinfo -N >&2 || true
     tail -n 5 "$dir/log/slurmctld.log" >&2 || true
+    # Why a node never answered is in its own slurmd's log (a port taken, a crash): say it.
+    local down
+    for down in $(sinfo -h -N -o '%N %T' 2>/dev/null | awk '$2 != "idle" {print $1}'); do
+      echo "--- $down's slurmd: $(tail -n 5 "$dir/log/slurmd-$down.log" 2>/dev/null | tr '\n' ' ')" >&2
+      [ -f "$dir/run/slurmd-$down.pid" ] && ! kill -0 "$(cat "$dir/run/slurmd-$down.pid")" 2>/dev/null &&
+        echo "--- $down's slurmd is not running" >&2 || true
+    done
     stop_cluster
     die "only $idle of $nodes nodes idle after 120 s"
   fi
