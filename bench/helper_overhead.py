@@ -20,6 +20,7 @@ GPU setting). Prints a table.
 import argparse
 import json
 import os
+from contextlib import nullcontext
 import statistics
 import sys
 import tempfile
@@ -29,14 +30,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
                                 "llmwatch", "python"))
 import torch  # noqa: E402
 from llmwatch_timing import RankTimer  # noqa: E402
-
-
-class _Nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def build(width, layers, batch, seq):
@@ -49,7 +42,7 @@ def build(width, layers, batch, seq):
 
 
 def run(model, opt, x, steps, mode, timer):
-    nothing = _Nothing()
+    nothing = nullcontext()
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     for step in range(steps):

@@ -147,13 +147,19 @@ std::vector<TelemetrySample> read_telemetry_series(const std::string& text) {
 // last line's head and a sample is added by text, not by parsing what is kept.
 std::optional<std::string> append_telemetry_sample(const std::string& text,
                                                    const TelemetrySample& sample, std::size_t cap) {
-  std::string kept = text;
+  std::string migrated;
+  std::string_view kept = text;
   if (!kept.empty() && kept.front() == '[') {  // the old form: written again as lines, once
-    kept.clear();
-    for (const auto& s : read_telemetry_series(text)) kept += sample_line(s);
+    for (const auto& s : read_telemetry_series(text)) migrated += sample_line(s);
+    kept = migrated;
   }
-  std::vector<std::string> lines = split(kept, '\n');
-  std::erase_if(lines, [](const std::string& line) { return line.empty(); });
+  // The kept lines, as views into the text: a look at a report already kept copies nothing.
+  std::vector<std::string_view> lines;
+  for (std::size_t at = 0; at < kept.size();) {
+    std::size_t end = std::min(kept.find('\n', at), kept.size());
+    if (end > at) lines.push_back(kept.substr(at, end - at));
+    at = end + 1;
+  }
   if (!lines.empty()) {
     auto last = line_ts(lines.back());
     if (!last)
@@ -183,20 +189,19 @@ TelemetryEvidence telemetry_evidence(const std::string& node,
                         "collect = \"srun\" gathers it under the job's load)");
     return out;
   }
-  std::vector<double> peer_ratios;
+  // The job's other GPUs over the window: their clocks, and how many compute processes they run
+  // (its ranks per GPU).
+  std::vector<double> peer_ratios, peer_process_counts;
   for (const auto& series : peers)
     for (const auto* s : within(series, since))
-      for (const auto& g : s->gpus)
+      for (const auto& g : s->gpus) {
         if (auto r = g.clock_ratio()) peer_ratios.push_back(*r);
+        if (g.processes) peer_process_counts.push_back(*g.processes);
+      }
   std::optional<double> peer_clock;
   if (!peer_ratios.empty()) peer_clock = median(peer_ratios);
-  // How many compute processes the job's other GPUs run (its ranks per GPU). Only where they
-  // run some: a node-check that cannot see the job's own processes cannot see a stranger's.
-  std::vector<double> peer_process_counts;
-  for (const auto& series : peers)
-    for (const auto* s : within(series, since))
-      for (const auto& g : s->gpus)
-        if (g.processes) peer_process_counts.push_back(*g.processes);
+  // Only where they run some: a node-check that cannot see the job's own processes cannot see
+  // a stranger's.
   std::optional<double> peer_processes;
   if (!peer_process_counts.empty() && median(peer_process_counts) >= 1)
     peer_processes = median(peer_process_counts);

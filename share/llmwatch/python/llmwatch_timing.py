@@ -211,7 +211,6 @@ class RankTimer:
         that in summary mode a failed gather (a broken process group) is not hidden."""
         sections, self._sections = self._sections, {"compute": 0.0, "wait": 0.0}
         if not self._path:
-            self._marks = []
             return
         if self._events is not None:
             # Every rank writes step N-1 at step N: in summary mode the gather stays in step.
