@@ -26,12 +26,22 @@ std::string fixed(double v, const char* f) {
   return buf;
 }
 
+// A node's scores, before it is kept: its name and ranks are only pointed at, so a job of 64
+// nodes copies and frees the records of only the few it keeps whole.
+struct Scored {
+  double relative = 1, individual = 1, compute_ratio = 1;
+  bool suspect = false;
+  double window_s = 0;
+  std::string_view node;
+  std::uint32_t id = 0;  // which node, for its ranks
+};
+
 // The rule for one node, whoever worked out its figures (llmwatch from every rank's window, or
 // the job's rank 0): its slowest rank's pace `now` against the median `m` of the ranks on the
 // other nodes, and against its own best. `spread` gives their robust deviation (<0 when unknown:
 // then never a suspect); it is asked only of a node slow enough to need it.
 template <class Spread>
-void score(NodeSpeed& n, double now, double best, double m, Spread&& spread,
+void score(Scored& n, double now, double best, double m, Spread&& spread,
            const StragglerSettings& s) {
   if (!(m > 0 && now > 0)) return;
   n.compute_ratio = now / m;
@@ -43,19 +53,32 @@ void score(NodeSpeed& n, double now, double best, double m, Spread&& spread,
   n.suspect = deviation >= 0 && now - m > s.mad_k * std::max(deviation, 0.02 * m);
 }
 
-// The verdict on the scored nodes: slowest first, each moved once, in that order.
-StragglerVerdict slowest_first(std::vector<NodeSpeed>& speeds) {
-  std::vector<std::size_t> order(speeds.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const NodeSpeed &x = speeds[a], &y = speeds[b];
+// The verdict on the scored nodes: slowest first, the first `keep` of them (all, at 0) made
+// whole, their ranks filled in by `ranks_of(scored, ranks)`, the others named.
+template <class RanksOf>
+StragglerVerdict slowest_first(std::vector<Scored>& scored, std::size_t keep, RanksOf&& ranks_of) {
+  std::sort(scored.begin(), scored.end(), [](const Scored& x, const Scored& y) {
     return x.relative != y.relative ? x.relative < y.relative : x.node < y.node;
   });
+  const std::size_t kept = keep == 0 ? scored.size() : std::min(keep, scored.size());
   StragglerVerdict out;
-  out.nodes.reserve(speeds.size());
-  for (std::size_t i : order) {
-    out.window_s = std::max(out.window_s, speeds[i].window_s);
-    out.nodes.push_back(std::move(speeds[i]));
+  out.nodes.resize(kept);
+  out.more.reserve(scored.size() - kept);
+  for (std::size_t i = 0; i < scored.size(); ++i) {
+    const Scored& x = scored[i];
+    out.window_s = std::max(out.window_s, x.window_s);
+    if (i >= kept) {
+      out.more.emplace_back(x.node);
+      continue;
+    }
+    NodeSpeed& n = out.nodes[i];
+    n.node = x.node;
+    n.relative = x.relative;
+    n.individual = x.individual;
+    n.compute_ratio = x.compute_ratio;
+    n.window_s = x.window_s;
+    n.suspect = x.suspect;
+    ranks_of(x, n.ranks);
   }
   return out;
 }
@@ -64,19 +87,26 @@ constexpr const char* kTooFewNodes = "per-rank timing from fewer than 2 nodes";
 
 // The nodes of a "v":2 summary, whose figures the job's rank 0 worked out.
 StragglerVerdict judge_node_rows(const RankWindows& windows, const StragglerSettings& s) {
-  if (windows.nodes.size() < 2) return {{}, kTooFewNodes};
-  std::vector<NodeSpeed> speeds(windows.nodes.size());
-  for (std::size_t i = 0; i < speeds.size(); ++i) {
+  if (windows.nodes.size() < 2) {
+    StragglerVerdict out;
+    out.not_judged = kTooFewNodes;
+    return out;
+  }
+  std::vector<Scored> scored(windows.nodes.size());
+  for (std::size_t i = 0; i < scored.size(); ++i) {
     const NodeWindow& w = windows.nodes[i];
-    NodeSpeed& n = speeds[i];
+    Scored& n = scored[i];
     n.node = windows.hosts[w.host];
-    n.ranks.assign(windows.node_ranks.begin() + w.ranks_from,
-                   windows.node_ranks.begin() + w.ranks_to);
+    n.id = static_cast<std::uint32_t>(i);
     n.window_s = windows.window_s;
     score(
         n, w.now, w.best, w.peers, [&] { return w.spread; }, s);
   }
-  return slowest_first(speeds);
+  return slowest_first(scored, s.keep, [&](const Scored& x, std::vector<int>& ranks) {
+    const NodeWindow& w = windows.nodes[x.id];
+    ranks.assign(windows.node_ranks.begin() + w.ranks_from,
+                 windows.node_ranks.begin() + w.ranks_to);
+  });
 }
 
 }  // namespace
@@ -183,7 +213,7 @@ StragglerVerdict judge_nodes(const RankWindows& windows, const StragglerSettings
     return all[k];
   };
   std::vector<double> others;
-  std::vector<NodeSpeed> speeds(nodes);
+  std::vector<Scored> scored(nodes);
   for (std::size_t id = 0; id < nodes; ++id) {
     std::span<const RankWindow* const> mine(members.data() + start[id], start[id + 1] - start[id]);
     std::span<const std::size_t> skip(places.data() + start[id], mine.size());
@@ -192,10 +222,9 @@ StragglerVerdict judge_nodes(const RankWindows& windows, const StragglerSettings
     const RankWindow& slowest = **std::max_element(
         mine.begin(), mine.end(),
         [](const RankWindow* a, const RankWindow* b) { return a->now < b->now; });
-    NodeSpeed& n = speeds[id];
+    Scored& n = scored[id];
     n.node = windows.host_of(*first_of[id]);
-    n.ranks.reserve(mine.size());
-    for (const RankWindow* r : mine) n.ranks.push_back(r->rank);
+    n.id = static_cast<std::uint32_t>(id);
     n.window_s = slowest.window_s;
     double m = 0;
     if (peers > 0) {
@@ -215,7 +244,10 @@ StragglerVerdict judge_nodes(const RankWindows& windows, const StragglerSettings
         },
         s);
   }
-  return slowest_first(speeds);
+  return slowest_first(scored, s.keep, [&](const Scored& x, std::vector<int>& ranks) {
+    ranks.reserve(start[x.id + 1] - start[x.id]);
+    for (std::size_t i = start[x.id]; i < start[x.id + 1]; ++i) ranks.push_back(members[i]->rank);
+  });
 }
 
 StragglerVerdict localise_stragglers(const std::vector<RankSeries>& ranks,

@@ -143,6 +143,47 @@ TEST(Straggler, ARealCpuStarvedNodeIsNamedFromTheRanksFilesAndFromTheSummary) {
   }
 }
 
+// The cycle keeps whole only the nodes its views show (`keep`): they are the whole verdict's
+// slowest, with the same scores and ranks, and every other node is still named, in the same
+// order, so a timing naming a node outside the task and the suspect's peers are still seen.
+TEST(Straggler, KeepingTheSlowestNodesWholeKeepsEveryNodesName) {
+  std::mt19937 rng(31);
+  for (int job = 0; job < 40; ++job) {
+    TimingSim sim;
+    sim.nodes = 2 + job % 20;
+    sim.ranks_per_node = 1 + job % 8;
+    if (job % 3) {
+      sim.slow_node = "node-" + std::to_string(1 + job % sim.nodes);
+      sim.slow_speed = 0.6;
+    }
+    RankWindows windows = rank_windows(sim.run(rng));
+    auto rows = parse_timing_summary(testing::summary_json_v2(windows, 1.8e9, 42));
+    ASSERT_TRUE(rows.error.empty()) << rows.error;
+    for (const RankWindows* from : {&windows, &rows.windows}) {
+      SCOPED_TRACE(from == &windows ? "rank windows" : "summary rows");
+      StragglerSettings whole, kept;
+      kept.keep = 3;
+      auto all = judge_nodes(*from, whole);
+      auto few = judge_nodes(*from, kept);
+      EXPECT_TRUE(all.more.empty());
+      ASSERT_EQ(few.nodes.size(), std::min<std::size_t>(3, all.nodes.size())) << job;
+      ASSERT_EQ(few.judged(), all.judged()) << job;
+      EXPECT_EQ(few.window_s, all.window_s);
+      EXPECT_EQ(few.suspect() != nullptr, all.suspect() != nullptr) << job;
+      for (std::size_t i = 0; i < few.nodes.size(); ++i) {
+        EXPECT_EQ(few.nodes[i].node, all.nodes[i].node);
+        EXPECT_EQ(few.nodes[i].relative, all.nodes[i].relative);
+        EXPECT_EQ(few.nodes[i].ranks, all.nodes[i].ranks);
+        EXPECT_EQ(few.nodes[i].suspect, all.nodes[i].suspect);
+      }
+      std::vector<std::string> names_all, names_few;
+      all.for_each_name([&](const std::string& n) { names_all.push_back(n); });
+      few.for_each_name([&](const std::string& n) { names_few.push_back(n); });
+      EXPECT_EQ(names_few, names_all) << job;
+    }
+  }
+}
+
 TEST(Straggler, TheFindingNamesTheNodeAsItsEpisode) {
   NodeSpeed n;
   n.node = "node-3";

@@ -55,14 +55,15 @@ EvictionCase eviction_case(const JobWork& w, Store& store, double speed, double 
   return c;
 }
 
-TelemetryEvidence gpu_evidence(Store& store, const std::vector<NodeSpeed>& nodes,
+TelemetryEvidence gpu_evidence(Store& store, const StragglerVerdict& verdict,
                                const NodeSpeed& suspect, double now) {
   auto series = [&](const std::string& node) {
     return read_telemetry_series(store.get(kv::gpu_telemetry(node)).value_or(""));
   };
   std::vector<std::vector<TelemetrySample>> peers;
-  for (const auto& n : nodes)
-    if (n.node != suspect.node) peers.push_back(series(n.node));
+  verdict.for_each_name([&](const std::string& node) {
+    if (node != suspect.node) peers.push_back(series(node));
+  });
   return telemetry_evidence(suspect.node, series(suspect.node), peers, now - suspect.window_s);
 }
 
@@ -94,8 +95,9 @@ struct Allocation {
 // evicted, drained or charged.
 std::vector<std::string> outside_allocation(const StragglerVerdict& v, const Allocation& mine) {
   std::vector<std::string> out;
-  for (const auto& n : v.nodes)
-    if (!std::binary_search(mine.sorted.begin(), mine.sorted.end(), n.node)) out.push_back(n.node);
+  v.for_each_name([&](const std::string& node) {
+    if (!std::binary_search(mine.sorted.begin(), mine.sorted.end(), node)) out.push_back(node);
+  });
   return out;
 }
 
@@ -155,6 +157,7 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   }
   StragglerSettings settings;
   settings.slow_below = w.settings->straggler_speed;
+  settings.keep = kNodesShown;
   if (w.timing->window > 0) settings.window = settings.min_samples = w.timing->window;
   // A large job's rank 0 summarised every rank's window (summary.json); else the rank files.
   const RankTimingRead& t = *w.timing;
@@ -219,13 +222,13 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   if (nodes.empty() || !nodes.front().suspect) return out;
   // What its GPUs did over the slow window, against the job's other nodes' GPUs.
   NodeSpeed suspect = nodes.front();  // a copy: its GPU cause is this cycle's
-  TelemetryEvidence gpus = gpu_evidence(store, nodes, suspect, now);
+  TelemetryEvidence gpus = gpu_evidence(store, *verdict, suspect, now);
   suspect.gpu_cause = gpus.cause;
   w.straggler = suspect;
   Finding f = straggler_finding(w.label, suspect);
   for (std::size_t i = 1; i < shown; ++i) f.evidence.push_back(straggler_summary(nodes[i]));
-  if (nodes.size() > shown)
-    f.evidence.push_back("and " + std::to_string(nodes.size() - shown) +
+  if (verdict->judged() > shown)
+    f.evidence.push_back("and " + std::to_string(verdict->judged() - shown) +
                          " more nodes, each at least as fast as " + nodes[shown - 1].node);
   f.evidence.insert(f.evidence.end(), gpus.lines.begin(), gpus.lines.end());
   // What the fleet says of it: a [[check]] figure far under the fleet's (fleet_compare).
