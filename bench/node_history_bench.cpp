@@ -13,8 +13,10 @@
 #include <cstring>
 #include <filesystem>
 
+#include "cycle/checks/node_history.h"
 #include "cycle/checks/node_results.h"
 #include "rules/gpu_telemetry_series.h"
+#include "store/store.h"
 #include "util/files.h"
 
 using namespace llmwatch;
@@ -92,11 +94,63 @@ void node_results(int nodes) {
   std::filesystem::remove_all(dir);
 }
 
+// Every managed node's report recorded by the cycle (cycle/checks/node_history.h) in a real
+// state store: the first look adds each node's sample; a steady cycle finds the same reports
+// (checks every 5 minutes: most reports are as they were at a 30 s cycle); then every report new.
+// `watched`: the nodes a watched task runs on (the others' telemetry need not be kept).
+void history(int nodes, int watched) {
+  char tmpl[] = "/tmp/llmwatch-node-history-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  NodeFacts facts;
+  facts.now = 2000;
+  WatchedTask task;
+  task.label = "tr";
+  task.task.nodes = "gpu[0-" + std::to_string(watched - 1) + "]";
+  facts.running.push_back(task);
+  facts.watched = watched_nodes(facts.running);
+  for (int i = 0; i < nodes; ++i) {
+    NodeReport& r = facts.reports["gpu" + std::to_string(i)];
+    r.node = "gpu" + std::to_string(i);
+    r.ts = 1990;
+    r.telemetry = sample(1990).gpus;
+    for (int g = 0; g < 8; ++g) r.gpus[g] = Verdict::Ok;
+  }
+  double first_ms = 0, steady_ms = 0, fresh_ms = 0;
+  std::uintmax_t db_bytes = 0;
+  {
+    Store store(dir);
+    auto timed = [&] {
+      auto t0 = std::chrono::steady_clock::now();
+      record_history(store, facts, Seconds(600));
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+          .count();
+    };
+    first_ms = timed();
+    facts.now += 30;
+    steady_ms = timed();
+    for (auto& [node, r] : facts.reports) r.ts += 60;
+    facts.now += 60;
+    fresh_ms = timed();
+    db_bytes = std::filesystem::file_size(Store::db_path(dir));
+  }
+  std::printf(
+      "| node history (%d managed nodes reporting, %d of them in a watched task; a real state "
+      "store) | ms a cycle |\n|---|---|\n",
+      nodes, watched);
+  std::printf("| the first reports (each node's first sample) | %.0f |\n", first_ms);
+  std::printf("| a steady cycle: the same reports | %.0f |\n", steady_ms);
+  std::printf("| every report new | %.0f |\n", fresh_ms);
+  std::printf("| state file after these | %.1f MiB |\n\n", db_bytes / 1048576.0);
+  std::filesystem::remove_all(dir);
+}
+
 int main(int argc, char** argv) {
   int nodes = 16384;
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "--nodes") == 0) nodes = std::atoi(argv[i + 1]);
   node_results(nodes);
+  history(nodes, nodes / 16);
+  history(nodes, nodes);
   std::string series;
   for (int i = 0; i < 16; ++i) series = *append_telemetry_sample(series, sample(1000.0 + 60 * i));
   const int n = 2000;

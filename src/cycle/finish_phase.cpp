@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "cycle/checks/node_history.h"
 #include "cycle/failure_domain.h"
 #include "cycle/housekeeping.h"
 #include "cycle/phases.h"
@@ -80,6 +81,14 @@ void finish_phase(CycleState& s) {
       s.store.compact(before, s.now - 86400);
       // A [[job]] no longer configured: its state goes once it is as old as the history.
       s.store.forget_jobs(configured_labels(s.config), before);
+      // A node no watched task runs on any more: its GPU telemetry series is no one's evidence
+      // (cycle/checks/node_history.h). Not on a cycle that could not see the queue.
+      if (s.queue_ok()) {
+        std::vector<WatchedTask> running;
+        for (const auto& w : s.work)
+          if (w.obs.running) running.push_back({w.label, *w.obs.running});
+        s.store.forget_telemetry(watched_nodes(running));
+      }
       s.store.put(kv::kCompactedAt, std::to_string(s.now), s.now);
     }
   });

@@ -38,6 +38,7 @@ struct NodeFacts {
   // boot is not the node's verdict any more, and a reset-class fault after it needs a human.
   std::map<std::string, double> booted;
   std::vector<WatchedTask> running;
+  std::set<std::string> watched;  // the nodes `running` runs on
   double now = 0;
 };
 

@@ -22,9 +22,11 @@ void KvMemo::forget_all() {
   values_.clear();
 }
 
-void KvMemo::check(std::int64_t data_version) {
-  if (data_version != version_) values_.clear();
+bool KvMemo::check(std::int64_t data_version) {
+  const bool changed = data_version != version_;
+  if (changed) values_.clear();
   version_ = data_version;
+  return changed;
 }
 
 }  // namespace llmwatch

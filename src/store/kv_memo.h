@@ -23,8 +23,9 @@ class KvMemo {
   const std::optional<std::string>* find(const std::string& key) const;
   void remember(const std::string& key, std::optional<std::string> value);
   void forget_all();
-  // Empties the memo when another connection committed since the last check.
-  void check(std::int64_t data_version);
+  // Empties the memo when another connection committed since the last check; says whether it
+  // did (what else is kept beside it is then forgotten too).
+  bool check(std::int64_t data_version);
 
  private:
   std::unordered_map<std::string, std::optional<std::string>> values_;

@@ -1,6 +1,7 @@
 #include "store/store.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -87,7 +88,7 @@ std::optional<std::string> Store::get(const std::string& key) {
 
 void Store::trust_kv_memo() {
   auto st = db_.prepare("PRAGMA data_version");
-  kv_.check(st.step() ? st.integer(0) : -1);
+  if (kv_.check(st.step() ? st.integer(0) : -1)) telemetry_at_.clear();
   kv_trusted_ = true;
 }
 
@@ -569,25 +570,47 @@ void bind_prefix(Statement& st, const std::string& prefix) {
 
 }  // namespace
 
+void Store::add_telemetry_sample(const std::string& node, const TelemetrySample& sample,
+                                 double now) {
+  if (kv_trusted_)
+    if (auto it = telemetry_at_.find(node); it != telemetry_at_.end() && sample.ts <= it->second)
+      return;
+  const std::string key = kv::gpu_telemetry(node);
+  const std::string text = get(key).value_or("");
+  if (auto series = append_telemetry_sample(text, sample)) put(key, *series, now);
+  telemetry_at_[node] = sample.ts;  // stored now, or the series holds one at least as new
+}
+
+int Store::forget_telemetry(const std::set<std::string>& kept) {
+  int removed = 0;
+  transaction([&] { removed = forget_under(kv::gpu_telemetry(""), kept, INFINITY); });
+  telemetry_at_.clear();  // what it recalled of the forgotten; the others are read again once
+  return removed;
+}
+
 int Store::forget_jobs(const std::set<std::string>& kept, double before) {
   int removed = 0;
   transaction([&] {
-    for (const std::string prefix : kv::kJobKeyPrefixes) {
-      std::vector<std::string> gone;
-      auto st = db_.prepare("SELECT key FROM kv WHERE key >= ? AND key < ? AND updated < ?");
-      bind_prefix(st, prefix);
-      st.bind(3, before);
-      while (st.step())
-        if (std::string key = st.text(0); !kept.count(key.substr(prefix.size())))
-          gone.push_back(std::move(key));
-      for (const auto& key : gone) {
-        db_.prepare("DELETE FROM kv WHERE key = ?").bind(1, key).run();
-        kv_.remember(key, std::nullopt);
-        ++removed;
-      }
-    }
+    for (const std::string prefix : kv::kJobKeyPrefixes)
+      removed += forget_under(prefix, kept, before);
   });
   return removed;
+}
+
+int Store::forget_under(const std::string& prefix, const std::set<std::string>& kept,
+                        double before) {
+  std::vector<std::string> gone;
+  auto st = db_.prepare("SELECT key FROM kv WHERE key >= ? AND key < ? AND updated < ?");
+  bind_prefix(st, prefix);
+  st.bind(3, before);
+  while (st.step())
+    if (std::string key = st.text(0); !kept.count(key.substr(prefix.size())))
+      gone.push_back(std::move(key));
+  for (const auto& key : gone) {
+    db_.prepare("DELETE FROM kv WHERE key = ?").bind(1, key).run();
+    kv_.remember(key, std::nullopt);
+  }
+  return static_cast<int>(gone.size());
 }
 
 std::string NodeHealth::summary() const {

@@ -7,11 +7,13 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "rules/finding.h"
 #include "rules/goodput.h"
+#include "rules/gpu_telemetry_series.h"
 #include "rules/job_progress.h"
 #include "rules/node_report.h"
 #include "slurm/slurm_job.h"
@@ -82,6 +84,7 @@ class Store {
       progress_.clear();
       last_jobs_.clear();
       goodput_states_.clear();
+      telemetry_at_.clear();
       kv_.forget_all();
       kv_trusted_ = false;
       throw;
@@ -143,6 +146,14 @@ class Store {
   std::optional<std::string> get(const std::string& key);
   // suffix -> value, for every non-empty kv row under `prefix` (one query, not one per node).
   std::map<std::string, std::string> kv_under(const std::string& prefix);
+
+  // Adds `sample` to the node's GPU telemetry series (rules/gpu_telemetry_series.h) unless the
+  // series already holds one as new. Inside a transaction, a sample this process saw stored is
+  // known without reading the series again (31 KB a node of 8 GPUs): a node checked every few
+  // minutes reports the same sample to most cycles.
+  void add_telemetry_sample(const std::string& node, const TelemetrySample& sample, double now);
+  // Drops the telemetry series of every node not in `kept`; returns how many were dropped.
+  int forget_telemetry(const std::set<std::string>& kept);
 
   // Records a finding seen this cycle and says whether it is new.
   FindingChange observe(const Finding& f, double now);
@@ -250,6 +261,9 @@ class Store {
   friend class GoodputLedger;
   friend struct StoreTestAccess;
   Db& db() { return db_; }
+  // Deletes the kv rows under `prefix` whose suffix is not in `kept` and that have not changed
+  // since `before`; returns how many. Inside a transaction.
+  int forget_under(const std::string& prefix, const std::set<std::string>& kept, double before);
   // node -> time, for every non-empty kv row under `prefix` (drained:, rebooting:).
   std::map<std::string, double> node_times(const std::string& prefix);
   struct KnownProgress {
@@ -261,6 +275,9 @@ class Store {
   void trust_kv_memo();
   Db db_;
   std::map<std::string, KnownProgress> progress_;
+  // node -> the newest sample's time in its stored telemetry series, as this process last
+  // stored or read it; trusted as kv_ is, and forgotten with it.
+  std::unordered_map<std::string, double> telemetry_at_;
   std::map<std::string, std::pair<std::string, std::optional<SlurmJob>>>
       last_jobs_;  // text, parsed
   struct KnownGoodput {

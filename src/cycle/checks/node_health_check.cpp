@@ -11,6 +11,7 @@
 
 #include "cycle/check.h"
 #include "cycle/checks/node_check_srun.h"
+#include "cycle/checks/node_history.h"
 #include "cycle/checks/node_results.h"
 #include "policy/node_policy.h"
 #include "rules/fleet_figures.h"
@@ -35,8 +36,7 @@ std::set<std::string> managed_nodes(const GpuSettings& g, const NodeFacts& facts
     for (const auto& h : hosts_in(g.manage_nodes)) managed.insert(h);
     return managed;
   }
-  for (const auto& w : facts.running)
-    for (const auto& h : hosts_in(w.task.nodes)) managed.insert(h);
+  managed = facts.watched;
   for (const auto& [node, _] : facts.drained_at) managed.insert(node);
   return managed;
 }
@@ -228,33 +228,6 @@ std::vector<NodeReport> collect_idle(CycleState& s, const std::set<std::string>&
   return out;
 }
 
-// Health history: one event per change of a node's fresh verdict or headline; and each fresh
-// report's GPU telemetry, in the node's series.
-void record_history(Store& store, const NodeFacts& facts, Seconds max_age) {
-  for (const auto& [node, r] : facts.reports) {
-    if (facts.now - r.ts > static_cast<double>(max_age.count())) continue;
-    if (!r.figures.empty()) {
-      std::string key = kv::node_figures(node);
-      if (auto merged = merge_node_figures(store.get(key).value_or(""), r.figures, r.ts))
-        store.put(key, *merged, facts.now);
-    }
-    if (!r.telemetry.empty()) {
-      std::string key = kv::gpu_telemetry(node);
-      if (auto series = append_telemetry_sample(store.get(key).value_or(""), {r.ts, r.telemetry}))
-        store.put(key, *series, facts.now);
-    }
-    NodeHealth health{r.verdict, r.headline()};
-    if (!store.put_node_health(node, health, facts.now)) continue;
-    std::string summary = health.summary();
-    std::string sev = r.verdict == Verdict::Critical ? "critical"
-                      : r.verdict == Verdict::Ok     ? "info"
-                                                     : "warning";
-    store.add_event(facts.now, "node-health", node, sev, summary, r.to_json());
-    if (r.verdict == Verdict::Critical || r.verdict == Verdict::Warn)
-      store.add_event(facts.now, "incident", node, sev, "GPU health: " + r.headline());
-  }
-}
-
 // A figure the fleet is judged by: its name, the share of the median under which a node is slow,
 // and how long a node's value counts.
 struct Yardstick {
@@ -323,6 +296,7 @@ class NodeHealthCheck : public Check {
     facts.nodes = s.nodes->nodes;
     for (const auto& w : s.work)
       if (w.obs.running) facts.running.push_back({w.label, *w.obs.running});
+    facts.watched = watched_nodes(facts.running);
     facts.drained_at = drained_by_us(s.store, facts.nodes);
     facts.managed = managed_nodes(g, facts);
     CheckReport r;

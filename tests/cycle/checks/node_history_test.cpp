@@ -1,0 +1,96 @@
+// Each node's history from its node-checks' reports (cycle/checks/node_history.h), in a real
+// state store: GPU telemetry kept only where the slow-node rule may ask for it, a report seen
+// again costing no rewrite, and another writer's change never hidden by what this one recalls.
+#include "cycle/checks/node_history.h"
+
+#include <gtest/gtest.h>
+
+#include "rules/gpu_telemetry_series.h"
+#include "store/keys.h"
+#include "store/store.h"
+#include "test_util.h"
+
+namespace llmwatch {
+namespace {
+
+NodeReport report(const std::string& node, double ts) {
+  NodeReport r;
+  r.node = node;
+  r.ts = ts;
+  GpuTelemetry t;
+  t.gpu = 0;
+  t.sm_mhz = 1530;
+  t.sm_max_mhz = 1980;
+  r.telemetry = {t};
+  r.gpus[0] = Verdict::Ok;
+  return r;
+}
+
+NodeFacts facts_for(const std::string& running_on, double now) {
+  NodeFacts facts;
+  facts.now = now;
+  WatchedTask task;
+  task.label = "tr";
+  task.task.nodes = running_on;
+  facts.running.push_back(task);
+  facts.watched = watched_nodes(facts.running);
+  return facts;
+}
+
+std::size_t samples(Store& store, const std::string& node) {
+  return read_telemetry_series(store.get(kv::gpu_telemetry(node)).value_or("")).size();
+}
+
+// node-9 is managed (its health is recorded) but runs no watched task: no slow-node finding can
+// ask for its GPUs, so its series is not kept (at 16,384 managed nodes that was 31 KB each).
+TEST(NodeHistory, TelemetryIsKeptOnlyForTheNodesOfWatchedTasks) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  NodeFacts facts = facts_for("node-[1-2]", 1000);
+  EXPECT_EQ(facts.watched, (std::set<std::string>{"node-1", "node-2"}));
+  for (const char* node : {"node-1", "node-9"}) facts.reports[node] = report(node, 990);
+  record_history(store, facts, Seconds(600));
+  EXPECT_EQ(samples(store, "node-1"), 1u);
+  EXPECT_EQ(samples(store, "node-9"), 0u);
+  EXPECT_TRUE(store.node_health("node-9")) << "its health is still recorded";
+}
+
+// The same report at the next cycle adds nothing; a newer one adds a sample. A series another
+// connection changed (an operator's `sqlite3`, a restored file) is read again, not assumed.
+TEST(NodeHistory, AReportSeenAgainAddsNothingAndAnotherWritersChangeIsRead) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  NodeFacts facts = facts_for("node-1", 1000);
+  facts.reports["node-1"] = report("node-1", 990);
+  record_history(store, facts, Seconds(600));
+  facts.now += 30;
+  record_history(store, facts, Seconds(600));
+  EXPECT_EQ(samples(store, "node-1"), 1u);
+  Store(dir.path).put(kv::gpu_telemetry("node-1"), "", facts.now);  // another connection
+  facts.now += 30;
+  record_history(store, facts, Seconds(600));
+  EXPECT_EQ(samples(store, "node-1"), 1u) << "the sample it recalled was gone: added again";
+  facts.reports["node-1"] = report("node-1", 1050);
+  facts.now += 30;
+  record_history(store, facts, Seconds(600));
+  EXPECT_EQ(samples(store, "node-1"), 2u);
+}
+
+// Once no watched task runs on a node, the hourly compaction drops its series.
+TEST(NodeHistory, ANodeNoWatchedTaskRunsOnLosesItsSeries) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  NodeFacts facts = facts_for("node-[1-2]", 1000);
+  for (const char* node : {"node-1", "node-2"}) facts.reports[node] = report(node, 990);
+  record_history(store, facts, Seconds(600));
+  EXPECT_EQ(store.forget_telemetry({"node-2"}), 1);
+  EXPECT_EQ(samples(store, "node-1"), 0u);
+  EXPECT_EQ(samples(store, "node-2"), 1u);
+  // Forgotten here too: its next report starts a series again.
+  facts.reports["node-1"] = report("node-1", 990);
+  record_history(store, facts, Seconds(600));
+  EXPECT_EQ(samples(store, "node-1"), 1u);
+}
+
+}  // namespace
+}  // namespace llmwatch
