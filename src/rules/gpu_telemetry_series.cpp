@@ -1,16 +1,12 @@
 #include "rules/gpu_telemetry_series.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "util/robust_stats.h"
-#include "util/strings.h"
-#include "util/text.h"
 #include "util/units.h"
 
 namespace llmwatch {
@@ -94,88 +90,7 @@ std::vector<const TelemetrySample*> within(const std::vector<TelemetrySample>& s
   return out;
 }
 
-std::optional<TelemetrySample> sample_of(const nlohmann::json& s) {
-  if (!s.is_object()) return std::nullopt;
-  auto ts = s.find("ts");
-  if (ts == s.end() || !ts->is_number() || !std::isfinite(ts->get<double>())) return std::nullopt;
-  TelemetrySample sample;
-  sample.ts = ts->get<double>();
-  if (auto g = s.find("gpus"); g != s.end()) sample.gpus = telemetry_from_json(*g);
-  return sample;
-}
-
-// A sample as the series keeps it: one line, its time first, so that the newest sample's time
-// is read off the last line's head without parsing the series.
-std::string sample_line(const TelemetrySample& s) {
-  return "{\"ts\":" + nlohmann::json(s.ts).dump() +
-         ",\"gpus\":" + json_dump(telemetry_to_json(s.gpus)) + "}\n";
-}
-
-// The time at the head of a line sample_line wrote; nullopt for any other line.
-std::optional<double> line_ts(std::string_view line) {
-  constexpr std::string_view kHead = "{\"ts\":";
-  if (line.substr(0, kHead.size()) != kHead) return std::nullopt;
-  line.remove_prefix(kHead.size());
-  double ts = 0;
-  auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), ts);
-  if (ec != std::errc() || end == line.data() + line.size() || *end != ',' || !std::isfinite(ts))
-    return std::nullopt;
-  return ts;
-}
-
 }  // namespace
-
-std::vector<TelemetrySample> read_telemetry_series(const std::string& text) {
-  std::vector<TelemetrySample> out;
-  if (!text.empty() && text.front() == '[') {  // as a series was kept before: one JSON array
-    auto j = nlohmann::json::parse(text, nullptr, false);
-    if (!j.is_array()) return out;
-    for (const auto& s : j)
-      if (auto sample = sample_of(s)) out.push_back(std::move(*sample));
-    return out;
-  }
-  for (const auto& line : split(text, '\n'))
-    if (!line.empty())
-      if (auto sample = sample_of(nlohmann::json::parse(line, nullptr, false)))
-        out.push_back(std::move(*sample));
-  return out;
-}
-
-// A node's series is rewritten whenever its node-check reports, for every node that does: at
-// 16,384 nodes, parsing and writing the whole series each time (31 KB, ~0.5 ms even for a
-// report already kept) was seconds a cycle. A line a sample: the newest time is read off the
-// last line's head and a sample is added by text, not by parsing what is kept.
-std::optional<std::string> append_telemetry_sample(const std::string& text,
-                                                   const TelemetrySample& sample, std::size_t cap) {
-  std::string migrated;
-  std::string_view kept = text;
-  if (!kept.empty() && kept.front() == '[') {  // the old form: written again as lines, once
-    for (const auto& s : read_telemetry_series(text)) migrated += sample_line(s);
-    kept = migrated;
-  }
-  // The kept lines, as views into the text: a look at a report already kept copies nothing.
-  std::vector<std::string_view> lines;
-  for (std::size_t at = 0; at < kept.size();) {
-    std::size_t end = std::min(kept.find('\n', at), kept.size());
-    if (end > at) lines.push_back(kept.substr(at, end - at));
-    at = end + 1;
-  }
-  if (!lines.empty()) {
-    auto last = line_ts(lines.back());
-    if (!last)
-      last = sample_of(nlohmann::json::parse(lines.back(), nullptr, false))
-                 .value_or(TelemetrySample{-INFINITY, {}})
-                 .ts;
-    if (sample.ts <= *last) return std::nullopt;
-  }
-  std::size_t drop = lines.size() + 1 > cap ? lines.size() + 1 - cap : 0;
-  std::string out;
-  for (std::size_t i = drop; i < lines.size(); ++i) {
-    out.append(lines[i]);
-    out += '\n';
-  }
-  return out + sample_line(sample);
-}
 
 TelemetryEvidence telemetry_evidence(const std::string& node,
                                      const std::vector<TelemetrySample>& own,

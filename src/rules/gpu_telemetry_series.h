@@ -11,19 +11,12 @@
 
 namespace llmwatch {
 
+// A node's GPUs at one node-check; a node's series is these, oldest first (the store keeps the
+// last 16 of each node a watched task runs on: Store::telemetry_series).
 struct TelemetrySample {
   double ts = 0;
   std::vector<GpuTelemetry> gpus;
 };
-
-// The series as the store keeps it (JSON, oldest first). Reading never throws: "" or a
-// malformed text is an empty series.
-std::vector<TelemetrySample> read_telemetry_series(const std::string& text);
-// The series with `sample` added, the oldest dropped beyond `cap`; unchanged (nullopt) when the
-// sample is not newer than the last one (the same node-check read again).
-std::optional<std::string> append_telemetry_sample(const std::string& text,
-                                                   const TelemetrySample& sample,
-                                                   std::size_t cap = 16);
 
 // What a suspect node's GPUs did since `since`, against the job's other nodes.
 struct TelemetryEvidence {

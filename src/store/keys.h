@@ -76,10 +76,6 @@ inline std::string node_health(const std::string& node) {
 }
 inline constexpr const char* kNodeHealthPrefix = "nodehealth:";
 inline constexpr const char* kDrainedPrefix = "drained:";
-// Per node: what its GPUs did at its last node-checks (rules/gpu_telemetry_series.h).
-inline std::string gpu_telemetry(const std::string& node) {
-  return "gputelemetry:" + node;
-}
 // Per node: the figures its [[check]]s reported, {"<check>/<label>": [value, ts]}.
 inline std::string node_figures(const std::string& node) {
   return "figures:" + node;

@@ -86,6 +86,16 @@ const std::vector<std::string>& schema_migrations() {
       R"sql(
       ALTER TABLE findings ADD COLUMN notified_severity TEXT NOT NULL DEFAULT '';
       )sql",
+      // 8: a node's GPU telemetry (#28), a row a sample: a new sample is one row written, not
+      // the node's whole series (16 samples, 31 KB at 8 GPUs) rewritten, at every node-check of
+      // every node a watched task runs on. The series kept in kv before hold minutes of
+      // evidence; they are dropped, and the next node-checks begin them again.
+      R"sql(
+      -- A rowid table: a sample of 8 GPUs is ~2 KB, far past what suits WITHOUT ROWID.
+      CREATE TABLE gpu_telemetry (node TEXT NOT NULL, ts REAL NOT NULL, gpus TEXT NOT NULL);
+      CREATE UNIQUE INDEX gpu_telemetry_node ON gpu_telemetry(node, ts);
+      DELETE FROM kv WHERE key >= 'gputelemetry:' AND key < 'gputelemetry;';
+      )sql",
   };
   return migrations;
 }

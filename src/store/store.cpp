@@ -8,6 +8,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "probes/gpu/gpu_telemetry.h"
 #include "rules/end_cause.h"
 #include "store/goodput_ledger.h"
 #include "store/keys.h"
@@ -570,22 +571,53 @@ void bind_prefix(Statement& st, const std::string& prefix) {
 
 }  // namespace
 
-void Store::add_telemetry_sample(const std::string& node, const TelemetrySample& sample,
-                                 double now) {
+void Store::add_telemetry_sample(const std::string& node, const TelemetrySample& sample) {
+  if (!std::isfinite(sample.ts)) return;
   if (kv_trusted_)
     if (auto it = telemetry_at_.find(node); it != telemetry_at_.end() && sample.ts <= it->second)
       return;
-  const std::string key = kv::gpu_telemetry(node);
-  const std::string text = get(key).value_or("");
-  if (auto series = append_telemetry_sample(text, sample)) put(key, *series, now);
-  telemetry_at_[node] = sample.ts;  // stored now, or the series holds one at least as new
+  auto newest = db_.prepare("SELECT MAX(ts) FROM gpu_telemetry WHERE node = ?");
+  newest.bind(1, node);
+  if (newest.step() && !newest.is_null(0) && sample.ts <= newest.real(0)) {
+    telemetry_at_[node] = newest.real(0);
+    return;
+  }
+  db_.prepare("INSERT INTO gpu_telemetry(node, ts, gpus) VALUES(?, ?, ?)")
+      .bind(1, node)
+      .bind(2, sample.ts)
+      .bind(3, json_dump(telemetry_to_json(sample.gpus)))
+      .run();
+  db_.prepare(
+         "DELETE FROM gpu_telemetry WHERE node = ?1 AND ts <= (SELECT ts FROM gpu_telemetry "
+         "WHERE node = ?1 ORDER BY ts DESC LIMIT 1 OFFSET ?2)")
+      .bind(1, node)
+      .bind(2, kTelemetryKept)
+      .run();
+  telemetry_at_[node] = sample.ts;
+}
+
+std::vector<TelemetrySample> Store::telemetry_series(const std::string& node) {
+  std::vector<TelemetrySample> out;
+  auto st = db_.prepare("SELECT ts, gpus FROM gpu_telemetry WHERE node = ? ORDER BY ts");
+  st.bind(1, node);
+  while (st.step())
+    out.push_back(
+        {st.real(0), telemetry_from_json(nlohmann::json::parse(st.text(1), nullptr, false))});
+  return out;
 }
 
 int Store::forget_telemetry(const std::set<std::string>& kept) {
-  int removed = 0;
-  transaction([&] { removed = forget_under(kv::gpu_telemetry(""), kept, INFINITY); });
-  telemetry_at_.clear();  // what it recalled of the forgotten; the others are read again once
-  return removed;
+  std::vector<std::string> gone;
+  transaction([&] {
+    auto st = db_.prepare("SELECT DISTINCT node FROM gpu_telemetry");
+    while (st.step())
+      if (std::string node = st.text(0); !kept.count(node)) gone.push_back(std::move(node));
+    for (const auto& node : gone) {
+      db_.prepare("DELETE FROM gpu_telemetry WHERE node = ?").bind(1, node).run();
+      telemetry_at_.erase(node);
+    }
+  });
+  return static_cast<int>(gone.size());
 }
 
 int Store::forget_jobs(const std::set<std::string>& kept, double before) {

@@ -147,11 +147,13 @@ class Store {
   // suffix -> value, for every non-empty kv row under `prefix` (one query, not one per node).
   std::map<std::string, std::string> kv_under(const std::string& prefix);
 
-  // Adds `sample` to the node's GPU telemetry series (rules/gpu_telemetry_series.h) unless the
-  // series already holds one as new. Inside a transaction, a sample this process saw stored is
-  // known without reading the series again (31 KB a node of 8 GPUs): a node checked every few
-  // minutes reports the same sample to most cycles.
-  void add_telemetry_sample(const std::string& node, const TelemetrySample& sample, double now);
+  // A node's GPU telemetry series (rules/gpu_telemetry_series.h), a row a sample, the newest
+  // kTelemetryKept kept. A sample is added unless the node has one as new already (the same
+  // node-check read again); inside a transaction, the newest this process stored or saw is
+  // known without a query.
+  static constexpr int kTelemetryKept = 16;
+  void add_telemetry_sample(const std::string& node, const TelemetrySample& sample);
+  std::vector<TelemetrySample> telemetry_series(const std::string& node);  // oldest first
   // Drops the telemetry series of every node not in `kept`; returns how many were dropped.
   int forget_telemetry(const std::set<std::string>& kept);
 

@@ -138,7 +138,6 @@ TEST(StragglerCycle, ANodeTheTimingNamesOutsideTheJobIsNeverTouched) {
 // as their node-checks' series.
 void node3_gpu2_throttled(EndingRun& run) {
   for (const char* node : {"node-1", "node-2", "node-3"}) {
-    std::string series;
     for (int i = 0; i < 4; ++i) {
       TelemetrySample s{run.now - 200 + 60 * i, {}};
       for (int g = 0; g < 8; ++g) {
@@ -150,9 +149,8 @@ void node3_gpu2_throttled(EndingRun& run) {
         if (held) gpu.reasons = {"HW Slowdown"};
         s.gpus.push_back(gpu);
       }
-      series = *append_telemetry_sample(series, s);
+      run.store->add_telemetry_sample(node, s);
     }
-    run.store->put(kv::gpu_telemetry(node), series, run.now);
   }
 }
 

@@ -39,58 +39,6 @@ std::vector<TelemetrySample> node(int samples, GpuTelemetry (*slow)(int) = nullp
   return ::testing::AssertionSuccess();
 }
 
-TEST(GpuTelemetrySeries, AppendKeepsTheLastSamplesAndSkipsARereadReport) {
-  std::string text;
-  for (int i = 0; i < 20; ++i) {
-    auto next = append_telemetry_sample(text, {100.0 + i, {gpu(0, 1980)}}, 16);
-    ASSERT_TRUE(next);
-    text = *next;
-  }
-  auto series = read_telemetry_series(text);
-  ASSERT_EQ(series.size(), 16u);
-  EXPECT_EQ(series.front().ts, 104);
-  EXPECT_EQ(series.back().ts, 119);
-  EXPECT_EQ(series.back().gpus.front(), gpu(0, 1980));
-  // The same node-check read again (or an older one) is not a new sample.
-  EXPECT_FALSE(append_telemetry_sample(text, {119, {gpu(0, 1000)}}));
-  EXPECT_FALSE(append_telemetry_sample(text, {50, {gpu(0, 1000)}}));
-}
-
-TEST(GpuTelemetrySeries, AMalformedSeriesReadsAsEmpty) {
-  EXPECT_TRUE(read_telemetry_series("").empty());
-  EXPECT_TRUE(read_telemetry_series("{not json").empty());
-  EXPECT_TRUE(read_telemetry_series(R"({"gpus": []})").empty());
-  // Both forms: a line a sample, and the JSON array series were kept in before.
-  for (const char* text : {R"([{"ts": "x"}, 7, {"ts": 5, "gpus": "no"}])",
-                           "{\"ts\": \"x\"}\n7\n{not json\n{\"ts\": 5, \"gpus\": \"no\"}\n"}) {
-    auto some = read_telemetry_series(text);
-    ASSERT_EQ(some.size(), 1u) << text;
-    EXPECT_EQ(some[0].ts, 5);
-    EXPECT_TRUE(some[0].gpus.empty());
-  }
-}
-
-// A series kept as a JSON array (before) is written again as lines when a sample is added, its
-// samples unchanged; a last line that is not one llmwatch wrote is parsed for its time.
-TEST(GpuTelemetrySeries, AnOldSeriesIsKeptAsLinesAndALineIsAddedByText) {
-  std::string old = R"([{"gpus":[{"gpu":0,"sm_mhz":1980.0}],"ts":100.5},{"gpus":[],"ts":160.5}])";
-  auto next = append_telemetry_sample(old, {220.25, {gpu(1, 1500)}});
-  ASSERT_TRUE(next);
-  EXPECT_EQ(std::count(next->begin(), next->end(), '\n'), 3);
-  auto series = read_telemetry_series(*next);
-  ASSERT_EQ(series.size(), 3u);
-  EXPECT_EQ(series[0].ts, 100.5);
-  EXPECT_EQ(series[0].gpus.at(0).sm_mhz, 1980.0);
-  EXPECT_EQ(series[2].ts, 220.25);
-  EXPECT_EQ(series[2].gpus.at(0), gpu(1, 1500));
-  EXPECT_FALSE(append_telemetry_sample(*next, {220.25, {}})) << "the newest time, off its line";
-  EXPECT_FALSE(append_telemetry_sample(old, {160.5, {}}));
-  // A last line in another order (written by hand, or by a JSON dumper) still gives its time.
-  std::string reordered = *next + "{\"gpus\":[],\"ts\":300}\n";
-  EXPECT_FALSE(append_telemetry_sample(reordered, {299, {}}));
-  EXPECT_TRUE(append_telemetry_sample(reordered, {301, {}}));
-}
-
 // The issue's example: GPU 2 held back by HW Slowdown at 1095 of 1980 MHz names the cause.
 TEST(GpuTelemetrySeries, AGpuHeldBackOverTheWindowIsTheCause) {
   auto own = node(6, [](int) { return gpu(2, 1095, {"HW Slowdown"}); });

@@ -51,6 +51,27 @@ TEST(Migrations, KvRowsSurviveTheMoveToAKeyOrderedTable) {
   EXPECT_EQ(store.get("progress:tr"), "{\"step\":8}");
 }
 
+// Version 8 keeps a node's GPU telemetry a row a sample: the series kept whole in kv before
+// (minutes of evidence) are dropped, every other kv row is kept, and the table takes samples.
+TEST(Migrations, TelemetrySeriesInKvMakeWayForARowASample) {
+  testing::TempDir dir;
+  {
+    Db db(Store::db_path(dir.path));
+    for (int v = 0; v < 7; ++v) db.exec(schema_migrations()[v]);
+    db.exec("PRAGMA user_version = 7");
+    db.exec(
+        "INSERT INTO kv VALUES('gputelemetry:node-1', '{\"ts\":5,\"gpus\":[]}', 5), "
+        "('gputelemetry:node-2', '[]', 5), ('nodehealth:node-1', 'OK fine', 6)");
+  }
+  Store store(dir.path);
+  EXPECT_FALSE(store.get("gputelemetry:node-1"));
+  EXPECT_FALSE(store.get("gputelemetry:node-2"));
+  EXPECT_EQ(store.get("nodehealth:node-1"), "OK fine");
+  store.add_telemetry_sample("node-1", {10, {}});
+  ASSERT_EQ(store.telemetry_series("node-1").size(), 1u);
+  EXPECT_EQ(store.telemetry_series("node-1")[0].ts, 10);
+}
+
 TEST(Migrations, StoreFromANewerLlmwatchIsRefused) {
   testing::TempDir dir;
   {

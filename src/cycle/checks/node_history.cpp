@@ -26,7 +26,7 @@ void record_history(Store& store, const NodeFacts& facts, Seconds max_age) {
           store.put(key, *merged, facts.now);
       }
       if (!r.telemetry.empty() && facts.watched.count(node))
-        store.add_telemetry_sample(node, {r.ts, r.telemetry}, facts.now);
+        store.add_telemetry_sample(node, {r.ts, r.telemetry});
       NodeHealth health{r.verdict, r.headline()};
       if (!store.put_node_health(node, health, facts.now)) continue;
       std::string summary = health.summary();

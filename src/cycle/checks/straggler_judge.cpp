@@ -57,9 +57,7 @@ EvictionCase eviction_case(const JobWork& w, Store& store, double speed, double 
 
 TelemetryEvidence gpu_evidence(Store& store, const StragglerVerdict& verdict,
                                const NodeSpeed& suspect, double now) {
-  auto series = [&](const std::string& node) {
-    return read_telemetry_series(store.get(kv::gpu_telemetry(node)).value_or(""));
-  };
+  auto series = [&](const std::string& node) { return store.telemetry_series(node); };
   std::vector<std::vector<TelemetrySample>> peers;
   verdict.for_each_name([&](const std::string& node) {
     if (node != suspect.node) peers.push_back(series(node));

@@ -5,8 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "rules/gpu_telemetry_series.h"
-#include "store/keys.h"
 #include "store/store.h"
 #include "test_util.h"
 
@@ -38,7 +39,7 @@ NodeFacts facts_for(const std::string& running_on, double now) {
 }
 
 std::size_t samples(Store& store, const std::string& node) {
-  return read_telemetry_series(store.get(kv::gpu_telemetry(node)).value_or("")).size();
+  return store.telemetry_series(node).size();
 }
 
 // node-9 is managed (its health is recorded) but runs no watched task: no slow-node finding can
@@ -66,7 +67,7 @@ TEST(NodeHistory, AReportSeenAgainAddsNothingAndAnotherWritersChangeIsRead) {
   facts.now += 30;
   record_history(store, facts, Seconds(600));
   EXPECT_EQ(samples(store, "node-1"), 1u);
-  Store(dir.path).put(kv::gpu_telemetry("node-1"), "", facts.now);  // another connection
+  Store(dir.path).forget_telemetry({});  // another connection
   facts.now += 30;
   record_history(store, facts, Seconds(600));
   EXPECT_EQ(samples(store, "node-1"), 1u) << "the sample it recalled was gone: added again";
@@ -74,6 +75,33 @@ TEST(NodeHistory, AReportSeenAgainAddsNothingAndAnotherWritersChangeIsRead) {
   facts.now += 30;
   record_history(store, facts, Seconds(600));
   EXPECT_EQ(samples(store, "node-1"), 2u);
+}
+
+// A row a sample: the newest 16 are kept, oldest first, each with its GPUs as reported; the
+// same node-check read again, or an older one, adds nothing; a sample without a finite time is
+// not kept.
+TEST(NodeHistory, ANodesSeriesKeepsItsNewest16Samples) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  for (int i = 0; i < 20; ++i) {
+    NodeReport r = report("node-1", 100.0 + i);
+    r.telemetry[0].sm_mhz = 1000 + i;
+    store.add_telemetry_sample("node-1", {r.ts, r.telemetry});
+  }
+  auto series = store.telemetry_series("node-1");
+  ASSERT_EQ(series.size(), 16u);
+  EXPECT_EQ(series.front().ts, 104);
+  EXPECT_EQ(series.back().ts, 119);
+  GpuTelemetry newest = report("node-1", 0).telemetry[0];
+  newest.sm_mhz = 1019;
+  EXPECT_EQ(series.back().gpus, std::vector<GpuTelemetry>{newest});
+  for (double ts : {119.0, 50.0, double(NAN), double(INFINITY)}) {
+    Store other(dir.path);  // knows nothing: asks the table
+    other.add_telemetry_sample("node-1", {ts, {}});
+    EXPECT_EQ(other.telemetry_series("node-1").back().ts, 119) << ts;
+    EXPECT_EQ(other.telemetry_series("node-1").size(), 16u) << ts;
+  }
+  EXPECT_TRUE(store.telemetry_series("node-2").empty());
 }
 
 // Once no watched task runs on a node, the hourly compaction drops its series.
