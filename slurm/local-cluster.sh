@@ -12,7 +12,8 @@
 # 127.0.0.N+1, all this host), so an address in a log names one node, as on a real cluster.
 #
 # Everything lives under DIR: munge key and socket, slurm.conf, state, spool and logs.
-# Ports are picked free at start, so two runs never collide. Every process started here
+# Ports are picked free at start and reserved on this machine until `stop`, so two runs never
+# collide, even starting side by side. Every process started here
 # carries LLMWATCH_CLUSTER_DIR=DIR in its environment (slurmstepd and the jobs inherit
 # it), which is how `stop` finds and kills exactly what this cluster started, by pid.
 set -euo pipefail
@@ -65,7 +66,33 @@ stop_cluster() {
   pids=$(cluster_pids)
   [ -n "$pids" ] && kill -KILL $pids 2>/dev/null || true
   rm -f "$dir"/run/*.pid
+  release_ports
   return 0
+}
+
+# Ports reserved on this machine, a directory each (mkdir is atomic): clusters started side by
+# side (ctest -j) could otherwise each find the same range free before either had bound it.
+# A cluster's reservations are listed in DIR/run/ports and released at `stop`; one over a day
+# old is from a run that was killed, and is taken back.
+port_locks=${TMPDIR:-/tmp}/llmwatch-cluster-ports
+reserve_ports() {  # PORT COUNT: all of them, or none
+  local i
+  [ -w "$port_locks" ] || return 0  # another user's registry: checked free, as before
+  for ((i = 0; i < $2; i++)); do
+    if ! mkdir "$port_locks/$(($1 + i))" 2>/dev/null; then
+      for ((i--; i >= 0; i--)); do rm -rf "${port_locks:?}/$(($1 + i))"; done
+      return 1
+    fi
+  done
+  echo "$1 $2" >>"$dir/run/ports"
+}
+release_ports() {
+  local port count i
+  [ -f "$dir/run/ports" ] || return 0
+  while read -r port count; do
+    for ((i = 0; i < count; i++)); do rm -rf "${port_locks:?}/$((port + i))"; done
+  done <"$dir/run/ports"
+  rm -f "$dir/run/ports"
 }
 
 # The first of COUNT consecutive TCP ports nobody listens on, away from Slurm's defaults and
@@ -82,7 +109,7 @@ free_port() {
     for ((i = 0; i < count; i++)); do
       if (exec 3<>"/dev/tcp/127.0.0.1/$((port + i))") 2>/dev/null; then busy=1; break; fi
     done
-    [ $busy -eq 0 ] && { echo "$port"; return; }
+    [ $busy -eq 0 ] && reserve_ports "$port" "$count" && { echo "$port"; return; }
   done
 }
 
@@ -148,6 +175,9 @@ start_cluster() {
   export LLMWATCH_CLUSTER_DIR=$dir
   local host ctld_port base_port
   host=$(hostname)
+  mkdir -p "$port_locks" && chmod 1777 "$port_locks" 2>/dev/null || true
+  find "$port_locks" -mindepth 1 -maxdepth 1 -mmin +1440 -exec rm -rf {} + 2>/dev/null || true
+  release_ports  # a cluster started again in the same DIR
   ctld_port=$(free_port)
   base_port=$(free_port "$nodes")
   local node_addrs=""
