@@ -145,6 +145,12 @@ int cmd_nodes(const Config& config, bool json, const std::string& node) {
         if (e.subject == node)
           out["history"].push_back(
               {{"ts", e.ts}, {"kind", e.kind}, {"severity", e.severity}, {"message", e.message}});
+      // What its GPUs did at the node-checks kept while a watched task ran on it: the evidence
+      // a slow-node finding cites, to read beside the finding.
+      auto series = store.telemetry_series(node);
+      out["telemetry"] = nlohmann::json::array();
+      for (const auto& sample : series)
+        out["telemetry"].push_back({{"ts", sample.ts}, {"gpus", telemetry_to_json(sample.gpus)}});
       if (json) {
         std::cout << json_dump(out, 2) << "\n";
         return kExitOk;
@@ -158,6 +164,13 @@ int cmd_nodes(const Config& config, bool json, const std::string& node) {
         std::cout << "  " << format_time(h["ts"].get<double>()) << "  "
                   << h["kind"].get<std::string>() << "  " << h["message"].get<std::string>()
                   << "\n";
+      if (!series.empty()) {
+        std::cout << "GPUs at its last node-check under a watched task ("
+                  << format_time(series.back().ts) << ", " << series.size()
+                  << (series.size() == 1 ? " sample" : " samples") << " kept):\n";
+        for (const auto& gpu : series.back().gpus)
+          std::cout << "  " << terminal_safe(describe(gpu)) << "\n";
+      }
       return kExitOk;
     }
     auto nodes = nlohmann::json::parse(store.get(kv::kNodes).value_or("{}"), nullptr, false);

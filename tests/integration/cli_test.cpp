@@ -1,5 +1,7 @@
 // The command line as a user meets it: exit codes, file:line errors, inspect output.
 #include "local_cluster.h"
+#include "probes/gpu/gpu_telemetry.h"
+#include "store/store.h"
 
 namespace llmwatch::testing {
 namespace {
@@ -91,6 +93,46 @@ TEST(Cli, UnknownNamesAreErrorsAndEmptyListsSaySo) {
   auto missing = cli({"--config", dir / "missing.toml", "status"});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("No such file or directory"), std::string::npos) << missing.err;
+}
+
+// `nodes NODE` shows, under its health history, what the node's GPUs did at its last node-check
+// under a watched task (the samples a slow-node finding cites), and --json gives every kept
+// sample. A reason as the GPU's own tool printed it reaches the terminal made safe.
+TEST(Cli, ANodesViewShowsItsGpusAtItsLastNodeCheck) {
+  TempDir dir;
+  write_file(dir / "c.toml", "[llmwatch]\nstate_dir = \"" + dir / "state" + "\"\n");
+  {
+    Store store(dir / "state");
+    store.put_node_health("node-3", {Verdict::Ok, "2 GPUs"}, 1000);
+    for (double ts : {1000.0, 1060.0}) {
+      GpuTelemetry held;
+      held.gpu = 2;
+      held.sm_mhz = ts == 1000 ? 1980 : 1095;
+      held.sm_max_mhz = 1980;
+      held.reasons = {"HW Slowdown\x1b[2J"};
+      GpuTelemetry fine = held;
+      fine.gpu = 0;
+      fine.sm_mhz = 1980;
+      fine.reasons = {};
+      store.add_telemetry_sample("node-3", {ts, {fine, held}});
+    }
+  }
+  auto text = cli({"--config", dir / "c.toml", "nodes", "node-3"});
+  ASSERT_TRUE(text.ok()) << text.err;
+  EXPECT_NE(text.out.find("GPUs at its last node-check under a watched task"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("2 samples kept"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("GPU 2: HW Slowdown"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("1095/1980 MHz"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find('\x1b'), std::string::npos) << "an escape reached the terminal";
+  auto json =
+      nlohmann::json::parse(cli({"--config", dir / "c.toml", "nodes", "node-3", "--json"}).out);
+  ASSERT_EQ(json["telemetry"].size(), 2u);
+  EXPECT_EQ(json["telemetry"][1]["ts"], 1060.0);
+  EXPECT_EQ(json["telemetry"][1]["gpus"].size(), 2u);
+  auto none = cli({"--config", dir / "c.toml", "nodes", "node-4"});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none.out.find("GPUs at its last"), std::string::npos) << none.out;
 }
 
 // A manual action that did not happen exits non-zero (#27: `save` with no save_switch said
