@@ -585,7 +585,7 @@ void Store::add_telemetry_sample(const std::string& node, const TelemetrySample&
   db_.prepare("INSERT INTO gpu_telemetry(node, ts, gpus) VALUES(?, ?, ?)")
       .bind(1, node)
       .bind(2, sample.ts)
-      .bind(3, json_dump(telemetry_to_json(sample.gpus)))
+      .bind(3, telemetry_json_text(sample.gpus))
       .run();
   db_.prepare(
          "DELETE FROM gpu_telemetry WHERE node = ?1 AND ts <= (SELECT ts FROM gpu_telemetry "

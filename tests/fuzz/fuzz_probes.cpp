@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "config/config.h"
@@ -34,8 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& line : split(text, '\n')) (void)parse_xid_line(line);
 #elif LLMWATCH_FUZZ_TARGET == 9
   // Properties: every telemetry figure read is finite and non-negative, its description
-  // valid UTF-8, and the node report carrying it reads back the same (all but the power cap's
-  // counter, which is read and not kept).
+  // valid UTF-8, and the node report carrying it, and the text the store keeps, read back the
+  // same (all but the power cap's counter, which is read and not kept).
   auto check_telemetry = [](const GpuParse& p) {
     auto telemetry = gpu_telemetry(p.gpus);
     for (auto& t : telemetry) {
@@ -51,6 +52,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     r.telemetry = telemetry;
     auto back = NodeReport::from_json(r.to_json());
     if (!back || back->telemetry != telemetry) __builtin_trap();
+    // The store's text form: valid JSON that reads back the same.
+    auto stored = nlohmann::json::parse(telemetry_json_text(telemetry), nullptr, false);
+    if (stored.is_discarded() || telemetry_from_json(stored) != telemetry) __builtin_trap();
   };
   auto csv = parse_nvidia_smi_csv(text);
   for (const auto& g : csv.gpus)

@@ -52,6 +52,7 @@ std::string describe(const GpuTelemetry& t);
 // As node reports carry it: one object per GPU, unknown figures left out. Reading never throws:
 // an entry that is not an object is skipped, a figure that is not a number is not known.
 nlohmann::json telemetry_to_json(const std::vector<GpuTelemetry>& gpus);
+std::string telemetry_json_text(const std::vector<GpuTelemetry>& gpus);  // the same, as text
 std::vector<GpuTelemetry> telemetry_from_json(const nlohmann::json& j);
 
 }  // namespace llmwatch

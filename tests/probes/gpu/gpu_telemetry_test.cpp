@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
+#include "util/text.h"
 
 namespace llmwatch {
 namespace {
@@ -172,6 +173,39 @@ TEST(GpuTelemetry, JsonRoundTripAndHostileInput) {
   EXPECT_FALSE(odd[0].power_w);
   EXPECT_EQ(odd[0].reasons, std::vector<std::string>{"HW Slowdown"});
   EXPECT_TRUE(telemetry_from_json(nlohmann::json::object()).empty());
+}
+
+// The store writes a sample as text straight away (telemetry_json_text): it reads back exactly as
+// the document telemetry_to_json builds, dumped, for every real capture and for hostile figures and
+// reasons (not finite, bytes that are not UTF-8, quotes and escapes), and is always valid JSON.
+TEST(GpuTelemetry, TheTextFormReadsBackAsTheDocumentForm) {
+  std::vector<std::vector<GpuTelemetry>> cases;
+  for (const char* name : {"nvidia-smi-query-h100-load-hw-slowdown.csv"})
+    cases.push_back(gpu_telemetry(parse_nvidia_smi_csv(fixture_text(name)).gpus));
+  for (const char* moment : {"idle", "alone", "contended", "cpu-starved"})
+    cases.push_back(gpu_telemetry(
+        parse_nvidia_smi_csv(
+            fixture_text((std::string("h200-580.159.04/query-") + moment + ".csv").c_str()))
+            .gpus));
+  for (const auto& capture : cases) ASSERT_FALSE(capture.empty()) << "a capture read nothing";
+  GpuTelemetry odd;
+  odd.gpu = 3;
+  odd.sm_mhz = NAN;
+  odd.power_w = INFINITY;
+  odd.temp_c = 1e300;
+  odd.hw_thermal_us = 0.0;
+  odd.reasons = {"HW \"Slowdown\"\\", "\xff\xfe bad", "\x1b[2J", ""};
+  cases.push_back({odd, GpuTelemetry{}});
+  cases.push_back({});
+  for (const auto& gpus : cases) {
+    const std::string text = telemetry_json_text(gpus);
+    auto parsed = nlohmann::json::parse(text, nullptr, false);
+    ASSERT_FALSE(parsed.is_discarded()) << text;
+    // As the store wrote it before: the document, dumped valid UTF-8 (util/text.h).
+    EXPECT_EQ(telemetry_from_json(parsed),
+              telemetry_from_json(nlohmann::json::parse(json_dump(telemetry_to_json(gpus)))))
+        << text;
+  }
 }
 
 // A node keeps 16 samples of every GPU: a healthy GPU's counters (all 0) are written as
