@@ -83,12 +83,7 @@ void finish_phase(CycleState& s) {
       s.store.forget_jobs(configured_labels(s.config), before);
       // A node no watched task runs on any more: its GPU telemetry series is no one's evidence
       // (cycle/checks/node_history.h). Not on a cycle that could not see the queue.
-      if (s.queue_ok()) {
-        std::vector<WatchedTask> running;
-        for (const auto& w : s.work)
-          if (w.obs.running) running.push_back({w.label, *w.obs.running});
-        s.store.forget_telemetry(watched_nodes(running));
-      }
+      if (s.queue_ok()) s.store.forget_telemetry(watched_nodes(running_tasks(s.work)));
       s.store.put(kv::kCompactedAt, std::to_string(s.now), s.now);
     }
   });

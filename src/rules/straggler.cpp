@@ -28,10 +28,7 @@ std::string fixed(double v, const char* f) {
 
 // A node's scores, before it is kept: its name and ranks are only pointed at, so a job of 64
 // nodes copies and frees the records of only the few it keeps whole.
-struct Scored {
-  double relative = 1, individual = 1, compute_ratio = 1;
-  bool suspect = false;
-  double window_s = 0;
+struct Scored : SpeedScores {
   std::string_view node;
   std::uint32_t id = 0;  // which node, for its ranks
 };
@@ -72,12 +69,8 @@ StragglerVerdict slowest_first(std::vector<Scored>& scored, std::size_t keep, Ra
       continue;
     }
     NodeSpeed& n = out.nodes[i];
+    static_cast<SpeedScores&>(n) = x;
     n.node = x.node;
-    n.relative = x.relative;
-    n.individual = x.individual;
-    n.compute_ratio = x.compute_ratio;
-    n.window_s = x.window_s;
-    n.suspect = x.suspect;
     ranks_of(x, n.ranks);
   }
   return out;

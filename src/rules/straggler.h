@@ -26,15 +26,19 @@ struct StragglerSettings {
   std::size_t keep = 0;
 };
 
-struct NodeSpeed {
-  std::string node;
+// What the rule says of one node.
+struct SpeedScores {
   // Scores from 0 to 1, as NVIDIA's resiliency extension gives them: relative to the other
   // nodes of the job now, and individual, against this node's own best window.
   double relative = 1, individual = 1;
   double compute_ratio = 1;  // its slowest rank's compute / the others' median
-  std::vector<int> ranks;    // its ranks
   double window_s = 0;       // the time its judged window covers
   bool suspect = false;      // slow against its peers, beyond their noise
+};
+
+struct NodeSpeed : SpeedScores {
+  std::string node;
+  std::vector<int> ranks;  // its ranks
   // What its GPUs show as the reason ("GPU 2 HW Slowdown, SM clock 1095/1980 MHz"), from its
   // telemetry (rules/gpu_telemetry_series.h); "" when they show none or were not looked at.
   std::string gpu_cause;

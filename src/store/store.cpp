@@ -623,26 +623,22 @@ int Store::forget_telemetry(const std::set<std::string>& kept) {
 int Store::forget_jobs(const std::set<std::string>& kept, double before) {
   int removed = 0;
   transaction([&] {
-    for (const std::string prefix : kv::kJobKeyPrefixes)
-      removed += forget_under(prefix, kept, before);
+    for (const std::string prefix : kv::kJobKeyPrefixes) {
+      std::vector<std::string> gone;
+      auto st = db_.prepare("SELECT key FROM kv WHERE key >= ? AND key < ? AND updated < ?");
+      bind_prefix(st, prefix);
+      st.bind(3, before);
+      while (st.step())
+        if (std::string key = st.text(0); !kept.count(key.substr(prefix.size())))
+          gone.push_back(std::move(key));
+      for (const auto& key : gone) {
+        db_.prepare("DELETE FROM kv WHERE key = ?").bind(1, key).run();
+        kv_.remember(key, std::nullopt);
+        ++removed;
+      }
+    }
   });
   return removed;
-}
-
-int Store::forget_under(const std::string& prefix, const std::set<std::string>& kept,
-                        double before) {
-  std::vector<std::string> gone;
-  auto st = db_.prepare("SELECT key FROM kv WHERE key >= ? AND key < ? AND updated < ?");
-  bind_prefix(st, prefix);
-  st.bind(3, before);
-  while (st.step())
-    if (std::string key = st.text(0); !kept.count(key.substr(prefix.size())))
-      gone.push_back(std::move(key));
-  for (const auto& key : gone) {
-    db_.prepare("DELETE FROM kv WHERE key = ?").bind(1, key).run();
-    kv_.remember(key, std::nullopt);
-  }
-  return static_cast<int>(gone.size());
 }
 
 std::string NodeHealth::summary() const {

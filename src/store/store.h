@@ -263,9 +263,6 @@ class Store {
   friend class GoodputLedger;
   friend struct StoreTestAccess;
   Db& db() { return db_; }
-  // Deletes the kv rows under `prefix` whose suffix is not in `kept` and that have not changed
-  // since `before`; returns how many. Inside a transaction.
-  int forget_under(const std::string& prefix, const std::set<std::string>& kept, double before);
   // node -> time, for every non-empty kv row under `prefix` (drained:, rebooting:).
   std::map<std::string, double> node_times(const std::string& prefix);
   struct KnownProgress {

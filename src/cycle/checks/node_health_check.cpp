@@ -15,7 +15,6 @@
 #include "cycle/checks/node_results.h"
 #include "policy/node_policy.h"
 #include "rules/fleet_figures.h"
-#include "rules/gpu_telemetry_series.h"
 #include "rules/node_findings.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_job.h"
@@ -294,8 +293,7 @@ class NodeHealthCheck : public Check {
     NodeFacts facts;
     facts.now = s.now;
     facts.nodes = s.nodes->nodes;
-    for (const auto& w : s.work)
-      if (w.obs.running) facts.running.push_back({w.label, *w.obs.running});
+    facts.running = running_tasks(s.work);
     facts.watched = watched_nodes(facts.running);
     facts.drained_at = drained_by_us(s.store, facts.nodes);
     facts.managed = managed_nodes(g, facts);

@@ -7,6 +7,13 @@
 
 namespace llmwatch {
 
+std::vector<WatchedTask> running_tasks(const std::vector<JobWork>& work) {
+  std::vector<WatchedTask> out;
+  for (const auto& w : work)
+    if (w.obs.running) out.push_back({w.label, *w.obs.running});
+  return out;
+}
+
 std::set<std::string> watched_nodes(const std::vector<WatchedTask>& running) {
   std::set<std::string> out;
   for (const auto& w : running)

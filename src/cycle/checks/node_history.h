@@ -7,13 +7,15 @@
 #include <vector>
 
 #include "config/config.h"
+#include "cycle/cycle_state.h"
 #include "rules/node_findings.h"
 
 namespace llmwatch {
 
 class Store;
 
-// The nodes the tasks run on.
+// The watched jobs' running tasks, and the nodes they run on.
+std::vector<WatchedTask> running_tasks(const std::vector<JobWork>& work);
 std::set<std::string> watched_nodes(const std::vector<WatchedTask>& running);
 
 // Records every report in `facts` no older than `max_age`, in one transaction: at 16,384 nodes

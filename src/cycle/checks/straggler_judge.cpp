@@ -57,12 +57,12 @@ EvictionCase eviction_case(const JobWork& w, Store& store, double speed, double 
 
 TelemetryEvidence gpu_evidence(Store& store, const StragglerVerdict& verdict,
                                const NodeSpeed& suspect, double now) {
-  auto series = [&](const std::string& node) { return store.telemetry_series(node); };
   std::vector<std::vector<TelemetrySample>> peers;
   verdict.for_each_name([&](const std::string& node) {
-    if (node != suspect.node) peers.push_back(series(node));
+    if (node != suspect.node) peers.push_back(store.telemetry_series(node));
   });
-  return telemetry_evidence(suspect.node, series(suspect.node), peers, now - suspect.window_s);
+  return telemetry_evidence(suspect.node, store.telemetry_series(suspect.node), peers,
+                            now - suspect.window_s);
 }
 
 // Per-rank timing older than this (or than two judged windows, for very slow steps) is not
