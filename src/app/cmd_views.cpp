@@ -147,7 +147,7 @@ int cmd_nodes(const Config& config, bool json, const std::string& node) {
               {{"ts", e.ts}, {"kind", e.kind}, {"severity", e.severity}, {"message", e.message}});
       // What its GPUs did at the node-checks kept while a watched task ran on it: the evidence
       // a slow-node finding cites, to read beside the finding.
-      auto series = store.telemetry_series(node);
+      const TelemetrySeries& series = *store.telemetry_series(node);
       out["telemetry"] = nlohmann::json::array();
       for (const auto& sample : series)
         out["telemetry"].push_back({{"ts", sample.ts}, {"gpus", telemetry_to_json(sample.gpus)}});

@@ -92,10 +92,8 @@ std::vector<const TelemetrySample*> within(const std::vector<TelemetrySample>& s
 
 }  // namespace
 
-TelemetryEvidence telemetry_evidence(const std::string& node,
-                                     const std::vector<TelemetrySample>& own,
-                                     const std::vector<std::vector<TelemetrySample>>& peers,
-                                     double since) {
+TelemetryEvidence telemetry_evidence(const std::string& node, const TelemetrySeries& own,
+                                     std::span<const TelemetrySeries* const> peers, double since) {
   TelemetryEvidence out;
   auto mine = within(own, since);
   if (mine.empty()) {
@@ -107,8 +105,8 @@ TelemetryEvidence telemetry_evidence(const std::string& node,
   // The job's other GPUs over the window: their clocks, and how many compute processes they run
   // (its ranks per GPU).
   std::vector<double> peer_ratios, peer_process_counts;
-  for (const auto& series : peers)
-    for (const auto* s : within(series, since))
+  for (const auto* series : peers)
+    for (const auto* s : within(*series, since))
       for (const auto& g : s->gpus) {
         if (auto r = g.clock_ratio()) peer_ratios.push_back(*r);
         if (g.processes) peer_process_counts.push_back(*g.processes);
@@ -123,8 +121,8 @@ TelemetryEvidence telemetry_evidence(const std::string& node,
 
   // The peers' share of the time under each counted reason (their median GPU's).
   std::map<std::string, std::vector<double>> peer_share_lists;
-  for (const auto& series : peers)
-    for (const auto& [_, shares] : counted_shares(series, since))
+  for (const auto* series : peers)
+    for (const auto& [_, shares] : counted_shares(*series, since))
       for (const auto& [name, share] : shares) peer_share_lists[name].push_back(share);
   std::map<std::string, double> peer_shares;
   for (const auto& [name, list] : peer_share_lists) peer_shares[name] = median(list);
@@ -234,6 +232,14 @@ TelemetryEvidence telemetry_evidence(const std::string& node,
   line += ": the slowness is not in its GPUs (look at its CPU, data loading, network)";
   out.lines.push_back(std::move(line));
   return out;
+}
+
+TelemetryEvidence telemetry_evidence(const std::string& node, const TelemetrySeries& own,
+                                     const std::vector<TelemetrySeries>& peers, double since) {
+  std::vector<const TelemetrySeries*> pointed;
+  pointed.reserve(peers.size());
+  for (const auto& series : peers) pointed.push_back(&series);
+  return telemetry_evidence(node, own, pointed, since);
 }
 
 }  // namespace llmwatch

@@ -4,6 +4,7 @@
 // for a moment); the finding cites what held over its slow window, against the same figures on
 // the job's other nodes. Pure.
 #include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct TelemetrySample {
   double ts = 0;
   std::vector<GpuTelemetry> gpus;
 };
+using TelemetrySeries = std::vector<TelemetrySample>;
 
 // What a suspect node's GPUs did since `since`, against the job's other nodes.
 struct TelemetryEvidence {
@@ -25,9 +27,11 @@ struct TelemetryEvidence {
   std::string cause;
   std::vector<std::string> lines;  // per GPU that stands out, or the absence of a GPU cause
 };
-TelemetryEvidence telemetry_evidence(const std::string& node,
-                                     const std::vector<TelemetrySample>& own,
-                                     const std::vector<std::vector<TelemetrySample>>& peers,
-                                     double since);
+// The peers are pointed at: the cycle hands the store's kept series, not copies.
+TelemetryEvidence telemetry_evidence(const std::string& node, const TelemetrySeries& own,
+                                     std::span<const TelemetrySeries* const> peers, double since);
+// The same, for peers held by value.
+TelemetryEvidence telemetry_evidence(const std::string& node, const TelemetrySeries& own,
+                                     const std::vector<TelemetrySeries>& peers, double since);
 
 }  // namespace llmwatch

@@ -89,7 +89,7 @@ std::optional<std::string> Store::get(const std::string& key) {
 
 void Store::trust_kv_memo() {
   auto st = db_.prepare("PRAGMA data_version");
-  if (kv_.check(st.step() ? st.integer(0) : -1)) telemetry_at_.clear();
+  if (kv_.check(st.step() ? st.integer(0) : -1)) forget_telemetry_known();
   kv_trusted_ = true;
 }
 
@@ -571,17 +571,28 @@ void bind_prefix(Statement& st, const std::string& prefix) {
 
 }  // namespace
 
+void Store::forget_telemetry_known() {
+  telemetry_.clear();
+  series_parsed_ = 0;
+}
+
 void Store::add_telemetry_sample(const std::string& node, const TelemetrySample& sample) {
   if (!std::isfinite(sample.ts)) return;
   if (kv_trusted_)
-    if (auto it = telemetry_at_.find(node); it != telemetry_at_.end() && sample.ts <= it->second)
+    if (auto it = telemetry_.find(node); it != telemetry_.end() && sample.ts <= it->second.newest)
       return;
   auto newest = db_.prepare("SELECT MAX(ts) FROM gpu_telemetry WHERE node = ?");
   newest.bind(1, node);
-  if (newest.step() && !newest.is_null(0) && sample.ts <= newest.real(0)) {
-    telemetry_at_[node] = newest.real(0);
-    return;
+  const double stored = newest.step() && !newest.is_null(0)
+                            ? newest.real(0)
+                            : -std::numeric_limits<double>::infinity();
+  KnownSeries& known = telemetry_[node];
+  if (known.newest != stored && known.series) {  // what was kept parsed is not what is stored
+    known.series.reset();
+    --series_parsed_;
   }
+  known.newest = stored;
+  if (sample.ts <= stored) return;
   db_.prepare("INSERT INTO gpu_telemetry(node, ts, gpus) VALUES(?, ?, ?)")
       .bind(1, node)
       .bind(2, sample.ts)
@@ -593,17 +604,39 @@ void Store::add_telemetry_sample(const std::string& node, const TelemetrySample&
       .bind(1, node)
       .bind(2, kTelemetryKept)
       .run();
-  telemetry_at_[node] = sample.ts;
+  known.newest = sample.ts;
+  // A series kept parsed takes the sample as the table did: the newest kTelemetryKept.
+  if (known.series) {
+    auto series = std::make_shared<TelemetrySeries>();
+    const std::size_t keep = std::min<std::size_t>(known.series->size(), kTelemetryKept - 1);
+    series->reserve(keep + 1);
+    series->insert(series->end(), known.series->end() - static_cast<std::ptrdiff_t>(keep),
+                   known.series->end());
+    series->push_back(sample);
+    known.series = std::move(series);
+  }
 }
 
-std::vector<TelemetrySample> Store::telemetry_series(const std::string& node) {
-  std::vector<TelemetrySample> out;
+std::shared_ptr<const TelemetrySeries> Store::telemetry_series(const std::string& node) {
+  if (kv_trusted_)
+    if (auto it = telemetry_.find(node); it != telemetry_.end() && it->second.series)
+      return it->second.series;
+  auto series = std::make_shared<TelemetrySeries>();
   auto st = db_.prepare("SELECT ts, gpus FROM gpu_telemetry WHERE node = ? ORDER BY ts");
   st.bind(1, node);
   while (st.step())
-    out.push_back(
+    series->push_back(
         {st.real(0), telemetry_from_json(nlohmann::json::parse(st.text(1), nullptr, false))});
-  return out;
+  // What was just read is true now; the next transaction's check forgets it if another
+  // connection writes.
+  if (auto it = telemetry_.find(node);
+      series_parsed_ >= kSeriesKeptParsed && (it == telemetry_.end() || !it->second.series))
+    forget_telemetry_known();
+  KnownSeries& known = telemetry_[node];
+  if (!known.series) ++series_parsed_;
+  known.newest = series->empty() ? -std::numeric_limits<double>::infinity() : series->back().ts;
+  known.series = series;
+  return series;
 }
 
 int Store::forget_telemetry(const std::set<std::string>& kept) {
@@ -614,7 +647,10 @@ int Store::forget_telemetry(const std::set<std::string>& kept) {
       if (std::string node = st.text(0); !kept.count(node)) gone.push_back(std::move(node));
     for (const auto& node : gone) {
       db_.prepare("DELETE FROM gpu_telemetry WHERE node = ?").bind(1, node).run();
-      telemetry_at_.erase(node);
+      if (auto it = telemetry_.find(node); it != telemetry_.end()) {
+        if (it->second.series) --series_parsed_;
+        telemetry_.erase(it);
+      }
     }
   });
   return static_cast<int>(gone.size());

@@ -84,7 +84,7 @@ class Store {
       progress_.clear();
       last_jobs_.clear();
       goodput_states_.clear();
-      telemetry_at_.clear();
+      forget_telemetry_known();
       kv_.forget_all();
       kv_trusted_ = false;
       throw;
@@ -153,7 +153,13 @@ class Store {
   // known without a query.
   static constexpr int kTelemetryKept = 16;
   void add_telemetry_sample(const std::string& node, const TelemetrySample& sample);
-  std::vector<TelemetrySample> telemetry_series(const std::string& node);  // oldest first
+  // Oldest first; never null. A series read is kept parsed and, inside a transaction, handed
+  // out again (with the samples this process added since) without SQL: a standing slow-node
+  // finding reads its job's every node's series each cycle, and parsing them again was ~0.5 ms
+  // a node (bench/node_history_bench.cpp).
+  std::shared_ptr<const TelemetrySeries> telemetry_series(const std::string& node);
+  // At most this many nodes' series are kept parsed (~40 KB each under 8 GPUs: 40 MiB at most).
+  static constexpr std::size_t kSeriesKeptParsed = 1024;
   // Drops the telemetry series of every node not in `kept`; returns how many were dropped.
   int forget_telemetry(const std::set<std::string>& kept);
 
@@ -272,11 +278,17 @@ class Store {
   };
   // Checks the kv memo against other connections' commits; called at a transaction's start.
   void trust_kv_memo();
+  void forget_telemetry_known();
   Db db_;
   std::map<std::string, KnownProgress> progress_;
-  // node -> the newest sample's time in its stored telemetry series, as this process last
-  // stored or read it; trusted as kv_ is, and forgotten with it.
-  std::unordered_map<std::string, double> telemetry_at_;
+  // What this process last stored or read of a node's telemetry series; trusted as kv_ is, and
+  // forgotten with it.
+  struct KnownSeries {
+    double newest = 0;                              // its newest sample's time (-inf: none)
+    std::shared_ptr<const TelemetrySeries> series;  // the series parsed, when it was read
+  };
+  std::unordered_map<std::string, KnownSeries> telemetry_;
+  std::size_t series_parsed_ = 0;  // how many of telemetry_ hold a series
   std::map<std::string, std::pair<std::string, std::optional<SlurmJob>>>
       last_jobs_;  // text, parsed
   struct KnownGoodput {

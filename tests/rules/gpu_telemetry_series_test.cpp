@@ -182,7 +182,7 @@ TEST(GpuTelemetrySeries, ANarrowedLinkIsTheCause) {
 // Checked less often than the window is long: the latest sample speaks. Never checked: said so.
 TEST(GpuTelemetrySeries, OldOrMissingTelemetry) {
   auto own = node(1, [](int) { return gpu(2, 1095, {"HW Slowdown"}); });
-  EXPECT_EQ(telemetry_evidence("node-3", own, {}, 5000).cause,
+  EXPECT_EQ(telemetry_evidence("node-3", own, std::vector<TelemetrySeries>{}, 5000).cause,
             "GPU 2 HW Slowdown, SM clock 1095/1980 MHz");
   auto none = telemetry_evidence("node-3", {}, {node(3)}, 1000);
   EXPECT_EQ(none.cause, "");

@@ -68,8 +68,8 @@ TEST(Migrations, TelemetrySeriesInKvMakeWayForARowASample) {
   EXPECT_FALSE(store.get("gputelemetry:node-2"));
   EXPECT_EQ(store.get("nodehealth:node-1"), "OK fine");
   store.add_telemetry_sample("node-1", {10, {}});
-  ASSERT_EQ(store.telemetry_series("node-1").size(), 1u);
-  EXPECT_EQ(store.telemetry_series("node-1")[0].ts, 10);
+  ASSERT_EQ(store.telemetry_series("node-1")->size(), 1u);
+  EXPECT_EQ((*store.telemetry_series("node-1"))[0].ts, 10);
 }
 
 TEST(Migrations, StoreFromANewerLlmwatchIsRefused) {

@@ -55,14 +55,22 @@ EvictionCase eviction_case(const JobWork& w, Store& store, double speed, double 
   return c;
 }
 
+// Read in one transaction: the series the store keeps parsed are then handed out without SQL
+// (a finding that stands reads the same series every cycle).
 TelemetryEvidence gpu_evidence(Store& store, const StragglerVerdict& verdict,
                                const NodeSpeed& suspect, double now) {
-  std::vector<std::vector<TelemetrySample>> peers;
-  verdict.for_each_name([&](const std::string& node) {
-    if (node != suspect.node) peers.push_back(store.telemetry_series(node));
+  std::shared_ptr<const TelemetrySeries> own;
+  std::vector<std::shared_ptr<const TelemetrySeries>> held;
+  store.transaction([&] {
+    own = store.telemetry_series(suspect.node);
+    verdict.for_each_name([&](const std::string& node) {
+      if (node != suspect.node) held.push_back(store.telemetry_series(node));
+    });
   });
-  return telemetry_evidence(suspect.node, store.telemetry_series(suspect.node), peers,
-                            now - suspect.window_s);
+  std::vector<const TelemetrySeries*> peers;
+  peers.reserve(held.size());
+  for (const auto& series : held) peers.push_back(series.get());
+  return telemetry_evidence(suspect.node, *own, peers, now - suspect.window_s);
 }
 
 // Per-rank timing older than this (or than two judged windows, for very slow steps) is not

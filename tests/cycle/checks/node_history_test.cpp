@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <vector>
 
 #include "rules/gpu_telemetry_series.h"
 #include "store/store.h"
@@ -39,7 +42,7 @@ NodeFacts facts_for(const std::string& running_on, double now) {
 }
 
 std::size_t samples(Store& store, const std::string& node) {
-  return store.telemetry_series(node).size();
+  return store.telemetry_series(node)->size();
 }
 
 // node-9 is managed (its health is recorded) but runs no watched task: no slow-node finding can
@@ -88,7 +91,7 @@ TEST(NodeHistory, ANodesSeriesKeepsItsNewest16Samples) {
     r.telemetry[0].sm_mhz = 1000 + i;
     store.add_telemetry_sample("node-1", {r.ts, r.telemetry});
   }
-  auto series = store.telemetry_series("node-1");
+  auto series = *store.telemetry_series("node-1");
   ASSERT_EQ(series.size(), 16u);
   EXPECT_EQ(series.front().ts, 104);
   EXPECT_EQ(series.back().ts, 119);
@@ -98,10 +101,10 @@ TEST(NodeHistory, ANodesSeriesKeepsItsNewest16Samples) {
   for (double ts : {119.0, 50.0, double(NAN), double(INFINITY)}) {
     Store other(dir.path);  // knows nothing: asks the table
     other.add_telemetry_sample("node-1", {ts, {}});
-    EXPECT_EQ(other.telemetry_series("node-1").back().ts, 119) << ts;
-    EXPECT_EQ(other.telemetry_series("node-1").size(), 16u) << ts;
+    EXPECT_EQ(other.telemetry_series("node-1")->back().ts, 119) << ts;
+    EXPECT_EQ(other.telemetry_series("node-1")->size(), 16u) << ts;
   }
-  EXPECT_TRUE(store.telemetry_series("node-2").empty());
+  EXPECT_TRUE(store.telemetry_series("node-2")->empty());
 }
 
 // Once no watched task runs on a node, the hourly compaction drops its series.
@@ -118,6 +121,57 @@ TEST(NodeHistory, ANodeNoWatchedTaskRunsOnLosesItsSeries) {
   facts.reports["node-1"] = report("node-1", 990);
   record_history(store, facts, Seconds(600));
   EXPECT_EQ(samples(store, "node-1"), 1u);
+}
+
+// The times of a node's series, oldest first.
+std::vector<double> times(const TelemetrySeries& series) {
+  std::vector<double> out;
+  for (const auto& s : series) out.push_back(s.ts);
+  return out;
+}
+
+std::vector<double> stored_times(const std::string& dir, const std::string& node) {
+  return times(*Store(dir).telemetry_series(node));  // a connection that knows nothing
+}
+
+// A series read is kept parsed and handed out again inside a transaction (a standing slow-node
+// finding reads its job's every node's series each cycle). What it hands out is always what the
+// table holds: after this process adds a sample (the oldest dropped), after another connection
+// writes, after a rollback, after the compaction.
+TEST(NodeHistory, ASeriesKeptParsedIsAlwaysWhatTheTableHolds) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  for (int i = 0; i < 20; ++i) store.add_telemetry_sample("node-1", {100.0 + i, {}});
+  std::shared_ptr<const TelemetrySeries> first, again;
+  store.transaction([&] {
+    first = store.telemetry_series("node-1");
+    again = store.telemetry_series("node-1");
+  });
+  EXPECT_EQ(first, again) << "read again: parsed again";
+  store.transaction([&] {
+    store.add_telemetry_sample("node-1", {120, report("node-1", 0).telemetry});
+  });
+  store.transaction([&] { again = store.telemetry_series("node-1"); });
+  EXPECT_EQ(times(*again), stored_times(dir.path, "node-1"));
+  EXPECT_EQ(again->back().gpus, report("node-1", 0).telemetry);
+  EXPECT_EQ(times(*first).back(), 119) << "a series handed out before is not changed under it";
+
+  Store(dir.path).add_telemetry_sample("node-1", {121, {}});  // another connection
+  store.transaction([&] { again = store.telemetry_series("node-1"); });
+  EXPECT_EQ(times(*again).back(), 121);
+
+  EXPECT_THROW(store.transaction([&] {
+    store.add_telemetry_sample("node-1", {122, {}});
+    throw std::runtime_error("disk full");
+  }),
+               std::runtime_error);
+  store.transaction([&] { again = store.telemetry_series("node-1"); });
+  EXPECT_EQ(times(*again), stored_times(dir.path, "node-1"));
+  EXPECT_EQ(times(*again).back(), 121) << "the rolled-back sample is not handed out";
+
+  store.forget_telemetry({});
+  store.transaction([&] { again = store.telemetry_series("node-1"); });
+  EXPECT_TRUE(again->empty());
 }
 
 }  // namespace
