@@ -18,8 +18,8 @@ bool register_action(std::unique_ptr<ActionPlugin> plugin);
 
 #define LLMWATCH_ACTION_CONCAT_(a, b) a##b
 #define LLMWATCH_ACTION_CONCAT(a, b) LLMWATCH_ACTION_CONCAT_(a, b)
-#define LLMWATCH_REGISTER_ACTION(expr)                                                      \
-  [[maybe_unused]] static const bool LLMWATCH_ACTION_CONCAT(registered_action_, __LINE__) = \
+#define LLMWATCH_REGISTER_ACTION(expr)                                                         \
+  [[maybe_unused]] static const bool LLMWATCH_ACTION_CONCAT(registered_action_, __COUNTER__) = \
       ::llmwatch::register_action(expr)
 
 }  // namespace llmwatch

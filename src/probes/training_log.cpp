@@ -28,7 +28,7 @@ size_t find(std::string_view line, std::string_view needle) {
   return std::string_view::npos;
 }
 
-bool contains(std::string_view line, std::string_view needle) {
+bool line_contains(std::string_view line, std::string_view needle) {
   return find(line, needle) != std::string_view::npos;
 }
 
@@ -75,7 +75,7 @@ std::optional<std::int64_t> as_step(std::optional<double> v) {
 // Megatron-LM: " iteration      100/  500000 | consumed samples: ..."
 void parse_megatron(std::string_view line, LogLine& out) {
   size_t pos = line.find(" iteration ");
-  if (pos == std::string_view::npos || !contains(line, "elapsed time per iteration")) return;
+  if (pos == std::string_view::npos || !line_contains(line, "elapsed time per iteration")) return;
   pos += 11;
   while (pos < line.size() && line[pos] == ' ') ++pos;
   std::int64_t step = 0;
@@ -118,7 +118,7 @@ LogLine TrainingLogParser::parse(std::string_view line) const {
       if (slash != std::string_view::npos && slash < it + 30)
         if (auto max = as_step(number_after(line.substr(slash + 1), ""))) out.max_steps = *max + 1;
     }
-  } else if (contains(line, " iteration ")) {
+  } else if (line_contains(line, " iteration ")) {
     parse_megatron(line, out);
   }
   if (user_ && !out.step) {
@@ -129,13 +129,13 @@ LogLine TrainingLogParser::parse(std::string_view line) const {
   }
   if (out.step) return out;  // a step line is not also a crash or checkpoint line
 
-  if (contains_nocase(line, "saving checkpoint") || contains(line, "Checkpoint save start") ||
-      contains(line, "Async checkpoint save"))
+  if (contains_nocase(line, "saving checkpoint") || line_contains(line, "Checkpoint save start") ||
+      line_contains(line, "Async checkpoint save"))
     out.checkpoint_start = true;
-  if (contains(line, "Save duration")) out.save_seconds = number_after(line, "Save duration");
-  if (contains(line, "Time spent in load_checkpoint"))
+  if (line_contains(line, "Save duration")) out.save_seconds = number_after(line, "Save duration");
+  if (line_contains(line, "Time spent in load_checkpoint"))
     out.load_seconds = number_after(line, "Time spent in load_checkpoint");
-  if (contains(line, "Global Checkpoint Save") ||
+  if (line_contains(line, "Global Checkpoint Save") ||
       contains_nocase(line, "successfully saved checkpoint") ||
       contains_nocase(line, "checkpoint saved"))
     out.checkpoint_end = true, out.checkpoint_start = false;
@@ -144,21 +144,21 @@ LogLine TrainingLogParser::parse(std::string_view line) const {
   // DataLoader 0: 45%|", Hugging Face "***** Running Evaluation *****", "Validating" and
   // "evaluating" progress lines. (Not a "validation loss at iteration" summary: it is printed
   // once the pass is over, and would only widen the allowance when it matters.)
-  if (contains(line, "Validation DataLoader") || contains(line, "Running Evaluation") ||
-      contains(line, "Validating") || contains_nocase(line, "evaluating"))
+  if (line_contains(line, "Validation DataLoader") || line_contains(line, "Running Evaluation") ||
+      line_contains(line, "Validating") || contains_nocase(line, "evaluating"))
     out.evaluation = true;
-  if (contains(line, "Watchdog caught collective operation timeout"))
+  if (line_contains(line, "Watchdog caught collective operation timeout"))
     out.crash = "nccl-timeout";
-  else if (contains(line, "CUDA out of memory") || contains(line, "OutOfMemoryError"))
+  else if (line_contains(line, "CUDA out of memory") || line_contains(line, "OutOfMemoryError"))
     out.crash = "cuda-oom";
-  else if (contains(line, "CUDA error") || contains(line, "CUDA Error"))
+  else if (line_contains(line, "CUDA error") || line_contains(line, "CUDA Error"))
     out.crash = "cuda-error";
-  else if (contains(line, "NCCL error") || contains(line, "ncclUnhandledCudaError") ||
-           contains(line, "ncclSystemError"))
+  else if (line_contains(line, "NCCL error") || line_contains(line, "ncclUnhandledCudaError") ||
+           line_contains(line, "ncclSystemError"))
     out.crash = "nccl-error";
-  else if (contains(line, "NVRM: Xid"))
+  else if (line_contains(line, "NVRM: Xid"))
     out.crash = "xid";
-  else if (contains(line, "Traceback (most recent call last)"))
+  else if (line_contains(line, "Traceback (most recent call last)"))
     out.crash = "python-traceback";
   return out;
 }

@@ -7,6 +7,7 @@
 #include <set>
 #include <string_view>
 
+#include "util/strings.h"
 #include "util/text.h"
 
 namespace llmwatch {
@@ -17,19 +18,16 @@ bool all_digits(std::string_view s) {
          std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
-bool has(std::string_view line, std::string_view what) {
-  return line.find(what) != std::string_view::npos;
-}
-
 bool network_error(std::string_view line) {
-  return has(line, "NCCL WARN") || has(line, "NCCL ERROR") || has(line, "NCCL error") ||
-         has(line, "ncclSystemError") || has(line, "ncclRemoteError") || has(line, "Gloo") ||
-         has(line, "Connection reset by peer") || has(line, "Connection refused");
+  return contains(line, "NCCL WARN") || contains(line, "NCCL ERROR") ||
+         contains(line, "NCCL error") || contains(line, "ncclSystemError") ||
+         contains(line, "ncclRemoteError") || contains(line, "Gloo") ||
+         contains(line, "Connection reset by peer") || contains(line, "Connection refused");
 }
 
 bool gpu_error(std::string_view line) {
-  return has(line, "CUDA error") || has(line, "uncorrectable ECC") || has(line, "NVRM: Xid") ||
-         has(line, "ncclUnhandledCudaError");
+  return contains(line, "CUDA error") || contains(line, "uncorrectable ECC") ||
+         contains(line, "NVRM: Xid") || contains(line, "ncclUnhandledCudaError");
 }
 
 // The host of an NCCL line, "node-2:48211:48377 [5] NCCL WARN ...": the last token before

@@ -4,12 +4,10 @@
 #include <optional>
 #include <string_view>
 
+#include "util/strings.h"
+
 namespace llmwatch {
 namespace {
-
-bool has(std::string_view line, std::string_view what) {
-  return line.find(what) != std::string_view::npos;
-}
 
 struct Signature {
   EndClass cls;
@@ -36,11 +34,11 @@ constexpr Signature kSignatures[] = {
 // CANCELLED AT 2026-11-24T10:00:00 DUE TO TIME LIMIT ***": what Slurm did, written when
 // Slurm itself may since have forgotten the task. The class it names; nullopt when none.
 std::optional<EndClass> stepd_verdict(const std::string& line) {
-  if (!has(line, "*** JOB ") && !has(line, "*** STEP ")) return std::nullopt;
-  if (!has(line, " CANCELLED AT ")) return std::nullopt;
-  if (has(line, "DUE TO TIME LIMIT")) return EndClass::Timeout;
-  if (has(line, "DUE TO PREEMPTION")) return EndClass::Preempted;
-  if (has(line, "DUE TO NODE FAILURE")) return EndClass::NodeFailure;
+  if (!contains(line, "*** JOB ") && !contains(line, "*** STEP ")) return std::nullopt;
+  if (!contains(line, " CANCELLED AT ")) return std::nullopt;
+  if (contains(line, "DUE TO TIME LIMIT")) return EndClass::Timeout;
+  if (contains(line, "DUE TO PREEMPTION")) return EndClass::Preempted;
+  if (contains(line, "DUE TO NODE FAILURE")) return EndClass::NodeFailure;
   return EndClass::Cancelled;
 }
 
@@ -115,7 +113,7 @@ EndVerdict classify_end(const EndEvidence& e) {
     std::vector<std::string> lines;  // the class's lines, at most 3, as evidence
     for (const auto& line : e.log_tail)
       for (auto marker : sig.markers)
-        if (!marker.empty() && has(line, marker)) {
+        if (!marker.empty() && contains(line, marker)) {
           if (lines.size() < 3) lines.push_back(line);
           break;
         }

@@ -62,12 +62,8 @@ std::map<int, std::map<std::string, double>> counted_shares(
   return out;
 }
 
-std::string whole(double v) {
-  return std::to_string(std::llround(v));
-}
-
 std::string percent(double ratio) {
-  return whole(ratio * 100) + "%";
+  return format_whole(ratio * 100) + "%";
 }
 
 // One GPU of the suspect over the window.
@@ -194,8 +190,9 @@ TelemetryEvidence telemetry_evidence(const std::string& node, const TelemetrySer
       line += "; SM clock " + percent(clock) + " of its maximum, the job's other nodes' GPUs " +
               percent(*peer_clock);
     if (shared)
-      line += "; " + whole(*processes) + " compute processes on it, the job's other nodes' GPUs " +
-              whole(*peer_processes) + ": another process competes for it";
+      line += "; " + format_whole(*processes) +
+              " compute processes on it, the job's other nodes' GPUs " +
+              format_whole(*peer_processes) + ": another process competes for it";
     out.lines.push_back(std::move(line));
     // The headline GPU: a hardware reason first, then a shared GPU, then the lowest clock.
     double rank = clock - (held ? 2 : 0) - (shared ? 1 : 0);
@@ -211,15 +208,15 @@ TelemetryEvidence telemetry_evidence(const std::string& node, const TelemetrySer
       cause += (worst->reasons.count(reason) ? " " : " " + reason + " ") + percent(share) +
                " of the time";
     if (!worst->sm_mhz.empty()) {
-      cause += ", SM clock " + whole(median(worst->sm_mhz));
-      if (worst->last.sm_max_mhz) cause += "/" + whole(*worst->last.sm_max_mhz);
+      cause += ", SM clock " + format_whole(median(worst->sm_mhz));
+      if (worst->last.sm_max_mhz) cause += "/" + format_whole(*worst->last.sm_max_mhz);
       cause += " MHz";
     }
     if (worst->last.pcie_width && worst->last.pcie_width_max &&
         *worst->last.pcie_width < *worst->last.pcie_width_max)
-      cause += ", PCIe x" + whole(*worst->last.pcie_width) + " of x" +
-               whole(*worst->last.pcie_width_max);
-    if (auto n = shared_by(*worst)) cause += ", " + whole(*n) + " compute processes";
+      cause += ", PCIe x" + format_whole(*worst->last.pcie_width) + " of x" +
+               format_whole(*worst->last.pcie_width_max);
+    if (auto n = shared_by(*worst)) cause += ", " + format_whole(*n) + " compute processes";
     out.cause = std::move(cause);
     return out;
   }
@@ -228,7 +225,7 @@ TelemetryEvidence telemetry_evidence(const std::string& node, const TelemetrySer
   for (const auto& [_, g] : gpus) clocks.insert(clocks.end(), g.sm_mhz.begin(), g.sm_mhz.end());
   std::string line = node + ": its " + std::to_string(gpus.size()) + " GPU" +
                      (gpus.size() == 1 ? "" : "s") + " show no reason of their own in " + over;
-  if (!clocks.empty()) line += " (SM clock " + whole(median(clocks)) + " MHz median)";
+  if (!clocks.empty()) line += " (SM clock " + format_whole(median(clocks)) + " MHz median)";
   line += ": the slowness is not in its GPUs (look at its CPU, data loading, network)";
   out.lines.push_back(std::move(line));
   return out;

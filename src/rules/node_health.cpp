@@ -3,16 +3,10 @@
 #include <cstdio>
 #include <map>
 
+#include "util/units.h"
+
 namespace llmwatch {
 namespace {
-
-// A counter as printed in a summary: "%.0f" formats any double, where a cast to an integer
-// type is undefined for values out of its range (found by fuzzing).
-std::string whole(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.0f", v);
-  return buf;
-}
 
 std::string gpu_name(int gpu) {
   return gpu >= 0 ? "GPU " + std::to_string(gpu) : "GPU ?";
@@ -107,7 +101,8 @@ void counter_items(const GpuParse& parse, const GpuSettings& s, std::vector<Heal
     auto ecc = g.number("ecc.errors.uncorrected.volatile.total");
     if (!ecc) ecc = g.number("ecc.errors.uncorrected.volatile.dram");
     if (ecc && s.ecc_uncorrected_critical > 0 && *ecc >= s.ecc_uncorrected_critical)
-      add("ecc", Verdict::Critical, "reset", whole(*ecc) + " uncorrected ECC errors since reset",
+      add("ecc", Verdict::Critical, "reset",
+          format_whole(*ecc) + " uncorrected ECC errors since reset",
           "ecc.errors.uncorrected.volatile.total");
     if (g.flag("remapped_rows.failure").value_or(false))
       add("remap", Verdict::Critical, "rma", "row remapping failed: the GPU needs replacement",
@@ -118,7 +113,8 @@ void counter_items(const GpuParse& parse, const GpuSettings& s, std::vector<Heal
     auto dbe = g.number("retired_pages.double_bit.count");
     if (dbe && s.retired_pages_critical > 0 && *dbe >= s.retired_pages_critical)
       add("retired-pages", Verdict::Critical, "rma",
-          whole(*dbe) + " pages retired for double-bit ECC", "retired_pages.double_bit.count");
+          format_whole(*dbe) + " pages retired for double-bit ECC",
+          "retired_pages.double_bit.count");
     else if (g.flag("retired_pages.pending").value_or(false))
       add("retired-pages", Verdict::Warn, "save",
           "page retirement pending: reset the GPU when idle", "retired_pages.pending");
@@ -129,7 +125,8 @@ void counter_items(const GpuParse& parse, const GpuSettings& s, std::vector<Heal
     }
     auto width = g.number("pcie.link.width.current"), max_width = g.number("pcie.link.width.max");
     if (s.pcie_width_check && width && max_width && *width < *max_width)
-      add("pcie", Verdict::Warn, "", "PCIe link x" + whole(*width) + " of x" + whole(*max_width),
+      add("pcie", Verdict::Warn, "",
+          "PCIe link x" + format_whole(*width) + " of x" + format_whole(*max_width),
           "pcie.link.width.current");
     if (g.flag("clocks_event_reasons.hw_slowdown").value_or(false))
       add("slowdown", Verdict::Warn, "", "hardware slowdown active (power brake or thermal)",
@@ -139,7 +136,7 @@ void counter_items(const GpuParse& parse, const GpuSettings& s, std::vector<Heal
           "clocks_event_reasons.hw_thermal_slowdown");
     auto temp = g.number("temperature.gpu");
     if (temp && s.temperature_warn > 0 && *temp >= s.temperature_warn)
-      add("temperature", Verdict::Warn, "", whole(*temp) + " °C", "temperature.gpu");
+      add("temperature", Verdict::Warn, "", format_whole(*temp) + " °C", "temperature.gpu");
   }
 }
 

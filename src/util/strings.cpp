@@ -34,6 +34,10 @@ std::vector<std::string> split(std::string_view s, char sep) {
   return out;
 }
 
+bool contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }

@@ -12,6 +12,7 @@ std::string_view trim(std::string_view s);
 std::vector<std::string> split(std::string_view s, char sep);
 bool starts_with(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
+bool contains(std::string_view s, std::string_view part);
 // "a, b, c": the parts with sep between them.
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // A whole decimal (or, base 16, hex) integer that fits; nullopt for anything else, including

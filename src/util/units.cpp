@@ -3,6 +3,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <limits>
 
@@ -131,6 +132,12 @@ std::string format_duration(Seconds d) {
     }
   }
   return out;
+}
+
+std::string format_whole(double v) {
+  char buf[512];  // %.0f of DBL_MAX is 309 digits
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
 }
 
 std::string format_size(std::uint64_t bytes) {

@@ -23,6 +23,9 @@ Result<double> parse_percent(std::string_view text);
 std::string format_duration(Seconds d);
 // "1.5 GiB": binary units, one decimal.
 std::string format_size(std::uint64_t bytes);
+// "1095": a figure rounded to a whole number, for any double ("%.0f": a cast or llround of a
+// value out of range is undefined or unspecified, and figures come from other programs).
+std::string format_whole(double v);
 // "2026-11-22T21:11:42Z": a Unix time as RFC 3339 in UTC, whole seconds ("?" if unrepresentable).
 std::string format_utc(double unix_time);
 

@@ -10,7 +10,7 @@ namespace {
 
 using testing::PhaseFixture;
 
-constexpr double kNow = 1'700'000'600;
+using testing::kNow;
 const std::string kJob = "[[job]]\nname = \"tr\"\non_hang = [\"alert\", \"cancel\"]\n";
 
 Finding hung(Severity severity = Severity::Critical) {

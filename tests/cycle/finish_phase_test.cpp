@@ -14,7 +14,7 @@ namespace {
 
 using testing::PhaseFixture;
 
-constexpr double kNow = 1'700'000'600;
+using testing::kNow;
 
 TEST(FinishPhase, TheHeartbeatListsEveryProbeAndTheCyclesErrors) {
   PhaseFixture p;

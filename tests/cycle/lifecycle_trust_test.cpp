@@ -13,10 +13,10 @@ namespace {
 
 using testing::EndingRun;
 using testing::event_lines;
+using testing::kCudaError;
+using testing::node_check_json;
 using testing::write_file;
 
-constexpr const char* kCudaError =
-    "RuntimeError: CUDA error: an illegal memory access was encountered\n";
 constexpr const char* kSoftwareError = "Traceback (most recent call last):\nKeyError: 'x'\n";
 
 // An end that follows another end with no cycle seeing the run alive in between (#25): a
@@ -294,16 +294,6 @@ TEST(LifecycleTrust, ADryRunDoesNotTakeTheKey) {
   EXPECT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
 }
 
-// What `llmwatch node-check --json` prints for one node.
-std::string node_check(const std::string& node, Verdict v, double ts) {
-  NodeReport r;
-  r.node = node;
-  r.ts = ts;
-  r.verdict = v;
-  if (v != Verdict::Ok) r.items.push_back({"xid", 2, v, "drain", "Xid 48 GPU 2: ECC", {}});
-  return r.to_json() + "\n";
-}
-
 // Two watched runs die of an unattributed GPU error in one cycle: their quick node-checks run
 // at once, each within the cycle's remote budget (#26.8: one after another, with nvidia-smi
 // hanging on the nodes, they overran cycle_deadline and the post-mortems were made again every
@@ -324,7 +314,7 @@ TEST(LifecycleTrust, TheCyclesNodeChecksRunTogetherWithinItsBudget) {
   run.slurm.jobs.clear();
   run.shows_ended("FAILED");
   run.slurm.shown_jobs["9"] = run.slurm.shown_jobs["7"];
-  run.slurm.step_output = node_check("node-1", Verdict::Ok, run.now + 30);
+  run.slurm.step_output = node_check_json("node-1", Verdict::Ok, run.now + 30);
   run.slurm.step_rendezvous = 2;
   run.cycle(run.now + 30);
   ASSERT_EQ(run.slurm.steps.size(), 2u);
@@ -339,7 +329,7 @@ TEST(LifecycleTrust, TheCyclesNodeChecksRunTogetherWithinItsBudget) {
 TEST(LifecycleTrust, ANodeCheckThatDoesNotFitIsDoneNextCycle) {
   EndingRun run("[gpu]\nenabled = true\ncollect = \"results\"\n");
   run.config.cycle_deadline = Seconds(6);  // a remote budget of 4.5 s: no check fits
-  run.slurm.step_output = node_check("node-3", Verdict::Critical, run.now + 60);
+  run.slurm.step_output = node_check_json("node-3", Verdict::Critical, run.now + 60);
   auto r = run.runs_then_ends(kCudaError, "FAILED");
   EXPECT_TRUE(run.slurm.steps.empty());
   const Finding* f = run.finding(r, "ended");

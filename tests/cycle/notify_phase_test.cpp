@@ -12,7 +12,7 @@ namespace {
 
 using testing::PhaseFixture;
 
-constexpr double kNow = 1'700'000'600;
+using testing::kNow;
 const std::string kChannel =
     "[[alert.exec]]\nname = \"pager\"\nmin_severity = \"info\"\ncommand = [\"/bin/true\"]\n";
 

@@ -14,6 +14,8 @@ namespace llmwatch {
 namespace {
 
 using testing::EndingRun;
+using testing::kCudaError;
+using testing::node_check_json;
 using testing::write_file;
 
 // The crash: node-2's rank printed an NCCL WARN, then the task failed. llmwatch said
@@ -151,23 +153,11 @@ TEST(PostMortem, ANodeFailureBlamesTheNodeSlurmLost) {
 // before the restart, a quick node-check as a short job on the nodes the task left; the node
 // that fails it is excluded and charged, the others are not. Before: no node excluded, and the
 // restart could land on the failed GPU again.
-// What `llmwatch node-check --json` prints for one node.
-std::string node_check(const std::string& node, Verdict v, double ts) {
-  NodeReport r;
-  r.node = node;
-  r.ts = ts;
-  r.verdict = v;
-  if (v != Verdict::Ok)
-    r.items.push_back({"xid", 2, v, "drain", "Xid 48 GPU 2: double-bit ECC", {}});
-  return r.to_json() + "\n";
-}
-constexpr const char* kCudaError =
-    "RuntimeError: CUDA error: an illegal memory access was encountered\n";
 
 TEST(PostMortem, AnUnattributedGpuCrashChecksTheNodesBeforeTheRestart) {
   EndingRun run("[gpu]\nenabled = true\ncollect = \"results\"\n");
-  run.slurm.step_output = node_check("node-1", Verdict::Ok, run.now + 30) +
-                          node_check("node-3", Verdict::Critical, run.now + 30);
+  run.slurm.step_output = node_check_json("node-1", Verdict::Ok, run.now + 30) +
+                          node_check_json("node-3", Verdict::Critical, run.now + 30);
   auto r = run.runs_then_ends(kCudaError, "FAILED");
   ASSERT_EQ(run.slurm.steps.size(), 1u);
   std::string step;
@@ -187,7 +177,7 @@ TEST(PostMortem, AnUnattributedGpuCrashChecksTheNodesBeforeTheRestart) {
 // (no hardware class) asks no node-check at all.
 TEST(PostMortem, NodesThatPassTheQuickCheckAreNotExcluded) {
   EndingRun run("[gpu]\nenabled = true\ncollect = \"results\"\n");
-  run.slurm.step_output = node_check("node-1", Verdict::Ok, run.now + 30);
+  run.slurm.step_output = node_check_json("node-1", Verdict::Ok, run.now + 30);
   run.runs_then_ends(kCudaError, "FAILED");
   ASSERT_EQ(run.slurm.submitted.size(), 1u);
   EXPECT_EQ(run.submitted().find("--exclude"), std::string::npos) << run.submitted();

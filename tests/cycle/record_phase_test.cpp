@@ -13,7 +13,7 @@ namespace {
 
 using testing::PhaseFixture;
 
-constexpr double kNow = 1'700'000'600;
+using testing::kNow;
 const std::string kJob = "[[job]]\nname = \"tr\"\n";
 
 TEST(RecordPhase, AClearedFindingResolvesOnlyWhereItsScopeWasEvaluated) {

@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "cycle/supervisor.h"
 #include "fake_slurm.h"
+#include "rules/node_report.h"
 #include "store/store.h"
 #include "test_util.h"
 #include "util/identity.h"
@@ -96,5 +97,20 @@ struct EndingRun {
     return out;
   }
 };
+
+// What `llmwatch node-check --json` prints for one node; a failing one has Xid 48 on GPU 2.
+inline std::string node_check_json(const std::string& node, Verdict v, double ts) {
+  NodeReport r;
+  r.node = node;
+  r.ts = ts;
+  r.verdict = v;
+  if (v != Verdict::Ok)
+    r.items.push_back({"xid", 2, v, "drain", "Xid 48 GPU 2: double-bit ECC", {}});
+  return r.to_json() + "\n";
+}
+
+// A crash no line attributes to a node: a CUDA error that names none.
+inline constexpr const char* kCudaError =
+    "RuntimeError: CUDA error: an illegal memory access was encountered\n";
 
 }  // namespace llmwatch::testing

@@ -15,6 +15,9 @@
 
 namespace llmwatch::testing {
 
+// The phase tests' clock.
+inline constexpr double kNow = 1'700'000'600;
+
 struct PhaseFixture {
   TempDir dir;
   FakeSlurm slurm;

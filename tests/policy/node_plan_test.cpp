@@ -10,12 +10,12 @@
 namespace llmwatch {
 namespace {
 
-constexpr double kNow = 1'800'000'000;
+constexpr double kPlanNow = 1'800'000'000;
 
 NodeReport critical_report(const std::string& node) {
   NodeReport r;
   r.node = node;
-  r.ts = kNow;
+  r.ts = kPlanNow;
   r.verdict = Verdict::Critical;
   r.gpus[0] = Verdict::Critical;
   r.items.push_back({"xid", 0, Verdict::Critical, "drain", "Xid 79 GPU 0: fallen off", {}});
@@ -51,7 +51,7 @@ TEST(NodePlan, DrainsPlannedInOneCycleCountAgainstTheFraction) {
   GpuSettings g;
   g.max_drained_fraction = 0.1;
   NodeFacts facts;
-  facts.now = kNow;
+  facts.now = kPlanNow;
   facts.nodes = ten_idle_nodes();
   for (int i = 1; i <= 4; ++i)
     facts.reports["n" + std::to_string(i)] = critical_report("n" + std::to_string(i));
@@ -70,10 +70,10 @@ TEST(NodePlan, DrainsPlannedInOneCycleCountAgainstTheFraction) {
 TEST(NodePlan, UnknownGetsNoPlanAndJobFindingsAreLeftToTheJobPolicy) {
   GpuSettings g;
   NodeFacts facts;
-  facts.now = kNow;
+  facts.now = kPlanNow;
   facts.nodes = ten_idle_nodes();
   facts.reports["n1"] = critical_report("n1");
-  facts.reports["n1"].ts = kNow - 3600;  // stale: unknown, never a drain
+  facts.reports["n1"].ts = kPlanNow - 3600;  // stale: unknown, never a drain
   facts.reports["n2"] = critical_report("n2");
   SlurmJob task;
   task.job_id = 7;
@@ -91,7 +91,7 @@ TEST(NodePlan, AResetClassFaultIsRebootedNotLeftDrained) {
   GpuSettings g;
   g.max_drained_fraction = 1;
   NodeFacts facts;
-  facts.now = kNow;
+  facts.now = kPlanNow;
   facts.nodes = ten_idle_nodes();
   facts.reports["n1"] = critical_report("n1");
   facts.reports["n1"].items[0].hint = "reset";  // Xid 79: the catalogue says reset

@@ -9,6 +9,7 @@
 
 #include "util/json_writer.h"
 #include "util/strings.h"
+#include "util/units.h"
 
 namespace llmwatch {
 namespace {
@@ -22,10 +23,6 @@ const std::pair<const char*, const char*> kReasons[] = {
     {"clocks_event_reasons.sw_power_cap", "SW Power Cap"},
     {"clocks_event_reasons.sync_boost", "Sync Boost"},
 };
-
-std::string whole(double v) {
-  return std::to_string(std::llround(v));
-}
 
 // The figures by their JSON names, so that writing and reading cannot disagree.
 using Figure = std::optional<double> GpuTelemetry::*;
@@ -117,19 +114,21 @@ std::string describe(const GpuTelemetry& t) {
   s += t.reasons.empty() ? "no clock-event reason" : join(t.reasons, ", ");
   std::vector<std::string> figures;
   if (t.sm_mhz)
-    figures.push_back("SM clock " + whole(*t.sm_mhz) +
-                      (t.sm_max_mhz ? "/" + whole(*t.sm_max_mhz) : "") + " MHz");
+    figures.push_back("SM clock " + format_whole(*t.sm_mhz) +
+                      (t.sm_max_mhz ? "/" + format_whole(*t.sm_max_mhz) : "") + " MHz");
   if (t.power_w)
-    figures.push_back(whole(*t.power_w) + (t.power_limit_w ? "/" + whole(*t.power_limit_w) : "") +
-                      " W");
-  if (t.temp_c) figures.push_back(whole(*t.temp_c) + " °C");
-  if (t.util_pct) figures.push_back(whole(*t.util_pct) + "% busy");
+    figures.push_back(format_whole(*t.power_w) +
+                      (t.power_limit_w ? "/" + format_whole(*t.power_limit_w) : "") + " W");
+  if (t.temp_c) figures.push_back(format_whole(*t.temp_c) + " °C");
+  if (t.util_pct) figures.push_back(format_whole(*t.util_pct) + "% busy");
   if (t.pcie_width && t.pcie_width_max && *t.pcie_width < *t.pcie_width_max)
-    figures.push_back("PCIe x" + whole(*t.pcie_width) + " of x" + whole(*t.pcie_width_max));
+    figures.push_back("PCIe x" + format_whole(*t.pcie_width) + " of x" +
+                      format_whole(*t.pcie_width_max));
   if (t.pcie_gen && t.pcie_gen_max && *t.pcie_gen < *t.pcie_gen_max)
-    figures.push_back("PCIe gen" + whole(*t.pcie_gen) + " of gen" + whole(*t.pcie_gen_max));
+    figures.push_back("PCIe gen" + format_whole(*t.pcie_gen) + " of gen" +
+                      format_whole(*t.pcie_gen_max));
   if (t.processes && *t.processes >= 2)
-    figures.push_back(whole(*t.processes) + " compute processes");
+    figures.push_back(format_whole(*t.processes) + " compute processes");
   if (!figures.empty()) s += "; " + join(figures, ", ");
   return s;
 }
