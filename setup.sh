@@ -60,12 +60,20 @@ fi
 # The demo builds llmwatch alone: no test suite (GoogleTest is a test package).
 tests=ON
 [ "$mode" = demo ] && ! [ -f "$build_dir/CMakeCache.txt" ] && tests=OFF
+# A fresh build compiles its files in batches of 8 per translation unit (CMake's unity build):
+# each batch parses the headers its files share once, and on CI's 2 cores that was most of the
+# build. A name in an anonymous namespace must then be unique among the files of its batch
+# (neighbours in the target's sorted list): `./setup.sh test` fails on one that is not. A
+# build directory made by hand
+# (`cmake -S . -B build`) compiles file by file, so an edit rebuilds one file.
+unity=(-DCMAKE_UNITY_BUILD=ON)
 if ! [ -f "$build_dir/CMakeCache.txt" ]; then
-  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLLMWATCH_TESTS=$tests
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLLMWATCH_TESTS=$tests "${unity[@]}"
 elif [ "$mode" != demo ] && grep -q '^LLMWATCH_TESTS:BOOL=OFF' "$build_dir/CMakeCache.txt"; then
   cmake -S . -B "$build_dir" -DLLMWATCH_TESTS=ON >/dev/null  # a demo's build dir, now tested
 fi
-[ -f "$build_dir/CMakeCache.txt" ] || cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+[ -f "$build_dir/CMakeCache.txt" ] ||
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${unity[@]}"
 if [ "$mode" = demo ]; then
   cmake --build "$build_dir" -j "$(nproc)" --target llmwatch
 else
@@ -96,7 +104,7 @@ case "$mode" in
     (
       [ -f "$asan_dir/CMakeCache.txt" ] ||
         CXX=clang++ cmake -S . -B "$asan_dir" -DCMAKE_BUILD_TYPE=Debug -DLLMWATCH_FUZZ=ON \
-          -DLLMWATCH_FUZZ_SECONDS="${LLMWATCH_FUZZ_SECONDS:-15}"
+          -DLLMWATCH_FUZZ_SECONDS="${LLMWATCH_FUZZ_SECONDS:-15}" "${unity[@]}"
       nice -n 19 cmake --build "$asan_dir" -j "$(nproc)"
     ) >"$logs/asan-build.log" 2>&1 &
     asan_build=$!
