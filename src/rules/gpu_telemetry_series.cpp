@@ -76,8 +76,8 @@ struct GpuOverWindow {
   GpuTelemetry last;
 };
 
-std::vector<const TelemetrySample*> within(const std::vector<TelemetrySample>& series,
-                                           double since) {
+std::vector<const TelemetrySample*> samples_since(const std::vector<TelemetrySample>& series,
+                                                  double since) {
   std::vector<const TelemetrySample*> out;
   for (const auto& s : series)
     if (s.ts >= since) out.push_back(&s);
@@ -91,7 +91,7 @@ std::vector<const TelemetrySample*> within(const std::vector<TelemetrySample>& s
 TelemetryEvidence telemetry_evidence(const std::string& node, const TelemetrySeries& own,
                                      std::span<const TelemetrySeries* const> peers, double since) {
   TelemetryEvidence out;
-  auto mine = within(own, since);
+  auto mine = samples_since(own, since);
   if (mine.empty()) {
     out.lines.push_back(node +
                         ": no GPU telemetry (its node-check has not run in the job: [gpu] "
@@ -102,7 +102,7 @@ TelemetryEvidence telemetry_evidence(const std::string& node, const TelemetrySer
   // (its ranks per GPU).
   std::vector<double> peer_ratios, peer_process_counts;
   for (const auto* series : peers)
-    for (const auto* s : within(*series, since))
+    for (const auto* s : samples_since(*series, since))
       for (const auto& g : s->gpus) {
         if (auto r = g.clock_ratio()) peer_ratios.push_back(*r);
         if (g.processes) peer_process_counts.push_back(*g.processes);

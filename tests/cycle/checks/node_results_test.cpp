@@ -15,7 +15,7 @@
 namespace llmwatch {
 namespace {
 
-std::string report(double ts, int processes) {
+std::string report_text(double ts, int processes) {
   NodeReport r;
   r.node = "node-1";
   r.ts = ts;
@@ -41,19 +41,19 @@ TEST(NodeResults, AKeptResultIsUsedAndARewrittenOneReadAgain) {
   testing::TempDir dir;
   const std::string path = dir / "node-1.json";
   EXPECT_FALSE(read_node_result(dir.path, "node-1", kNoSettle)) << "no result yet";
-  ASSERT_TRUE(write_file_atomic(path, report(100, 1)));
+  ASSERT_TRUE(write_file_atomic(path, report_text(100, 1)));
   age(path, 60);
   auto first = read_node_result(dir.path, "node-1", kNoSettle);
   ASSERT_TRUE(first);
   EXPECT_EQ(first->gpu_processes, 1);
   EXPECT_EQ(read_node_result(dir.path, "node-1", kNoSettle)->ts, 100);
   // Rewritten by rename (as node-check writes): read again, settled or not.
-  ASSERT_TRUE(write_file_atomic(path, report(200, 2)));
+  ASSERT_TRUE(write_file_atomic(path, report_text(200, 2)));
   EXPECT_EQ(read_node_result(dir.path, "node-1", kNoSettle)->gpu_processes, 2);
   age(path, 60);
   EXPECT_EQ(read_node_result(dir.path, "node-1", kNoSettle)->gpu_processes, 2);
   // Rewritten in place with the same size and its time set back: its ctime says so.
-  testing::write_file(path, report(300, 3));
+  testing::write_file(path, report_text(300, 3));
   age(path, 60);
   EXPECT_EQ(read_node_result(dir.path, "node-1", kNoSettle)->gpu_processes, 3);
   // Not a report any more: nothing, not the report kept.
