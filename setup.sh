@@ -63,7 +63,8 @@ tests=ON
 # A fresh build compiles its files in batches of 8 per translation unit (CMake's unity build):
 # each batch parses the headers its files share once, and on CI's 2 cores that was most of the
 # build. A name in an anonymous namespace must then be unique among the files of its batch
-# (neighbours in the target's sorted list): `./setup.sh test` fails on one that is not. A
+# (neighbours in the target's sorted list): the compiler or structure.NoNameTwiceInAUnityBatch
+# fails on one that is not. A
 # build directory made by hand (`cmake -S . -B build`) compiles file by file, so an edit
 # rebuilds one file.
 unity=(-DCMAKE_UNITY_BUILD=ON)
