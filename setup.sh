@@ -64,9 +64,8 @@ tests=ON
 # each batch parses the headers its files share once, and on CI's 2 cores that was most of the
 # build. A name in an anonymous namespace must then be unique among the files of its batch
 # (neighbours in the target's sorted list): the compiler or structure.NoNameTwiceInAUnityBatch
-# fails on one that is not. A
-# build directory made by hand (`cmake -S . -B build`) compiles file by file, so an edit
-# rebuilds one file.
+# fails on one that is not. A build directory made by hand (`cmake -S . -B build`) compiles
+# file by file, so an edit rebuilds one file.
 unity=(-DCMAKE_UNITY_BUILD=ON)
 if ! [ -f "$build_dir/CMakeCache.txt" ]; then
   cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLLMWATCH_TESTS=$tests "${unity[@]}"
