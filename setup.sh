@@ -111,9 +111,9 @@ case "$mode" in
     # Three at a time on 2 cores: each integration test starts its own cluster on its own
     # ports and mostly waits on it (Slurm's timers, a trainer's steps), so the suite's wall
     # time was the sum of the tests' over two (CI took 1,717 s of its 30 minutes at two).
-    jobs=${LLMWATCH_TEST_JOBS:-3}
-    "${as_root[@]}" ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure --timeout 600 ||
-      status=1
+    test_jobs=${LLMWATCH_TEST_JOBS:-3}
+    "${as_root[@]}" ctest --test-dir "$build_dir" -j "$test_jobs" --output-on-failure \
+      --timeout 600 || status=1
     # The proof build: the whole suite under ASan + UBSan, and the fuzz targets.
     if wait "$asan_build"; then
       echo "setup: the sanitizer build ($asan_dir) finished beside the release tests"
@@ -127,7 +127,7 @@ case "$mode" in
       "${asan_ctest[@]}" -j 2 -L unit || status=1
       nice -n 19 "${asan_ctest[@]}" -j 2 -L fuzz >"$logs/fuzz.log" 2>&1 &
       fuzz=$!
-      "${asan_ctest[@]}" -j "$jobs" -LE "install|fuzz|unit" || status=1
+      "${asan_ctest[@]}" -j "$test_jobs" -LE "install|fuzz|unit" || status=1
       wait "$fuzz" || status=1
       echo "setup: the fuzz targets, run beside the sanitizer integration tests:"
       cat "$logs/fuzz.log"

@@ -15,6 +15,7 @@
 
 #include "cycle/checks/node_history.h"
 #include "cycle/checks/node_results.h"
+#include "cycle/checks/straggler_judge.h"
 #include "rules/gpu_telemetry_series.h"
 #include "store/store.h"
 #include "util/files.h"
@@ -157,19 +158,16 @@ void standing_suspect(int nodes) {
         for (int i = 0; i < Store::kTelemetryKept; ++i)
           store.add_telemetry_sample("gpu" + std::to_string(n), sample(1000.0 + 60 * i));
     });
-    const double since = 1000.0 + 60 * (Store::kTelemetryKept - 8);
-    auto evidence = [&] {
-      std::shared_ptr<const TelemetrySeries> own;
-      std::vector<std::shared_ptr<const TelemetrySeries>> held;
-      std::vector<const TelemetrySeries*> peers;
-      store.transaction([&] {
-        own = store.telemetry_series("gpu0");
-        for (int n = 1; n < nodes; ++n)
-          held.push_back(store.telemetry_series("gpu" + std::to_string(n)));
-      });
-      for (const auto& series : held) peers.push_back(series.get());
-      return telemetry_evidence("gpu0", *own, peers, since);
-    };
+    // The cycle's own call (cycle/checks/straggler_judge.h), its slow window the last 8 samples.
+    StragglerVerdict verdict;
+    verdict.nodes.resize(1);
+    NodeSpeed& suspect = verdict.nodes[0];
+    suspect.node = "gpu0";
+    suspect.suspect = true;
+    suspect.window_s = 60 * 8;
+    for (int n = 1; n < nodes; ++n) verdict.more.push_back("gpu" + std::to_string(n));
+    const double now = 1000.0 + 60 * Store::kTelemetryKept;
+    auto evidence = [&] { return gpu_evidence(store, verdict, suspect, now); };
     (void)evidence();  // the finding's first cycle
     const int n = 20;
     double cycle = micros_each(n, [&](int) { (void)evidence(); });

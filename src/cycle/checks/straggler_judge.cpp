@@ -55,24 +55,6 @@ EvictionCase eviction_case(const JobWork& w, Store& store, double speed, double 
   return c;
 }
 
-// Read in one transaction: the series the store keeps parsed are then handed out without SQL
-// (a finding that stands reads the same series every cycle).
-TelemetryEvidence gpu_evidence(Store& store, const StragglerVerdict& verdict,
-                               const NodeSpeed& suspect, double now) {
-  std::shared_ptr<const TelemetrySeries> own;
-  std::vector<std::shared_ptr<const TelemetrySeries>> held;
-  store.transaction([&] {
-    own = store.telemetry_series(suspect.node);
-    verdict.for_each_name([&](const std::string& node) {
-      if (node != suspect.node) held.push_back(store.telemetry_series(node));
-    });
-  });
-  std::vector<const TelemetrySeries*> peers;
-  peers.reserve(held.size());
-  for (const auto& series : held) peers.push_back(series.get());
-  return telemetry_evidence(suspect.node, *own, peers, now - suspect.window_s);
-}
-
 // Per-rank timing older than this (or than two judged windows, for very slow steps) is not
 // judged: rank 0 rewrites its summary every half window, rank files grow every step.
 constexpr double kTimingStaleAfter = 600;
@@ -150,6 +132,22 @@ Judged kept_verdict(const std::string& key, const std::shared_ptr<const RankWind
 }
 
 }  // namespace
+
+TelemetryEvidence gpu_evidence(Store& store, const StragglerVerdict& verdict,
+                               const NodeSpeed& suspect, double now) {
+  std::shared_ptr<const TelemetrySeries> own;
+  std::vector<std::shared_ptr<const TelemetrySeries>> held;
+  store.transaction([&] {
+    own = store.telemetry_series(suspect.node);
+    verdict.for_each_name([&](const std::string& node) {
+      if (node != suspect.node) held.push_back(store.telemetry_series(node));
+    });
+  });
+  std::vector<const TelemetrySeries*> peers;
+  peers.reserve(held.size());
+  for (const auto& series : held) peers.push_back(series.get());
+  return telemetry_evidence(suspect.node, *own, peers, now - suspect.window_s);
+}
 
 std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   std::vector<Finding> out;

@@ -7,6 +7,8 @@
 
 #include "cycle/cycle_state.h"
 #include "rules/finding.h"
+#include "rules/gpu_telemetry_series.h"
+#include "rules/straggler.h"
 
 namespace llmwatch {
 
@@ -15,5 +17,11 @@ class Store;
 // The findings for w (a straggler, or unknown when its timing cannot be read); fills
 // w.straggler and w.eviction for the act phase.
 std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now);
+
+// What the suspect's GPUs did over its slow window against every other node the verdict names:
+// the series read in one transaction, so those the store keeps parsed cost no SQL (a standing
+// finding reads the same series every cycle; bench/node_history_bench.cpp).
+TelemetryEvidence gpu_evidence(Store& store, const StragglerVerdict& verdict,
+                               const NodeSpeed& suspect, double now);
 
 }  // namespace llmwatch
