@@ -49,11 +49,13 @@ TEST(NodeHealth, RealH100CaptureIsHealthy) {
   EXPECT_EQ(r.headline(), "all checks passed");
 }
 
-// A real H200 (driver 580.159.04, bench/gpu_capture.sh), idle and under a PyTorch load at its
-// power cap, in each form nvidia-smi prints: healthy, and the same health fields whichever form.
-TEST(NodeHealth, RealH200CapturesAreHealthyInEveryForm) {
-  auto capture = [](const std::string& name) {
-    return llmwatch::testing::read_file(llmwatch::testing::fixture("gpu/h200-580.159.04/" + name));
+// A real H200 and a real H100 (driver 580.159.04, bench/gpu_capture.sh), idle and under a
+// PyTorch load at their power cap, in each form nvidia-smi prints: healthy, and the same health
+// fields whichever form.
+void expect_healthy_in_every_form(const std::string& machine, const std::string& gpu_name) {
+  SCOPED_TRACE(machine);
+  auto capture = [&](const std::string& name) {
+    return llmwatch::testing::read_file(llmwatch::testing::fixture("gpu/" + machine + "/" + name));
   };
   std::vector<std::pair<std::string, GpuParse>> forms = {
       {"xml", parse_nvidia_smi_xml(capture("q-x-idle.xml"))}};
@@ -69,20 +71,25 @@ TEST(NodeHealth, RealH200CapturesAreHealthyInEveryForm) {
     ASSERT_EQ(parse.gpus.size(), 1u);
     const auto& g = parse.gpus[0];
     EXPECT_EQ(g.bus_id(), "0000:00:06");
-    EXPECT_EQ(g.text("name"), "NVIDIA H200");
+    EXPECT_EQ(g.text("name"), gpu_name);
     EXPECT_EQ(g.number("ecc.errors.uncorrected.volatile.total")
                   .value_or(g.number("ecc.errors.uncorrected.volatile.dram").value_or(-1)),
               0.0);
     EXPECT_EQ(g.flag("remapped_rows.pending"), false);
     EXPECT_EQ(g.flag("remapped_rows.failure"), false);
     EXPECT_EQ(g.number("pcie.link.width.current"), 16.0);
-    EXPECT_FALSE(g.number("retired_pages.double_bit.count"));  // [N/A]: H200 remaps rows
+    EXPECT_FALSE(g.number("retired_pages.double_bit.count"));  // [N/A]: Hopper remaps rows
     NodeInputs in;
     in.gpus = parse;
     in.xids = std::vector<XidEvent>{};
     auto r = evaluate_node("node-1", 100, in, s, table());
     EXPECT_EQ(r.verdict, Verdict::Ok) << r.headline();
   }
+}
+
+TEST(NodeHealth, RealH200AndH100CapturesAreHealthyInEveryForm) {
+  expect_healthy_in_every_form("h200-580.159.04", "NVIDIA H200");
+  expect_healthy_in_every_form("h100-580.159.04", "NVIDIA H100 80GB HBM3");
 }
 
 TEST(NodeHealth, Xid119IsCriticalWithTheGpuIndex) {

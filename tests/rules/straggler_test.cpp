@@ -100,15 +100,16 @@ TEST(Straggler, TooLittleEvidenceIsNotJudged) {
   EXPECT_FALSE(localise_stragglers(ranks).suspect());
 }
 
-// Both sources of a real run's timing name node-3, and no other node.
-void expect_node_3_named(const std::string& dir) {
-  auto expect_node_3 = [](const StragglerVerdict& v, const char* from) {
+// Both sources of a real run's timing name node-3, at a speed within [low, high] of the job's
+// median, and no other node.
+void expect_node_3_named(const std::string& dir, double low = 0.6, double high = 0.75) {
+  auto expect_node_3 = [&](const StragglerVerdict& v, const char* from) {
     SCOPED_TRACE(from);
     ASSERT_TRUE(v.suspect()) << v.not_judged;
     EXPECT_EQ(v.suspect()->node, "node-3");
     EXPECT_EQ(v.suspect()->ranks, std::vector<int>{2});
-    EXPECT_GT(v.suspect()->relative, 0.6);
-    EXPECT_LT(v.suspect()->relative, 0.75);
+    EXPECT_GT(v.suspect()->relative, low);
+    EXPECT_LT(v.suspect()->relative, high);
     int suspects = 0;
     for (const auto& n : v.nodes) suspects += n.suspect;
     EXPECT_EQ(suspects, 1);
@@ -141,6 +142,15 @@ TEST(Straggler, ARealCpuStarvedNodeIsNamedFromTheRanksFilesAndFromTheSummary) {
     SCOPED_TRACE(run);
     expect_node_3_named(testing::fixture(run));
   }
+}
+
+// The same script on a real H100 (driver 580.159.04), where the three competing processes
+// starved node-3 harder: 24 s into the steps its compute rose from 0.132 to 0.168 s a step
+// (medians) while the others' fell to 0.095-0.100 s and they waited ~80 ms for it. The job's
+// step rose from 0.133 to 0.172 s. Node-3 runs at ~0.46x the job's median: named from both
+// sources, and no other node.
+TEST(Straggler, ARealCpuStarvedNodeOnAnH100IsNamedFromBothSources) {
+  expect_node_3_named(testing::fixture("rank-timing/h100-cpu-starved-node-3"), 0.4, 0.52);
 }
 
 // The cycle keeps whole only the nodes its views show (`keep`): they are the whole verdict's

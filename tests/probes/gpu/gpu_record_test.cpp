@@ -76,8 +76,9 @@ TEST(NvidiaSmiQ, H100FullReport) {
   EXPECT_EQ(old.gpus[0].number("ecc.errors.corrected.volatile.total"), 3.0);
 }
 
-// Each GPU's compute processes: -q's "Processes" section (real H200: idle, a trainer alone, a
-// second process beside it, 4 ranks on one GPU; real H100 under gpu_burn and two memhogs).
+// Each GPU's compute processes: -q's "Processes" section (real H200 and H100: idle, a trainer
+// alone, a second process beside it, 4 ranks on one GPU; another H100 under gpu_burn and two
+// memhogs).
 TEST(NvidiaSmiQ, ComputeProcessesPerGpu) {
   auto count = [](const std::string& name) {
     auto p = parse_nvidia_smi_q(llmwatch::testing::read_file(llmwatch::testing::fixture(name)));
@@ -88,6 +89,10 @@ TEST(NvidiaSmiQ, ComputeProcessesPerGpu) {
   EXPECT_EQ(count("gpu/h200-580.159.04/q-alone.txt"), 1.0);
   EXPECT_EQ(count("gpu/h200-580.159.04/q-contended.txt"), 2.0);
   EXPECT_EQ(count("gpu/h200-580.159.04/q-cpu-starved.txt"), 4.0);
+  EXPECT_EQ(count("gpu/h100-580.159.04/q-idle.txt"), 0.0);
+  EXPECT_EQ(count("gpu/h100-580.159.04/q-alone.txt"), 1.0);
+  EXPECT_EQ(count("gpu/h100-580.159.04/q-contended.txt"), 2.0);
+  EXPECT_EQ(count("gpu/h100-580.159.04/q-cpu-starved.txt"), 4.0);
   EXPECT_EQ(count("gpu/nvidia-smi-q-h100-load.txt"), 3.0);
   // A report without the section (-q -d PAGE_RETIREMENT) does not know.
   EXPECT_FALSE(count("gpu/nvidia-smi-q-page-retirement-v100-good.txt"));

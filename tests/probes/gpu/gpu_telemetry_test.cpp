@@ -56,17 +56,18 @@ TEST(GpuTelemetry, RealH100UnderLoadFromTheQReport) {
   EXPECT_EQ(idle.util_pct, 0.0);
 }
 
-// Real H200 captures (driver 580.159.04, bench/gpu_capture.sh): idle, a PyTorch bf16 matmul
-// loop alone, the same loop with a second process on the GPU, and a 4-rank job whose ranks'
-// CPU is contended. Under load the GPU sits at its 700 W power cap and the clock wanders
-// (1455-1560 MHz): a power cap is a reason nvidia-smi gives, not the GPU holding itself back.
-struct H200Capture {
+// Real captures by bench/gpu_capture.sh on lent machines (driver 580.159.04): an H200 and an
+// H100 80GB HBM3, each idle, under a PyTorch bf16 matmul loop alone, the same loop with a second
+// process on the GPU, and a 4-rank job whose ranks' CPU is contended. Both boards are 700 W,
+// 1980 MHz, PCIe gen5 x16. Under load each GPU sits at its power cap and the clock wanders
+// (1350-1560 MHz): a power cap is a reason nvidia-smi gives, not the GPU holding itself back.
+struct RealCapture {
   const char* name;
   double sm, power, temp, util;
   bool capped;
 };
 
-void expect_capture(const GpuTelemetry& t, const H200Capture& c, const char* form) {
+void expect_capture(const GpuTelemetry& t, const RealCapture& c, const char* form) {
   SCOPED_TRACE(std::string(c.name) + " " + form);
   EXPECT_EQ(t.gpu, 0);
   EXPECT_EQ(t.sm_mhz, c.sm);
@@ -83,37 +84,74 @@ void expect_capture(const GpuTelemetry& t, const H200Capture& c, const char* for
   EXPECT_FALSE(t.held_back());
 }
 
+// The counters a capture holds: the power cap's running total when capped, nothing of its own.
+void expect_only_the_cap_counted(const GpuTelemetry& t, const RealCapture& c) {
+  SCOPED_TRACE(c.name);
+  ASSERT_TRUE(t.sw_power_cap_us.has_value());
+  EXPECT_EQ(*t.sw_power_cap_us > 0, c.capped);
+  EXPECT_EQ(t.hw_thermal_us, 0.0);
+  EXPECT_EQ(t.hw_power_brake_us, 0.0);
+  EXPECT_EQ(t.sw_thermal_us, 0.0);
+}
+
 TEST(GpuTelemetry, RealH200CapturesFromTheCsv) {
-  for (const auto& c : {H200Capture{"idle", 345, 78.87, 43, 0, false},
-                        H200Capture{"alone", 1455, 694.79, 67, 99, true},
-                        H200Capture{"contended", 1560, 689.00, 67, 100, true},
-                        H200Capture{"cpu-starved", 1890, 524.48, 64, 60, true}})
+  for (const auto& c : {RealCapture{"idle", 345, 78.87, 43, 0, false},
+                        RealCapture{"alone", 1455, 694.79, 67, 99, true},
+                        RealCapture{"contended", 1560, 689.00, 67, 100, true},
+                        RealCapture{"cpu-starved", 1890, 524.48, 64, 60, true}})
     expect_capture(first_gpu(parse_nvidia_smi_csv(fixture_text(
                        (std::string("h200-580.159.04/query-") + c.name + ".csv").c_str()))),
                    c, "csv");
 }
 
+// The H100's were asked with the clock-event counters too, as llmwatch asks first: every
+// counter read, the power cap's growing from one moment to the next (the same GPU, in order).
+TEST(GpuTelemetry, RealH100CapturesFromTheCsv) {
+  double cap_before = -1;
+  for (const auto& c : {RealCapture{"idle", 345, 72.45, 44, 0, false},
+                        RealCapture{"alone", 1380, 696.77, 73, 100, true},
+                        RealCapture{"contended", 1530, 691.14, 74, 100, true},
+                        RealCapture{"cpu-starved", 1755, 533.71, 71, 47, true}}) {
+    auto t = first_gpu(parse_nvidia_smi_csv(
+        fixture_text((std::string("h100-580.159.04/query-") + c.name + ".csv").c_str())));
+    expect_capture(t, c, "csv");
+    expect_only_the_cap_counted(t, c);
+    EXPECT_GE(t.sw_power_cap_us.value_or(-1), cap_before);
+    cap_before = t.sw_power_cap_us.value_or(-1);
+  }
+}
+
 // The same moments' -q reports, a few milliseconds later: the report's power is its average.
 // Its "Clocks Event Reasons Counters" (microseconds under each reason) are not active reasons.
 TEST(GpuTelemetry, RealH200CapturesFromTheQReport) {
-  for (const auto& c : {H200Capture{"idle", 345, 78.91, 43, 0, false},
-                        H200Capture{"alone", 1485, 691.98, 67, 99, true},
-                        H200Capture{"contended", 1515, 689.19, 67, 100, true},
-                        H200Capture{"cpu-starved", 1620, 539.64, 65, 36, true}}) {
+  for (const auto& c : {RealCapture{"idle", 345, 78.91, 43, 0, false},
+                        RealCapture{"alone", 1485, 691.98, 67, 99, true},
+                        RealCapture{"contended", 1515, 689.19, 67, 100, true},
+                        RealCapture{"cpu-starved", 1620, 539.64, 65, 36, true}}) {
     auto t = first_gpu(parse_nvidia_smi_q(
         fixture_text((std::string("h200-580.159.04/q-") + c.name + ".txt").c_str())));
     expect_capture(t, c, "-q");
     EXPECT_EQ(t.pcie_gen_max, 5.0);
-    // "Clocks Event Reasons Counters": the power cap's running total; nothing of its own.
-    EXPECT_EQ(t.sw_power_cap_us.has_value(), true);
-    EXPECT_EQ(*t.sw_power_cap_us > 0, c.capped);
-    EXPECT_EQ(t.hw_thermal_us, 0.0);
-    EXPECT_EQ(t.hw_power_brake_us, 0.0);
-    EXPECT_EQ(t.sw_thermal_us, 0.0);
+    expect_only_the_cap_counted(t, c);
   }
   auto perf = first_gpu(parse_nvidia_smi_q(fixture_text("h200-580.159.04/q-performance-load.txt")));
   EXPECT_EQ(perf.sw_power_cap_us, 15848702.0);  // -q -d PERFORMANCE, as the CSV said it
   EXPECT_EQ(perf.reasons, std::vector<std::string>{"SW Power Cap"});
+}
+
+// As on the H200, each -q report prints a second "Average Power Draw" after the board's, under
+// "GPU Memory Power Readings": the board's is the one read.
+TEST(GpuTelemetry, RealH100CapturesFromTheQReport) {
+  for (const auto& c : {RealCapture{"idle", 345, 72.49, 44, 0, false},
+                        RealCapture{"alone", 1350, 695.94, 72, 100, true},
+                        RealCapture{"contended", 1530, 690.11, 75, 100, true},
+                        RealCapture{"cpu-starved", 1725, 535.85, 68, 38, true}}) {
+    auto t = first_gpu(parse_nvidia_smi_q(
+        fixture_text((std::string("h100-580.159.04/q-") + c.name + ".txt").c_str())));
+    expect_capture(t, c, "-q");
+    EXPECT_EQ(t.pcie_gen_max, 5.0);
+    expect_only_the_cap_counted(t, c);
+  }
 }
 
 TEST(GpuTelemetry, AHardwareSlowdownIsHeldBackAndDescribed) {
@@ -182,11 +220,12 @@ TEST(GpuTelemetry, TheTextFormReadsBackAsTheDocumentForm) {
   std::vector<std::vector<GpuTelemetry>> cases;
   for (const char* name : {"nvidia-smi-query-h100-load-hw-slowdown.csv"})
     cases.push_back(gpu_telemetry(parse_nvidia_smi_csv(fixture_text(name)).gpus));
-  for (const char* moment : {"idle", "alone", "contended", "cpu-starved"})
-    cases.push_back(gpu_telemetry(
-        parse_nvidia_smi_csv(
-            fixture_text((std::string("h200-580.159.04/query-") + moment + ".csv").c_str()))
-            .gpus));
+  for (const char* machine : {"h200-580.159.04", "h100-580.159.04"})
+    for (const char* moment : {"idle", "alone", "contended", "cpu-starved"})
+      cases.push_back(gpu_telemetry(
+          parse_nvidia_smi_csv(
+              fixture_text((std::string(machine) + "/query-" + moment + ".csv").c_str()))
+              .gpus));
   for (const auto& capture : cases) ASSERT_FALSE(capture.empty()) << "a capture read nothing";
   GpuTelemetry odd;
   odd.gpu = 3;

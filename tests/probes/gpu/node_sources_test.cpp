@@ -155,6 +155,34 @@ TEST(NodeSources, ComputeProcessesPerGpuFromTheRealH200) {
   setenv("FAKE_NVSMI_APPS", "/dev/null", 1);
 }
 
+// The same on a real H100 (driver 580.159.04), whose CSV carries the clock-event counters too:
+// a second process beside the trainer, then 4 ranks of a job on its one GPU.
+TEST(NodeSources, ComputeProcessesPerGpuFromTheRealH100) {
+  StandIns t;
+  auto capture = [](const std::string& name) {
+    return llmwatch::testing::fixture("gpu/h100-580.159.04/" + name);
+  };
+  for (const auto& [moment, processes, told] :
+       {std::tuple{"contended", 2,
+                   "GPU 0: SW Power Cap; SM clock 1530/1980 MHz, 691/700 W, 74 °C, 100% busy, 2 "
+                   "compute processes"},
+        std::tuple{"cpu-starved", 4,
+                   "GPU 0: SW Power Cap; SM clock 1755/1980 MHz, 534/700 W, 71 °C, 47% busy, 4 "
+                   "compute processes"}}) {
+    SCOPED_TRACE(moment);
+    setenv("FAKE_NVSMI_QUERY", capture(std::string("query-") + moment + ".csv").c_str(), 1);
+    setenv("FAKE_NVSMI_APPS", capture(std::string("compute-apps-") + moment + ".csv").c_str(), 1);
+    auto r = t.check();
+    EXPECT_EQ(r.verdict, Verdict::Ok) << r.headline();
+    EXPECT_EQ(r.gpu_processes, processes);
+    ASSERT_EQ(r.telemetry.size(), 1u);
+    EXPECT_EQ(describe(r.telemetry[0]), told);
+  }
+  setenv("FAKE_NVSMI_QUERY", llmwatch::testing::fixture("gpu/nvidia-smi-query-h100.csv").c_str(),
+         1);
+  setenv("FAKE_NVSMI_APPS", "/dev/null", 1);
+}
+
 // The real H200 answers every field llmwatch asks, its clock-event counters too. A driver that
 // does not know the counters is asked again without them (the telemetry stays); one that does
 // not know the telemetry fields either is asked for the health fields alone.
