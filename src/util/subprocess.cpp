@@ -1,11 +1,16 @@
 #include "util/subprocess.h"
 
+#include <fcntl.h>
+#include <linux/close_range.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <boost/asio.hpp>
 #include <boost/process.hpp>
+#include <boost/process/extend.hpp>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -50,6 +55,25 @@ struct PipeReader {
                            else
                              start();
                          });
+  }
+};
+
+// A child gets its stdin, stdout and stderr and nothing else of ours. Boost.Asio opens the
+// daemon's /metrics socket, and Boost.Process its pipes, without close-on-exec, so every child
+// held them: a child of a killed daemon (a hang dump's gdb, a node-check step) kept the port,
+// and the daemon started again in its place could not listen; a child started while another's
+// pipes were open kept that one's output open, so a command that had ended timed out as long
+// as the other ran. Marked in the child between fork and exec, where only async-signal-safe
+// calls may run: close_range (Linux 5.11), else one fcntl a descriptor.
+struct OnlyStdio : bp::extend::handler {
+  template <typename Executor>
+  void on_exec_setup(Executor&) const {
+    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+    struct rlimit limit {};
+    int last = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < (1u << 16)
+                   ? static_cast<int>(limit.rlim_cur)
+                   : 1 << 16;
+    for (int fd = 3; fd < last; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
   }
 };
 
@@ -132,7 +156,7 @@ ProcessResult run_process_unguarded(const ProcessSpec& spec) {
   std::error_code ec;
   bp::child child(exe, bp::args(args), bp::std_out > out_pipe, bp::std_err > err_pipe,
                   bp::std_in < in_pipe, env, group,
-                  bp::start_dir(spec.cwd.empty() ? std::string(".") : spec.cwd), ec);
+                  bp::start_dir(spec.cwd.empty() ? std::string(".") : spec.cwd), OnlyStdio{}, ec);
   if (ec) {
     result.error = ec.message();
     return result;

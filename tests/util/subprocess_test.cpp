@@ -1,10 +1,15 @@
 #include "util/subprocess.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "test_util.h"
 
@@ -112,6 +117,64 @@ TEST(Subprocess, ADetachedGrandchildHoldingThePipeCannotOutliveTheDeadline) {
   auto r = run_process(s);
   EXPECT_TRUE(r.timed_out);
   EXPECT_NE(r.out.find("started"), std::string::npos);
+}
+
+// A child gets its stdin, stdout and stderr and nothing else of llmwatch's. The defect, found
+// by the chaos soak: every child inherited the daemon's /metrics listening socket (Boost.Asio
+// opens it without close-on-exec), so a child of a killed daemon (a hang dump's gdb, a
+// 60 s node-check step) still held the port, and the daemon started again in its place exited
+// with "Address already in use" and supervised nothing for two minutes. Files llmwatch opened
+// (its state, a secret's file) were open in every child too.
+TEST(Subprocess, AChildInheritsNoOtherDescriptorOfOurs) {
+  int socket_fd = ::socket(AF_INET, SOCK_STREAM, 0);  // as Boost.Asio opens one: no CLOEXEC
+  int file_fd = ::open("/dev/null", O_RDONLY);        // no O_CLOEXEC
+  ASSERT_GE(socket_fd, 3);
+  ASSERT_GE(file_fd, 3);
+  for (int fd : {socket_fd, file_fd}) {
+    auto r = run_process(spec({"test", "-e", "/proc/self/fd/" + std::to_string(fd)}));
+    ASSERT_TRUE(r.started) << r.error;
+    EXPECT_EQ(r.exit_code, 1) << "fd " << fd << " is open in the child";
+  }
+  // Its own three are there, and what it reads and writes still flows.
+  auto with_stdin = spec({"sh", "-c", "test -e /proc/self/fd/2 && cat && echo err >&2"});
+  with_stdin.stdin_data = "in\n";
+  auto r = run_process(with_stdin);
+  EXPECT_TRUE(r.ok()) << r.describe("sh");
+  EXPECT_EQ(r.out, "in\n");
+  EXPECT_EQ(r.err, "err\n");
+  // Boost.Process learns of a failed exec through a pipe of its own: that still works.
+  auto missing = run_process(spec({"/nonexistent/llmwatch-test-program"}));
+  EXPECT_FALSE(missing.started);
+  EXPECT_FALSE(missing.error.empty());
+  ::close(socket_fd);
+  ::close(file_fd);
+}
+
+// Children started at once from several threads (a cycle's probes run in parallel): one that
+// forked while another's pipes were still open in llmwatch held the other's stdout open, so
+// that one's output never ended until the long child did, and a command that had finished in
+// a millisecond timed out (squeue "timing out" beside a 60 s node-check step).
+TEST(Subprocess, AShortCommandBesideLongOnesEndsWhenItEnds) {
+  // 16 threads each start `sleep 2` one after another, staggered: a start every ~125 ms, each
+  // a chance to take a short command's pipe. The short commands run until 24 have started.
+  std::atomic<bool> stop{false};
+  std::atomic<int> started{0};
+  std::vector<std::thread> long_ones;
+  for (int t = 0; t < 16; ++t)
+    long_ones.emplace_back([&, t] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(125 * t));
+      while (!stop) {
+        ++started;
+        run_process(spec({"sleep", "2"}));
+      }
+    });
+  int runs = 0, timed_out = 0;
+  for (; started < 24 || runs < 50; ++runs)
+    timed_out += run_process(spec({"true"}, 1000)).timed_out;
+  stop = true;
+  for (auto& t : long_ones) t.join();
+  EXPECT_EQ(timed_out, 0) << "of " << runs << " runs of true beside " << started
+                          << " starts of sleep 2";
 }
 
 TEST(Subprocess, OutputIsValidUtf8) {
