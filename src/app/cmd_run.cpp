@@ -152,7 +152,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
         }
         return {404, "text/plain", "try /metrics or /healthz\n"};
       });
-      spdlog::info("serving /metrics and /healthz on {}", listen);
+      if (http->listening()) spdlog::info("serving /metrics and /healthz on {}", listen);
     }
     boost::asio::signal_set stop_signals(io, SIGTERM, SIGINT);
     boost::asio::signal_set reload_signal(io, SIGHUP);

@@ -1,5 +1,7 @@
 #include "app/http_listener.h"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <stdexcept>
 
@@ -16,6 +18,8 @@ using boost::asio::ip::tcp;
 constexpr std::size_t kMaxRequest = 8192;
 constexpr auto kReadDeadline = std::chrono::seconds(5);
 constexpr int kMaxConnections = 32;
+// How often an address in use is tried again.
+constexpr auto kBindEvery = std::chrono::seconds(1);
 
 }  // namespace
 
@@ -105,15 +109,46 @@ tcp::endpoint parse_listen(const std::string& listen) {
 }  // namespace
 
 HttpListener::HttpListener(boost::asio::io_context& io, const std::string& listen, Handler handler)
-    : acceptor_(io), retry_(io), shared_(std::make_shared<Shared>(Shared{std::move(handler)})) {
-  auto endpoint = parse_listen(listen);
+    : listen_(listen),
+      endpoint_(parse_listen(listen)),
+      acceptor_(io),
+      retry_(io),
+      shared_(std::make_shared<Shared>(Shared{std::move(handler)})) {
+  if (bind()) return;
+  spdlog::warn(
+      "--listen {}: address in use (an llmwatch before this one still closing?); supervising "
+      "without /metrics and /healthz until it is free, trying every {} s",
+      listen_, kBindEvery.count());
+  bind_later();
+}
+
+bool HttpListener::bind() {
   boost::system::error_code ec;
-  acceptor_.open(endpoint.protocol(), ec);
+  acceptor_.open(endpoint_.protocol(), ec);
   if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.bind(endpoint_, ec);
   if (!ec) acceptor_.listen(16, ec);
-  if (ec) throw std::runtime_error("--listen " + listen + ": " + ec.message());
-  accept();
+  if (!ec) {
+    accept();
+    return true;
+  }
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+  if (ec == boost::asio::error::address_in_use) return false;
+  throw std::runtime_error("--listen " + listen_ + ": " + ec.message());
+}
+
+void HttpListener::bind_later() {
+  retry_.expires_after(kBindEvery);
+  retry_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;  // stopping
+    try {
+      if (!bind()) return bind_later();
+      spdlog::info("--listen {}: the address is free now; serving /metrics and /healthz", listen_);
+    } catch (const std::exception& e) {
+      spdlog::error("{}; not serving /metrics and /healthz", e.what());
+    }
+  });
 }
 
 void HttpListener::accept() {

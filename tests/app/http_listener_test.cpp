@@ -103,5 +103,32 @@ TEST(HttpListener, AConnectionMayOutliveTheListener) {
   ::close(fd);
 }  // io is destroyed here, and with it the waiting connection
 
+// The defect, found by the chaos soak: a daemon started again in a killed one's place, while the
+// old one's last process still held the port, exited with "Address already in use" and
+// supervised nothing until it was started again. The address in use is now taken when it is
+// free; a malformed one or one that is no local address still fails at once.
+TEST(HttpListener, AnAddressInUseIsTakenOnceItIsFree) {
+  boost::asio::io_context io;
+  auto holder = std::make_unique<boost::asio::ip::tcp::acceptor>(
+      io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+  const std::string listen = "127.0.0.1:" + std::to_string(holder->local_endpoint().port());
+  std::unique_ptr<HttpListener> listener;
+  ASSERT_NO_THROW(listener = std::make_unique<HttpListener>(io, listen, [](const std::string&) {
+                    return HttpReply{200, "text/plain", "ok\n"};
+                  }));
+  EXPECT_FALSE(listener->listening());
+  holder.reset();  // the predecessor's process ends
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!listener->listening() && std::chrono::steady_clock::now() < deadline)
+    io.run_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(listener->listening()) << "not listening 30 s after the address was free";
+  EXPECT_EQ(listen, "127.0.0.1:" + std::to_string(listener->port()));
+  EXPECT_THROW(HttpListener(io, "127.0.0.1:99999", [](const std::string&) { return HttpReply{}; }),
+               std::runtime_error);
+  EXPECT_THROW(HttpListener(io, "192.0.2.1:0", [](const std::string&) { return HttpReply{}; }),
+               std::runtime_error);  // not an address of this host
+  listener.reset();
+}
+
 }  // namespace
 }  // namespace llmwatch
