@@ -123,17 +123,21 @@ TEST(GpuTelemetry, RealH100CapturesFromTheCsv) {
 
 // The same moments' -q reports, a few milliseconds later: the report's power is its average.
 // Its "Clocks Event Reasons Counters" (microseconds under each reason) are not active reasons.
-TEST(GpuTelemetry, RealH200CapturesFromTheQReport) {
-  for (const auto& c : {RealCapture{"idle", 345, 78.91, 43, 0, false},
-                        RealCapture{"alone", 1485, 691.98, 67, 99, true},
-                        RealCapture{"contended", 1515, 689.19, 67, 100, true},
-                        RealCapture{"cpu-starved", 1620, 539.64, 65, 36, true}}) {
-    auto t = first_gpu(parse_nvidia_smi_q(
-        fixture_text((std::string("h200-580.159.04/q-") + c.name + ".txt").c_str())));
+void expect_q_reports(const std::string& machine, std::initializer_list<RealCapture> moments) {
+  for (const auto& c : moments) {
+    auto t =
+        first_gpu(parse_nvidia_smi_q(fixture_text((machine + "/q-" + c.name + ".txt").c_str())));
     expect_capture(t, c, "-q");
     EXPECT_EQ(t.pcie_gen_max, 5.0);
     expect_only_the_cap_counted(t, c);
   }
+}
+
+TEST(GpuTelemetry, RealH200CapturesFromTheQReport) {
+  expect_q_reports("h200-580.159.04", {RealCapture{"idle", 345, 78.91, 43, 0, false},
+                                       RealCapture{"alone", 1485, 691.98, 67, 99, true},
+                                       RealCapture{"contended", 1515, 689.19, 67, 100, true},
+                                       RealCapture{"cpu-starved", 1620, 539.64, 65, 36, true}});
   auto perf = first_gpu(parse_nvidia_smi_q(fixture_text("h200-580.159.04/q-performance-load.txt")));
   EXPECT_EQ(perf.sw_power_cap_us, 15848702.0);  // -q -d PERFORMANCE, as the CSV said it
   EXPECT_EQ(perf.reasons, std::vector<std::string>{"SW Power Cap"});
@@ -142,16 +146,10 @@ TEST(GpuTelemetry, RealH200CapturesFromTheQReport) {
 // As on the H200, each -q report prints a second "Average Power Draw" after the board's, under
 // "GPU Memory Power Readings": the board's is the one read.
 TEST(GpuTelemetry, RealH100CapturesFromTheQReport) {
-  for (const auto& c : {RealCapture{"idle", 345, 72.49, 44, 0, false},
-                        RealCapture{"alone", 1350, 695.94, 72, 100, true},
-                        RealCapture{"contended", 1530, 690.11, 75, 100, true},
-                        RealCapture{"cpu-starved", 1725, 535.85, 68, 38, true}}) {
-    auto t = first_gpu(parse_nvidia_smi_q(
-        fixture_text((std::string("h100-580.159.04/q-") + c.name + ".txt").c_str())));
-    expect_capture(t, c, "-q");
-    EXPECT_EQ(t.pcie_gen_max, 5.0);
-    expect_only_the_cap_counted(t, c);
-  }
+  expect_q_reports("h100-580.159.04", {RealCapture{"idle", 345, 72.49, 44, 0, false},
+                                       RealCapture{"alone", 1350, 695.94, 72, 100, true},
+                                       RealCapture{"contended", 1530, 690.11, 75, 100, true},
+                                       RealCapture{"cpu-starved", 1725, 535.85, 68, 38, true}});
 }
 
 TEST(GpuTelemetry, AHardwareSlowdownIsHeldBackAndDescribed) {
