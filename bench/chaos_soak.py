@@ -16,9 +16,9 @@ Three healthy training jobs and one job array whose running task hangs run for -
 
 Then the chaos stops and llmwatch gets up to 2 minutes to deliver what it owes. Reported:
 actions on healthy jobs (must be 0), restarts of the hung job (at least 1), alerts lost
-(must be 0) and duplicated (at most 1 per llmwatch kill), and the longest gap between
-cycles. A benchmark, not a test: it needs root (Slurm daemons, a loop-mounted ext4) and
-takes minutes.
+(must be 0) and duplicated (at most 1 per llmwatch kill), daemons that exited by themselves
+(must be 0), and the longest gap between cycles. A benchmark, not a test: it needs root (Slurm
+daemons, a loop-mounted ext4) and takes minutes.
 
 Usage: bench/chaos_soak.py [--build build] [--minutes 10] [--seed 1]
 """
@@ -58,6 +58,7 @@ class Soak:
         self.daemon = None
         self.recorder = None
         self.hang_tasks = set()
+        self.own_exits = []  # exit codes of daemons that ended without the soak stopping them
 
     def note(self, what):
         self.events.append((time.time(), what))
@@ -210,7 +211,19 @@ class Soak:
         end = time.time() + secs
         while time.time() < end:
             self.hang_the_running_task()
+            self.notice_own_exit()
             time.sleep(min(1.0, max(0.0, end - time.time())))
+
+    def notice_own_exit(self):
+        """A daemon that ended without the soak stopping it supervises nothing until the next
+        chaos event starts one again: said at once, and counted (a daemon started in a killed
+        one's place once exited at once, 'Address already in use', unseen)."""
+        if self.daemon is None or self.daemon.poll() is None or getattr(self.daemon, "told", False):
+            return
+        self.daemon.told = True
+        self.own_exits.append(self.daemon.returncode)
+        last = open(f"{self.d}/llmwatch.log", errors="replace").read().strip().splitlines()[-1:]
+        self.note(f"llmwatch exited by itself (code {self.daemon.returncode}): {' '.join(last)}")
 
     # --- the run -------------------------------------------------------------------------
     def run(self):
@@ -270,6 +283,7 @@ class Soak:
             "alerts lost": lost,
             "alerts duplicated": duplicated,
             "llmwatch kills": self.kills,
+            "llmwatch exits by itself": len(self.own_exits),
             "cycles": len(cycles),
             "longest gap between cycles s": round(longest, 1),
             "events around the longest gap": during,
