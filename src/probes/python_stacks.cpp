@@ -312,22 +312,34 @@ std::vector<ProcessStack> parse_stacks(const std::string& text) {
 }
 
 std::string summarize_stacks(const std::vector<ProcessStack>& stacks) {
-  if (stacks.empty()) return "no Python process found";
+  // A node where `llmwatch stacks` found no Python process of the job answers with pid 0: a
+  // node to name, not a process to count.
+  std::vector<std::string> none_on;
   std::map<std::string, std::vector<const ProcessStack*>> groups;
-  for (const auto& s : stacks)
+  std::size_t processes = 0;
+  for (const auto& s : stacks) {
+    if (s.pid <= 0) {
+      none_on.push_back(s.node);
+      continue;
+    }
+    ++processes;
     groups[s.innermost.empty() ? "no Python stack" : s.innermost].push_back(&s);
+  }
+  if (processes == 0)
+    return none_on.empty() ? "no Python process found"
+                           : "no Python process found on " + join(none_on, ", ");
   std::vector<std::pair<std::string, std::vector<const ProcessStack*>>> order(groups.begin(),
                                                                               groups.end());
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
-  std::string out =
-      std::to_string(stacks.size()) + (stacks.size() == 1 ? " process: " : " processes: ");
+  std::string out = std::to_string(processes) + (processes == 1 ? " process: " : " processes: ");
   for (size_t i = 0; i < order.size(); ++i) {
     const auto& [frame, members] = order[i];
     out += (i ? "; " : "") + std::to_string(members.size()) + " in " + frame;
     if (members.size() == 1)
       out += " [" + members[0]->node + " pid " + std::to_string(members[0]->pid) + "]";
   }
+  if (!none_on.empty()) out += "; no Python process on " + join(none_on, ", ");
   return out;
 }
 

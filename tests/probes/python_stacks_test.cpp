@@ -54,6 +54,20 @@ TEST(PythonStacks, TheOddOneOutStandsOut) {
   EXPECT_EQ(summarize_stacks({}), "no Python process found");
 }
 
+// A node where `llmwatch stacks` found no Python process of the job answers with a header of
+// pid 0. The defect (seen in the chaos soak, whose trainer is a shell loop): the dump said
+// "1 process: 1 in no Python stack [node-4 pid 0]", a process that does not exist. It says
+// which nodes had none, beside the processes that were found.
+TEST(PythonStacks, ANodeWithNoPythonProcessIsSaidSo) {
+  std::string none_on_4 =
+      "=== llmwatch-stack node=node-4 pid=0 comm=none ===\nno Python process of job 9 on node-4\n";
+  EXPECT_EQ(summarize_stacks(parse_stacks(none_on_4)), "no Python process found on node-4");
+  std::vector<ProcessStack> found = {{"node-1", 100, "python3", kPyBt, ""},
+                                     {"node-1", 101, "python3", kPyBt, ""}};
+  EXPECT_EQ(summarize_stacks(parse_stacks(format_stacks(found) + none_on_4)),
+            "2 processes: 2 in allreduce_wait (train.py:4); no Python process on node-4");
+}
+
 // Confirmation: ranks stuck in a collective show the same frames twice; a moving run does not.
 TEST(PythonStacks, StacksThatMoveDisproveAHang) {
   std::vector<ProcessStack> hung = {{"node-1", 100, "python3", kPyBt, ""},
