@@ -22,7 +22,7 @@ mkdir -p "$out"
 } >"$out/machine.txt" 2>&1
 cat "$out/machine.txt"
 
-PHASES=${PHASES:-alone contended job} timeout 420 "$here/gpu_capture.sh" "$out/capture" "$llmwatch"
+PHASES=${PHASES:-alone contended job} timeout 420 bash "$here/gpu_capture.sh" "$out/capture" "$llmwatch"
 echo "gpu_capture exit $?"
 
 # node-check's own time on the real nvidia-smi, idle: 20 runs.
