@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "local_cluster.h"
+#include "util/http.h"
 #include "util/strings.h"
 
 namespace llmwatch::testing {
@@ -99,7 +100,7 @@ struct GatedSlurm {
     for (const char* cmd : {"sinfo", "scontrol", "sacct", "sbatch", "scancel", "srun"})
       std::filesystem::create_symlink(std::string("/usr/bin/") + cmd, dir + "/" + cmd);
     write_file(dir + "/squeue",
-               "#!/bin/sh\ntouch " + called + "\ni=0\nwhile [ ! -e " + open +
+               "#!/bin/sh\necho $$ >> " + called + "\ni=0\nwhile [ ! -e " + open +
                    " ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\nexec /usr/bin/squeue "
                    "\"$@\"\n");
     std::filesystem::permissions(dir + "/squeue", std::filesystem::perms::owner_all,
@@ -141,6 +142,49 @@ TEST(FaultInjection, TwoInstancesAtOnceExactlyOneActs20Times) {
   }
   // ...and the actions were taken once: one alert per watched job, however many rounds.
   EXPECT_EQ(llmwatch_sql(f.state, "SELECT COUNT(*) FROM actions WHERE kind='alert'"), "3\n");
+}
+
+// A daemon killed outright while a command it started still runs (here its squeue, held at the
+// gate; in production a hang dump's srun step or a node-check) is replaced by one that
+// supervises and serves at once. The defect, found by bench/chaos_soak.py: every child
+// inherited the daemon's /metrics socket, so the lingering squeue held the port, and the daemon
+// started in its place exited with "Address already in use": no cycle for two minutes.
+TEST(FaultInjection, ADaemonKilledWhileItsCommandRunsIsReplacedAtOnce) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  Faulty f(c, 1);
+  GatedSlurm gate(c.dir.path);
+  {
+    std::string text = read_file(f.config);
+    text.insert(text.find("[slurm]\n") + 8, "bin_dir = \"" + gate.dir + "\"\n");
+    text.insert(text.find("[llmwatch]\n") + 11, "interval = \"2s\"\n");
+    write_file(f.config, text);
+  }
+  const int port = free_port();
+  const std::string listen = "127.0.0.1:" + std::to_string(port);
+  const std::string healthz = "http://" + listen + "/healthz";
+  BackgroundProcess first({llmwatch_bin(), "--config", f.config, "daemon", "--listen", listen},
+                          c.dir / "first.log");
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(gate.called); }, 30))
+      << read_file(first.log);
+  const pid_t squeue = std::atoi(read_file(gate.called).c_str());
+  ASSERT_GT(squeue, 0);
+  kill(first.pid, SIGKILL);
+  first.wait_exit(10);
+  // Its worker dies with it; the squeue it started waits on at the gate.
+  BackgroundProcess second({llmwatch_bin(), "--config", f.config, "daemon", "--listen", listen},
+                           c.dir / "second.log");
+  ASSERT_TRUE(eventually(
+      [&] { return http_request("GET", healthz, "", {}, std::chrono::seconds(2)).status == 200; },
+      30))
+      << read_file(second.log);
+  EXPECT_EQ(kill(squeue, 0), 0) << "the first daemon's squeue ended before the second served";
+  write_file(gate.open, "");
+  const int before = f.cycles();
+  EXPECT_TRUE(eventually([&] { return f.cycles() > before + 1; }, 30)) << read_file(second.log);
+  kill(second.pid, SIGTERM);
+  EXPECT_EQ(second.wait_exit(30), 0) << read_file(second.log);
 }
 
 }  // namespace
