@@ -5,8 +5,11 @@
 # only: changes no GPU setting (dcgmi diag runs its tests as a workload, nothing more).
 #
 # Usage: bench/device_check.sh OUTDIR LLMWATCH
-#   (LLMWATCH: an llmwatch that runs there, e.g. a wrapper that starts the binary with its own
-#   loader and libraries, as a lent machine's image is not Debian's)
+#   (LLMWATCH: an llmwatch that runs there. A lent machine's image is not Debian's, so carry a
+#   release build with its own loader and libraries: strip it into .devcarry/llmwatch.bin, copy
+#   what `ldd` lists (ld-linux-x86-64.so.2 too) into .devcarry/lib/, and make .devcarry/llmwatch
+#   `exec "$d/lib/ld-linux-x86-64.so.2" --library-path "$d/lib" "$d/llmwatch.bin" "$@"`, with
+#   d its directory; .devcarry/ is git-ignored and named in the device call's carry.)
 set -u
 out=$1 llmwatch=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,7 +39,8 @@ sort -k2 -n "$out/node-check-times.txt" | awk '{ t[NR] = $2; rc[$1]++ }
         for (r in rc) printf " %s x%d", r, rc[r]; print "" }'
 
 if command -v dcgmi >/dev/null; then
-  fields=100,113,112,150,155,164,203,237,235,238,236  # src/probes/gpu/dcgmi_dmon.cpp's
+  # exactly the fields llmwatch asks for
+  fields=$(sed -n 's/.*kDcgmiDmonFields = "\([0-9,]*\)".*/\1/p' "$here/../src/probes/gpu/dcgmi_dmon.cpp")
   pgrep -x nv-hostengine >/dev/null || nv-hostengine >/dev/null 2>&1
   timeout 20 dcgmi discovery -l >"$out/dcgmi-discovery.txt" 2>&1
   timeout 20 dcgmi dmon -e "$fields" -c 3 >"$out/dcgmi-dmon-idle.txt" 2>&1
