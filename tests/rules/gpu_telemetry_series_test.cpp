@@ -190,37 +190,44 @@ TEST(GpuTelemetrySeries, OldOrMissingTelemetry) {
   EXPECT_NE(none.lines[0].find("no GPU telemetry"), std::string::npos);
 }
 
-// A real H200's two samples of one moment (bench/gpu_capture.sh): its --query-gpu answer and
+// A real GPU's two samples of one moment (bench/gpu_capture.sh): its --query-gpu answer and
 // its -q report, a minute apart in the series.
-std::vector<TelemetrySample> real_h200(const std::string& moment) {
-  auto read = [](const std::string& name) {
-    return testing::read_file(testing::fixture("gpu/h200-580.159.04/" + name));
+std::vector<TelemetrySample> real_samples(const std::string& machine, const std::string& moment) {
+  auto read = [&](const std::string& name) {
+    return testing::read_file(testing::fixture("gpu/" + machine + "/" + name));
   };
   return {{1000, gpu_telemetry(parse_nvidia_smi_csv(read("query-" + moment + ".csv")).gpus)},
           {1060, gpu_telemetry(parse_nvidia_smi_q(read("q-" + moment + ".txt")).gpus)}};
 }
 
 // Under a real load every GPU sits at its power cap, and its clock wanders from sample to sample
-// (1455-1560 MHz here): within 0.9x of the peers', so a shared cap is never the cause. A node
-// whose CPU is contended runs its GPU less busy and faster: the finding says the slowness is not
-// in its GPUs (that run put 4 ranks on one GPU; a real job runs one a GPU, as set here).
-TEST(GpuTelemetrySeries, RealH200SamplesUnderLoadShowNoGpuCauseUnlessShared) {
-  std::vector<std::vector<TelemetrySample>> peers = {real_h200("alone"), real_h200("alone")};
-  for (const char* moment : {"alone", "cpu-starved"}) {
-    SCOPED_TRACE(moment);
-    auto own = real_h200(moment);
-    ASSERT_EQ(own.size(), 2u);
-    ASSERT_EQ(own[0].gpus.size(), 1u);
-    for (auto& s : own)
-      for (auto& g : s.gpus)
-        if (g.processes) g.processes = 1;
-    auto ev = telemetry_evidence("node-3", own, peers, 1000);
-    EXPECT_EQ(ev.cause, "");
-    EXPECT_TRUE(one_line_saying(ev, "the slowness is not in its GPUs"));
+// (1455-1560 MHz on the H200, 1350-1530 on the H100): within 0.9x of the peers', so a shared
+// cap is never the cause. A node whose CPU is contended runs its GPU less busy and faster: the
+// finding says the slowness is not in its GPUs (that run put 4 ranks on one GPU; a real job runs
+// one a GPU, as set here).
+TEST(GpuTelemetrySeries, RealSamplesUnderLoadShowNoGpuCauseUnlessShared) {
+  for (const auto& [machine, contended] :
+       {std::pair{"h200-580.159.04", "GPU 0, SM clock 1538/1980 MHz, 2 compute processes"},
+        std::pair{"h100-580.159.04", "GPU 0, SM clock 1530/1980 MHz, 2 compute processes"}}) {
+    SCOPED_TRACE(machine);
+    std::vector<std::vector<TelemetrySample>> peers = {real_samples(machine, "alone"),
+                                                       real_samples(machine, "alone")};
+    for (const char* moment : {"alone", "cpu-starved"}) {
+      SCOPED_TRACE(moment);
+      auto own = real_samples(machine, moment);
+      ASSERT_EQ(own.size(), 2u);
+      ASSERT_EQ(own[0].gpus.size(), 1u);
+      for (auto& s : own)
+        for (auto& g : s.gpus)
+          if (g.processes) g.processes = 1;
+      auto ev = telemetry_evidence("node-3", own, peers, 1000);
+      EXPECT_EQ(ev.cause, "");
+      EXPECT_TRUE(one_line_saying(ev, "the slowness is not in its GPUs"));
+    }
+    // A second process on the GPU doubled the trainer's step; only its process count shows it.
+    EXPECT_EQ(telemetry_evidence("node-3", real_samples(machine, "contended"), peers, 1000).cause,
+              contended);
   }
-  // A second process on the GPU doubled the trainer's step; only its process count shows it.
-  auto ev = telemetry_evidence("node-3", real_h200("contended"), peers, 1000);
-  EXPECT_EQ(ev.cause, "GPU 0, SM clock 1538/1980 MHz, 2 compute processes");
 }
 
 }  // namespace
