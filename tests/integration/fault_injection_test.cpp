@@ -91,11 +91,12 @@ TEST(FaultInjection, SigkillAtRandomPointsOfACycle50Times) {
 // called and then waits for a gate: whoever holds the lease is held inside its cycle for as
 // long as the test wants, so the other instance surely runs while the lease is held. (Left to
 // timing, a 40 ms cycle under load often ended before the second instance started: both then
-// cycled in turn, correctly, and the race was never tested.)
+// cycled in turn, correctly, and the race was never tested.) The squeue writes its pid where it
+// says it was called, waits 30 s at most, and Faulty's config is pointed at these commands.
 struct GatedSlurm {
   std::string dir, called, open;
-  explicit GatedSlurm(const std::string& base)
-      : dir(base + "/gated-bin"), called(base + "/squeue-called"), open(base + "/gate-open") {
+  explicit GatedSlurm(const Faulty& f)
+      : dir(f.c.dir / "gated-bin"), called(f.c.dir / "squeue-called"), open(f.c.dir / "gate-open") {
     std::filesystem::create_directories(dir);
     for (const char* cmd : {"sinfo", "scontrol", "sacct", "sbatch", "scancel", "srun"})
       std::filesystem::create_symlink(std::string("/usr/bin/") + cmd, dir + "/" + cmd);
@@ -105,6 +106,11 @@ struct GatedSlurm {
                    "\"$@\"\n");
     std::filesystem::permissions(dir + "/squeue", std::filesystem::perms::owner_all,
                                  std::filesystem::perm_options::add);
+    std::string text = read_file(f.config);
+    auto at = text.find("[slurm]\n");
+    EXPECT_NE(at, std::string::npos) << text;
+    if (at != std::string::npos) text.insert(at + 8, "bin_dir = \"" + dir + "\"\n");
+    write_file(f.config, text);
   }
 };
 
@@ -113,14 +119,7 @@ TEST(FaultInjection, TwoInstancesAtOnceExactlyOneActs20Times) {
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
   Faulty f(c, 3);
-  GatedSlurm gate(c.dir.path);
-  {  // the [slurm] table of Faulty's config, pointed at the gated commands
-    std::string text = read_file(f.config);
-    auto at = text.find("[slurm]\n");
-    ASSERT_NE(at, std::string::npos);
-    text.insert(at + 8, "bin_dir = \"" + gate.dir + "\"\n");
-    write_file(f.config, text);
-  }
+  GatedSlurm gate(f);
   write_file(gate.open, "");
   ASSERT_TRUE(llmwatch(f.config, {"run", "--once"}).ok());
   for (int round = 0; round < 20; ++round) {
@@ -154,13 +153,9 @@ TEST(FaultInjection, ADaemonKilledWhileItsCommandRunsIsReplacedAtOnce) {
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
   Faulty f(c, 1);
-  GatedSlurm gate(c.dir.path);
-  {
-    std::string text = read_file(f.config);
-    text.insert(text.find("[slurm]\n") + 8, "bin_dir = \"" + gate.dir + "\"\n");
-    text.insert(text.find("[llmwatch]\n") + 11, "interval = \"2s\"\n");
-    write_file(f.config, text);
-  }
+  GatedSlurm gate(f);
+  write_file(f.config, "[llmwatch]\ninterval = \"2s\"\n" +
+                           read_file(f.config).substr(std::string("[llmwatch]\n").size()));
   const int port = free_port();
   const std::string listen = "127.0.0.1:" + std::to_string(port);
   const std::string healthz = "http://" + listen + "/healthz";
