@@ -155,26 +155,28 @@ TEST(Subprocess, AChildInheritsNoOtherDescriptorOfOurs) {
 // that one's output never ended until the long child did, and a command that had finished in
 // a millisecond timed out (squeue "timing out" beside a 60 s node-check step).
 TEST(Subprocess, AShortCommandBesideLongOnesEndsWhenItEnds) {
-  // 16 threads each start `sleep 2` one after another, staggered: a start every ~125 ms, each
-  // a chance to take a short command's pipe. The short commands run until 24 have started.
+  // 32 threads each start `sleep 4` one after another, staggered: a start every ~60 ms, each a
+  // chance to take a short command's pipe. The short commands run until all 32 have started. A
+  // pipe taken holds its command for the rest of a sleep (over 3.5 s), twice its 2 s limit, so
+  // a slow start on a loaded machine is not mistaken for it.
   std::atomic<bool> stop{false};
   std::atomic<int> started{0};
   std::vector<std::thread> long_ones;
-  for (int t = 0; t < 16; ++t)
+  for (int t = 0; t < 32; ++t)
     long_ones.emplace_back([&, t] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(125 * t));
+      std::this_thread::sleep_for(std::chrono::milliseconds(60 * t));
       while (!stop) {
         ++started;
-        run_process(spec({"sleep", "2"}));
+        run_process(spec({"sleep", "4"}));
       }
     });
   int runs = 0, timed_out = 0;
-  for (; started < 24 || runs < 50; ++runs)
-    timed_out += run_process(spec({"true"}, 1000)).timed_out;
+  for (; started < 32 || runs < 100; ++runs)
+    timed_out += run_process(spec({"true"}, 2000)).timed_out;
   stop = true;
   for (auto& t : long_ones) t.join();
   EXPECT_EQ(timed_out, 0) << "of " << runs << " runs of true beside " << started
-                          << " starts of sleep 2";
+                          << " starts of sleep 4";
 }
 
 TEST(Subprocess, OutputIsValidUtf8) {
