@@ -52,6 +52,16 @@ bool cycle_under_lease(const Config& config, Store& store, Lease& lease,
                        int* waiting = nullptr) {
   double now = unix_now();
   if (!lease.acquire(now, static_cast<double>(config.lease_ttl.count()))) {
+    // Its own lease, unrenewable, or none that could be written: the state directory is the
+    // trouble (full, read-only), not a second llmwatch, and the log must not send the operator
+    // looking for one (the chaos soak's read-only disk read "another llmwatch holds the lease
+    // (vm:<our own pid> ...)").
+    if (lease.held() || !lease.last_error().empty()) {
+      spdlog::error(
+          "cannot renew or take the lease in {}: {}; not acting until it can", config.state_dir,
+          lease.last_error().empty() ? "a takeover lock is in the way" : lease.last_error());
+      return false;
+    }
     auto holder = Lease::read(config.state_dir);
     spdlog::info("another llmwatch holds the lease ({}); not acting",
                  holder ? holder->str() : "being written");
@@ -122,9 +132,10 @@ int cmd_run_once(const Config& config) {
   try {
     Store store(config.state_dir);
     Lease lease(config.state_dir, hostname(), static_cast<int>(getpid()));
-    cycle_under_lease(config, store, lease);
+    const bool acted = cycle_under_lease(config, store, lease);
     release_lease(store, lease);
-    return kExitOk;
+    // Not acting for a second llmwatch is no failure; for a lease it could not write, it is.
+    return acted || lease.last_error().empty() ? kExitOk : kExitFailure;
   } catch (const std::exception& e) {
     std::cerr << "llmwatch: " << e.what() << "\n";
     return kExitFailure;

@@ -7,10 +7,12 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <sstream>
 
+#include "util/files.h"
 #include "util/units.h"
 
 namespace llmwatch {
@@ -51,13 +53,13 @@ void write_generation(const std::string& path, std::int64_t g) {
 }
 
 // What a file is, to tell whether it changed between two looks: its inode and its bytes (a
-// lease or lock is one short line). "" when it is gone.
+// lease or lock is one short line). "" when it is gone, or is not a file that can be read (a
+// directory in the way: a stream read of one threw out of acquire).
 std::string identity_of(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return "";
-  std::ifstream in(path);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return std::to_string(st.st_ino) + " " + text;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  auto text = read_text_file(path);
+  return text ? std::to_string(st.st_ino) + " " + *text : "";
 }
 
 bool same_holder(const LeaseInfo& a, const LeaseInfo& b) {
@@ -98,7 +100,10 @@ bool Lease::holder_dead(const LeaseInfo& info) const {
 
 bool Lease::create(double now, double ttl) {
   int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-  if (fd < 0) return false;
+  if (fd < 0) {
+    if (errno != EEXIST) last_error_ = "cannot create " + path_ + ": " + std::strerror(errno);
+    return false;
+  }
   // Only the creator of the lease file gets here, so the generation cannot be raced.
   std::string generation_path = path_ + ".generation";
   generation_ = read_generation(generation_path) + 1;
@@ -106,6 +111,7 @@ bool Lease::create(double now, double ttl) {
   std::string text = content(now + ttl);
   bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   ok = ::fsync(fd) == 0 && ok;
+  if (!ok) last_error_ = "cannot write " + path_ + ": " + std::strerror(errno);
   ::close(fd);
   if (!ok) {
     ::unlink(path_.c_str());
@@ -146,6 +152,10 @@ bool Lease::unchanged_for_a_while(const std::string& path, double now) const {
 bool Lease::take_lock(double now) {
   std::string lock = path_ + ".takeover";
   int fd = ::open(lock.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0 && errno != EEXIST) {
+    last_error_ = "cannot create " + lock + ": " + std::strerror(errno);
+    return false;
+  }
   if (fd < 0) {
     auto holder = parse_lease(lock);
     if ((holder && holder_dead(*holder)) || unchanged_for_a_while(lock, now))
@@ -160,8 +170,14 @@ bool Lease::take_lock(double now) {
 }
 
 bool Lease::acquire(double now, double ttl) {
-  if (held_ && renew(now, ttl)) return true;  // else: lost or expired; compete like anyone
-  held_ = false;
+  // A renewal that failed with the lease still ours (a full or read-only state disk, a lock in
+  // the way) keeps it held, to renew as soon as it can be written: competing for it would find
+  // it unexpired, naming us, and wait out our own TTL. Lost or expired: compete like anyone.
+  if (held_) {
+    if (renew(now, ttl)) return true;
+    if (held_) return false;
+  }
+  last_error_.clear();
   if (create(now, ttl)) return true;
   auto current = parse_lease(path_);
   if (!current) {
@@ -189,10 +205,9 @@ bool Lease::acquire(double now, double ttl) {
 bool Lease::renew(double now, double ttl) {
   // Compare and write under the takeover lock: a racer taking over our (expired) lease
   // holds it, so a renewal cannot overwrite a lease that was just taken over.
-  if (!take_lock(now) && !take_lock(now)) {  // the first try may have cleared a stale lock
-    held_ = false;
-    return false;
-  }
+  // Not taken: held as before (the file says whose it is); check() fences on the file.
+  last_error_.clear();
+  if (!take_lock(now) && !take_lock(now)) return false;  // the first may clear a stale lock
   auto current = parse_lease(path_);
   bool ours = current && current->host == host_ && current->pid == pid_ &&
               current->generation == generation_ && current->expires >= now;
@@ -204,7 +219,12 @@ bool Lease::renew(double now, double ttl) {
       out << content(now + ttl);
       ok = static_cast<bool>(out.flush());
     }
-    ok = ok && ::rename(tmp.c_str(), path_.c_str()) == 0;
+    if (!ok) {
+      last_error_ = "cannot write " + tmp + ": " + std::strerror(errno);
+    } else if (::rename(tmp.c_str(), path_.c_str()) != 0) {
+      last_error_ = "cannot rename " + tmp + ": " + std::strerror(errno);
+      ok = false;
+    }
     if (!ok) ::unlink(tmp.c_str());
   }
   ::unlink((path_ + ".takeover").c_str());

@@ -44,6 +44,9 @@ class Lease {
 
   static std::optional<LeaseInfo> read(const std::string& state_dir);
   std::string path() const { return path_; }
+  // Why the last acquire or renew could not write the lease ("cannot write PATH: Read-only
+  // file system"); "" when it wrote, or when it lost to another holder.
+  const std::string& last_error() const { return last_error_; }
 
  private:
   bool create(double now, double ttl);
@@ -57,6 +60,7 @@ class Lease {
   int pid_;
   bool held_ = false;
   std::int64_t generation_ = 0;
+  std::string last_error_;
 };
 
 }  // namespace llmwatch

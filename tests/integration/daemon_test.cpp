@@ -1,5 +1,7 @@
 // `llmwatch daemon`: cycles on its timer, reloads its config on SIGHUP (refusing a broken
 // one), stops cleanly on SIGTERM and gives its lease back; a second instance stands by.
+#include <sys/resource.h>
+
 #include "local_cluster.h"
 #include "util/units.h"
 
@@ -103,6 +105,42 @@ TEST(Daemon, EveryJobsHangIsFoundAtItsOwnDeadlineNotAtTheNextTick) {
             << found_at("wake-b") - started << " s after the daemon started\n";
   kill(d.pid, SIGTERM);
   EXPECT_EQ(d.wait_exit(20), 0) << read_file(d.log);
+}
+
+// A state directory that cannot be written (full; here every write past 0 bytes fails with
+// EFBIG under a file-size limit) is said to be the trouble, and `run --once` fails. It used to
+// read "another llmwatch holds the lease (being written)" and exit 0, which sends an operator
+// looking for a second llmwatch (the chaos soak's read-only disk).
+TEST(Daemon, ALeaseThatCannotBeWrittenIsSaidSoAndFailsTheRun) {
+  TempDir dir;
+  std::string config = dir / "llmwatch.toml";
+  write_file(config, "[llmwatch]\nstate_dir = \"" + (dir / "state") + "\"\ninterval = \"30s\"\n");
+  ASSERT_TRUE(llmwatch(config, {"run", "--once"}).started);  // the state exists, no lease held
+  int err[2];
+  ASSERT_EQ(pipe(err), 0);  // a pipe: the limit applies to files only
+  pid_t pid = fork();
+  if (pid == 0) {
+    rlimit none{0, 0};
+    setrlimit(RLIMIT_FSIZE, &none);
+    signal(SIGXFSZ, SIG_IGN);  // a write past the limit then fails, as on a full disk
+    dup2(err[1], 2);
+    execl(llmwatch_bin().c_str(), "llmwatch", "--config", config.c_str(), "run", "--once", nullptr);
+    _exit(127);
+  }
+  close(err[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = read(err[0], buf, sizeof buf)) > 0;) text.append(buf, n);
+  close(err[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << text;
+  EXPECT_NE(text.find("cannot renew or take the lease in " + (dir / "state") + ": cannot write " +
+                      (dir / "state/lease") + ": File too large"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("another llmwatch"), std::string::npos) << text;
 }
 
 // The tests read the daemon's state while it runs: a read that meets the daemon's write lock

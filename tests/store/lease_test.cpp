@@ -140,6 +140,71 @@ TEST(Lease, RenewWaitsForNoTakeoverInProgress) {
   EXPECT_DOUBLE_EQ(Lease::read(dir.path)->expires, now + 60);  // untouched
 }
 
+// A holder whose renewal could not be written (a full or read-only state disk) still holds
+// its unexpired lease: once it can write again it renews it at once. It used to forget it
+// held it, find the lease naming itself "held by another", and wait out its own TTL (3 min at
+// the defaults) supervising nothing (bench/chaos_soak.py --seed 47, a read-only disk).
+TEST(Lease, AHolderThatCouldNotWriteItsRenewalRenewsOnceItCan) {
+  testing::TempDir dir;
+  Lease a(dir.path, "host-a", 1), b(dir.path, "host-b", 2);
+  ASSERT_TRUE(a.acquire(1000, 60));
+  std::filesystem::create_directory(dir / "lease.renew.1");  // the renewal cannot be written
+  EXPECT_FALSE(a.acquire(1030, 60));
+  EXPECT_NE(a.last_error().find("lease.renew.1"), std::string::npos) << a.last_error();
+  EXPECT_DOUBLE_EQ(Lease::read(dir.path)->expires, 1060);  // untouched
+  std::filesystem::remove(dir / "lease.renew.1");
+  EXPECT_TRUE(a.acquire(1040, 60));
+  EXPECT_EQ(a.last_error(), "");
+  EXPECT_DOUBLE_EQ(Lease::read(dir.path)->expires, 1100);
+  EXPECT_FALSE(b.acquire(1070, 60));
+  EXPECT_EQ(a.check(1070), "");
+}
+
+// The same where the takeover lock could not be taken (a read-only disk fails its creation;
+// here another host's lock is in the way): the holder gets its lease back as soon as the lock
+// can be taken, not at its expiry.
+TEST(Lease, AHolderThatCouldNotTakeTheLockRenewsOnceItCan) {
+  testing::TempDir dir;
+  Lease a(dir.path, "host-a", 1);
+  ASSERT_TRUE(a.acquire(1000, 60));
+  testing::write_file(dir / "lease.takeover", "host-b 2 1029\n");
+  EXPECT_FALSE(a.acquire(1030, 60));
+  std::filesystem::remove(dir / "lease.takeover");
+  EXPECT_TRUE(a.acquire(1031, 60));
+  EXPECT_DOUBLE_EQ(Lease::read(dir.path)->expires, 1091);
+}
+
+// Something that is not a file where the lock or the lease goes is not read as one: it used to
+// throw out of acquire ("basic_filebuf::underflow error reading the file: Is a directory").
+TEST(Lease, ADirectoryInTheWayIsNoLeaseAndThrowsNothing) {
+  testing::TempDir dir;
+  Lease a(dir.path, "host-a", 1), b(dir.path, "host-b", 2);
+  ASSERT_TRUE(a.acquire(1000, 60));
+  std::filesystem::create_directories(dir / "lease.takeover/in-the-way");
+  EXPECT_NO_THROW(EXPECT_FALSE(a.acquire(1030, 60)));
+  EXPECT_NO_THROW(EXPECT_FALSE(b.acquire(1070, 60)));
+  std::filesystem::remove_all(dir / "lease.takeover");
+  std::filesystem::create_directories(dir / "fresh/lease/in-the-way");
+  Lease c(dir / "fresh", "host-c", 3);
+  EXPECT_NO_THROW(EXPECT_FALSE(c.acquire(1000, 60)));
+  EXPECT_NO_THROW(EXPECT_FALSE(c.acquire(1010, 60)));
+}
+
+// Past its expiry a holder that could not write has nothing to keep: it competes like anyone,
+// and another instance may have taken the lease meanwhile.
+TEST(Lease, AHolderThatCouldNotWriteUntilItsLeaseExpiredCompetes) {
+  testing::TempDir dir;
+  Lease a(dir.path, "host-a", 1), b(dir.path, "host-b", 2);
+  ASSERT_TRUE(a.acquire(1000, 60));
+  std::filesystem::create_directory(dir / "lease.renew.1");
+  EXPECT_FALSE(a.acquire(1030, 60));
+  EXPECT_TRUE(b.acquire(1061, 60));
+  std::filesystem::remove(dir / "lease.renew.1");
+  EXPECT_FALSE(a.acquire(1062, 60));
+  EXPECT_FALSE(a.held());
+  EXPECT_EQ(Lease::read(dir.path)->host, "host-b");
+}
+
 TEST(Lease, RenewExtends) {
   testing::TempDir dir;
   Lease a(dir.path, "host-a", 1), b(dir.path, "host-b", 2);
