@@ -164,10 +164,21 @@ class Soak:
         os.unlink(f"{self.d}/hang-squeue")
 
     def disk_full(self):
+        # Whole: 1 MiB writes leave up to 1 MiB free, and every small write llmwatch makes (its
+        # lease's renewal, a page of the store) still succeeded: the "full" disk was never full.
         sh("dd", "if=/dev/zero", f"of={self.state}/filler", "bs=1M", "count=100")
+        sh("dd", "if=/dev/zero", f"of={self.state}/filler-4k", "bs=4k", "count=100000")
+        for i in range(64):  # the last few blocks, one small file each
+            try:
+                with open(f"{self.state}/filler-{i}", "w") as f:
+                    f.write("x")
+            except OSError:
+                break
         self.note("disk-full: state file system filled for 30 s")
         self.idle(30)
-        os.unlink(f"{self.state}/filler")
+        for name in os.listdir(self.state):
+            if name.startswith("filler"):
+                os.unlink(f"{self.state}/{name}")
 
     def read_only(self):
         with open(f"/sys/fs/ext4/{self.loop}/trigger_fs_error", "w") as f:
