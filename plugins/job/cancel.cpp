@@ -3,6 +3,7 @@
 // Config: none (the [[job]] on_* lists choose it).
 #include "action.h"
 #include "registry.h"
+#include "rules/cancel_held.h"
 
 namespace llmwatch {
 namespace {
@@ -13,8 +14,9 @@ class CancelAction : public ActionPlugin {
   std::string help() const override { return "scancel the job's running task"; }
   HourlyBudget budget() const override { return HourlyBudget::Cancels; }
   bool manual() const override { return true; }
+  // One cancel a task; one more each time a cancel of it did not hold (rules/cancel_held.h).
   std::string idem_key(const ActionRequest& r) const override {
-    return "cancel:" + task_identity(r);
+    return cancel_key(task_identity(r), r.finding.kind == "cancel-not-held" ? r.finding.cause : "");
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     if (!r.task) return {ActionState::Skipped, "no running task to cancel"};

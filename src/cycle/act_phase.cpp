@@ -9,6 +9,7 @@
 #include "policy/restart_exclusion.h"
 #include "probes/checkpoints.h"
 #include "rules/attribution.h"
+#include "rules/cancel_held.h"
 #include "rules/straggler.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_node.h"
@@ -163,6 +164,13 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
   base.job = w->label;
   base.settings = w->settings;
   base.task = w->obs.running ? w->obs.running : w->last;  // a gone job: its last run
+  // A cancel issued again is for the very task whose cancel did not hold, whichever of the
+  // job's tasks runs first in the queue (its restart may be running too); none if it is gone.
+  if (f.kind == "cancel-not-held") {
+    base.task.reset();
+    for (const auto& e : w->obs.entries)
+      if (e.run_key() == not_held_run_key(f)) base.task = e;
+  }
   base.queue = w->obs.entries;
   auto plan =
       f.kind == "straggler" ? straggler_plan(*w, base, s.now) : actions_for(f, *w->settings);

@@ -43,6 +43,10 @@ std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
     out = job.on_node_fault;
   else if (f.kind == "node-degraded")
     out = job.on_node_degraded;
+  else if (f.kind == "cancel-not-held")
+    // Only a task llmwatch cancelled already: the decision was made and journaled, and the
+    // cancel is issued again (rules/cancel_held.h) until its cause says a person must.
+    out = f.cause.empty() ? std::vector<std::string>{"alert"} : std::vector<std::string>{"cancel"};
   else if (f.kind == "successor-missing" || f.kind == "successor-duplicate")
     out = {"successor"};  // llmwatch's own chain (plugins/self/successor.cpp)
   else if (f.severity != Severity::Info)

@@ -379,6 +379,22 @@ int Store::count_actions(const std::string& kind, const std::string& subject, do
   return static_cast<int>(st.integer(0));
 }
 
+CancelsByTask Store::cancels_done(double since) {
+  CancelsByTask out;
+  auto st = db_.prepare(
+      "SELECT idem_key, COALESCE(finished, started) FROM actions WHERE kind='cancel' AND "
+      "state='done' AND started>=?");
+  st.bind(1, since);
+  while (st.step()) {
+    std::string task = cancelled_run_key(st.text(0));
+    if (task.empty()) continue;
+    CancelsDone& c = out[task];
+    ++c.count;
+    c.last_at = std::max(c.last_at, st.real(1));
+  }
+  return out;
+}
+
 bool Store::add_incident(double ts, const std::string& node, const std::string& task,
                          const std::string& message) {
   if (!task.empty()) {

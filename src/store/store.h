@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "rules/cancel_held.h"
 #include "rules/finding.h"
 #include "rules/goodput.h"
 #include "rules/gpu_telemetry_series.h"
@@ -198,6 +199,9 @@ class Store {
   void finish_action(std::int64_t id, const std::string& state, const std::string& detail,
                      double now);
   int count_actions(const std::string& kind, const std::string& subject, double since);
+  // The cancels journaled as done since `since`, by the task each was about (one query a
+  // cycle: cancels are few, held to max_cancels_per_hour).
+  CancelsByTask cancels_done(double since);
   // Charges one incident to `node` for the end of `task` (a task episode, "7@1799999000"):
   // once, however many findings told of that end (a crash seen while it ran, then its end).
   // Whether it was charged now.

@@ -50,6 +50,52 @@ TEST(LifecycleTrust, AnEndThatFollowsAnotherEndIsItsOwnEpisode) {
   EXPECT_EQ(told, 1) << "the second end is told in the history\n" << event_lines(*run.store);
 }
 
+// A cancel slurmctld did not keep (killed right after scancel returned: the chaos soak, where
+// the cancelled hung task came back RUNNING for 88 s) is issued again, to that task only,
+// though the run's restart runs first in the queue; twice at most, then a person is called.
+// Before, the cancel's key was done and nothing cancelled the task again, for as long as it ran.
+TEST(LifecycleTrust, ACancelThatDidNotHoldIsIssuedAgainToThatTaskOnly) {
+  EndingRun run;
+  write_file(run.log, "global_step: 1\n");
+  SlurmJob old_task = run.task("RUNNING"), restarted = run.task("RUNNING");
+  restarted.job_id = 8;
+  restarted.start_time = 1'800'000'010;
+  run.slurm.jobs = {restarted, old_task};
+  run.slurm.loses_cancels = true;
+  auto cancel_done = [&](const std::string& key, double at) {
+    auto id = run.store->begin_action(key, "cancel", "tr", "job:tr/hung: no step", at);
+    ASSERT_TRUE(id);
+    run.store->finish_action(*id, "done", "scancel 7", at);
+  };
+  cancel_done("cancel:7@1799999000", run.now);
+  auto r = run.cycle(run.now + 10);
+  EXPECT_FALSE(run.finding(r, "cancel-not-held")) << "within the margin";
+  EXPECT_TRUE(run.slurm.cancelled.empty());
+
+  r = run.cycle(run.now + 40);
+  const Finding* f = run.finding(r, "cancel-not-held");
+  ASSERT_TRUE(f) << event_lines(*run.store);
+  EXPECT_EQ(f->severity, Severity::Critical);
+  EXPECT_EQ(run.slurm.cancelled, std::vector<std::string>{"7"}) << event_lines(*run.store);
+  run.cycle(run.now + 50);
+  EXPECT_EQ(run.slurm.cancelled.size(), 1u) << "once an episode";
+  run.cycle(run.now + 80);
+  EXPECT_EQ(run.slurm.cancelled, (std::vector<std::string>{"7", "7"}));
+  r = run.cycle(run.now + 120);
+  f = run.finding(r, "cancel-not-held");
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->summary.find("needs a person"), std::string::npos) << f->summary;
+  run.cycle(run.now + 200);
+  EXPECT_EQ(run.slurm.cancelled.size(), 2u) << "no third scancel: a person is called";
+  EXPECT_TRUE(run.slurm.submitted.empty()) << run.submitted();
+
+  // Slurm at work on it at last: nothing more to say.
+  old_task.state = "COMPLETING";
+  run.slurm.jobs = {restarted, old_task};
+  r = run.cycle(run.now + 230);
+  EXPECT_FALSE(run.finding(r, "cancel-not-held"));
+}
+
 // A task that logs a handled traceback (a wandb or HTTP retry) and steps on is a warning,
 // never a crash to act on (#26.1: on_crash resubmitted it while it still trained, and two
 // runs wrote one checkpoint directory).

@@ -40,8 +40,14 @@ class FakeSlurm : public SlurmClient {
     return p;
   }
   SinfoParse nodes() override { return {node_list, ""}; }
+  // As Slurm does, a cancelled task is COMPLETING at once (its end, and what leaves the queue,
+  // are the test's to say); unless the cancel is lost, as when slurmctld dies before keeping it.
+  bool loses_cancels = false;
   Status cancel(const std::string& id, const std::string&) override {
     cancelled.push_back(id);
+    if (!loses_cancels)
+      for (auto& j : jobs)
+        if (j.display_id() == id && (j.running() || j.pending())) j.state = "COMPLETING";
     return {};
   }
   SubmitResult submit(const std::vector<std::string>& args,

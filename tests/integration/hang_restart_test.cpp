@@ -20,7 +20,8 @@ struct TrainingRun {
                            "[slurm]\ntimeout = \"5s\"\n"
                            "[[job]]\n" +
                            job_owner() +
-                           "name = \"itest-train\"\nstale_floor = \"6s\"\nfirst_steps_grace = \"6s\"\nstale_ceiling = \"1m\"\n"
+                           "name = \"itest-train\"\nstale_floor = \"6s\"\nfirst_steps_grace = "
+                           "\"6s\"\nstale_ceiling = \"1m\"\n"
                            "startup_grace = \"1m\"\nkill_switch = \"" +
                            work + "/kill-switch\"\n" + extra_job_keys);
   }
@@ -101,6 +102,55 @@ TEST(HangRestart, HungRunIsCancelledAndResumesOnTheNextArrayTask) {
   for (size_t pos = 0; (pos = events.find("cancel done", pos)) != std::string::npos; ++pos)
     ++cancels;
   EXPECT_EQ(cancels, 1u);
+}
+
+// A cancel that slurmctld did not keep (killed right after scancel returned: the chaos soak's
+// hung task came back RUNNING for 88 s) is issued again on the real cluster. The lost cancel is
+// journaled as llmwatch journals a done one; the task, RUNNING, is then cancelled for real and
+// the array's next task takes over. Before, the done key stopped any second scancel.
+TEST(HangRestart, ACancelSlurmDidNotKeepIsIssuedAgain) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  TrainingRun run(c);
+  std::string array = run.submit("1-2%1");
+  nlohmann::json j;
+  ASSERT_TRUE(eventually(
+      [&] {
+        j = run.job();
+        return j.value("step", 0) >= 2;
+      },
+      90))
+      << j.dump();
+  const std::string task = j["task"];
+  long long start = 0;
+  for (const auto& e : c.jobs())
+    if (std::to_string(e.value("array_job_id", 0LL)) == array && e.value("array_task_id", -1) == 1)
+      start = e["start_time"].is_object() ? e["start_time"].value("number", 0LL)
+                                          : e["start_time"].get<long long>();
+  ASSERT_GT(start, 0) << c.jobs().dump();
+  const double lost_at = static_cast<double>(std::time(nullptr)) - 60;
+  llmwatch_sql(c.dir / "state",
+               "INSERT INTO actions(idem_key, kind, subject, reason, state, detail, started, "
+               "finished) VALUES('cancel:" +
+                   task + "@" + std::to_string(start) +
+                   "', 'cancel', 'itest-train', 'a scancel slurmctld did not keep', 'done', "
+                   "'scancel " +
+                   task + "', " + std::to_string(lost_at) + ", " + std::to_string(lost_at) + ")");
+  run.cycle_and_status();
+  std::string events = run.events();
+  EXPECT_NE(events.find("job:itest-train/cancel-not-held"), std::string::npos) << events;
+  EXPECT_NE(events.find("cancel done: scancel " + task), std::string::npos) << events;
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (const auto& e : c.jobs())
+          if (std::to_string(e.value("array_job_id", 0LL)) == array &&
+              e.value("array_task_id", -1) == 1 && e.value("job_state", "") == "RUNNING")
+            return false;
+        return true;
+      },
+      60))
+      << c.jobs().dump();
 }
 
 // A checkpoint save longer than the step allowance (6 s) but within checkpoint_grace is not

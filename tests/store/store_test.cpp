@@ -213,6 +213,28 @@ TEST(Store, ActionBudgetsIgnoreDryRunsAndOldEntries) {
   EXPECT_EQ(store.count_actions("restart", "tr11", 0), 2);
 }
 
+// Every cancel done of each task (the first and each issued again), when the last returned;
+// a cancel that failed, was a dry run, or is too old is none.
+TEST(Store, CancelsDoneAreCountedByTask) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  auto journal = [&](const std::string& key, const std::string& state, double at) {
+    auto id = store.begin_action(key, key.substr(0, key.find(':')), "tr11", "hung", at);
+    ASSERT_TRUE(id) << key;
+    store.finish_action(*id, state, "", at + 1);
+  };
+  journal("cancel:3_1@17", "done", 100);
+  journal("cancel:3_1@17/again-1", "done", 200);
+  journal("cancel:3_2@18", "failed", 300);
+  journal("cancel:3_3@19", "dry-run", 300);
+  journal("cancel:3_4@20", "done", 10);
+  journal("restart:3_1@17", "done", 300);
+  auto cancels = store.cancels_done(50);
+  ASSERT_EQ(cancels.size(), 1u);
+  EXPECT_EQ(cancels["3_1@17"].count, 2);
+  EXPECT_DOUBLE_EQ(cancels["3_1@17"].last_at, 201);
+}
+
 TEST(Store, EventsFilterBySubjectAndTimeAndCompact) {
   testing::TempDir dir;
   Store store(dir.path);

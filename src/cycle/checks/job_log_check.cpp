@@ -22,6 +22,7 @@
 #include "probes/log_tail.h"
 #include "probes/megatron_rank_times.h"
 #include "probes/rank_timing.h"
+#include "rules/cancel_held.h"
 #include "slurm/hostlist.h"
 #include "store/keys.h"
 #include "store/store.h"
@@ -505,7 +506,11 @@ class JobLogCheck : public Check {
   void prepare(CycleState& s) override {
     // One transaction for every job's reads: outside one, each read takes and drops the
     // file's lock (two fcntl calls), a quarter of this check's CPU at 1,000 watched jobs.
-    s.store.transaction([&] { prepare_jobs(s); });
+    s.store.transaction([&] {
+      prepare_jobs(s);
+      cancels_ = s.store.cancels_done(s.now - kCancelsLookBack);
+    });
+    now_ = s.now;
     errors_.assign(s.work.size(), "");
     seconds_.assign(s.work.size(), 0);
   }
@@ -599,6 +604,7 @@ class JobLogCheck : public Check {
                   findings = evaluate_job(*w.settings, w.obs, s.now);
                   auto slow = judge_straggler(w, s.store, s.now);
                   findings.insert(findings.end(), slow.begin(), slow.end());
+                  if (auto lost = cancel_not_held_in(w)) findings.push_back(std::move(*lost));
                 }).error();
       if (!error.empty()) {
         // This job is unknown this cycle: none of its findings resolves, nothing acts on it.
@@ -636,8 +642,22 @@ class JobLogCheck : public Check {
     pool.join();
   }
 
+  // The first of the job's tasks that llmwatch cancelled and Slurm still runs.
+  std::optional<Finding> cancel_not_held_in(const JobWork& w) const {
+    if (cancels_.empty()) return std::nullopt;
+    for (const auto& e : w.obs.entries)
+      if (auto done = cancels_.find(e.run_key()); done != cancels_.end())
+        if (auto f = cancel_not_held(w.label, e, done->second, now_)) return f;
+    return std::nullopt;
+  }
+
+  // A task runs for days at most (Slurm's time limits); a cancel older than this is of a task
+  // long gone.
+  static constexpr double kCancelsLookBack = 7 * 86400.0;
   std::vector<std::string> errors_;
   std::vector<double> seconds_;
+  CancelsByTask cancels_;
+  double now_ = 0;
 };
 
 LLMWATCH_REGISTER_CHECK(JobLogCheck);
