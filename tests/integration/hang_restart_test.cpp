@@ -49,6 +49,16 @@ struct TrainingRun {
   }
 
   std::string events() { return llmwatch(config, {"events", "--json"}).out; }
+
+  // Cycles until the run has stepped to `step` (90 s at most); `j` is its status then.
+  bool stepped_to(int step, nlohmann::json& j) {
+    return eventually(
+        [&] {
+          j = job();
+          return j.value("step", 0) >= step;
+        },
+        90);
+  }
 };
 
 TEST(HangRestart, HungRunIsCancelledAndResumesOnTheNextArrayTask) {
@@ -59,13 +69,7 @@ TEST(HangRestart, HungRunIsCancelledAndResumesOnTheNextArrayTask) {
   run.submit();
 
   nlohmann::json j;
-  ASSERT_TRUE(eventually(
-      [&] {
-        j = run.job();
-        return j.value("step", 0) >= 4;
-      },
-      90))
-      << j.dump();
+  ASSERT_TRUE(run.stepped_to(4, j)) << j.dump();
   std::string task = j["task"];
   write_file(run.work + "/hang", task.substr(task.find('_') + 1));
 
@@ -115,13 +119,7 @@ TEST(HangRestart, ACancelSlurmDidNotKeepIsIssuedAgain) {
   TrainingRun run(c);
   std::string array = run.submit("1-2%1");
   nlohmann::json j;
-  ASSERT_TRUE(eventually(
-      [&] {
-        j = run.job();
-        return j.value("step", 0) >= 2;
-      },
-      90))
-      << j.dump();
+  ASSERT_TRUE(run.stepped_to(2, j)) << j.dump();
   const std::string task = j["task"];
   long long start = 0;
   for (const auto& e : c.jobs())
@@ -163,13 +161,7 @@ TEST(HangRestart, SlowCheckpointSaveWithinGraceIsNotAHang) {
   run.submit("1-2%1", ",FAKE_CKPT_EVERY=4,FAKE_SAVE_SECONDS=10");
   nlohmann::json j;
   // Step 4 starts a 10 s save; keep cycling until the run is well past it.
-  ASSERT_TRUE(eventually(
-      [&] {
-        j = run.job();
-        return j.value("step", 0) >= 6;
-      },
-      90))
-      << j.dump();
+  ASSERT_TRUE(run.stepped_to(6, j)) << j.dump();
   EXPECT_EQ(run.events().find("hung"), std::string::npos)
       << run.events() << llmwatch_sql(c.dir / "state", "select evidence from findings");
   EXPECT_NE(read_file(j["log"].get<std::string>()).find("Save duration"), std::string::npos);
@@ -182,13 +174,7 @@ TEST(HangRestart, DryRunRecordsButNeverCancels) {
   TrainingRun run(c, "", "dry_run = true\n");
   run.submit("1-2%1");
   nlohmann::json j;
-  ASSERT_TRUE(eventually(
-      [&] {
-        j = run.job();
-        return j.value("step", 0) >= 2;
-      },
-      90))
-      << j.dump();
+  ASSERT_TRUE(run.stepped_to(2, j)) << j.dump();
   std::string task = j["task"];
   write_file(run.work + "/hang", task.substr(task.find('_') + 1));
   ASSERT_TRUE(eventually(
@@ -217,13 +203,7 @@ TEST(HangRestart, SlurmctldDownMeansUnknownNeverActionAndRecovers) {
   write_file(run.config, text);
   run.submit("1-2%1");
   nlohmann::json j;
-  ASSERT_TRUE(eventually(
-      [&] {
-        j = run.job();
-        return j.value("step", 0) >= 2;
-      },
-      90))
-      << j.dump();
+  ASSERT_TRUE(run.stepped_to(2, j)) << j.dump();
 
   // Stop slurmctld and make the run hang: llmwatch cannot see Slurm, so it must not act.
   int ctld = c.pid_of("slurmctld");
