@@ -91,6 +91,10 @@ class ActionPlugin {
   // True when the action's whole effect is rows in the store (it touches nothing outside):
   // the executor then journals and runs it in one transaction.
   virtual bool store_only() const { return false; }
+  // What Slurm does in its place when a budget stops it ("" when nothing does): a restart
+  // refused by max_restarts still happens when the run is an array whose next task starts by
+  // itself, and "needs a human" alone would say the run stopped.
+  virtual std::string happens_anyway(const ActionRequest&) const { return ""; }
 };
 
 }  // namespace llmwatch

@@ -16,6 +16,17 @@
 namespace llmwatch {
 namespace {
 
+// The pending tasks of the same array (a range "3_[4-10%1]", or a single last task "3_10"),
+// which Slurm starts when the task before leaves; null when there are none.
+const SlurmJob* next_array_task(const ActionRequest& r) {
+  for (const auto& q : r.queue)
+    if (q.pending() && q.is_array() &&
+        (!r.task ||
+         (q.array_job_id == r.task->array_job_id && q.display_id() != r.task->display_id())))
+      return &q;
+  return nullptr;
+}
+
 class RestartAction : public ActionPlugin {
  public:
   std::string name() const override { return "restart"; }
@@ -28,13 +39,13 @@ class RestartAction : public ActionPlugin {
   std::string idem_key(const ActionRequest& r) const override {
     return "restart:" + (r.task ? task_identity(r) : r.job + ":" + r.finding.key);
   }
+  std::string happens_anyway(const ActionRequest& r) const override {
+    const SlurmJob* next = next_array_task(r);
+    return next ? "the next task of array " + next->display_id() + " starts by itself" : "";
+  }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
-    // Pending tasks of the same array (a range "3_[4-10%1]", or a single last task "3_10").
-    for (const auto& q : r.queue)
-      if (q.pending() && q.is_array() &&
-          (!r.task ||
-           (q.array_job_id == r.task->array_job_id && q.display_id() != r.task->display_id())))
-        return {ActionState::Done, "next task of array " + q.display_id() + " starts by itself"};
+    if (const SlurmJob* next = next_array_task(r))
+      return {ActionState::Done, "next task of array " + next->display_id() + " starts by itself"};
     if (!r.task) return {ActionState::Skipped, "no earlier run of " + r.job + " known to resubmit"};
     // Never a second run beside a live one (#26: a handled traceback had the run resubmitted
     // while it still trained, and two runs wrote one checkpoint directory). The restart waits

@@ -46,7 +46,11 @@ std::optional<Executor::Ran> Executor::run_journaled(ActionPlugin& plugin, const
   const int attempts = started->attempts;
   ActionOutcome outcome;
   if (!budget) {
-    outcome = {ActionState::Skipped, "not done: " + budget.error() + "; needs a human"};
+    const std::string anyway = plugin.happens_anyway(req);
+    outcome = {ActionState::Skipped, "not done: " + budget.error() + "; needs a human" +
+                                         (anyway.empty() ? ""
+                                                         : ", but " + anyway + " (llmwatch hold " +
+                                                               req.job + " stops it)")};
   } else if (config_.dry_run && name != "alert") {
     outcome = {ActionState::DryRun,
                "would " + name + (req.task ? " " + req.task->display_id() : " " + req.job)};

@@ -68,3 +68,37 @@ TEST(RequeueAction, RequeuesCountAgainstTheJobsRestartBudget) {
 
 }  // namespace
 }  // namespace llmwatch
+
+namespace llmwatch {
+namespace {
+
+// A throttled array's next task starts by itself when a hung one is cancelled: a restart the
+// budget refused still happens. The refusal said "needs a human" alone, and the soak's hung
+// array went on task after task beside it; it now says so, and how to stop it.
+TEST(RequeueAction, ARefusedRestartOfAnArrayThatGoesOnByItselfSaysSo) {
+  testing::PhaseFixture p(
+      "[[job]]\nname = \"tr\"\non_hang = [\"cancel\", \"restart\"]\nmax_restarts = 1\n"
+      "restart_window = \"6h\"\n");
+  for (int i = 0; i < 2; ++i) {
+    auto s = p.state(kNow + 600 * i);
+    auto& w = p.watch(s, "tr", 42 + i);
+    w.obs.running->array_job_id = 40;
+    w.obs.running->array_task_id = 1 + i;
+    w.obs.running->start_time = 1'700'000'000 + 600 * i;
+    SlurmJob rest = *w.obs.running;
+    rest.state = "PENDING";
+    rest.array_task_id.reset();
+    rest.array_task_string = std::to_string(2 + i) + "-9%1";
+    w.obs.entries = {*w.obs.running, rest};
+    s.findings = {make_finding("job:tr", "tr", "hung", Severity::Critical, "no step for 20m")};
+    act_phase(s);
+  }
+  EXPECT_NE(
+      p.events().find("max_restarts (1 per 6h) reached for tr; needs a human, but the next "
+                      "task of array 40_[3-9%1] starts by itself (llmwatch hold tr stops it)"),
+      std::string::npos)
+      << p.events();
+}
+
+}  // namespace
+}  // namespace llmwatch
