@@ -290,18 +290,23 @@ void log_timing_names_the_slow_node(const char* script, const std::string& srun_
   ASSERT_TRUE(r.ok()) << r.err;
   std::string id = r.out.substr(0, r.out.find_first_of(";\n"));
   auto status = [&] { return llmwatch(config, {"status", "--json"}).out; };
+  // Until the run's first step is known, so is not a restart's cost, and the finding says
+  // "keep: the cost of a restart is not known yet" (a loaded CI machine's first cycles did):
+  // the eviction's sum, and its doubt about a node placed by layout, come once it is.
+  std::string seen;
   ASSERT_TRUE(eventually(
       [&] {
         llmwatch(config, {"run", "--once"});
-        return status().find("slow node node-3") != std::string::npos;
+        seen = status();
+        return seen.find("slow node node-3") != std::string::npos &&
+               seen.find("its ranks were placed by layout") != std::string::npos;
       },
       90))
-      << llmwatch(config, {"events"}).out << status();
+      << llmwatch(config, {"events"}).out << seen;
   std::string events = llmwatch(config, {"events"}).out;
   EXPECT_NE(events.find("ranks 4-5 compute"), std::string::npos)
       << "srun placed ranks 4-5 on node-3\n"
       << events;
-  EXPECT_NE(events.find("its ranks were placed by layout"), std::string::npos) << events;
   EXPECT_EQ(events.find("slow node node-1"), std::string::npos) << events;
   EXPECT_EQ(events.find("slow node node-2"), std::string::npos) << events;
   EXPECT_EQ(llmwatch_sql(c.dir / "state",
