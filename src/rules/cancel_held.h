@@ -2,7 +2,7 @@
 // Did llmwatch's cancel hold? Slurm marks a cancelled job COMPLETING (CG) the moment `scancel`
 // returns, so a task llmwatch cancelled that squeue shows RUNNING again was not cancelled: a
 // slurmctld killed before it kept the change recovers the job as it was (the chaos soak: a
-// scancel one second before a slurmctld SIGKILL, and the hung task back RUNNING for 88 s).
+// scancel one second before a slurmctld SIGKILL, and the hung task still RUNNING 55 s later).
 // The decision to cancel was made, journaled and announced; nothing would make it again (the
 // cancel's idempotency key is done), and its restart may already run beside the task. So the
 // cancel is issued again, a few times at most, then a person is called. Pure.

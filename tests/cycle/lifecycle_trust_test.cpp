@@ -51,7 +51,7 @@ TEST(LifecycleTrust, AnEndThatFollowsAnotherEndIsItsOwnEpisode) {
 }
 
 // A cancel slurmctld did not keep (killed right after scancel returned: the chaos soak, where
-// the cancelled hung task came back RUNNING for 88 s) is issued again, to that task only,
+// the cancelled hung task was still RUNNING 55 s later) is issued again, to that task only,
 // though the run's restart runs first in the queue; twice at most, then a person is called.
 // Before, the cancel's key was done and nothing cancelled the task again, for as long as it ran.
 TEST(LifecycleTrust, ACancelThatDidNotHoldIsIssuedAgainToThatTaskOnly) {

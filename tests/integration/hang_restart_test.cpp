@@ -109,7 +109,7 @@ TEST(HangRestart, HungRunIsCancelledAndResumesOnTheNextArrayTask) {
 }
 
 // A cancel that slurmctld did not keep (killed right after scancel returned: the chaos soak's
-// hung task came back RUNNING for 88 s) is issued again on the real cluster. The lost cancel is
+// hung task was still RUNNING 55 s later) is issued again on the real cluster. The lost cancel is
 // journaled as llmwatch journals a done one; the task, RUNNING, is then cancelled for real and
 // the array's next task takes over. Before, the done key stopped any second scancel.
 TEST(HangRestart, ACancelSlurmDidNotKeepIsIssuedAgain) {
