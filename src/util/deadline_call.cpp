@@ -1,7 +1,8 @@
 #include "util/deadline_call.h"
 
-#include <pthread.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -13,6 +14,7 @@ namespace {
 
 // The calls still outstanding, and the worker threads that run them.
 struct State {
+  pid_t pid = ::getpid();  // the process it is of
   std::mutex outstanding_mutex;
   std::map<std::string, std::chrono::steady_clock::time_point> outstanding;
 
@@ -25,17 +27,19 @@ struct State {
 // Never destroyed: a worker stuck in the kernel may outlive main, and must find it intact.
 // A forked child (run and daemon work in one) has none of its parent's threads, so none of
 // its outstanding calls or waiting workers: it starts afresh (the parent's locks may even
-// have been held at the fork).
-State* state = nullptr;
+// have been held at the fork), at its first call. Not in a pthread_atfork handler: that runs
+// in every fork, Boost.Process's before each exec too, and allocating there can deadlock on
+// an allocator lock another thread held at the fork (the sanitizer CI's daemon hung so,
+// between fork and exec of a subprocess, with it).
+std::atomic<State*> state{nullptr};
 
 State& the_state() {
-  static const bool ready = [] {
-    state = new State;
-    pthread_atfork(nullptr, nullptr, [] { state = new State; });
-    return true;
-  }();
-  (void)ready;
-  return *state;
+  State* s = state.load(std::memory_order_acquire);
+  if (s && s->pid == ::getpid()) return *s;
+  auto* fresh = new State;
+  if (state.compare_exchange_strong(s, fresh, std::memory_order_acq_rel)) return *fresh;
+  delete fresh;  // another thread of this process made one first
+  return *s;
 }
 
 constexpr auto kIdleEnd = std::chrono::seconds(60);
