@@ -11,8 +11,11 @@ class HoldAction : public ActionPlugin {
   std::string name() const override { return "hold"; }
   std::string help() const override { return "hold the job's pending tasks"; }
   bool manual() const override { return true; }
+  // Once an episode of its finding: a loop held, released by a person, and come back is held
+  // again (the key was the finding's alone, done for ever after the first).
   std::string idem_key(const ActionRequest& r) const override {
-    return "hold:" + r.job + ":" + r.finding.key;
+    return "hold:" + r.job + ":" + r.finding.key + "@" +
+           std::to_string(static_cast<long long>(r.episode));
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     std::vector<std::string> held;
