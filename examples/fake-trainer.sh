@@ -19,6 +19,8 @@
 #   $FAKE_TRAINER_DIR/crash-at      "STEP KIND [HOST]": the crash above, planned at step STEP
 #   $FAKE_TRAINER_DIR/hang-at       "STEP": at step STEP stop stepping and print nothing more
 #                                   (both removed when they fire: a restarted run goes past)
+#   $FAKE_TRAINER_DIR/bad-step      "STEP": at step STEP die of a plain Python error, every
+#                                   run (kept: a bad sample every restart meets again)
 #   FAKE_TRUTH                      a file to append what really happened to, one
 #                                   "UNIX-TIME EVENT STEP" line each (start, step, save_begin,
 #                                   save_end, hang, exit): the goodput ledger's ground truth
@@ -117,6 +119,11 @@ while [ "$step" -lt "$max_steps" ]; do
   if [ -e "$dir/crash-at" ] && read -r at kind host <"$dir/crash-at" && [ "$at" = "$step" ]; then
     rm -f "$dir/crash-at"
     echo "$kind $host" >"$dir/crash"
+  fi
+  if [ -e "$dir/bad-step" ] && [ "$(cat "$dir/bad-step")" = "$step" ]; then
+    echo "Traceback (most recent call last):"
+    echo "ValueError: sample 81234 of shard 17 has 0 tokens"
+    finish 1
   fi
   if [ -e "$dir/hang-at" ] && [ "$(cat "$dir/hang-at")" = "$step" ]; then
     rm -f "$dir/hang-at"

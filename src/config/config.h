@@ -84,7 +84,8 @@ struct JobSettings {
   // elsewhere. A node that only needs a reset when idle (row remap pending): checkpoint now.
   std::vector<std::string> on_node_fault{"cancel", "restart", "alert"};
   std::vector<std::string> on_node_degraded{"save", "alert"};
-  int crash_loop_after = 3;  // tasks in a row that die before their first step
+  // Tasks in a row that die before their first step, or end at the same step (a step loop).
+  int crash_loop_after = 3;
   int max_restarts = 5;
   Seconds restart_window{6 * 3600};
   std::string progress_regex;  // a user regex whose first group is the step

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "rules/end_cause.h"
+#include "rules/job_rules.h"
 
 namespace llmwatch {
 
@@ -18,10 +19,29 @@ static std::vector<std::string> actions_for_end(const Finding& f, const JobSetti
   return job.on_crash;
 }
 
+// A hang where the runs before it stopped too (a step loop, rules/job_rules.h): on_hang's
+// restarts give way to on_crash_loop's actions (the hold), placed before the cancel so that an
+// array's next task is held before the cancel lets it start. A site whose on_hang restarts
+// nothing has nothing to give way.
+static std::vector<std::string> actions_for_step_loop_hang(const JobSettings& job) {
+  std::vector<std::string> out;
+  for (const auto& a : job.on_hang)
+    if (a.rfind("restart", 0) != 0) out.push_back(a);
+  if (out.size() == job.on_hang.size()) return out;
+  auto at = std::find_if(out.begin(), out.end(),
+                         [](const std::string& a) { return a.rfind("cancel", 0) == 0; });
+  std::vector<std::string> loop;
+  for (const auto& a : job.on_crash_loop)
+    if (a.rfind("alert", 0) != 0 && std::find(out.begin(), out.end(), a) == out.end())
+      loop.push_back(a);
+  out.insert(at, loop.begin(), loop.end());
+  return out;
+}
+
 std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
   std::vector<std::string> out;
   if (f.kind == "hung")
-    out = job.on_hang;
+    out = f.cause == kStepLoop ? actions_for_step_loop_hang(job) : job.on_hang;
   else if (f.kind == "absent")
     out = job.on_absent;
   else if (f.kind == "crashed")

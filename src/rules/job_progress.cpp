@@ -132,6 +132,9 @@ std::string JobProgress::write(bool hot, bool cold) const {
   optional("save_seconds", save_seconds);
   optional("load_seconds", load_seconds);
   text("counted_task", counted_task);
+  number("step_ends", step_ends, 0);
+  optional("end_step", end_step);
+  text("end_step_tasks", end_step_tasks);
   optional("step", step);
   optional("max_steps", max_steps);
   if (step_time && std::isfinite(*step_time)) w.key("step_time").value(*step_time);
@@ -209,6 +212,9 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.save_seconds = opt_from<double>(j, "save_seconds");
   p.load_seconds = opt_from<double>(j, "load_seconds");
   p.counted_task = j.value("counted_task", "");
+  p.step_ends = j.value("step_ends", 0);
+  p.end_step = opt_from<std::int64_t>(j, "end_step");
+  p.end_step_tasks = j.value("end_step_tasks", "");
   p.step = opt_from<std::int64_t>(j, "step");
   p.max_steps = opt_from<std::int64_t>(j, "max_steps");
   p.step_time = opt_from<double>(j, "step_time");
@@ -246,6 +252,9 @@ void start_task(JobProgress& p, const std::string& task, const std::string& log_
   fresh.checkpoint_done = p.checkpoint_done;
   fresh.checkpoint_began = p.checkpoint_began;
   fresh.counted_task = p.counted_task;
+  fresh.step_ends = p.step_ends;
+  fresh.end_step = p.end_step;
+  fresh.end_step_tasks = p.end_step_tasks;
   if (log_path == p.log_path) fresh.cursors = p.cursors;
   p = std::move(fresh);
 }
@@ -433,7 +442,21 @@ void finish_read(JobProgress& p, double progress_before, double now) {
 void task_ended(JobProgress& p) {
   if (p.task.empty() || p.counted_task == p.task) return;
   p.counted_task = p.task;
-  if (!p.step) ++p.quick_deaths;
+  if (!p.step) {
+    ++p.quick_deaths;
+    return;  // no step: neither at the loop's step nor past it
+  }
+  if (p.end_step && *p.step == *p.end_step) {
+    ++p.step_ends;
+    // The last few ids are enough to name the loop; the count says how long it is.
+    auto cut = p.end_step_tasks.find(", ");
+    if (p.step_ends > 4 && cut != std::string::npos) p.end_step_tasks.erase(0, cut + 2);
+    p.end_step_tasks += ", " + p.task;
+  } else {
+    p.step_ends = 1;
+    p.end_step = p.step;
+    p.end_step_tasks = p.task;
+  }
 }
 
 bool fatal_crash_signature(std::string_view crash) {

@@ -56,6 +56,12 @@ struct JobProgress {
   // task counted so that one death is never counted twice.
   int quick_deaths = 0;
   std::string counted_task;
+  // Tasks in a row that ended at the same last step, none passing it (a step loop: a hang or
+  // crash at a bad sample or a code path, which every restart meets again on other nodes),
+  // that step, and those tasks' ids for the finding ("8, 9, 10").
+  int step_ends = 0;
+  std::optional<std::int64_t> end_step;
+  std::string end_step_tasks;
 
   // Training health, for the training detectors and views.
   std::vector<double> step_times;  // recent printed step times, saves excluded
@@ -171,7 +177,8 @@ struct StaleVerdict {
 };
 
 // The current task has ended (replaced by another, or gone from the queue): counts it as a
-// quick death if it never made progress. Idempotent per task.
+// quick death if it never made progress, else as one more end at its last step if the task
+// before it ended there too. Idempotent per task.
 void task_ended(JobProgress& p);
 
 // A crash signature that no rank survives (an NCCL or CUDA error, NCCL's watchdog timeout),

@@ -143,6 +143,39 @@ static std::string fmt(double seconds) {
   return format_duration(Seconds(static_cast<long long>(seconds)));
 }
 
+// A step loop: crash_loop_after runs in a row ended at the same last step, none passing it. A
+// run that hangs or dies at one bad sample or code path meets it again after every restart,
+// whatever its nodes: each restart only pays the hang allowance and the work since the last
+// save again (the chaos soak's array used up max_restarts so). Said once no task runs; a task
+// hung there is the hang's own finding (step_loop_hang below).
+static std::optional<Finding> step_loop_finding(const JobSettings& job, const std::string& label,
+                                                const JobObservation& obs) {
+  const JobProgress* p = obs.progress;
+  if (!p || obs.running || !p->end_step || p->step_ends < job.crash_loop_after) return std::nullopt;
+  Finding f = make_finding(
+      "job:" + label, label, "crash-loop", Severity::Critical,
+      std::to_string(p->step_ends) + " runs in a row ended at step " +
+          std::to_string(*p->end_step) +
+          " without passing it: the same step every time points at the data or code there, "
+          "not a node; restarts stopped, needs a human");
+  f.evidence.push_back("runs: " + p->end_step_tasks);
+  f.evidence.insert(f.evidence.end(), p->recent.begin(), p->recent.end());
+  return f;
+}
+
+// A running task hung at the step where the runs before it ended, the last run the step loop
+// allows: its hang is still dumped, confirmed and cancelled, but not restarted (the policy
+// puts on_crash_loop in the restart's place, before the cancel, so that an array's next task
+// is held before it can start). A near miss does none of it.
+static std::string step_loop_hang(const JobSettings& job, const JobProgress& p) {
+  if (!p.end_step || !p.step || *p.step != *p.end_step || p.task == p.counted_task ||
+      p.step_ends + 1 < job.crash_loop_after)
+    return "";
+  return "; the " + std::to_string(p.step_ends) + " runs before it (" + p.end_step_tasks +
+         ") stopped at step " + std::to_string(*p.step) +
+         " too: not restarted, on_crash_loop instead";
+}
+
 std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& obs, double now) {
   std::vector<Finding> out;
   std::string label = job_label(job);
@@ -157,6 +190,8 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
                       "restarts stopped, needs a human");
     f.evidence.assign(obs.progress->recent.begin(), obs.progress->recent.end());
     out.push_back(f);
+  } else if (auto f = step_loop_finding(job, label, obs)) {
+    out.push_back(*f);
   }
   bool queued = false;
   for (const auto& e : obs.entries) queued |= e.pending();
@@ -245,9 +280,11 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
     std::string what = v.phase == "startup" ? "no first step " + fmt(v.idle) + " after start"
                                             : "no step progress for " + fmt(v.idle);
     if (p.step) what += " (last step " + std::to_string(*p.step) + ")";
+    std::string loop = step_loop_hang(job, p);
     auto f = make("hung", Severity::Critical,
                   obs.running->display_id() + ": " + what + "; allowed " + fmt(v.allowance) +
-                      " in " + v.phase + " (" + v.how + ")");
+                      " in " + v.phase + " (" + v.how + ")" + loop);
+    if (!loop.empty()) f.cause = kStepLoop;
     f.evidence = evidence;
     f.evidence.push_back("log: " + p.log_path);
     f.episode = task_episode(obs.running->display_id(), obs.running->start_time);

@@ -45,6 +45,10 @@ std::string job_label(const JobSettings& job);
 // are cleared by it).
 std::set<std::string> configured_labels(const Config& config);
 
+// The cause of a "hung" finding whose task stopped where the runs before it did (a step loop):
+// the policy puts on_crash_loop in its restart's place.
+inline constexpr const char* kStepLoop = "step-loop";
+
 struct JobObservation {
   std::vector<SlurmJob> entries;    // from select_jobs
   std::optional<SlurmJob> running;  // the task whose log is followed

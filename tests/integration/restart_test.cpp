@@ -116,5 +116,42 @@ TEST(Restart, CrashLoopStopsAndHoldsTheArray) {
   EXPECT_NE(llmwatch(config, {"events"}).out.find("release done"), std::string::npos);
 }
 
+// A run that dies at the same step after every restart (a bad sample: the trainer resumes from
+// its step-10 checkpoint and meets it again at step 14) is restarted crash_loop_after - 1 times,
+// then no more: the step compared is the last its log holds, read once the task is gone.
+TEST(Restart, ARunThatDiesAtTheSameStepEveryTimeStopsBeingRestarted) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  std::string work = c.dir / "work";
+  std::filesystem::create_directories(work);
+  std::string config = write_config(c, "");
+  write_file(work + "/bad-step", "14\n");
+  auto sub = c.slurm({"sbatch", "--parsable", "--job-name=itest-train", "--nodes=1",
+                      "--chdir=" + work, "--output=" + work + "/train-%j.out",
+                      "--export=ALL,FAKE_STEP_TIME=0.5,FAKE_CKPT_EVERY=10,FAKE_TRAINER_DIR=" + work,
+                      source_dir() + "/examples/fake-trainer.sh"});
+  ASSERT_TRUE(sub.ok()) << sub.err;
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(config, {"run", "--once"});
+        return llmwatch(config, {"events"}).out.find("job:itest-train/crash-loop") !=
+               std::string::npos;
+      },
+      120))
+      << llmwatch(config, {"events"}).out;
+  // The loop's third end is not restarted, in that cycle or any after it.
+  ASSERT_TRUE(llmwatch(config, {"run", "--once"}).ok());
+  std::string events = llmwatch(config, {"events"}).out;
+  size_t restarts = 0;
+  for (size_t at = events.find("restart done"); at != std::string::npos;
+       at = events.find("restart done", at + 1))
+    ++restarts;
+  EXPECT_EQ(restarts, 2u) << events;
+  EXPECT_NE(events.find("3 runs in a row ended at step 14 without passing it"), std::string::npos)
+      << events;
+  EXPECT_TRUE(queued(c, "itest-train").empty()) << c.jobs().dump().substr(0, 3000);
+}
+
 }  // namespace
 }  // namespace llmwatch::testing

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "rules/job_rules.h"
+
 namespace llmwatch {
 namespace {
 
@@ -57,6 +59,28 @@ TEST(Policy, CrashLoopStopsRestartsOfThatJob) {
   JobSettings job;
   loop.severity = Severity::Critical;
   EXPECT_EQ(actions_for(loop, job), (std::vector<std::string>{"hold", "alert"}));
+}
+
+// A hang at the step where the runs before it stopped (a step loop): dumped and cancelled as
+// any hang, but never restarted; on_crash_loop's hold goes before the cancel, which would let an
+// array's next task start. Alerts still go last.
+TEST(Policy, AStepLoopHangIsCancelledAndHeldNotRestarted) {
+  Finding hang;
+  hang.kind = "hung";
+  hang.severity = Severity::Critical;
+  JobSettings job;
+  EXPECT_EQ(actions_for(hang, job),
+            (std::vector<std::string>{"dump", "cancel", "restart", "alert"}));
+  hang.cause = kStepLoop;
+  EXPECT_EQ(actions_for(hang, job), (std::vector<std::string>{"dump", "hold", "cancel", "alert"}));
+  job.on_hang = {"alert", "save", "kill+5m", "cancel+15m", "restart+15m"};
+  EXPECT_EQ(actions_for(hang, job),
+            (std::vector<std::string>{"save", "kill+5m", "hold", "cancel+15m", "alert"}));
+  job.on_hang = {"alert", "cancel"};  // a site that restarts nothing on a hang: as it says
+  EXPECT_EQ(actions_for(hang, job), (std::vector<std::string>{"cancel", "alert"}));
+  job.on_hang = {"dump", "cancel", "restart"};
+  job.on_crash_loop = {"alert"};
+  EXPECT_EQ(actions_for(hang, job), (std::vector<std::string>{"dump", "cancel", "alert"}));
 }
 
 }  // namespace

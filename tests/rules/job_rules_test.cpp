@@ -362,6 +362,98 @@ TEST(JobRules, TasksDyingBeforeTheirFirstStepAreACrashLoop) {
   EXPECT_EQ(p.quick_deaths, 0);  // it had made progress
 }
 
+// Task `task` starts at `t`, resumes from its step-40 checkpoint and steps to `last`, a second
+// a step.
+void resumes_to(JobProgress& p, const std::string& task, double t, std::int64_t last) {
+  TrainingLogParser parser;
+  start_task(p, task, "/log", t);
+  for (std::int64_t n = 40; n <= last; ++n)
+    apply_lines(p, {"global_step: " + std::to_string(n)}, parser, t + n);
+}
+
+// Runs that resume from their checkpoint and stop at the same step every time (a hang or a
+// crash at one bad sample) are a loop too, whatever their nodes; a run past that step ends it.
+TEST(JobRules, RunsEndingAtTheSameStepAreALoop) {
+  JobSettings s = settings();
+  JobProgress p;
+  auto runs_to = [&](const std::string& task, double t, std::int64_t last) {
+    resumes_to(p, task, t, last);
+    task_ended(p);
+  };
+  JobObservation obs;
+  obs.progress = &p;
+  runs_to("5_1", 0, 50);
+  runs_to("5_2", 1000, 50);
+  task_ended(p);  // the same task is never counted twice
+  EXPECT_EQ(p.step_ends, 2);
+  auto loop_at = [&](double now) {
+    auto k = kinds(evaluate_job(s, obs, now));
+    return std::find(k.begin(), k.end(), "crash-loop") != k.end();
+  };
+  EXPECT_FALSE(loop_at(1100));
+  runs_to("5_3", 2000, 50);
+  auto fs = evaluate_job(s, obs, 2100);
+  ASSERT_FALSE(fs.empty());
+  EXPECT_EQ(fs[0].kind, "crash-loop");
+  EXPECT_EQ(fs[0].severity, Severity::Critical);
+  EXPECT_NE(fs[0].summary.find("3 runs in a row ended at step 50"), std::string::npos)
+      << fs[0].summary;
+  EXPECT_EQ(fs[0].evidence.at(0), "runs: 5_1, 5_2, 5_3");
+  // It survives llmwatch's own restart.
+  JobProgress back = JobProgress::from_json(p.to_json());
+  EXPECT_EQ(back.step_ends, 3);
+  EXPECT_EQ(back.end_step, 50);
+  EXPECT_EQ(back.end_step_tasks, "5_1, 5_2, 5_3");
+  // A run that passes the step, then stops elsewhere, starts a new count.
+  runs_to("5_4", 3000, 60);
+  EXPECT_EQ(p.step_ends, 1);
+  EXPECT_FALSE(loop_at(3100));
+  // Runs that stop at different steps are no loop, however many.
+  for (int k = 0; k < 5; ++k) runs_to("6_" + std::to_string(k), 4000 + 1000 * k, 45 + k);
+  EXPECT_EQ(p.step_ends, 1);
+}
+
+// The running task hung where the runs before it stopped is the loop's last run: its hang is
+// marked so that the policy cancels it without a restart. One run before it is not enough, and
+// a task hung at another step is an ordinary hang.
+TEST(JobRules, AHangWhereTheRunsBeforeItStoppedIsNotRestarted) {
+  JobSettings s = settings();
+  s.stale_after = Seconds(60);
+  JobProgress p;
+  auto runs_to = [&](const std::string& task, double t, std::int64_t last) {
+    resumes_to(p, task, t, last);
+  };
+  JobObservation obs;
+  obs.entries = {job(9, "RUNNING")};
+  obs.running = obs.entries[0];
+  obs.progress = &p;
+  auto hang = [&](double now) -> Finding {
+    for (const auto& f : evaluate_job(s, obs, now))
+      if (f.kind == "hung") return f;
+    return {};
+  };
+  runs_to("7", 0, 50);
+  task_ended(p);
+  runs_to("8", 1000, 50);
+  EXPECT_EQ(hang(1500).kind, "hung");
+  EXPECT_EQ(hang(1500).cause, "") << "one run before it";
+  task_ended(p);
+  runs_to("9", 2000, 50);
+  EXPECT_EQ(hang(2040).kind, "") << "not hung yet";
+  Finding f = hang(2500);
+  EXPECT_EQ(f.cause, kStepLoop);
+  EXPECT_NE(f.summary.find("the 2 runs before it (7, 8) stopped at step 50 too"), std::string::npos)
+      << f.summary;
+  EXPECT_EQ(actions_for(f, s), (std::vector<std::string>{"dump", "hold", "cancel", "alert"}));
+  for (const auto& other : evaluate_job(s, obs, 2500))
+    EXPECT_NE(other.kind, "crash-loop") << "said by the hang while the task runs";
+  // Hung at another step: an ordinary hang, restarted.
+  runs_to("10", 3000, 51);
+  p.step_ends = 2;
+  p.end_step = 50;
+  EXPECT_EQ(hang(3500).cause, "");
+}
+
 }  // namespace
 }  // namespace llmwatch
 

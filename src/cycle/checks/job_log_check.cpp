@@ -403,13 +403,15 @@ void keep_timers(CycleState& s, const std::string& label, Deadlined<JobFiles>& g
 FileAsk before_files(JobWork& w, SlurmClient& slurm, double now, Limit limit) {
   if (!w.obs.running) {
     // The task we followed is gone and nothing runs: it ended (a quick death if no step).
-    bool still_queued = false;
-    for (const auto& e : w.obs.entries) still_queued |= e.display_id() == w.progress.task;
-    if (!still_queued) task_ended(w.progress);
+    // Counted after the post-mortem's read of its last lines: the step it stopped at is the
+    // last it printed, not the last a cycle saw (a step loop compares them across runs).
     bool last_queued = false;
     for (const auto& e : w.obs.entries)
       last_queued |= w.last && e.display_id() == w.last->display_id();
     if (!last_queued) post_mortem(w, slurm, now, limit);
+    bool still_queued = false;
+    for (const auto& e : w.obs.entries) still_queued |= e.display_id() == w.progress.task;
+    if (!still_queued) task_ended(w.progress);
     return {};
   }
   const SlurmJob& task = *w.obs.running;

@@ -1,0 +1,121 @@
+// A step loop through whole cycles of the real Supervisor against a FakeSlurm: runs that resume
+// from their checkpoint and stop at the same step every time (a hang or a crash at one bad
+// sample or code path) are restarted until crash_loop_after of them did, and then no more.
+// Before, each was an ordinary hang or crash: restarted until max_restarts ran out (the chaos
+// soak's hung array), each restart paying the allowance and the work since the save again.
+#include <gtest/gtest.h>
+
+#include "ending_run.h"
+#include "rules/job_rules.h"
+#include "store_reading.h"
+
+namespace llmwatch {
+namespace {
+
+using testing::EndingRun;
+using testing::event_lines;
+using testing::kCudaError;
+using testing::write_file;
+
+// Run k of the loop: task 7 + k, with its own log, resumed from the step-40 checkpoint.
+SlurmJob loop_task(EndingRun& run, int k, const std::string& state) {
+  SlurmJob t = run.task(state);
+  t.job_id = 7 + k;
+  t.start_time = 1'799'999'000 + 1000 * k;
+  t.std_out = run.dir / ("train-" + std::to_string(t.job_id) + ".log");
+  return t;
+}
+
+std::string steps(int from, int to) {
+  std::string out;
+  for (int n = from; n <= to; ++n) out += "global_step: " + std::to_string(n) + "\n";
+  return out;
+}
+
+// Slurm's answer for a task that ended as `state`.
+void ended(EndingRun& run, const SlurmJob& t, const std::string& state) {
+  run.slurm.jobs = {t};
+  run.slurm.jobs[0].state = state;
+  run.slurm.shown_jobs[std::to_string(t.job_id)] = {{"JobState", state},
+                                                    {"ExitCode", "1:0"},
+                                                    {"NodeList", t.nodes},
+                                                    {"NumNodes", "3"},
+                                                    {"NumTasks", "3"}};
+}
+
+bool any_finding(const CycleResult& r, const std::string& kind) {
+  for (const auto& f : r.findings)
+    if (f.kind == kind) return true;
+  return false;
+}
+
+TEST(StepLoop, ARunThatHangsAtTheSameStepEveryTimeIsNotRestartedTheThirdTime) {
+  EndingRun run("confirm_hang = \"0s\"\nstale_after = \"60s\"\n");
+  for (int k = 0; k < 3; ++k) {
+    const double t0 = run.now + 1000 * k;
+    SlurmJob t = loop_task(run, k, "RUNNING");
+    run.slurm.jobs = {t};
+    write_file(t.std_out, steps(41, 45));
+    run.cycle(t0);
+    write_file(t.std_out, steps(46, 50), true);
+    run.cycle(t0 + 10);
+    CycleResult r;
+    const Finding* hang = nullptr;
+    for (double at = t0 + 40; !hang && at < t0 + 400; at += 30) {  // a cycle every 30 s
+      r = run.cycle(at);
+      hang = run.finding(r, "hung");
+    }
+    ASSERT_TRUE(hang) << "run " << k << "\n" << event_lines(*run.store);
+    EXPECT_EQ(run.slurm.cancelled.size(), static_cast<size_t>(k + 1)) << event_lines(*run.store);
+    if (k < 2) {
+      EXPECT_EQ(hang->cause, "");
+      EXPECT_EQ(run.slurm.submitted.size(), static_cast<size_t>(k + 1))
+          << "run " << k << " is restarted\n"
+          << event_lines(*run.store);
+    } else {
+      EXPECT_EQ(hang->cause, kStepLoop);
+      EXPECT_NE(hang->summary.find("the 2 runs before it (7, 8) stopped at step 50 too"),
+                std::string::npos)
+          << hang->summary;
+      EXPECT_EQ(run.slurm.submitted.size(), 2u) << "the third is not restarted\n"
+                                                << event_lines(*run.store);
+      EXPECT_NE(event_lines(*run.store).find("hold skipped: nothing pending to hold"),
+                std::string::npos)
+          << event_lines(*run.store);
+    }
+    ended(run, t, "CANCELLED");
+    r = run.cycle(t0 + 430);
+    EXPECT_EQ(any_finding(r, "crash-loop"), k == 2) << "run " << k << "\n"
+                                                    << event_lines(*run.store);
+    run.slurm.jobs.clear();
+  }
+  EXPECT_EQ(run.slurm.submitted.size(), 2u) << event_lines(*run.store);
+}
+
+// A crash is seen once the task is gone, and the cycle before saw the run some steps short of
+// where it stopped: the step the loop compares is the last the log holds, read by the
+// post-mortem. Before, it was the last a cycle saw (47, 45, 49 here), and the loop went unseen.
+TEST(StepLoop, ARunThatCrashesAtTheSameStepEveryTimeIsNotRestartedTheThirdTime) {
+  EndingRun run;
+  const int seen_to[] = {47, 45, 49};
+  for (int k = 0; k < 3; ++k) {
+    const double t0 = run.now + 1000 * k;
+    SlurmJob t = loop_task(run, k, "RUNNING");
+    run.slurm.jobs = {t};
+    write_file(t.std_out, steps(41, seen_to[k]));
+    run.cycle(t0);
+    write_file(t.std_out, steps(seen_to[k] + 1, 50) + kCudaError, true);
+    ended(run, t, "FAILED");
+    auto r = run.cycle(t0 + 30);
+    ASSERT_TRUE(run.finding(r, "ended")) << event_lines(*run.store);
+    EXPECT_EQ(any_finding(r, "crash-loop"), k == 2) << "run " << k << "\n"
+                                                    << event_lines(*run.store);
+    EXPECT_EQ(run.slurm.submitted.size(), static_cast<size_t>(std::min(k + 1, 2)))
+        << "run " << k << "\n"
+        << event_lines(*run.store);
+    run.slurm.jobs.clear();
+  }
+}
+
+}  // namespace
+}  // namespace llmwatch
