@@ -367,7 +367,8 @@ std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lin
     if (p.step) ++p.advances;
     phase_ |= phase_under_way_;  // this step ended a save or an evaluation pass
     p.step = line.step;
-    p.quick_deaths = 0;  // progress ends any crash loop
+    p.quick_deaths = 0;                                           // progress ends any crash loop
+    if (p.end_step && *line.step > *p.end_step) p.step_ends = 0;  // and one past a step loop's
     p.best_step = std::max(p.best_step, *line.step);
     p.last_progress = now;
     set_ |= kProgress;

@@ -146,12 +146,17 @@ static std::string fmt(double seconds) {
 // A step loop: crash_loop_after runs in a row ended at the same last step, none passing it. A
 // run that hangs or dies at one bad sample or code path meets it again after every restart,
 // whatever its nodes: each restart only pays the hang allowance and the work since the last
-// save again (the chaos soak's array used up max_restarts so). Said once no task runs; a task
+// save again (the chaos soak's array used up max_restarts so). Said once no task runs, or while
+// the next task of an array that goes on by itself runs with more queued behind it (they are
+// held); a run a person started afresh has nothing queued and is left to reach the step. A task
 // hung there is the hang's own finding (step_loop_hang below).
 static std::optional<Finding> step_loop_finding(const JobSettings& job, const std::string& label,
                                                 const JobObservation& obs) {
   const JobProgress* p = obs.progress;
-  if (!p || obs.running || !p->end_step || p->step_ends < job.crash_loop_after) return std::nullopt;
+  if (!p || !p->end_step || p->step_ends < job.crash_loop_after) return std::nullopt;
+  if (obs.running && std::none_of(obs.entries.begin(), obs.entries.end(),
+                                  [](const SlurmJob& e) { return e.pending() && e.is_array(); }))
+    return std::nullopt;
   Finding f = make_finding(
       "job:" + label, label, "crash-loop", Severity::Critical,
       std::to_string(p->step_ends) + " runs in a row ended at step " +

@@ -117,5 +117,51 @@ TEST(StepLoop, ARunThatCrashesAtTheSameStepEveryTimeIsNotRestartedTheThirdTime) 
   }
 }
 
+// An array whose next task starts by itself when one dies: no cycle sees the run ended, only
+// the next task running. The task that died is read to its end before it is counted, and the
+// loop holds the tasks still queued while the next one runs. Before, the count took the steps
+// the cycles last saw (47, 45, 49) and the array went on through all its tasks.
+TEST(StepLoop, AnArrayThatDiesAtTheSameStepEveryTimeIsHeld) {
+  EndingRun run;
+  auto array_task = [&](int k) {
+    SlurmJob t = run.task("RUNNING");
+    t.job_id = 100 + k;
+    t.array_job_id = 5;
+    t.array_task_id = k;
+    t.start_time = 1'799'999'000 + 1000 * k;
+    t.std_out = run.dir / ("train-5_" + std::to_string(k) + ".log");
+    return t;
+  };
+  auto queued_after = [&](int k) {
+    SlurmJob rest = run.task("PENDING");
+    rest.job_id = 5;
+    rest.array_job_id = 5;
+    rest.array_task_string = std::to_string(k + 1) + "-8%1";
+    rest.nodes.clear();
+    return rest;
+  };
+  const int seen_to[] = {47, 45, 49};
+  CycleResult r;
+  for (int k = 1; k <= 4; ++k) {
+    const double t0 = run.now + 1000 * k;
+    SlurmJob t = array_task(k);
+    run.slurm.jobs = {t, queued_after(k)};
+    write_file(t.std_out, "resumed at step 40\n");
+    r = run.cycle(t0);
+    EXPECT_EQ(any_finding(r, "crash-loop"), k == 4) << "task 5_" << k << "\n"
+                                                    << event_lines(*run.store);
+    if (k == 4) break;
+    write_file(t.std_out, steps(41, seen_to[k - 1]), true);
+    run.cycle(t0 + 10);
+    write_file(t.std_out, steps(seen_to[k - 1] + 1, 50) + kCudaError, true);
+  }
+  const Finding* f = run.finding(r, "crash-loop");
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->summary.find("3 runs in a row ended at step 50"), std::string::npos) << f->summary;
+  EXPECT_EQ(run.slurm.controls, std::vector<std::string>{"hold 5_[5-8]"})
+      << event_lines(*run.store);
+  EXPECT_TRUE(run.slurm.submitted.empty()) << run.submitted();
+}
+
 }  // namespace
 }  // namespace llmwatch

@@ -404,6 +404,17 @@ TEST(JobRules, RunsEndingAtTheSameStepAreALoop) {
   EXPECT_EQ(back.step_ends, 3);
   EXPECT_EQ(back.end_step, 50);
   EXPECT_EQ(back.end_step_tasks, "5_1, 5_2, 5_3");
+  // While a task runs: a run a person started afresh is left to reach the step; an array's
+  // next task, with more queued behind it, is no reason to wait (they are held).
+  SlurmJob next = job(9, "RUNNING"), rest = job(5, "PENDING");
+  rest.array_job_id = next.array_job_id = 5;
+  obs.running = next;
+  obs.entries = {next};
+  EXPECT_FALSE(loop_at(2200));
+  obs.entries = {next, rest};
+  EXPECT_TRUE(loop_at(2200));
+  obs.running.reset();
+  obs.entries.clear();
   // A run that passes the step, then stops elsewhere, starts a new count.
   runs_to("5_4", 3000, 60);
   EXPECT_EQ(p.step_ends, 1);

@@ -178,6 +178,23 @@ std::shared_ptr<LogRankTimes> timers_for(const JobWork& w, const FileAsk& ask, S
   return kept;
 }
 
+// A task the next one replaced between two cycles (an array's next task starts by itself):
+// the lines it wrote after the last read, from its own logs, before it is counted as ended, so
+// that its last step is where it stopped (a step loop compares them), not where a cycle last
+// saw it. Already under the files' deadline. A log the new task writes too (one --output for
+// every task) holds the new task's lines now: left to it.
+void last_lines_of_ended_task(JobProgress& p, const std::vector<std::string>& new_paths,
+                              const TrainingLogParser& parser, double now) {
+  for (auto& [path, cursor] : p.cursors) {
+    if (std::find(new_paths.begin(), new_paths.end(), path) != new_paths.end()) continue;
+    ProgressUpdate update(p, parser, now);
+    LogChunk chunk = scan_appended(path, cursor, {},
+                                   [&](std::span<const std::string_view> lines,
+                                       std::span<const std::uint64_t>) { update.feed(lines); });
+    update.finish(written_time(chunk.mtime, p.last_read, now));
+  }
+}
+
 DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double now,
                                  std::shared_ptr<LogRankTimes> timers) {
   struct Task {
@@ -223,13 +240,14 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
           JobProgress& p = f.progress;
           auto paths = glob_logs(t.patterns);
           for (const auto& path : paths) f.label += (f.label.empty() ? "" : " ") + path;
+          TrainingLogParser parser(t.regex);
           if (ask.new_task) {
+            last_lines_of_ended_task(p, paths, parser, now);
             task_ended(p);
             double started = t.start_time > 0 ? static_cast<double>(t.start_time) : now;
             start_task(p, t.id, f.label, std::min(started, now), t.start_time);
           }
           p.log_path = f.label;
-          TrainingLogParser parser(t.regex);
           const double progress_before = p.last_progress;
 
           for (const auto& path : paths) {
