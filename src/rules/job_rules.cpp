@@ -143,6 +143,13 @@ static std::string fmt(double seconds) {
   return format_duration(Seconds(static_cast<long long>(seconds)));
 }
 
+// A loop's episode is its last death: one more (a person released the held tasks, and the
+// next died the same way) is news, told and held again. As one episode, the loop that went on
+// after a release was never held again: its hold was done.
+static std::string loop_episode(const JobProgress& p) {
+  return "after " + p.counted_task;
+}
+
 // A step loop: crash_loop_after runs in a row ended at the same last step, none passing it. A
 // run that hangs or dies at one bad sample or code path meets it again after every restart,
 // whatever its nodes: each restart only pays the hang allowance and the work since the last
@@ -165,6 +172,7 @@ static std::optional<Finding> step_loop_finding(const JobSettings& job, const st
           "not a node; restarts stopped, needs a human");
   f.evidence.push_back("runs: " + p->end_step_tasks);
   f.evidence.insert(f.evidence.end(), p->recent.begin(), p->recent.end());
+  f.episode = loop_episode(*p);
   return f;
 }
 
@@ -194,6 +202,7 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
                       " runs in a row died before their first step; "
                       "restarts stopped, needs a human");
     f.evidence.assign(obs.progress->recent.begin(), obs.progress->recent.end());
+    f.episode = loop_episode(*obs.progress);
     out.push_back(f);
   } else if (auto f = step_loop_finding(job, label, obs)) {
     out.push_back(*f);

@@ -161,6 +161,18 @@ TEST(StepLoop, AnArrayThatDiesAtTheSameStepEveryTimeIsHeld) {
   EXPECT_EQ(run.slurm.controls, std::vector<std::string>{"hold 5_[5-8]"})
       << event_lines(*run.store);
   EXPECT_TRUE(run.slurm.submitted.empty()) << run.submitted();
+  // A person releases the rest; 5_4 dies at step 50 too, and 5_5 starts: held again. Before,
+  // the loop was one episode, its hold done, and the array went on after the release.
+  run.cycle(run.now + 4100);
+  write_file(array_task(4).std_out, steps(41, 50) + kCudaError, true);
+  run.slurm.jobs = {array_task(5), queued_after(5)};
+  write_file(array_task(5).std_out, "resumed at step 40\n");
+  r = run.cycle(run.now + 5000);
+  f = run.finding(r, "crash-loop");
+  ASSERT_TRUE(f) << event_lines(*run.store);
+  EXPECT_NE(f->summary.find("4 runs in a row"), std::string::npos) << f->summary;
+  EXPECT_EQ(run.slurm.controls, (std::vector<std::string>{"hold 5_[5-8]", "hold 5_[6-8]"}))
+      << event_lines(*run.store);
 }
 
 }  // namespace

@@ -353,6 +353,11 @@ TEST(JobRules, TasksDyingBeforeTheirFirstStepAreACrashLoop) {
   obs.entries = {job(7, "PENDING", "JobArrayTaskLimit")};
   obs.progress = &p;
   EXPECT_EQ(kinds(evaluate_job(s, obs, 20)), std::vector<std::string>{"crash-loop"});
+  // Each death more (the held tasks released, the next dying too) is the loop's next episode.
+  EXPECT_EQ(evaluate_job(s, obs, 20)[0].episode, "after 5_2");
+  start_task(p, "5_x", "/log", 25);
+  task_ended(p);
+  EXPECT_EQ(evaluate_job(s, obs, 26)[0].episode, "after 5_x");
   // One step of progress ends the loop.
   start_task(p, "5_3", "/log", 30);
   TrainingLogParser parser;
