@@ -42,8 +42,10 @@ struct JobWork {
   bool ended_new = false;
   bool ended_updated = false;          // a stored post-mortem completed this cycle (its node-check)
   bool cancelled_by_llmwatch = false;  // the journal holds a cancel of the last task
-  std::vector<NodeTrouble> troubles;   // the task's nodes that Slurm shows out of service
-  int spare_nodes = -1;                // usable nodes of its partition beyond its size; -1 unknown
+  // ...of the task the progress follows, when a new task replaced it between two looks.
+  bool replaced_cancelled = false;
+  std::vector<NodeTrouble> troubles;  // the task's nodes that Slurm shows out of service
+  int spare_nodes = -1;               // usable nodes of its partition beyond its size; -1 unknown
   // Slow-node localisation (#28): the ranks' timing as read this cycle ([[job]] timing_dir),
   // the suspect it names, and whether evicting it pays (the cost sum, for on_straggler).
   std::optional<RankTimingRead> timing;

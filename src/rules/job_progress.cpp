@@ -440,14 +440,19 @@ void finish_read(JobProgress& p, double progress_before, double now) {
   p.last_read = now;
 }
 
-void task_ended(JobProgress& p) {
+void task_ended(JobProgress& p, bool cancelled_by_llmwatch) {
   if (p.task.empty() || p.counted_task == p.task) return;
   p.counted_task = p.task;
   if (!p.step) {
     ++p.quick_deaths;
     return;  // no step: neither at the loop's step nor past it
   }
-  if (p.end_step && *p.step == *p.end_step) {
+  const bool failed = (!p.crash.empty() && !p.trained_past_crash()) || cancelled_by_llmwatch;
+  if (!failed) {
+    p.step_ends = 0;
+    p.end_step.reset();
+    p.end_step_tasks.clear();
+  } else if (p.end_step && *p.step == *p.end_step) {
     ++p.step_ends;
     // The last few ids are enough to name the loop; the count says how long it is.
     auto cut = p.end_step_tasks.find(", ");

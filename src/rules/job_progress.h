@@ -177,9 +177,11 @@ struct StaleVerdict {
 };
 
 // The current task has ended (replaced by another, or gone from the queue): counts it as a
-// quick death if it never made progress, else as one more end at its last step if the task
-// before it ended there too. Idempotent per task.
-void task_ended(JobProgress& p);
+// quick death if it never made progress. A task that failed after progress (a crash signature
+// it did not train past, or a cancel by llmwatch: a hang) is one more end of a step loop if the
+// failed task before it stopped at the same step; any other end breaks the loop (an array of
+// sweep runs completes at the same max step every time). Idempotent per task.
+void task_ended(JobProgress& p, bool cancelled_by_llmwatch);
 
 // A crash signature that no rank survives (an NCCL or CUDA error, NCCL's watchdog timeout),
 // unlike an out-of-memory error or a traceback, which a trainer may catch and step on.

@@ -43,6 +43,27 @@ void ended(EndingRun& run, const SlurmJob& t, const std::string& state) {
                                                     {"NumTasks", "3"}};
 }
 
+// Task 5_k of array 5 (%1: each starts when the one before ends), with its own log.
+SlurmJob array_task_of(EndingRun& run, int k) {
+  SlurmJob t = run.task("RUNNING");
+  t.job_id = 100 + k;
+  t.array_job_id = 5;
+  t.array_task_id = k;
+  t.start_time = 1'799'999'000 + 1000 * k;
+  t.std_out = run.dir / ("train-5_" + std::to_string(k) + ".log");
+  return t;
+}
+
+// The array's tasks still queued behind 5_k.
+SlurmJob queued_after_of(EndingRun& run, int k) {
+  SlurmJob rest = run.task("PENDING");
+  rest.job_id = 5;
+  rest.array_job_id = 5;
+  rest.array_task_string = std::to_string(k + 1) + "-8%1";
+  rest.nodes.clear();
+  return rest;
+}
+
 bool any_finding(const CycleResult& r, const std::string& kind) {
   for (const auto& f : r.findings)
     if (f.kind == kind) return true;
@@ -123,23 +144,8 @@ TEST(StepLoop, ARunThatCrashesAtTheSameStepEveryTimeIsNotRestartedTheThirdTime) 
 // the cycles last saw (47, 45, 49) and the array went on through all its tasks.
 TEST(StepLoop, AnArrayThatDiesAtTheSameStepEveryTimeIsHeld) {
   EndingRun run;
-  auto array_task = [&](int k) {
-    SlurmJob t = run.task("RUNNING");
-    t.job_id = 100 + k;
-    t.array_job_id = 5;
-    t.array_task_id = k;
-    t.start_time = 1'799'999'000 + 1000 * k;
-    t.std_out = run.dir / ("train-5_" + std::to_string(k) + ".log");
-    return t;
-  };
-  auto queued_after = [&](int k) {
-    SlurmJob rest = run.task("PENDING");
-    rest.job_id = 5;
-    rest.array_job_id = 5;
-    rest.array_task_string = std::to_string(k + 1) + "-8%1";
-    rest.nodes.clear();
-    return rest;
-  };
+  auto array_task = [&](int k) { return array_task_of(run, k); };
+  auto queued_after = [&](int k) { return queued_after_of(run, k); };
   const int seen_to[] = {47, 45, 49};
   CycleResult r;
   for (int k = 1; k <= 4; ++k) {
@@ -173,6 +179,47 @@ TEST(StepLoop, AnArrayThatDiesAtTheSameStepEveryTimeIsHeld) {
   EXPECT_NE(f->summary.find("4 runs in a row"), std::string::npos) << f->summary;
   EXPECT_EQ(run.slurm.controls, (std::vector<std::string>{"hold 5_[5-8]", "hold 5_[6-8]"}))
       << event_lines(*run.store);
+}
+
+// The same in an array whose next task starts as llmwatch cancels a hung one: the cancelled
+// tasks are found ended only as their next runs, and count as failed ends (llmwatch's cancel is
+// in the journal); the third hang holds the rest before its cancel.
+TEST(StepLoop, AnArrayThatHangsAtTheSameStepEveryTimeIsHeldBeforeTheThirdCancel) {
+  EndingRun run("confirm_hang = \"0s\"\nstale_after = \"60s\"\n");
+  for (int k = 1; k <= 3; ++k) {
+    const double t0 = run.now + 1000 * k;
+    SlurmJob t = array_task_of(run, k);
+    run.slurm.jobs = {t, queued_after_of(run, k)};
+    write_file(t.std_out, steps(41, 45));
+    run.cycle(t0);
+    write_file(t.std_out, steps(46, 50), true);
+    const Finding* hang = nullptr;
+    CycleResult r;
+    for (double at = t0 + 10; !hang && at < t0 + 400; at += 30) {
+      r = run.cycle(at);
+      hang = run.finding(r, "hung");
+    }
+    ASSERT_TRUE(hang) << "task 5_" << k << "\n" << event_lines(*run.store);
+    EXPECT_EQ(hang->cause, k == 3 ? kStepLoop : "") << hang->summary;
+    EXPECT_EQ(run.slurm.cancelled.size(), static_cast<size_t>(k)) << event_lines(*run.store);
+  }
+  EXPECT_EQ(run.slurm.controls, std::vector<std::string>{"hold 5_[4-8]"})
+      << event_lines(*run.store);
+}
+
+// An array of sweep runs, each trained to the same last step and ended well: the same step
+// every time, and no loop (it was one before the ends were told apart: the sweep was held).
+TEST(StepLoop, AnArrayOfRunsThatEndWellAtTheSameStepIsNoLoop) {
+  EndingRun run;
+  for (int k = 1; k <= 5; ++k) {
+    SlurmJob t = array_task_of(run, k);
+    run.slurm.jobs = {t, queued_after_of(run, k)};
+    write_file(t.std_out, "resumed at step 40\n");
+    auto r = run.cycle(run.now + 1000 * k);
+    EXPECT_FALSE(any_finding(r, "crash-loop")) << "task 5_" << k << "\n" << event_lines(*run.store);
+    write_file(t.std_out, steps(41, 50) + "reached max_steps=50\n", true);
+  }
+  EXPECT_TRUE(run.slurm.controls.empty()) << event_lines(*run.store);
 }
 
 }  // namespace

@@ -343,11 +343,11 @@ TEST(JobRules, TasksDyingBeforeTheirFirstStepAreACrashLoop) {
   s.crash_loop_after = 2;
   JobProgress p;
   start_task(p, "5_1", "/log", 0);
-  task_ended(p);
-  task_ended(p);  // the same task is never counted twice
+  task_ended(p, false);
+  task_ended(p, false);  // the same task is never counted twice
   EXPECT_EQ(p.quick_deaths, 1);
   start_task(p, "5_2", "/log", 10);
-  task_ended(p);
+  task_ended(p, false);
   EXPECT_EQ(p.quick_deaths, 2);
   JobObservation obs;
   obs.entries = {job(7, "PENDING", "JobArrayTaskLimit")};
@@ -356,14 +356,14 @@ TEST(JobRules, TasksDyingBeforeTheirFirstStepAreACrashLoop) {
   // Each death more (the held tasks released, the next dying too) is the loop's next episode.
   EXPECT_EQ(evaluate_job(s, obs, 20)[0].episode, "after 5_2");
   start_task(p, "5_x", "/log", 25);
-  task_ended(p);
+  task_ended(p, false);
   EXPECT_EQ(evaluate_job(s, obs, 26)[0].episode, "after 5_x");
   // One step of progress ends the loop.
   start_task(p, "5_3", "/log", 30);
   TrainingLogParser parser;
   apply_lines(p, {"global_step: 1"}, parser, 31);
   EXPECT_EQ(p.quick_deaths, 0);
-  task_ended(p);
+  task_ended(p, false);
   EXPECT_EQ(p.quick_deaths, 0);  // it had made progress
 }
 
@@ -383,13 +383,13 @@ TEST(JobRules, RunsEndingAtTheSameStepAreALoop) {
   JobProgress p;
   auto runs_to = [&](const std::string& task, double t, std::int64_t last) {
     resumes_to(p, task, t, last);
-    task_ended(p);
+    task_ended(p, true);
   };
   JobObservation obs;
   obs.progress = &p;
   runs_to("5_1", 0, 50);
   runs_to("5_2", 1000, 50);
-  task_ended(p);  // the same task is never counted twice
+  task_ended(p, true);  // the same task is never counted twice
   EXPECT_EQ(p.step_ends, 2);
   auto loop_at = [&](double now) {
     auto k = kinds(evaluate_job(s, obs, now));
@@ -427,6 +427,24 @@ TEST(JobRules, RunsEndingAtTheSameStepAreALoop) {
   // Runs that stop at different steps are no loop, however many.
   for (int k = 0; k < 5; ++k) runs_to("6_" + std::to_string(k), 4000 + 1000 * k, 45 + k);
   EXPECT_EQ(p.step_ends, 1);
+  // Nor are runs that end well at the same step (an array of sweep runs, each to its max
+  // step), and one such end breaks a loop.
+  for (int k = 0; k < 4; ++k) {
+    resumes_to(p, "7_" + std::to_string(k), 10000 + 1000 * k, 50);
+    task_ended(p, k == 1);
+  }
+  EXPECT_EQ(p.step_ends, 0);
+  EXPECT_FALSE(loop_at(14000));
+  // A crash signature it did not train past is a failed end, cancelled or not.
+  TrainingLogParser parser;
+  for (int k = 0; k < 3; ++k) {
+    resumes_to(p, "8_" + std::to_string(k), 20000 + 1000 * k, 50);
+    apply_lines(p, {"RuntimeError: CUDA error: an illegal memory access was encountered"}, parser,
+                20000 + 1000 * k + 60);
+    task_ended(p, false);
+  }
+  EXPECT_EQ(p.step_ends, 3);
+  EXPECT_TRUE(loop_at(23000));
 }
 
 // The running task hung where the runs before it stopped is the loop's last run: its hang is
@@ -449,11 +467,11 @@ TEST(JobRules, AHangWhereTheRunsBeforeItStoppedIsNotRestarted) {
     return {};
   };
   runs_to("7", 0, 50);
-  task_ended(p);
+  task_ended(p, true);
   runs_to("8", 1000, 50);
   EXPECT_EQ(hang(1500).kind, "hung");
   EXPECT_EQ(hang(1500).cause, "") << "one run before it";
-  task_ended(p);
+  task_ended(p, true);
   runs_to("9", 2000, 50);
   EXPECT_EQ(hang(2040).kind, "") << "not hung yet";
   Finding f = hang(2500);

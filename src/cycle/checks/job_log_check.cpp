@@ -134,6 +134,7 @@ std::vector<std::string> sampled_logs(const JobProgress& p) {
 struct FileAsk {
   bool logs = false;  // a task runs: read its logs
   bool new_task = false;
+  bool replaced_cancelled = false;  // the task it replaced was cancelled by llmwatch
 };
 
 // A job's file work for one cycle, all in one call under the deadline: the switches' mtimes,
@@ -243,7 +244,7 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
           TrainingLogParser parser(t.regex);
           if (ask.new_task) {
             last_lines_of_ended_task(p, paths, parser, now);
-            task_ended(p);
+            task_ended(p, ask.replaced_cancelled);
             double started = t.start_time > 0 ? static_cast<double>(t.start_time) : now;
             start_task(p, t.id, f.label, std::min(started, now), t.start_time);
           }
@@ -429,11 +430,13 @@ FileAsk before_files(JobWork& w, SlurmClient& slurm, double now, Limit limit) {
     if (!last_queued) post_mortem(w, slurm, now, limit);
     bool still_queued = false;
     for (const auto& e : w.obs.entries) still_queued |= e.display_id() == w.progress.task;
-    if (!still_queued) task_ended(w.progress);
+    if (!still_queued)
+      task_ended(w.progress,
+                 w.cancelled_by_llmwatch && w.last && w.last->display_id() == w.progress.task);
     return {};
   }
   const SlurmJob& task = *w.obs.running;
-  return {true, is_new_task(w.progress, task.display_id(), task.start_time)};
+  return {true, is_new_task(w.progress, task.display_id(), task.start_time), w.replaced_cancelled};
 }
 
 // After: the switches' ages, and a running task's progress as its new lines left it.
@@ -553,6 +556,13 @@ class JobLogCheck : public Check {
       if (w.obs.entries.empty() && !w.last && !job.id)
         w.obs.similar_name = index.similar_name(job.name, job.user, s.config.self.job_name);
       w.progress = s.store.progress(w.label);
+      // A task the next one replaced between two looks: whether llmwatch cancelled it (a hang),
+      // for the step loop's count of failed ends. Asked only as a new task starts: rare.
+      if (w.obs.running && w.progress.task_start > 0 &&
+          is_new_task(w.progress, w.obs.running->display_id(), w.obs.running->start_time))
+        w.replaced_cancelled =
+            s.store.count_actions("cancel", w.label, static_cast<double>(w.progress.task_start)) >
+            0;
       // A dump whose two rounds saw the stacks move disproved a hang: the clock restarts then.
       auto near_miss =
           nlohmann::json::parse(s.store.get(kv::near_miss(w.label)).value_or("{}"), nullptr, false);
