@@ -21,7 +21,7 @@ StorageObservation fs(double used_fraction, double inode_fraction = 0.1) {
   return o;
 }
 
-StorageSettings settings() {
+StorageSettings storage_settings() {
   StorageSettings s;
   s.path = "/ckpt";
   return s;
@@ -43,7 +43,7 @@ TEST(Forecast, TheilSenIgnoresCheckpointStepsAndCleanups) {
 }
 
 TEST(StorageRules, SpaceThresholdsAgainstUsableCapacity) {
-  auto s = settings();
+  auto s = storage_settings();
   EXPECT_TRUE(judge(s, fs(0.5)).empty());
   EXPECT_EQ(judge(s, fs(0.86)), std::vector<std::string>{"space"});
   auto warn = evaluate_storage(s, fs(0.86), storage_figures(s, fs(0.86), {}));
@@ -54,7 +54,7 @@ TEST(StorageRules, SpaceThresholdsAgainstUsableCapacity) {
   s.usable_fraction = 0.8;
   EXPECT_EQ(judge(s, fs(0.7)), std::vector<std::string>{"space"});
   // An absolute floor.
-  auto t = settings();
+  auto t = storage_settings();
   t.min_free = 200ULL << 30;
   auto f = evaluate_storage(t, fs(0.81), storage_figures(t, fs(0.81), {}));
   ASSERT_EQ(kinds(f), std::vector<std::string>{"space"});
@@ -62,7 +62,7 @@ TEST(StorageRules, SpaceThresholdsAgainstUsableCapacity) {
 }
 
 TEST(StorageRules, InodesQuotaAndForecast) {
-  auto s = settings();
+  auto s = storage_settings();
   EXPECT_EQ(judge(s, fs(0.1, 0.9)), std::vector<std::string>{"inodes"});
   auto o = fs(0.1);
   QuotaReport q;
@@ -85,7 +85,7 @@ TEST(StorageRules, InodesQuotaAndForecast) {
 }
 
 TEST(StorageRules, FailedProbesAreUnknownNeverFull) {
-  auto s = settings();
+  auto s = storage_settings();
   StorageObservation dead;
   dead.path = "/ckpt";
   dead.error = "/ckpt: statvfs did not answer within 60s";
