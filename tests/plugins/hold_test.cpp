@@ -10,7 +10,6 @@
 namespace llmwatch {
 namespace {
 
-using testing::kNow;
 using testing::PhaseFixture;
 
 // One cycle's act phase: the run's task 43 pending, and a crash loop found.
@@ -34,13 +33,13 @@ int holds(const PhaseFixture& p) {
 // no later loop of the job was ever held: its tasks went on starting and dying.
 TEST(HoldAction, ALoopThatComesBackAfterAReleaseIsHeldAgain) {
   PhaseFixture p("[[job]]\nname = \"tr\"\n");
-  cycle(p, kNow);
-  cycle(p, kNow + 30);  // the same loop, still firing: held once
+  cycle(p, testing::kNow);
+  cycle(p, testing::kNow + 30);  // the same loop, still firing: held once
   EXPECT_EQ(holds(p), 1) << p.events();
   // Released by a person, the run trained on, and the loop's finding cleared.
-  p.store->resolve_absent({"job:tr/"}, {}, kNow + 60);
+  p.store->resolve_absent({"job:tr/"}, {}, testing::kNow + 60);
   ASSERT_FALSE(p.firing("job:tr/crash-loop"));
-  cycle(p, kNow + 900);
+  cycle(p, testing::kNow + 900);
   EXPECT_EQ(holds(p), 2) << p.events();
 }
 
