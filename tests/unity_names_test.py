@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""No function name is defined in the anonymous namespaces of two files of one unity batch.
+"""No name is declared in the anonymous namespaces of two files of one unity batch.
 
 setup.sh builds in unity batches (CMAKE_UNITY_BUILD): the files of a batch are one translation
 unit. Two files that define the same name alike fail to compile, but two that define it with
 different parameters compile as one overload set, and a call in one file may then quietly pick
-the other file's function. This finds such names (a heuristic: definitions that start at column
-0 inside a top-level `namespace {`).
+the other file's function. This finds such names (a heuristic: function and constant
+definitions, and using-declarations, that start at column 0 inside a top-level `namespace {`).
+A using-declaration and a definition of one name do not compile together (`using
+testing::kNow;` beside another file's `constexpr double kNow`); two using-declarations of the
+same thing do.
 
   tests/unity_names_test.py BUILD_DIR
 """
@@ -20,6 +23,11 @@ DEFINITION = re.compile(
     re.M,
 )
 NOT_FUNCTIONS = {"if", "for", "while", "switch", "catch", "TEST", "TEST_F", "TEST_P"}
+CONSTANT = re.compile(
+    r"^(?:static\s+|inline\s+)*(?:constexpr|const)\s+[\w:<>,\s\*&]*?[\s\*&]([A-Za-z_]\w*)\s*(?:=|\{|\[)",
+    re.M,
+)
+USING = re.compile(r"^using\s+((?:[\w]+::)+([A-Za-z_]\w*))\s*;", re.M)
 
 
 def strip_comments_and_strings(text):
@@ -40,13 +48,24 @@ def anonymous_blocks(text):
 
 
 def names_in(path):
+    """Each name the file declares in an anonymous namespace, and what: "define", or the
+    qualified name a using-declaration brings in."""
     text = strip_comments_and_strings(open(path, encoding="utf-8", errors="replace").read())
-    names = set()
+    names = {}
     for block in anonymous_blocks(text):
         for m in DEFINITION.finditer(block):
             if m.group(1) not in NOT_FUNCTIONS:
-                names.add(m.group(1))
+                names[m.group(1)] = "define"
+        for m in CONSTANT.finditer(block):
+            names[m.group(1)] = "define"
+        for m in USING.finditer(block):
+            names.setdefault(m.group(2), m.group(1))
     return names
+
+
+def clash(a, b):
+    """Two declarations of one name in one unit that do not compile or may call the wrong one."""
+    return a == "define" or b == "define" or a != b
 
 
 def main():
@@ -62,14 +81,14 @@ def main():
         for f in files:
             if not os.path.exists(f):
                 continue
-            for name in names_in(f):
-                if name in where:
-                    print(f"{where[name]} and {f} both define '{name}' in an anonymous "
+            for name, what in names_in(f).items():
+                if name in where and clash(where[name][1], what):
+                    print(f"{where[name][0]} and {f} both declare '{name}' in an anonymous "
                           f"namespace, and compile as one unit ({os.path.basename(batch)})")
                     bad += 1
-                else:
-                    where[name] = f
-    print(f"{len(batches)} unity batches read, {bad} name(s) defined twice")
+                elif name not in where:
+                    where[name] = (f, what)
+    print(f"{len(batches)} unity batches read, {bad} name(s) declared twice")
     return 1 if bad else 0
 
 
