@@ -27,6 +27,12 @@ const SlurmJob* next_array_task(const ActionRequest& r) {
   return nullptr;
 }
 
+// What Slurm does in a restart's place for such an array: the words both the done restart and
+// a refused one say (happens_anyway).
+std::string starts_by_itself(const SlurmJob& next) {
+  return "next task of array " + next.display_id() + " starts by itself";
+}
+
 class RestartAction : public ActionPlugin {
  public:
   std::string name() const override { return "restart"; }
@@ -41,11 +47,11 @@ class RestartAction : public ActionPlugin {
   }
   std::string happens_anyway(const ActionRequest& r) const override {
     const SlurmJob* next = next_array_task(r);
-    return next ? "the next task of array " + next->display_id() + " starts by itself" : "";
+    return next ? "the " + starts_by_itself(*next) : "";
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     if (const SlurmJob* next = next_array_task(r))
-      return {ActionState::Done, "next task of array " + next->display_id() + " starts by itself"};
+      return {ActionState::Done, starts_by_itself(*next)};
     if (!r.task) return {ActionState::Skipped, "no earlier run of " + r.job + " known to resubmit"};
     // Never a second run beside a live one (#26: a handled traceback had the run resubmitted
     // while it still trained, and two runs wrote one checkpoint directory). The restart waits

@@ -36,11 +36,7 @@ std::string steps(int from, int to) {
 void ended(EndingRun& run, const SlurmJob& t, const std::string& state) {
   run.slurm.jobs = {t};
   run.slurm.jobs[0].state = state;
-  run.slurm.shown_jobs[std::to_string(t.job_id)] = {{"JobState", state},
-                                                    {"ExitCode", "1:0"},
-                                                    {"NodeList", t.nodes},
-                                                    {"NumNodes", "3"},
-                                                    {"NumTasks", "3"}};
+  run.shows_ended(state, "1:0", std::to_string(t.job_id));
 }
 
 // Task 5_k of array 5 (%1: each starts when the one before ends), with its own log.
@@ -144,14 +140,12 @@ TEST(StepLoop, ARunThatCrashesAtTheSameStepEveryTimeIsNotRestartedTheThirdTime) 
 // the cycles last saw (47, 45, 49) and the array went on through all its tasks.
 TEST(StepLoop, AnArrayThatDiesAtTheSameStepEveryTimeIsHeld) {
   EndingRun run;
-  auto array_task = [&](int k) { return array_task_of(run, k); };
-  auto queued_after = [&](int k) { return queued_after_of(run, k); };
   const int seen_to[] = {47, 45, 49};
   CycleResult r;
   for (int k = 1; k <= 4; ++k) {
     const double t0 = run.now + 1000 * k;
-    SlurmJob t = array_task(k);
-    run.slurm.jobs = {t, queued_after(k)};
+    SlurmJob t = array_task_of(run, k);
+    run.slurm.jobs = {t, queued_after_of(run, k)};
     write_file(t.std_out, "resumed at step 40\n");
     r = run.cycle(t0);
     EXPECT_EQ(any_finding(r, "crash-loop"), k == 4) << "task 5_" << k << "\n"
@@ -170,9 +164,9 @@ TEST(StepLoop, AnArrayThatDiesAtTheSameStepEveryTimeIsHeld) {
   // A person releases the rest; 5_4 dies at step 50 too, and 5_5 starts: held again. Before,
   // the loop was one episode, its hold done, and the array went on after the release.
   run.cycle(run.now + 4100);
-  write_file(array_task(4).std_out, steps(41, 50) + kCudaError, true);
-  run.slurm.jobs = {array_task(5), queued_after(5)};
-  write_file(array_task(5).std_out, "resumed at step 40\n");
+  write_file(array_task_of(run, 4).std_out, steps(41, 50) + kCudaError, true);
+  run.slurm.jobs = {array_task_of(run, 5), queued_after_of(run, 5)};
+  write_file(array_task_of(run, 5).std_out, "resumed at step 40\n");
   r = run.cycle(run.now + 5000);
   f = run.finding(r, "crash-loop");
   ASSERT_TRUE(f) << event_lines(*run.store);

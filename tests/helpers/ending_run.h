@@ -64,13 +64,15 @@ struct EndingRun {
     for (int i = 1; i <= n; ++i)
       slurm.node_list.push_back({"node-" + std::to_string(i), "idle", {}, "", "", {"gpu"}, ""});
   }
-  // What `scontrol show job 7` answers once the task ended with `final_state`.
-  void shows_ended(const std::string& final_state, const std::string& exit_code = "1:0") {
-    slurm.shown_jobs["7"] = {{"JobState", final_state},
-                             {"ExitCode", exit_code},
-                             {"NodeList", "node-[1-3]"},
-                             {"NumNodes", "3"},
-                             {"NumTasks", "3"}};
+  // What `scontrol show job ID` (task 7's, or another on the same nodes) answers once the task
+  // ended with `final_state`.
+  void shows_ended(const std::string& final_state, const std::string& exit_code = "1:0",
+                   const std::string& id = "7") {
+    slurm.shown_jobs[id] = {{"JobState", final_state},
+                            {"ExitCode", exit_code},
+                            {"NodeList", "node-[1-3]"},
+                            {"NumNodes", "3"},
+                            {"NumTasks", "3"}};
   }
   // The task runs and prints `lines`, then ends with Slurm's `final_state` (still listed by
   // squeue when `listed`), and the next cycle finds it gone.

@@ -454,9 +454,6 @@ TEST(JobRules, AHangWhereTheRunsBeforeItStoppedIsNotRestarted) {
   JobSettings s = settings();
   s.stale_after = Seconds(60);
   JobProgress p;
-  auto runs_to = [&](const std::string& task, double t, std::int64_t last) {
-    resumes_to(p, task, t, last);
-  };
   JobObservation obs;
   obs.entries = {job(9, "RUNNING")};
   obs.running = obs.entries[0];
@@ -466,13 +463,13 @@ TEST(JobRules, AHangWhereTheRunsBeforeItStoppedIsNotRestarted) {
       if (f.kind == "hung") return f;
     return {};
   };
-  runs_to("7", 0, 50);
+  resumes_to(p, "7", 0, 50);
   task_ended(p, true);
-  runs_to("8", 1000, 50);
+  resumes_to(p, "8", 1000, 50);
   EXPECT_EQ(hang(1500).kind, "hung");
   EXPECT_EQ(hang(1500).cause, "") << "one run before it";
   task_ended(p, true);
-  runs_to("9", 2000, 50);
+  resumes_to(p, "9", 2000, 50);
   EXPECT_EQ(hang(2040).kind, "") << "not hung yet";
   Finding f = hang(2500);
   EXPECT_EQ(f.cause, kStepLoop);
@@ -482,7 +479,7 @@ TEST(JobRules, AHangWhereTheRunsBeforeItStoppedIsNotRestarted) {
   for (const auto& other : evaluate_job(s, obs, 2500))
     EXPECT_NE(other.kind, "crash-loop") << "said by the hang while the task runs";
   // Hung at another step: an ordinary hang, restarted.
-  runs_to("10", 3000, 51);
+  resumes_to(p, "10", 3000, 51);
   p.step_ends = 2;
   p.end_step = 50;
   EXPECT_EQ(hang(3500).cause, "");
