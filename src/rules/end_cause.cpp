@@ -90,6 +90,8 @@ EndVerdict classify_end(const EndEvidence& e) {
     v.summary = std::string("task ") + e.task + " ended: " + end_class_name(c);
     if (c == EndClass::Cancelled)
       v.summary += e.cancelled_by_llmwatch ? " (by llmwatch)" : " (by a person)";
+    v.failed = c == EndClass::OutOfMemory || c == EndClass::Network || c == EndClass::GpuError ||
+               c == EndClass::Software || (c == EndClass::Unknown && e.state == "FAILED");
     return v;
   };
   // What Slurm knows decides first: it saw the end.

@@ -440,14 +440,15 @@ void finish_read(JobProgress& p, double progress_before, double now) {
   p.last_read = now;
 }
 
-void task_ended(JobProgress& p, bool cancelled_by_llmwatch) {
+void task_ended(JobProgress& p, bool cancelled_by_llmwatch, std::optional<bool> failed_by_verdict) {
   if (p.task.empty() || p.counted_task == p.task) return;
   p.counted_task = p.task;
   if (!p.step) {
     ++p.quick_deaths;
     return;  // no step: neither at the loop's step nor past it
   }
-  const bool failed = (!p.crash.empty() && !p.trained_past_crash()) || cancelled_by_llmwatch;
+  const bool failed = cancelled_by_llmwatch ||
+                      failed_by_verdict.value_or(!p.crash.empty() && !p.trained_past_crash());
   if (!failed) {
     p.step_ends = 0;
     p.end_step.reset();

@@ -177,11 +177,14 @@ struct StaleVerdict {
 };
 
 // The current task has ended (replaced by another, or gone from the queue): counts it as a
-// quick death if it never made progress. A task that failed after progress (a crash signature
-// it did not train past, or a cancel by llmwatch: a hang) is one more end of a step loop if the
-// failed task before it stopped at the same step; any other end breaks the loop (an array of
-// sweep runs completes at the same max step every time). Idempotent per task.
-void task_ended(JobProgress& p, bool cancelled_by_llmwatch);
+// quick death if it never made progress. A task that failed after progress (a cancel by
+// llmwatch: a hang; else Slurm's verdict where a post-mortem made one, `failed_by_verdict`:
+// an OOM kill or a FAILED exit prints nothing, and a completed run may print a traceback as it
+// shuts down; else a crash signature it did not train past) is one more end of a step loop if
+// the failed task before it stopped at the same step; any other end breaks the loop (an array
+// of sweep runs completes at the same max step every time). Idempotent per task.
+void task_ended(JobProgress& p, bool cancelled_by_llmwatch,
+                std::optional<bool> failed_by_verdict = std::nullopt);
 
 // A crash signature that no rank survives (an NCCL or CUDA error, NCCL's watchdog timeout),
 // unlike an out-of-memory error or a traceback, which a trainer may catch and step on.

@@ -134,6 +134,59 @@ TEST(StepLoop, ARunThatCrashesAtTheSameStepEveryTimeIsNotRestartedTheThirdTime) 
   }
 }
 
+// A run killed for memory at the same step every time (the host's OOM killer on one long
+// sequence): the log prints nothing of it, and Slurm's OUT_OF_MEMORY is what says the run
+// failed. Before, only a crash signature in the log or llmwatch's own cancel counted: each
+// such end broke the count, and the run was restarted until max_restarts ran out.
+TEST(StepLoop, ARunKilledForMemoryAtTheSameStepEveryTimeIsALoop) {
+  EndingRun run;
+  for (int k = 0; k < 3; ++k) {
+    const double t0 = run.now + 1000 * k;
+    SlurmJob t = loop_task(run, k, "RUNNING");
+    run.slurm.jobs = {t};
+    write_file(t.std_out, steps(41, 45));
+    run.cycle(t0);
+    write_file(t.std_out, steps(46, 50), true);
+    run.slurm.jobs = {t};
+    run.slurm.jobs[0].state = "OUT_OF_MEMORY";
+    run.shows_ended("OUT_OF_MEMORY", "0:125", std::to_string(t.job_id));
+    run.slurm.jobs.clear();
+    auto r = run.cycle(t0 + 30);
+    const Finding* end = run.finding(r, "ended");
+    ASSERT_TRUE(end) << event_lines(*run.store);
+    EXPECT_EQ(end->cause, "out of memory");
+    EXPECT_EQ(any_finding(r, "crash-loop"), k == 2) << "run " << k << "\n"
+                                                    << event_lines(*run.store);
+    EXPECT_EQ(run.slurm.submitted.size(), static_cast<size_t>(std::min(k + 1, 2)))
+        << "run " << k << "\n"
+        << event_lines(*run.store);
+  }
+}
+
+// Runs a person submits again, each completing at the same last step with a traceback as it
+// shuts down (a logger's thread at exit): Slurm says COMPLETED, and that is no failed end.
+// Before, the traceback counted, and the third such run was said to be a loop.
+TEST(StepLoop, RunsThatCompleteWithATracebackAtExitAreNoLoop) {
+  EndingRun run;
+  for (int k = 0; k < 4; ++k) {
+    const double t0 = run.now + 1000 * k;
+    SlurmJob t = loop_task(run, k, "RUNNING");
+    run.slurm.jobs = {t};
+    write_file(t.std_out, steps(41, 45));
+    run.cycle(t0);
+    write_file(t.std_out,
+               steps(46, 50) + "Traceback (most recent call last):\nBrokenPipeError: at exit\n",
+               true);
+    run.shows_ended("COMPLETED", "0:0", std::to_string(t.job_id));
+    run.slurm.jobs.clear();
+    auto r = run.cycle(t0 + 30);
+    const Finding* end = run.finding(r, "ended");
+    ASSERT_TRUE(end) << event_lines(*run.store);
+    EXPECT_EQ(end->cause, "completed");
+    EXPECT_FALSE(any_finding(r, "crash-loop")) << "run " << k << "\n" << event_lines(*run.store);
+  }
+}
+
 // An array whose next task starts by itself when one dies: no cycle sees the run ended, only
 // the next task running. The task that died is read to its end before it is counted, and the
 // loop holds the tasks still queued while the next one runs. Before, the count took the steps

@@ -430,9 +430,14 @@ FileAsk before_files(JobWork& w, SlurmClient& slurm, double now, Limit limit) {
     if (!last_queued) post_mortem(w, slurm, now, limit);
     bool still_queued = false;
     for (const auto& e : w.obs.entries) still_queued |= e.display_id() == w.progress.task;
-    if (!still_queued)
-      task_ended(w.progress,
-                 w.cancelled_by_llmwatch && w.last && w.last->display_id() == w.progress.task);
+    if (!still_queued) {
+      const bool ours = w.last && w.last->display_id() == w.progress.task;
+      std::optional<bool> verdict;
+      if (w.ended && w.ended->task == w.progress.task &&
+          (w.progress.task_start == 0 || w.ended->task_start == w.progress.task_start))
+        verdict = w.ended->verdict.failed;  // Slurm's word, where it has one, over the log's
+      task_ended(w.progress, w.cancelled_by_llmwatch && ours, verdict);
+    }
     return {};
   }
   const SlurmJob& task = *w.obs.running;
