@@ -10,6 +10,7 @@
 #include "probes/checkpoints.h"
 #include "rules/attribution.h"
 #include "rules/cancel_held.h"
+#include "rules/job_rules.h"
 #include "rules/straggler.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_node.h"
@@ -81,6 +82,21 @@ void record_crash_incidents(CycleState& s, const Finding& f) {
                              (suspect.why.empty() ? "" : suspect.why.front()));
 }
 
+// A step loop is the step's, not the nodes': runs that stopped at the same step on whatever
+// nodes they got. What their crashes charged to those nodes is withdrawn, so that the loop
+// neither keeps healthy nodes out of every restart nor drains one by the lemon rule (a device
+// assert at a bad sample is a GPU error in the log of whichever node holds that rank). A hang
+// there withdraws its own task's too (a hang after a crash is the crash's).
+void withdraw_loop_incidents(CycleState& s, const Finding& f, const JobWork& w) {
+  const JobProgress& p = w.progress;
+  std::vector<std::string> tasks = p.end_step_episodes;
+  if (f.kind == "hung") tasks.push_back(task_episode(p.task, p.task_start));
+  const std::string why = w.label + "'s runs " + p.end_step_tasks + " stopped at step " +
+                          (p.end_step ? std::to_string(*p.end_step) : std::string("?")) +
+                          " every time: the step, not the node";
+  s.store.withdraw_incidents(s.now, tasks, why);
+}
+
 // One old checkpoint to delete, as the cleanup action takes it (plugins/storage/cleanup.cpp).
 ActionRequest cleanup_request(const StorageSettings& storage, const Checkpoint& k, double now) {
   ActionRequest r;
@@ -96,6 +112,7 @@ ActionRequest cleanup_request(const StorageSettings& storage, const Checkpoint& 
 
 void record_findings(CycleState& s, std::map<std::string, double>& first_seen) {
   s.store.transaction([&] {
+    std::vector<const Finding*> loops;
     for (const auto& f : s.findings) {
       bool is_new = s.store.observe(f, s.now) == FindingChange::New;
       // Charged once per task end (Store::add_incident), when its suspects are known: as the
@@ -107,6 +124,7 @@ void record_findings(CycleState& s, std::map<std::string, double>& first_seen) {
                              (f.kind == "crashed" && f.severity == Severity::Critical)))
         record_crash_incidents(s, f);
       if (!is_new) continue;
+      if (f.cause == kStepLoop) loops.push_back(&f);
       ++s.result.new_findings;
       // Where the run's lost time starts: its last step, exact (the series is thinned).
       std::optional<std::pair<double, std::int64_t>> last_step;
@@ -114,6 +132,9 @@ void record_findings(CycleState& s, std::map<std::string, double>& first_seen) {
         last_step = {w->progress.last_progress, *w->progress.step};
       s.store.add_finding_event(s.now, f, last_step);
     }
+    // After every finding's charge: the loop's last end is charged in this cycle too.
+    for (const Finding* f : loops)
+      if (const JobWork* w = work_for(s, f->subject)) withdraw_loop_incidents(s, *f, *w);
     for (const auto& row : s.store.firing()) first_seen[row.key] = row.first_seen;
   });
 }

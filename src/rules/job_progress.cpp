@@ -135,6 +135,7 @@ std::string JobProgress::write(bool hot, bool cold) const {
   number("step_ends", step_ends, 0);
   optional("end_step", end_step);
   text("end_step_tasks", end_step_tasks);
+  if (!end_step_episodes.empty()) series("end_step_episodes", end_step_episodes);
   optional("step", step);
   optional("max_steps", max_steps);
   if (step_time && std::isfinite(*step_time)) w.key("step_time").value(*step_time);
@@ -215,6 +216,9 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.step_ends = j.value("step_ends", 0);
   p.end_step = opt_from<std::int64_t>(j, "end_step");
   p.end_step_tasks = j.value("end_step_tasks", "");
+  if (j.contains("end_step_episodes") && j["end_step_episodes"].is_array())
+    for (const auto& e : j["end_step_episodes"])
+      if (e.is_string()) p.end_step_episodes.push_back(e.get<std::string>());
   p.step = opt_from<std::int64_t>(j, "step");
   p.max_steps = opt_from<std::int64_t>(j, "max_steps");
   p.step_time = opt_from<double>(j, "step_time");
@@ -255,6 +259,7 @@ void start_task(JobProgress& p, const std::string& task, const std::string& log_
   fresh.step_ends = p.step_ends;
   fresh.end_step = p.end_step;
   fresh.end_step_tasks = p.end_step_tasks;
+  fresh.end_step_episodes = p.end_step_episodes;
   if (log_path == p.log_path) fresh.cursors = p.cursors;
   p = std::move(fresh);
 }
@@ -440,6 +445,10 @@ void finish_read(JobProgress& p, double progress_before, double now) {
   p.last_read = now;
 }
 
+std::string task_episode(const std::string& task, std::int64_t start) {
+  return task + "@" + std::to_string(start);
+}
+
 void task_ended(JobProgress& p, bool cancelled_by_llmwatch, std::optional<bool> failed_by_verdict) {
   if (p.task.empty() || p.counted_task == p.task) return;
   p.counted_task = p.task;
@@ -453,7 +462,10 @@ void task_ended(JobProgress& p, bool cancelled_by_llmwatch, std::optional<bool> 
     p.step_ends = 0;
     p.end_step.reset();
     p.end_step_tasks.clear();
-  } else if (p.end_step && *p.step == *p.end_step) {
+    p.end_step_episodes.clear();
+    return;
+  }
+  if (p.end_step && *p.step == *p.end_step) {
     ++p.step_ends;
     // The last few ids are enough to name the loop; the count says how long it is.
     auto cut = p.end_step_tasks.find(", ");
@@ -463,7 +475,11 @@ void task_ended(JobProgress& p, bool cancelled_by_llmwatch, std::optional<bool> 
     p.step_ends = 1;
     p.end_step = p.step;
     p.end_step_tasks = p.task;
+    p.end_step_episodes.clear();
   }
+  if (p.end_step_episodes.size() >= JobProgress::kLoopEpisodes)
+    p.end_step_episodes.erase(p.end_step_episodes.begin());
+  p.end_step_episodes.push_back(task_episode(p.task, p.task_start));
 }
 
 bool fatal_crash_signature(std::string_view crash) {

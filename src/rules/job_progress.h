@@ -62,6 +62,11 @@ struct JobProgress {
   int step_ends = 0;
   std::optional<std::int64_t> end_step;
   std::string end_step_tasks;
+  // The same tasks' episodes (task_episode), the last kLoopEpisodes: what their crashes charged
+  // to nodes is withdrawn from the suspicion ledger once the loop is said (the step, not the
+  // nodes, stopped them).
+  static constexpr std::size_t kLoopEpisodes = 8;
+  std::vector<std::string> end_step_episodes;
 
   // Training health, for the training detectors and views.
   std::vector<double> step_times;  // recent printed step times, saves excluded
@@ -175,6 +180,10 @@ struct StaleVerdict {
   // interval, within floor 10s" (#27: it moved and said nothing).
   std::string how;
 };
+
+// A task's identity as a finding's episode and an incident's task: Slurm requeues a task under
+// the same id, so the id alone does not tell one start from the next.
+std::string task_episode(const std::string& task, std::int64_t start);
 
 // The current task has ended (replaced by another, or gone from the queue): counts it as a
 // quick death if it never made progress. A task that failed after progress (a cancel by

@@ -90,10 +90,6 @@ std::vector<SlurmJob> select_jobs(const std::vector<SlurmJob>& queue, const JobS
   return select_jobs(QueueIndex(queue), job, self_job_name);
 }
 
-std::string task_episode(const std::string& task, std::int64_t start) {
-  return task + "@" + std::to_string(start);
-}
-
 Finding ended_finding(const std::string& label, const PostMortem& pm) {
   EndClass c = pm.verdict.cls;
   Severity sev = c == EndClass::Completed || c == EndClass::Cancelled ? Severity::Info
@@ -170,6 +166,7 @@ static std::optional<Finding> step_loop_finding(const JobSettings& job, const st
           std::to_string(*p->end_step) +
           " without passing it: the same step every time points at the data or code there, "
           "not a node; restarts stopped, needs a human");
+  f.cause = kStepLoop;
   f.evidence.push_back("runs: " + p->end_step_tasks);
   f.evidence.insert(f.evidence.end(), p->recent.begin(), p->recent.end());
   f.episode = loop_episode(*p);

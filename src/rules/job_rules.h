@@ -46,7 +46,8 @@ std::string job_label(const JobSettings& job);
 std::set<std::string> configured_labels(const Config& config);
 
 // The cause of a "hung" finding whose task stopped where the runs before it did (a step loop):
-// the policy puts on_crash_loop in its restart's place.
+// the policy puts on_crash_loop in its restart's place. And of the "crash-loop" finding of
+// runs that ended there: their incidents are withdrawn from the ledger.
 inline constexpr const char* kStepLoop = "step-loop";
 
 struct JobObservation {
@@ -73,10 +74,6 @@ std::optional<SlurmJob> select_ended(const QueueIndex& queue, const JobSettings&
 // The finding for a run whose last task ended, from its post-mortem: "ended", with the class
 // as its cause; info when it completed or was cancelled, critical when it crashed.
 Finding ended_finding(const std::string& label, const PostMortem& pm);
-
-// A task's identity as a finding's episode: Slurm requeues a task under the same id, so the
-// id alone does not tell one start from the next.
-std::string task_episode(const std::string& task, std::int64_t start);
 
 std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& obs, double now);
 

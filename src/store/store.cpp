@@ -408,6 +408,27 @@ bool Store::add_incident(double ts, const std::string& node, const std::string& 
   return true;
 }
 
+std::vector<std::string> Store::withdraw_incidents(double ts, const std::vector<std::string>& tasks,
+                                                   const std::string& why) {
+  std::vector<std::string> nodes;
+  for (const auto& task : tasks) {
+    auto st = db_.prepare(
+        "SELECT id, subject FROM events WHERE kind='incident' AND json_valid(data) AND "
+        "json_extract(data, '$.task')=?");
+    st.bind(1, task);
+    std::vector<std::pair<std::int64_t, std::string>> rows;
+    while (st.step()) rows.emplace_back(st.integer(0), st.text(1));
+    for (const auto& [id, node] : rows) {
+      db_.prepare("UPDATE events SET kind='incident-withdrawn' WHERE id=?").bind(1, id).run();
+      add_event(ts, "withdrawn", node, "info",
+                "incident of task " + task.substr(0, task.find('@')) + " withdrawn: " + why,
+                json_dump(nlohmann::json{{"task", task}}));
+      nodes.push_back(node);
+    }
+  }
+  return nodes;
+}
+
 std::map<std::string, int> Store::incident_counts(double since) {
   // One query for all nodes, not one per node (thousands of them) every cycle.
   std::map<std::string, int> out;

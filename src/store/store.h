@@ -207,6 +207,12 @@ class Store {
   // Whether it was charged now.
   bool add_incident(double ts, const std::string& node, const std::string& task,
                     const std::string& message);
+  // Withdraws the incidents charged for the ends of `tasks` (task episodes): they are kept in
+  // the history as "incident-withdrawn", no longer counted, and each is told ("withdrawn",
+  // with `why`). The
+  // nodes they were charged to, one per incident withdrawn.
+  std::vector<std::string> withdraw_incidents(double ts, const std::vector<std::string>& tasks,
+                                              const std::string& why);
   // The suspicion ledger: incidents per node since `since` (crashes attributed to it, GPU
   // warnings and faults). Feeds the lemon drain and every restart's --exclude.
   std::map<std::string, int> incident_counts(double since);

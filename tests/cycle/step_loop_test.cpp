@@ -187,6 +187,50 @@ TEST(StepLoop, RunsThatCompleteWithATracebackAtExitAreNoLoop) {
   }
 }
 
+// A loop's crashes charged the nodes that printed them (an NCCL error on whichever node held the
+// rank that met the bad sample): the step, not those nodes, stopped the runs. Once the loop is
+// said, their incidents are withdrawn. Before, they stayed: each such node was kept out of every
+// watched job's restarts for lemon_window, and a third incident would have drained it.
+TEST(StepLoop, TheNodesALoopsCrashesWereChargedToAreClearedOfThem) {
+  EndingRun run;
+  run.idle_nodes(6);
+  for (int k = 0; k < 3; ++k) {
+    const double t0 = run.now + 1000 * k;
+    SlurmJob t = loop_task(run, k, "RUNNING");
+    run.slurm.jobs = {t};
+    write_file(t.std_out, steps(41, 45));
+    run.cycle(t0);
+    write_file(t.std_out,
+               steps(46, 50) + "node-" + std::to_string(k + 1) +
+                   ":48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 "
+                   "with error 12\nTraceback (most recent call last):\n"
+                   "torch.distributed.DistBackendError: NCCL error\n",
+               true);
+    ended(run, t, "FAILED");
+    auto r = run.cycle(t0 + 30);
+    ASSERT_TRUE(run.finding(r, "ended")) << event_lines(*run.store);
+    if (k == 1)
+      ASSERT_EQ(run.store->incident_counts(0),
+                (std::map<std::string, int>{{"node-1", 1}, {"node-2", 1}}))
+          << event_lines(*run.store);
+    run.slurm.jobs.clear();
+  }
+  EXPECT_TRUE(run.store->incident_counts(0).empty()) << event_lines(*run.store);
+  const std::string events = event_lines(*run.store);
+  EXPECT_NE(events.find("withdrawn: incident of task 8 withdrawn: tr's runs 7, 8, 9 "
+                        "stopped at step 50 every time: the step, not the node"),
+            std::string::npos)
+      << events;
+  // Kept in the history as what they were.
+  auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = events.find(what); at != std::string::npos; at = events.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("incident-withdrawn: tr ended, attributed to node-"), 3u) << events;
+  EXPECT_EQ(count("withdrawn: incident of task "), 3u) << events;
+}
+
 // An array whose next task starts by itself when one dies: no cycle sees the run ended, only
 // the next task running. The task that died is read to its end before it is counted, and the
 // loop holds the tasks still queued while the next one runs. Before, the count took the steps

@@ -409,6 +409,8 @@ TEST(JobRules, RunsEndingAtTheSameStepAreALoop) {
   EXPECT_EQ(back.step_ends, 3);
   EXPECT_EQ(back.end_step, 50);
   EXPECT_EQ(back.end_step_tasks, "5_1, 5_2, 5_3");
+  EXPECT_EQ(back.end_step_episodes, (std::vector<std::string>{"5_1@0", "5_2@0", "5_3@0"}));
+  EXPECT_EQ(fs[0].cause, kStepLoop);
   // While a task runs: a run a person started afresh is left to reach the step; an array's
   // next task, with more queued behind it, is no reason to wait (they are held).
   SlurmJob next = job(9, "RUNNING"), rest = job(5, "PENDING");
