@@ -20,7 +20,9 @@
 #   $FAKE_TRAINER_DIR/hang-at       "STEP": at step STEP stop stepping and print nothing more
 #                                   (both removed when they fire: a restarted run goes past)
 #   $FAKE_TRAINER_DIR/bad-step      "STEP": at step STEP die of a plain Python error, every
-#                                   run (kept: a bad sample every restart meets again)
+#                                   run (kept: a bad sample every restart meets again);
+#                                   "STEP alternate": every second such death is the host's
+#                                   OOM killer's: SIGKILL, and only slurmstepd's line says it
 #   FAKE_TRUTH                      a file to append what really happened to, one
 #                                   "UNIX-TIME EVENT STEP" line each (start, step, save_begin,
 #                                   save_end, hang, exit): the goodput ledger's ground truth
@@ -120,7 +122,16 @@ while [ "$step" -lt "$max_steps" ]; do
     rm -f "$dir/crash-at"
     echo "$kind $host" >"$dir/crash"
   fi
-  if [ -e "$dir/bad-step" ] && [ "$(cat "$dir/bad-step")" = "$step" ]; then
+  if [ -e "$dir/bad-step" ] && read -r at how <"$dir/bad-step" && [ "$at" = "$step" ]; then
+    if [ "${how:-}" = alternate ]; then
+      echo x >>"$dir/bad-step-deaths"
+      if [ $(($(wc -l <"$dir/bad-step-deaths") % 2)) -eq 0 ]; then
+        truth exit
+        echo "slurmstepd: error: Detected 1 oom_kill event in StepId=${SLURM_JOB_ID:-0}.batch." \
+          "Some of the step tasks have been OOM Killed." >&2
+        kill -9 $$
+      fi
+    fi
     echo "Traceback (most recent call last):"
     echo "ValueError: sample 81234 of shard 17 has 0 tokens"
     finish 1

@@ -118,7 +118,10 @@ TEST(Restart, CrashLoopStopsAndHoldsTheArray) {
 
 // A run that dies at the same step after every restart (a bad sample: the trainer resumes from
 // its step-10 checkpoint and meets it again at step 14) is restarted crash_loop_after - 1 times,
-// then no more: the step compared is the last its log holds, read once the task is gone.
+// then no more: the step compared is the last its log holds, read once the task is gone. The
+// second death is the host OOM killer's: a SIGKILL, no crash signature in the log, only
+// slurmstepd's oom_kill line. The post-mortem's verdict (out of memory) says it failed. Before,
+// that end broke the count, and the loop went unseen.
 TEST(Restart, ARunThatDiesAtTheSameStepEveryTimeStopsBeingRestarted) {
   LLMWATCH_REQUIRE_CLUSTER();
   LocalCluster c;
@@ -126,7 +129,7 @@ TEST(Restart, ARunThatDiesAtTheSameStepEveryTimeStopsBeingRestarted) {
   std::string work = c.dir / "work";
   std::filesystem::create_directories(work);
   std::string config = write_config(c, "");
-  write_file(work + "/bad-step", "14\n");
+  write_file(work + "/bad-step", "14 alternate\n");
   auto sub = c.slurm({"sbatch", "--parsable", "--job-name=itest-train", "--nodes=1",
                       "--chdir=" + work, "--output=" + work + "/train-%j.out",
                       "--export=ALL,FAKE_STEP_TIME=0.5,FAKE_CKPT_EVERY=10,FAKE_TRAINER_DIR=" + work,
