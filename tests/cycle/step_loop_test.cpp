@@ -209,10 +209,11 @@ TEST(StepLoop, TheNodesALoopsCrashesWereChargedToAreClearedOfThem) {
     ended(run, t, "FAILED");
     auto r = run.cycle(t0 + 30);
     ASSERT_TRUE(run.finding(r, "ended")) << event_lines(*run.store);
-    if (k == 1)
+    if (k == 1) {
       ASSERT_EQ(run.store->incident_counts(0),
                 (std::map<std::string, int>{{"node-1", 1}, {"node-2", 1}}))
           << event_lines(*run.store);
+    }
     run.slurm.jobs.clear();
   }
   EXPECT_TRUE(run.store->incident_counts(0).empty()) << event_lines(*run.store);
@@ -270,6 +271,55 @@ TEST(StepLoop, AnArrayThatDiesAtTheSameStepEveryTimeIsHeld) {
   EXPECT_NE(f->summary.find("4 runs in a row"), std::string::npos) << f->summary;
   EXPECT_EQ(run.slurm.controls, (std::vector<std::string>{"hold 5_[5-8]", "hold 5_[6-8]"}))
       << event_lines(*run.store);
+}
+
+// The same array, its tasks killed by the host's OOM killer: nothing but slurmstepd's line says
+// so, and no post-mortem is made for a task the next one replaced. Its last lines are its
+// verdict. Before, only a crash signature counted, and the array went on through all its tasks.
+TEST(StepLoop, AnArrayKilledForMemoryAtTheSameStepEveryTimeIsHeld) {
+  EndingRun run;
+  CycleResult r;
+  for (int k = 1; k <= 4; ++k) {
+    const double t0 = run.now + 1000 * k;
+    SlurmJob t = array_task_of(run, k);
+    run.slurm.jobs = {t, queued_after_of(run, k)};
+    write_file(t.std_out, "resumed at step 40\n");
+    r = run.cycle(t0);
+    EXPECT_EQ(any_finding(r, "crash-loop"), k == 4) << "task 5_" << k << "\n"
+                                                    << event_lines(*run.store);
+    if (k == 4) break;
+    write_file(t.std_out, steps(41, 45), true);
+    run.cycle(t0 + 10);
+    write_file(t.std_out,
+               steps(46, 50) + "slurmstepd: error: Detected 1 oom_kill event in StepId=" +
+                   std::to_string(t.job_id) +
+                   ".batch. Some of the step tasks have been OOM "
+                   "Killed.\n",
+               true);
+  }
+  EXPECT_EQ(run.slurm.controls, std::vector<std::string>{"hold 5_[5-8]"})
+      << event_lines(*run.store);
+}
+
+// An array whose tasks each reach the time limit where a SIGTERM traceback is printed: its
+// last lines say Slurm ended it, no failure, whatever the traceback (torchrun prints one).
+TEST(StepLoop, AnArrayEndedByItsTimeLimitIsNoLoop) {
+  EndingRun run;
+  for (int k = 1; k <= 4; ++k) {
+    SlurmJob t = array_task_of(run, k);
+    run.slurm.jobs = {t, queued_after_of(run, k)};
+    write_file(t.std_out, "resumed at step 40\n");
+    auto r = run.cycle(run.now + 1000 * k);
+    EXPECT_FALSE(any_finding(r, "crash-loop")) << "task 5_" << k << "\n" << event_lines(*run.store);
+    write_file(t.std_out,
+               steps(41, 50) + "slurmstepd: error: *** JOB " + std::to_string(t.job_id) +
+                   " ON node-1 CANCELLED AT 2027-01-15T10:00:00 DUE TO TIME LIMIT ***\n"
+                   "Traceback (most recent call last):\n"
+                   "torch.distributed.elastic.multiprocessing.api.SignalException: Process 4242 "
+                   "got signal: 15\n",
+               true);
+  }
+  EXPECT_TRUE(run.slurm.controls.empty()) << event_lines(*run.store);
 }
 
 // The same in an array whose next task starts as llmwatch cancels a hung one: the cancelled

@@ -23,6 +23,7 @@
 #include "probes/megatron_rank_times.h"
 #include "probes/rank_timing.h"
 #include "rules/cancel_held.h"
+#include "rules/end_cause.h"
 #include "slurm/hostlist.h"
 #include "store/keys.h"
 #include "store/store.h"
@@ -196,6 +197,17 @@ void last_lines_of_ended_task(JobProgress& p, const std::vector<std::string>& ne
   }
 }
 
+// Whether that task failed, as its last lines tell it where no post-mortem is made for it:
+// slurmstepd's OOM-kill or time-limit line, a CUDA or NCCL error. Nothing decisive (an end
+// the lines do not explain): the crash signature it printed decides (task_ended).
+std::optional<bool> failed_by_last_lines(const JobProgress& p) {
+  EndEvidence e;
+  e.log_tail = p.recent;
+  EndVerdict v = classify_end(e);
+  if (v.cls == EndClass::Unknown) return std::nullopt;
+  return v.failed;
+}
+
 DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double now,
                                  std::shared_ptr<LogRankTimes> timers) {
   struct Task {
@@ -244,7 +256,7 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
           TrainingLogParser parser(t.regex);
           if (ask.new_task) {
             last_lines_of_ended_task(p, paths, parser, now);
-            task_ended(p, ask.replaced_cancelled);
+            task_ended(p, ask.replaced_cancelled, failed_by_last_lines(p));
             double started = t.start_time > 0 ? static_cast<double>(t.start_time) : now;
             start_task(p, t.id, f.label, std::min(started, now), t.start_time);
           }
