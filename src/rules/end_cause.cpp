@@ -72,6 +72,8 @@ const char* end_class_name(EndClass c) {
       return "GPU error";
     case EndClass::Software:
       return "software error";
+    case EndClass::SilentFailure:
+      return "silent failure";
     case EndClass::Unknown:
       return "unknown cause";
   }
@@ -91,7 +93,7 @@ EndVerdict classify_end(const EndEvidence& e) {
     if (c == EndClass::Cancelled)
       v.summary += e.cancelled_by_llmwatch ? " (by llmwatch)" : " (by a person)";
     v.failed = c == EndClass::OutOfMemory || c == EndClass::Network || c == EndClass::GpuError ||
-               c == EndClass::Software || (c == EndClass::Unknown && e.state == "FAILED");
+               c == EndClass::Software || c == EndClass::SilentFailure;
     return v;
   };
   // What Slurm knows decides first: it saw the end.
@@ -124,6 +126,9 @@ EndVerdict classify_end(const EndEvidence& e) {
     return decided(sig.cls);
   }
   if (s.empty() && e.exit_code == "0:0") return decided(EndClass::Completed);
+  // Slurm saw the run fail, and nothing printed why: a crash all the same (a segfault in an
+  // extension, a SIGKILL from an OOM killer no cgroup counted, a rank's exit(1)).
+  if (s == "FAILED") return decided(EndClass::SilentFailure);
   return decided(EndClass::Unknown);
 }
 

@@ -2,9 +2,9 @@
 // Why a run ended: the post-mortem's class, from what Slurm says of the task (state, reason,
 // exit code) and what its logs printed last. Each class has its own default policy
 // (policy.cpp): a completed or cancelled run is never restarted, a time limit continues the
-// run, a node failure or preemption restarts it, an OOM or a Python error restarts it within
-// the crash-loop budget without blaming a node, and a network or GPU error restarts it off
-// the node attribution names. Pure.
+// run, a node failure or preemption restarts it, an OOM, a Python error or a failure nothing
+// explained restarts it within the crash-loop budget without blaming a node, and a network or
+// GPU error restarts it off the node attribution names. Pure.
 #include <string>
 #include <vector>
 
@@ -13,16 +13,17 @@
 namespace llmwatch {
 
 enum class EndClass {
-  Completed,    // exit 0, or max steps reached
-  Cancelled,    // scancel by a human (or by llmwatch, known from its journal)
-  Timeout,      // the time limit
-  NodeFailure,  // NODE_FAIL: Slurm lost a node
-  Preempted,    // PREEMPTED, or requeued by Slurm
-  OutOfMemory,  // host OOM killer or CUDA out of memory
-  Network,      // NCCL, Gloo, InfiniBand, sockets
-  GpuError,     // CUDA/driver errors, Xid, uncorrectable ECC
-  Software,     // a Python traceback with no hardware or network signature
-  Unknown,      // nothing says why
+  Completed,      // exit 0, or max steps reached
+  Cancelled,      // scancel by a human (or by llmwatch, known from its journal)
+  Timeout,        // the time limit
+  NodeFailure,    // NODE_FAIL: Slurm lost a node
+  Preempted,      // PREEMPTED, or requeued by Slurm
+  OutOfMemory,    // host OOM killer or CUDA out of memory
+  Network,        // NCCL, Gloo, InfiniBand, sockets
+  GpuError,       // CUDA/driver errors, Xid, uncorrectable ECC
+  Software,       // a Python traceback with no hardware or network signature
+  SilentFailure,  // Slurm's FAILED, and nothing printed why (a segfault, an uncounted OOM kill)
+  Unknown,        // nothing says why, nor whether it failed
 };
 
 const char* end_class_name(EndClass c);

@@ -14,7 +14,7 @@ namespace {
 EndClass class_named(const std::string& name) {
   for (auto c : {EndClass::Completed, EndClass::Cancelled, EndClass::Timeout, EndClass::NodeFailure,
                  EndClass::Preempted, EndClass::OutOfMemory, EndClass::Network, EndClass::GpuError,
-                 EndClass::Software})
+                 EndClass::Software, EndClass::SilentFailure})
     if (name == end_class_name(c)) return c;
   return EndClass::Unknown;
 }

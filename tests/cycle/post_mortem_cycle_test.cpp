@@ -85,6 +85,28 @@ TEST(PostMortem, ASoftwareErrorBlamesNoNode) {
 // The suspicion ledger across jobs: a node with repeated incidents (crashes attributed to it,
 // GPU warnings) stays out of every restart, not only out of the run that crashed on it,
 // while it waits for the lemon drain. Counts older than lemon_window no longer count.
+// A run Slurm says FAILED with nothing printed why (a segfault in an extension, a SIGKILL from
+// the host's OOM killer where no cgroup counts it, a rank's exit(1)): a crash, restarted within
+// the crash-loop budget, blaming no node. Before, its cause was "unknown", only announced (and
+// "absent"), and the run stayed down.
+TEST(PostMortem, ASilentFailureIsRestartedBlamingNoNode) {
+  EndingRun run;
+  auto r = run.runs_then_ends("global_step: 2\n", "FAILED", true, "0:9");
+  const Finding* f = run.finding(r, "ended");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->cause, "silent failure");
+  EXPECT_EQ(f->severity, Severity::Critical);
+  EXPECT_FALSE(run.finding(r, "absent"));
+  ASSERT_EQ(run.slurm.submitted.size(), 1u);
+  EXPECT_EQ(run.submitted().find("--exclude"), std::string::npos) << run.submitted();
+  EXPECT_TRUE(run.store->incident_counts(0).empty());
+  // Slurm no longer knowing the task is no failure it saw: still only announced.
+  EndingRun forgotten;
+  r = forgotten.runs_then_ends("global_step: 2\n", "", false, "");
+  EXPECT_EQ(forgotten.finding(r, "ended")->cause, "unknown cause");
+  EXPECT_TRUE(forgotten.slurm.submitted.empty());
+}
+
 TEST(PostMortem, TheLedgerKeepsARestartOffARepeatedSuspect) {
   EndingRun run;
   run.slurm.node_list = {

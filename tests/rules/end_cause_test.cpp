@@ -56,7 +56,8 @@ TEST(EndCause, TheLogsSayWhyAFailedTaskFailed) {
       classify_end(ended("FAILED", {"Traceback (most recent call last):", "KeyError: 'input_ids'"}))
           .cls,
       EndClass::Software);
-  EXPECT_EQ(classify_end(ended("FAILED", {"step 10"}, "1:0")).cls, EndClass::Unknown);
+  // Slurm saw it fail, and nothing printed why: a silent failure, still a crash.
+  EXPECT_EQ(classify_end(ended("FAILED", {"step 10"}, "1:0")).cls, EndClass::SilentFailure);
 }
 
 // Slurm forgot the task (MinJobAge passed, or llmwatch looked late): the logs and the exit
