@@ -45,16 +45,21 @@ TEST(PostMortem, AnNcclCrashRestartsOffTheNodeThatPrintedIt) {
   EXPECT_TRUE(run.slurm.submitted.empty()) << "one restart per task";
 }
 
+// The run's end as the cycle told it, with its class and severity; an end told is not "absent".
+void expect_ended(EndingRun& run, const CycleResult& r, const std::string& cause, Severity sev) {
+  const Finding* f = run.finding(r, "ended");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->cause, cause);
+  EXPECT_EQ(f->severity, sev);
+  EXPECT_FALSE(run.finding(r, "absent"));
+}
+
 // A completed run is done: never restarted, even with on_absent = restart (before: absent,
 // and the finished run was submitted again).
 TEST(PostMortem, ACompletedRunIsNeverRestarted) {
   EndingRun run("on_absent = [\"restart\"]\n");
   auto r = run.runs_then_ends("training finished\n", "COMPLETED", true, "0:0");
-  const Finding* f = run.finding(r, "ended");
-  ASSERT_TRUE(f);
-  EXPECT_EQ(f->cause, "completed");
-  EXPECT_EQ(f->severity, Severity::Info);
-  EXPECT_FALSE(run.finding(r, "absent"));
+  expect_ended(run, r, "completed", Severity::Info);
   EXPECT_TRUE(run.slurm.submitted.empty());
 }
 
@@ -92,11 +97,7 @@ TEST(PostMortem, ASoftwareErrorBlamesNoNode) {
 TEST(PostMortem, ASilentFailureIsRestartedBlamingNoNode) {
   EndingRun run;
   auto r = run.runs_then_ends("global_step: 2\n", "FAILED", true, "0:9");
-  const Finding* f = run.finding(r, "ended");
-  ASSERT_TRUE(f);
-  EXPECT_EQ(f->cause, "silent failure");
-  EXPECT_EQ(f->severity, Severity::Critical);
-  EXPECT_FALSE(run.finding(r, "absent"));
+  expect_ended(run, r, "silent failure", Severity::Critical);
   ASSERT_EQ(run.slurm.submitted.size(), 1u);
   EXPECT_EQ(run.submitted().find("--exclude"), std::string::npos) << run.submitted();
   EXPECT_TRUE(run.store->incident_counts(0).empty());

@@ -5,6 +5,8 @@
 // soak's hung array), each restart paying the allowance and the work since the save again.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "ending_run.h"
 #include "rules/job_rules.h"
 #include "store_reading.h"
@@ -273,30 +275,35 @@ TEST(StepLoop, AnArrayThatDiesAtTheSameStepEveryTimeIsHeld) {
       << event_lines(*run.store);
 }
 
+// Array 5's tasks 5_1 .. 5_n, each started by itself as the one before ended: resumed at step
+// 40, seen at 45, and gone after step 50 and `last_lines` (of its own id). The crash-loop is
+// said as task 5_`loop_at` starts, and not before (0: never).
+void array_stops_at_step_50(EndingRun& run, int n, int loop_at,
+                            const std::function<std::string(const std::string&)>& last_lines) {
+  for (int k = 1; k <= n; ++k) {
+    const double t0 = run.now + 1000 * k;
+    SlurmJob t = array_task_of(run, k);
+    run.slurm.jobs = {t, queued_after_of(run, k)};
+    write_file(t.std_out, "resumed at step 40\n");
+    auto r = run.cycle(t0);
+    EXPECT_EQ(any_finding(r, "crash-loop"), k == loop_at) << "task 5_" << k << "\n"
+                                                          << event_lines(*run.store);
+    if (k == loop_at) return;
+    write_file(t.std_out, steps(41, 45), true);
+    run.cycle(t0 + 10);
+    write_file(t.std_out, steps(46, 50) + last_lines(std::to_string(t.job_id)), true);
+  }
+}
+
 // The same array, its tasks killed by the host's OOM killer: nothing but slurmstepd's line says
 // so, and no post-mortem is made for a task the next one replaced. Its last lines are its
 // verdict. Before, only a crash signature counted, and the array went on through all its tasks.
 TEST(StepLoop, AnArrayKilledForMemoryAtTheSameStepEveryTimeIsHeld) {
   EndingRun run;
-  CycleResult r;
-  for (int k = 1; k <= 4; ++k) {
-    const double t0 = run.now + 1000 * k;
-    SlurmJob t = array_task_of(run, k);
-    run.slurm.jobs = {t, queued_after_of(run, k)};
-    write_file(t.std_out, "resumed at step 40\n");
-    r = run.cycle(t0);
-    EXPECT_EQ(any_finding(r, "crash-loop"), k == 4) << "task 5_" << k << "\n"
-                                                    << event_lines(*run.store);
-    if (k == 4) break;
-    write_file(t.std_out, steps(41, 45), true);
-    run.cycle(t0 + 10);
-    write_file(t.std_out,
-               steps(46, 50) + "slurmstepd: error: Detected 1 oom_kill event in StepId=" +
-                   std::to_string(t.job_id) +
-                   ".batch. Some of the step tasks have been OOM "
-                   "Killed.\n",
-               true);
-  }
+  array_stops_at_step_50(run, 4, 4, [](const std::string& id) {
+    return "slurmstepd: error: Detected 1 oom_kill event in StepId=" + id +
+           ".batch. Some of the step tasks have been OOM Killed.\n";
+  });
   EXPECT_EQ(run.slurm.controls, std::vector<std::string>{"hold 5_[5-8]"})
       << event_lines(*run.store);
 }
@@ -305,20 +312,13 @@ TEST(StepLoop, AnArrayKilledForMemoryAtTheSameStepEveryTimeIsHeld) {
 // last lines say Slurm ended it, no failure, whatever the traceback (torchrun prints one).
 TEST(StepLoop, AnArrayEndedByItsTimeLimitIsNoLoop) {
   EndingRun run;
-  for (int k = 1; k <= 4; ++k) {
-    SlurmJob t = array_task_of(run, k);
-    run.slurm.jobs = {t, queued_after_of(run, k)};
-    write_file(t.std_out, "resumed at step 40\n");
-    auto r = run.cycle(run.now + 1000 * k);
-    EXPECT_FALSE(any_finding(r, "crash-loop")) << "task 5_" << k << "\n" << event_lines(*run.store);
-    write_file(t.std_out,
-               steps(41, 50) + "slurmstepd: error: *** JOB " + std::to_string(t.job_id) +
-                   " ON node-1 CANCELLED AT 2027-01-15T10:00:00 DUE TO TIME LIMIT ***\n"
-                   "Traceback (most recent call last):\n"
-                   "torch.distributed.elastic.multiprocessing.api.SignalException: Process 4242 "
-                   "got signal: 15\n",
-               true);
-  }
+  array_stops_at_step_50(run, 4, 0, [](const std::string& id) {
+    return "slurmstepd: error: *** JOB " + id +
+           " ON node-1 CANCELLED AT 2027-01-15T10:00:00 DUE TO TIME LIMIT ***\n"
+           "Traceback (most recent call last):\n"
+           "torch.distributed.elastic.multiprocessing.api.SignalException: Process 4242 got "
+           "signal: 15\n";
+  });
   EXPECT_TRUE(run.slurm.controls.empty()) << event_lines(*run.store);
 }
 
@@ -352,14 +352,7 @@ TEST(StepLoop, AnArrayThatHangsAtTheSameStepEveryTimeIsHeldBeforeTheThirdCancel)
 // every time, and no loop (it was one before the ends were told apart: the sweep was held).
 TEST(StepLoop, AnArrayOfRunsThatEndWellAtTheSameStepIsNoLoop) {
   EndingRun run;
-  for (int k = 1; k <= 5; ++k) {
-    SlurmJob t = array_task_of(run, k);
-    run.slurm.jobs = {t, queued_after_of(run, k)};
-    write_file(t.std_out, "resumed at step 40\n");
-    auto r = run.cycle(run.now + 1000 * k);
-    EXPECT_FALSE(any_finding(r, "crash-loop")) << "task 5_" << k << "\n" << event_lines(*run.store);
-    write_file(t.std_out, steps(41, 50) + "reached max_steps=50\n", true);
-  }
+  array_stops_at_step_50(run, 5, 0, [](const std::string&) { return "reached max_steps=50\n"; });
   EXPECT_TRUE(run.slurm.controls.empty()) << event_lines(*run.store);
 }
 
