@@ -136,6 +136,21 @@ TEST(StepLoop, ARunThatCrashesAtTheSameStepEveryTimeIsNotRestartedTheThirdTime) 
   }
 }
 
+// Run k of the loop, seen at step 45, then gone after step 50 and `last_lines`, Slurm saying it
+// ended `state` (`exit_code`): the cycle that finds it gone.
+CycleResult run_stops_at_step_50(EndingRun& run, int k, const std::string& last_lines,
+                                 const std::string& state, const std::string& exit_code) {
+  const double t0 = run.now + 1000 * k;
+  SlurmJob t = loop_task(run, k, "RUNNING");
+  run.slurm.jobs = {t};
+  write_file(t.std_out, steps(41, 45));
+  run.cycle(t0);
+  write_file(t.std_out, steps(46, 50) + last_lines, true);
+  run.shows_ended(state, exit_code, std::to_string(t.job_id));
+  run.slurm.jobs.clear();
+  return run.cycle(t0 + 30);
+}
+
 // A run killed for memory at the same step every time (the host's OOM killer on one long
 // sequence): the log prints nothing of it, and Slurm's OUT_OF_MEMORY is what says the run
 // failed. Before, only a crash signature in the log or llmwatch's own cancel counted: each
@@ -143,17 +158,7 @@ TEST(StepLoop, ARunThatCrashesAtTheSameStepEveryTimeIsNotRestartedTheThirdTime) 
 TEST(StepLoop, ARunKilledForMemoryAtTheSameStepEveryTimeIsALoop) {
   EndingRun run;
   for (int k = 0; k < 3; ++k) {
-    const double t0 = run.now + 1000 * k;
-    SlurmJob t = loop_task(run, k, "RUNNING");
-    run.slurm.jobs = {t};
-    write_file(t.std_out, steps(41, 45));
-    run.cycle(t0);
-    write_file(t.std_out, steps(46, 50), true);
-    run.slurm.jobs = {t};
-    run.slurm.jobs[0].state = "OUT_OF_MEMORY";
-    run.shows_ended("OUT_OF_MEMORY", "0:125", std::to_string(t.job_id));
-    run.slurm.jobs.clear();
-    auto r = run.cycle(t0 + 30);
+    auto r = run_stops_at_step_50(run, k, "", "OUT_OF_MEMORY", "0:125");
     const Finding* end = run.finding(r, "ended");
     ASSERT_TRUE(end) << event_lines(*run.store);
     EXPECT_EQ(end->cause, "out of memory");
@@ -171,17 +176,9 @@ TEST(StepLoop, ARunKilledForMemoryAtTheSameStepEveryTimeIsALoop) {
 TEST(StepLoop, RunsThatCompleteWithATracebackAtExitAreNoLoop) {
   EndingRun run;
   for (int k = 0; k < 4; ++k) {
-    const double t0 = run.now + 1000 * k;
-    SlurmJob t = loop_task(run, k, "RUNNING");
-    run.slurm.jobs = {t};
-    write_file(t.std_out, steps(41, 45));
-    run.cycle(t0);
-    write_file(t.std_out,
-               steps(46, 50) + "Traceback (most recent call last):\nBrokenPipeError: at exit\n",
-               true);
-    run.shows_ended("COMPLETED", "0:0", std::to_string(t.job_id));
-    run.slurm.jobs.clear();
-    auto r = run.cycle(t0 + 30);
+    auto r = run_stops_at_step_50(run, k,
+                                  "Traceback (most recent call last):\nBrokenPipeError: at exit\n",
+                                  "COMPLETED", "0:0");
     const Finding* end = run.finding(r, "ended");
     ASSERT_TRUE(end) << event_lines(*run.store);
     EXPECT_EQ(end->cause, "completed");
@@ -197,26 +194,19 @@ TEST(StepLoop, TheNodesALoopsCrashesWereChargedToAreClearedOfThem) {
   EndingRun run;
   run.idle_nodes(6);
   for (int k = 0; k < 3; ++k) {
-    const double t0 = run.now + 1000 * k;
-    SlurmJob t = loop_task(run, k, "RUNNING");
-    run.slurm.jobs = {t};
-    write_file(t.std_out, steps(41, 45));
-    run.cycle(t0);
-    write_file(t.std_out,
-               steps(46, 50) + "node-" + std::to_string(k + 1) +
-                   ":48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 "
-                   "with error 12\nTraceback (most recent call last):\n"
-                   "torch.distributed.DistBackendError: NCCL error\n",
-               true);
-    ended(run, t, "FAILED");
-    auto r = run.cycle(t0 + 30);
+    auto r = run_stops_at_step_50(
+        run, k,
+        "node-" + std::to_string(k + 1) +
+            ":48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error "
+            "12\nTraceback (most recent call last):\ntorch.distributed.DistBackendError: NCCL "
+            "error\n",
+        "FAILED", "1:0");
     ASSERT_TRUE(run.finding(r, "ended")) << event_lines(*run.store);
     if (k == 1) {
       ASSERT_EQ(run.store->incident_counts(0),
                 (std::map<std::string, int>{{"node-1", 1}, {"node-2", 1}}))
           << event_lines(*run.store);
     }
-    run.slurm.jobs.clear();
   }
   EXPECT_TRUE(run.store->incident_counts(0).empty()) << event_lines(*run.store);
   const std::string events = event_lines(*run.store);
