@@ -398,9 +398,10 @@ CancelsByTask Store::cancels_done(double since) {
 bool Store::add_incident(double ts, const std::string& node, const std::string& task,
                          const std::string& message) {
   if (!task.empty()) {
+    // A withdrawn one too: the end it was for is not charged again (a step loop's).
     auto st = db_.prepare(
-        "SELECT 1 FROM events WHERE kind='incident' AND subject=? AND json_valid(data) AND "
-        "json_extract(data, '$.task')=? LIMIT 1");
+        "SELECT 1 FROM events WHERE kind IN ('incident','incident-withdrawn') AND subject=? AND "
+        "json_valid(data) AND json_extract(data, '$.task')=? LIMIT 1");
     st.bind(1, node).bind(2, task);
     if (st.step()) return false;
   }

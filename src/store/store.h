@@ -203,7 +203,8 @@ class Store {
   // cycle: cancels are few, held to max_cancels_per_hour).
   CancelsByTask cancels_done(double since);
   // Charges one incident to `node` for the end of `task` (a task episode, "7@1799999000"):
-  // once, however many findings told of that end (a crash seen while it ran, then its end).
+  // once, however many findings told of that end (a crash seen while it ran, then its end),
+  // and never again once withdrawn.
   // Whether it was charged now.
   bool add_incident(double ts, const std::string& node, const std::string& task,
                     const std::string& message);

@@ -388,4 +388,23 @@ TEST(Store, NodeHealthIsTypedAndWrittenOnlyWhenItChanges) {
   EXPECT_EQ(all["gpu3"].verdict, Verdict::Unknown);  // never read as OK
 }
 
+// The suspicion ledger: an incident withdrawn (a step loop's, the step's and not the node's) is
+// kept in the history, no longer counted, and not charged again for the same task's end.
+TEST(Ledger, AWithdrawnIncidentIsNeitherCountedNorChargedAgain) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  EXPECT_TRUE(store.add_incident(100, "node-1", "8@1", "tr ended, attributed to node-1"));
+  EXPECT_TRUE(store.add_incident(100, "node-2", "9@1", "tr ended, attributed to node-2"));
+  EXPECT_FALSE(store.add_incident(110, "node-1", "8@1", "the same end told again"));
+  EXPECT_EQ(store.withdraw_incidents(200, {"8@1", "7@1"}, "the step, not the node"),
+            std::vector<std::string>{"node-1"});
+  EXPECT_EQ(store.incident_counts(0), (std::map<std::string, int>{{"node-2", 1}}));
+  EXPECT_FALSE(store.add_incident(300, "node-1", "8@1", "its node-check came back"));
+  EXPECT_EQ(store.incident_counts(0), (std::map<std::string, int>{{"node-2", 1}}));
+  EXPECT_TRUE(store.withdraw_incidents(400, {"8@1"}, "again").empty());
+  std::map<std::string, int> kinds;
+  for (const auto& e : store.events(0, "node-1", 10)) ++kinds[e.kind];
+  EXPECT_EQ(kinds, (std::map<std::string, int>{{"incident-withdrawn", 1}, {"withdrawn", 1}}));
+}
+
 }  // namespace llmwatch
