@@ -84,6 +84,11 @@ bool may_be_hardware(EndClass c) {
   return c == EndClass::NodeFailure || c == EndClass::Network || c == EndClass::GpuError;
 }
 
+bool is_failure(EndClass c) {
+  return c == EndClass::OutOfMemory || c == EndClass::Network || c == EndClass::GpuError ||
+         c == EndClass::Software || c == EndClass::SilentFailure;
+}
+
 EndVerdict classify_end(const EndEvidence& e) {
   EndVerdict v;
   v.evidence.push_back(state_line(e));
@@ -92,8 +97,6 @@ EndVerdict classify_end(const EndEvidence& e) {
     v.summary = std::string("task ") + e.task + " ended: " + end_class_name(c);
     if (c == EndClass::Cancelled)
       v.summary += e.cancelled_by_llmwatch ? " (by llmwatch)" : " (by a person)";
-    v.failed = c == EndClass::OutOfMemory || c == EndClass::Network || c == EndClass::GpuError ||
-               c == EndClass::Software || c == EndClass::SilentFailure;
     return v;
   };
   // What Slurm knows decides first: it saw the end.

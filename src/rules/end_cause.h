@@ -29,15 +29,16 @@ enum class EndClass {
 const char* end_class_name(EndClass c);
 // The classes whose cause may be a node: attribution is asked only for these.
 bool may_be_hardware(EndClass c);
+// The classes of a run that failed by itself: an error the logs or Slurm name (an OOM kill,
+// NCCL, a GPU, a traceback), or Slurm's FAILED with nothing said why. Not a completion, a
+// cancel, a time limit, a preemption, a node Slurm lost, nor an end nobody can explain. What
+// the step loop counts (job_progress.h).
+bool is_failure(EndClass c);
 
 struct EndVerdict {
   EndClass cls = EndClass::Unknown;
   std::string summary;                // "ended: NCCL or network error (task 7, FAILED 1:0)"
   std::vector<std::string> evidence;  // the state line and the log lines that decided it
-  // The run failed by itself: an error the logs or Slurm name (an OOM kill, NCCL, a GPU, a
-  // traceback), or Slurm's FAILED with nothing said why. Not a completion, a cancel, a time
-  // limit, a preemption, nor a node Slurm lost. What the step loop counts (job_progress.h).
-  bool failed = false;
 };
 
 EndVerdict classify_end(const EndEvidence& e);

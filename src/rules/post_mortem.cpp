@@ -79,7 +79,6 @@ std::string PostMortem::to_json() const {
                       {"made", made},
                       {"suspects", nlohmann::json::array()}};
   if (node_check_pending) j["node_check_pending"] = true;
-  if (verdict.failed) j["failed"] = true;
   for (const auto& s : suspects)
     j["suspects"].push_back({{"node", s.node}, {"confidence", s.confidence}, {"why", s.why}});
   return json_dump(j);
@@ -101,7 +100,6 @@ std::optional<PostMortem> PostMortem::from_json(const std::string& text) {
     p.verdict.evidence = j.value("evidence", std::vector<std::string>{});
     p.made = j.value("made", 0.0);
     p.node_check_pending = j.value("node_check_pending", false);
-    p.verdict.failed = j.value("failed", false);
     for (const auto& s : j.value("suspects", nlohmann::json::array()))
       p.suspects.push_back({s.value("node", ""), s.value("confidence", 0.0),
                             s.value("why", std::vector<std::string>{})});

@@ -102,19 +102,22 @@ TEST(EndCause, SlurmstepdsLineDecidesBeforeATraceback) {
 
 // What a step loop counts: the run failed by itself, whether the logs or Slurm said so.
 TEST(EndCause, AFailureIsTheRunsOwnWhateverSaidIt) {
-  EXPECT_TRUE(classify_end(ended("OUT_OF_MEMORY", {}, "0:125")).failed);  // nothing printed
-  EXPECT_TRUE(classify_end(ended("FAILED", {}, "1:0")).failed);           // nor here
-  EXPECT_TRUE(classify_end(ended("FAILED", {"CUDA error: an illegal memory access"})).failed);
-  EXPECT_TRUE(classify_end(ended("", {"Traceback (most recent call last):"})).failed);
+  EXPECT_TRUE(
+      is_failure(classify_end(ended("OUT_OF_MEMORY", {}, "0:125")).cls));  // nothing printed
+  EXPECT_TRUE(is_failure(classify_end(ended("FAILED", {}, "1:0")).cls));   // nor here
+  EXPECT_TRUE(
+      is_failure(classify_end(ended("FAILED", {"CUDA error: an illegal memory access"})).cls));
+  EXPECT_TRUE(is_failure(classify_end(ended("", {"Traceback (most recent call last):"})).cls));
   // A shutdown traceback in a completed run, a person's cancel, the time limit, a preemption,
   // a node Slurm lost, and an end nothing explains are not.
-  EXPECT_FALSE(classify_end(ended("COMPLETED", {"Traceback (most recent call last):"})).failed);
   EXPECT_FALSE(
-      classify_end(ended("CANCELLED by 1000", {"Traceback (most recent call last):"})).failed);
-  EXPECT_FALSE(classify_end(ended("TIMEOUT")).failed);
-  EXPECT_FALSE(classify_end(ended("PREEMPTED")).failed);
-  EXPECT_FALSE(classify_end(ended("NODE_FAIL")).failed);
-  EXPECT_FALSE(classify_end(ended("")).failed);
+      is_failure(classify_end(ended("COMPLETED", {"Traceback (most recent call last):"})).cls));
+  EXPECT_FALSE(is_failure(
+      classify_end(ended("CANCELLED by 1000", {"Traceback (most recent call last):"})).cls));
+  EXPECT_FALSE(is_failure(classify_end(ended("TIMEOUT")).cls));
+  EXPECT_FALSE(is_failure(classify_end(ended("PREEMPTED")).cls));
+  EXPECT_FALSE(is_failure(classify_end(ended("NODE_FAIL")).cls));
+  EXPECT_FALSE(is_failure(classify_end(ended("")).cls));
 }
 
 TEST(EndCause, OnlyNodeShapedCausesAskForAttribution) {

@@ -37,18 +37,17 @@ TEST(PostMortemRecord, ReadBackItSaysWhatItSaid) {
   PostMortem p = ended(EndClass::OutOfMemory, {"Slurm: task 7 OUT_OF_MEMORY"}, {"Xid 79 GPU 3"});
   p.task = "7";
   p.task_start = 1'799'999'000;
-  p.verdict.failed = true;
   p.node_check_pending = true;
   auto back = PostMortem::from_json(p.to_json());
   ASSERT_TRUE(back);
   EXPECT_EQ(back->verdict.cls, EndClass::OutOfMemory);
-  EXPECT_TRUE(back->verdict.failed);
+  EXPECT_TRUE(is_failure(back->verdict.cls));
   EXPECT_TRUE(back->node_check_pending);
   EXPECT_TRUE(back->same_task("7", 1'799'999'000));
   ASSERT_EQ(back->suspects.size(), 1u);
   EXPECT_EQ(back->suspects[0].node, "node-17");
-  p.verdict.failed = false;
-  EXPECT_FALSE(PostMortem::from_json(p.to_json())->verdict.failed);
+  p.verdict.cls = EndClass::Completed;
+  EXPECT_FALSE(is_failure(PostMortem::from_json(p.to_json())->verdict.cls));
 }
 
 }  // namespace

@@ -203,9 +203,9 @@ void last_lines_of_ended_task(JobProgress& p, const std::vector<std::string>& ne
 std::optional<bool> failed_by_last_lines(const JobProgress& p) {
   EndEvidence e;
   e.log_tail = p.recent;
-  EndVerdict v = classify_end(e);
-  if (v.cls == EndClass::Unknown) return std::nullopt;
-  return v.failed;
+  EndClass c = classify_end(e).cls;
+  if (c == EndClass::Unknown) return std::nullopt;
+  return is_failure(c);
 }
 
 DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double now,
@@ -445,9 +445,8 @@ FileAsk before_files(JobWork& w, SlurmClient& slurm, double now, Limit limit) {
     if (!still_queued) {
       const bool ours = w.last && w.last->display_id() == w.progress.task;
       std::optional<bool> verdict;
-      if (w.ended && w.ended->task == w.progress.task &&
-          (w.progress.task_start == 0 || w.ended->task_start == w.progress.task_start))
-        verdict = w.ended->verdict.failed;  // Slurm's word, where it has one, over the log's
+      if (w.ended && !is_new_task(w.progress, w.ended->task, w.ended->task_start))
+        verdict = is_failure(w.ended->verdict.cls);  // Slurm's word, where it has one
       task_ended(w.progress, w.cancelled_by_llmwatch && ours, verdict);
     }
     return {};
