@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "rules/job_rules.h"
+#include "store/goodput_ledger.h"
 #include "store/store.h"
 
 namespace llmwatch {
@@ -30,6 +32,20 @@ double slow_share(const CycleState& s, const JobWork& w) {
   std::vector<double> sorted(times);
   std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
   return std::max(0.0, 1 - sorted[sorted.size() / 2] / *w.progress.step_time);
+}
+
+// The tasks of a step loop said this cycle (its crash-loop, or a hang at its step): their ends
+// are the step's, not the nodes' their crashes named.
+std::vector<std::string> loop_tasks(const CycleState& s, const JobWork& w) {
+  const JobProgress& p = w.progress;
+  std::vector<std::string> out;
+  if (!p.end_step || p.end_step_episodes.empty()) return out;
+  for (const auto& f : s.findings)
+    if (f.subject == w.label && f.cause == kStepLoop) {
+      out = p.end_step_episodes;
+      if (f.kind == "hung") out.push_back(task_episode(p.task, p.task_start));
+    }
+  return out;
 }
 
 }  // namespace
@@ -82,7 +98,8 @@ void record_goodput(CycleState& s, const JobWork& w) {
     look.ended_at = static_cast<double>(w.ended->task_end);
   }
   auto charges = account_goodput(state, look);
-  s.store.record_goodput(w.label, state, charges, s.now);
+  auto taken_back = unblame_loop(state, charges, GoodputLedger::day_of(s.now), loop_tasks(s, w));
+  s.store.record_goodput(w.label, state, charges, s.now, taken_back);
 }
 
 }  // namespace llmwatch

@@ -28,6 +28,17 @@ std::string GoodputState::to_json() const {
   w.key("redo_node").value(redo_node).key("redo_upto").value(redo_upto);
   w.key("stepped").value(stepped).key("task").value(task);
   w.key("between_from").value(between_from);
+  if (!last_task.empty()) w.key("last_task").value(last_task);
+  if (!redo_task.empty()) w.key("redo_task").value(redo_task);
+  if (!node_charges.empty()) {
+    w.key("node_charges").begin_array();
+    for (const auto& c : node_charges) {
+      w.begin_object().key("task").value(c.task).key("day").value(c.day);
+      w.key("bucket").value(c.bucket).key("cause").value(c.cause).key("node").value(c.node);
+      w.key("gpu_s").value(c.gpu_s).end_object();
+    }
+    w.end_array();
+  }
   return w.end_object().take();
 }
 
@@ -37,8 +48,16 @@ bool GoodputState::round_trips() const {
     if (!std::isfinite(d) || d < 0) return false;
   for (std::int64_t i : {redo_upto, best, last_step})  // read back through a double
     if (i > (std::int64_t{1} << 53) || i < -(std::int64_t{1} << 53)) return false;
-  for (const std::string* s : {&task, &redo_cause, &redo_node, &last_cause, &last_node})
+  for (const std::string* s :
+       {&task, &redo_cause, &redo_node, &last_cause, &last_node, &last_task, &redo_task})
     if (!is_valid_utf8(*s)) return false;
+  for (const auto& c : node_charges) {
+    if (!std::isfinite(c.gpu_s) || !(c.gpu_s > 0) || c.day > (std::int64_t{1} << 53) ||
+        c.day < -(std::int64_t{1} << 53))
+      return false;
+    for (const std::string* s : {&c.task, &c.bucket, &c.cause, &c.node})
+      if (!is_valid_utf8(*s)) return false;
+  }
   return true;
 }
 
@@ -72,6 +91,23 @@ GoodputState GoodputState::from_json(const std::string& text) {
   s.last_step = static_cast<std::int64_t>(num("last_step", -1));
   s.gpus = std::max(0.0, num("gpus", 0));
   s.between_from = std::max(0.0, num("between_from", 0));
+  s.last_task = str("last_task");
+  s.redo_task = str("redo_task");
+  if (auto it = j.find("node_charges"); it != j.end() && it->is_array())
+    for (const auto& e : *it) {
+      if (!e.is_object()) continue;
+      auto text = [&](const char* k) {
+        auto f = e.find(k);
+        return f != e.end() && f->is_string() ? f->get<std::string>() : std::string();
+      };
+      auto day = e.find("day");
+      auto gpu_s = e.find("gpu_s");
+      if (day == e.end() || !day->is_number() || gpu_s == e.end() || !gpu_s->is_number()) continue;
+      double g = finite_or(gpu_s->get<double>(), 0);
+      if (g > 0)
+        s.node_charges.push_back({text("task"), static_cast<std::int64_t>(day->get<double>()),
+                                  text("bucket"), text("cause"), text("node"), g});
+    }
   return s;
 }
 
@@ -93,8 +129,9 @@ double within(double t, double from, double to, double otherwise) {
 std::vector<GoodputCharge> account_goodput(GoodputState& st, const GoodputLook& look) {
   std::vector<GoodputCharge> out;
   auto charge = [&](const char* bucket, const std::string& cause, const std::string& node,
-                    double gpu_s) {
-    if (gpu_s > 0 && std::isfinite(gpu_s)) out.push_back({bucket, cause, node, gpu_s});
+                    double gpu_s, const std::string& end_task = {}) {
+    if (gpu_s > 0 && std::isfinite(gpu_s))
+      out.push_back({bucket, cause, node, gpu_s, node.empty() ? std::string() : end_task});
   };
   double gpus = look.gpus > 0 && std::isfinite(look.gpus) ? look.gpus : 1;
   const double now = std::isfinite(look.now) ? look.now : st.at;
@@ -114,7 +151,7 @@ std::vector<GoodputCharge> account_goodput(GoodputState& st, const GoodputLook& 
       redo = static_cast<double>(st.redo_upto - past) / static_cast<double>(step - past);
     double rework = work * redo;
     double slow = (work - rework) * std::clamp(finite_or(look.slow_share, 0), 0.0, 1.0);
-    charge("rework", st.redo_cause, st.redo_node, rework);
+    charge("rework", st.redo_cause, st.redo_node, rework, st.redo_task);
     charge("slow", "slowdown", "", slow);
     charge("productive", "", "", work - rework - slow);
   };
@@ -148,9 +185,11 @@ std::vector<GoodputCharge> account_goodput(GoodputState& st, const GoodputLook& 
       from = cut;
     }
     note_step();
-    charge(st.hung ? "hang" : "idle end", cause, node, st.open_s + (until - from) * task_gpus);
+    charge(st.hung ? "hang" : "idle end", cause, node, st.open_s + (until - from) * task_gpus,
+           st.task);
     st.last_cause = cause;
     st.last_node = node;
+    st.last_task = st.task;
     st.task.clear();
     st.open_s = 0;
     st.between_from = until;
@@ -181,6 +220,7 @@ std::vector<GoodputCharge> account_goodput(GoodputState& st, const GoodputLook& 
     st.redo_upto = st.best;
     st.redo_cause = st.last_cause.empty() ? "unknown" : st.last_cause;
     st.redo_node = st.last_node;
+    st.redo_task = st.last_task;
     st.last_step = -1;
     if (start >= 0) {
       queue_until(start);
@@ -224,6 +264,49 @@ std::vector<GoodputCharge> account_goodput(GoodputState& st, const GoodputLook& 
   st.at = std::max(st.at, now);
   st.gpus = gpus;
   return out;
+}
+
+std::vector<NodeCharge> unblame_loop(GoodputState& st, std::vector<GoodputCharge>& charges,
+                                     std::int64_t day, const std::vector<std::string>& loop) {
+  auto in_loop = [&](const std::string& task) {
+    return !task.empty() && std::find(loop.begin(), loop.end(), task) != loop.end();
+  };
+  for (auto& c : charges) {
+    if (c.node.empty() || c.end_task.empty()) continue;
+    if (in_loop(c.end_task)) {
+      c.node.clear();
+      continue;
+    }
+    auto same = [&](const NodeCharge& k) {
+      return k.task == c.end_task && k.day == day && k.bucket == c.bucket && k.cause == c.cause &&
+             k.node == c.node;
+    };
+    auto it = std::find_if(st.node_charges.begin(), st.node_charges.end(), same);
+    if (it != st.node_charges.end())
+      it->gpu_s += c.gpu_s;
+    else
+      st.node_charges.push_back({c.end_task, day, c.bucket, c.cause, c.node, c.gpu_s});
+  }
+  // The next run's rework and queue are charged to the last end: a loop's is no node's.
+  if (in_loop(st.last_task)) st.last_node.clear();
+  if (in_loop(st.redo_task)) st.redo_node.clear();
+  std::vector<NodeCharge> taken;
+  std::erase_if(st.node_charges, [&](NodeCharge& k) {
+    if (!in_loop(k.task)) return false;
+    taken.push_back(std::move(k));
+    return true;
+  });
+  // Only the last few ends are kept (a loop is said within a few): the oldest end's go first.
+  std::vector<std::string> ends;
+  for (const auto& k : st.node_charges)
+    if (std::find(ends.begin(), ends.end(), k.task) == ends.end()) ends.push_back(k.task);
+  if (ends.size() > GoodputState::kNodeChargeEnds) {
+    ends.resize(ends.size() - GoodputState::kNodeChargeEnds);
+    std::erase_if(st.node_charges, [&](const NodeCharge& k) {
+      return std::find(ends.begin(), ends.end(), k.task) != ends.end();
+    });
+  }
+  return taken;
 }
 
 }  // namespace llmwatch

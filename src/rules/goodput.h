@@ -16,6 +16,16 @@ namespace llmwatch {
 inline constexpr const char* kGoodputBuckets[] = {
     "productive", "rework", "checkpoint", "startup", "hang", "slow", "idle end", "open", "queue"};
 
+// GPU-seconds charged to a node for one task's end (its idle end, the steps the next run
+// redid), on one UTC day: kept for the last few ends, so that a step loop, once said, takes
+// them back from the nodes its crashes named (the step, not the node, stopped the runs).
+struct NodeCharge {
+  std::string task;  // the ended task's episode ("12@1799999000")
+  std::int64_t day = 0;
+  std::string bucket, cause, node;
+  double gpu_s = 0;
+};
+
 struct GoodputState {
   double at = 0;         // accounted up to (0: never)
   std::string task;      // the task being accounted ("" between runs)
@@ -29,6 +39,9 @@ struct GoodputState {
   std::int64_t best = -1, last_step = -1;  // the run's best step; this task's last one
   double gpus = 0;                         // the accounted task's GPUs
   std::string last_cause, last_node;       // the last end's, for the next task's rework
+  std::string last_task, redo_task;        // the tasks whose ends those are
+  std::vector<NodeCharge> node_charges;    // the last kNodeChargeEnds ends' (unblame_loop)
+  static constexpr std::size_t kNodeChargeEnds = 8;
   // Between two runs since this time (the last task's end): charged as queue when the next
   // look finds the training waiting or running again, dropped when it finds neither.
   double between_from = 0;
@@ -69,8 +82,16 @@ struct GoodputLook {
 struct GoodputCharge {
   std::string bucket, cause, node;
   double gpu_s = 0;
+  std::string end_task;  // charged to this task's end (its episode), where a node is named
 };
 
 std::vector<GoodputCharge> account_goodput(GoodputState& state, const GoodputLook& look);
+
+// Keeps this look's charges to nodes (made on `day`) in the state, the last kNodeChargeEnds
+// ends'. The ends of `loop` (a step loop's tasks, said now) are no node's: their charges in
+// `charges` lose the node, and those kept from earlier looks are returned, for the ledger to
+// move to no node. The cause and the bucket stay: the time was lost, and to that failure.
+std::vector<NodeCharge> unblame_loop(GoodputState& state, std::vector<GoodputCharge>& charges,
+                                     std::int64_t day, const std::vector<std::string>& loop);
 
 }  // namespace llmwatch

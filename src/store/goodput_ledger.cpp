@@ -18,7 +18,7 @@ void GoodputLedger::add(const std::string& job, double ts,
 }
 
 void GoodputLedger::add_rows(Db& db, const std::vector<GoodputRow>& rows) {
-  for (const auto& c : rows)
+  for (const auto& c : rows) {
     db.prepare(
           "INSERT INTO goodput (day, job, bucket, cause, node, gpu_seconds) VALUES (?,?,?,?,?,?) "
           "ON CONFLICT (day, job, bucket, cause, node) DO UPDATE SET "
@@ -30,6 +30,18 @@ void GoodputLedger::add_rows(Db& db, const std::vector<GoodputRow>& rows) {
         .bind(5, c.node)
         .bind(6, c.gpu_seconds)
         .run();
+    // A charge taken back (Store::record_goodput): what it leaves of the row is rounding.
+    if (c.gpu_seconds < 0)
+      db.prepare(
+            "DELETE FROM goodput WHERE day = ? AND job = ? AND bucket = ? AND cause = ? AND "
+            "node = ? AND abs(gpu_seconds) < 1e-6")
+          .bind(1, c.day)
+          .bind(2, c.job)
+          .bind(3, c.bucket)
+          .bind(4, c.cause)
+          .bind(5, c.node)
+          .run();
+  }
 }
 
 std::vector<GoodputRow> GoodputLedger::rows(double since, const std::string& job) {

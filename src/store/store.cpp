@@ -159,7 +159,8 @@ void Store::KnownGoodput::pending_rows(const std::string& job, std::int64_t sinc
                                        std::vector<GoodputRow>& rows) const {
   for (const auto& [key, gpu_s] : pending) {
     const auto& [day, bucket, cause, node] = key;
-    if (day >= since_day) rows.push_back({day, job, bucket, cause, node, gpu_s});
+    if (day >= since_day && std::abs(gpu_s) >= 1e-9)
+      rows.push_back({day, job, bucket, cause, node, gpu_s});
   }
 }
 
@@ -186,7 +187,8 @@ void Store::put_goodput_state(const std::string& job, const GoodputState& state,
 }
 
 void Store::record_goodput(const std::string& job, const GoodputState& state,
-                           const std::vector<GoodputCharge>& charges, double now) {
+                           const std::vector<GoodputCharge>& charges, double now,
+                           const std::vector<NodeCharge>& taken_back) {
   // The state was just read (goodput_state, in this transaction): not read again.
   auto it = goodput_states_.find(job);
   KnownGoodput& known = it != goodput_states_.end() ? it->second : known_goodput(job);
@@ -198,6 +200,11 @@ void Store::record_goodput(const std::string& job, const GoodputState& state,
     // Training goes on (kept, redone or slowed): it may wait. Anything else changes the
     // run's story (a save, a hang, an end, a queue): it is written at once.
     due |= c.bucket != "productive" && c.bucket != "rework" && c.bucket != "slow";
+  }
+  for (const auto& k : taken_back) {
+    known.pending[{k.day, k.bucket, k.cause, k.node}] -= k.gpu_s;
+    known.pending[{k.day, k.bucket, k.cause, ""}] += k.gpu_s;
+    due = true;
   }
   known.live = state;
   known.dirty = true;

@@ -123,8 +123,11 @@ class Store {
   // an end, a new task) is written at once. The ledger and the state are always written
   // together, so a process that dies before it writes loses both alike, and its successor
   // charges that time again from the stored state: nothing is counted twice or lost.
+  // `taken_back`: charges of earlier looks that are no node's after all (unblame_loop),
+  // moved on their own day to no node; written at once.
   void record_goodput(const std::string& job, const GoodputState& state,
-                      const std::vector<GoodputCharge>& charges, double now);
+                      const std::vector<GoodputCharge>& charges, double now,
+                      const std::vector<NodeCharge>& taken_back = {});
   static constexpr double kGoodputEvery = 300;
   // Writes every run's pending looks: before the lease is released (app/cmd_run). Nothing
   // writes them at the store's end: a process that lost its lease must not.

@@ -9,7 +9,9 @@
 
 #include "ending_run.h"
 #include "rules/job_rules.h"
+#include "store/goodput_ledger.h"
 #include "store_reading.h"
+#include "views/goodput_view.h"
 
 namespace llmwatch {
 namespace {
@@ -222,6 +224,53 @@ TEST(StepLoop, TheNodesALoopsCrashesWereChargedToAreClearedOfThem) {
   };
   EXPECT_EQ(count("incident-withdrawn: tr ended, attributed to node-"), 3u) << events;
   EXPECT_EQ(count("withdrawn: incident of task "), 3u) << events;
+}
+
+// GPU-seconds each node is charged with in the goodput ledger ("(no node named)" for the rest),
+// and the lost total.
+std::map<std::string, double> lost_by_node(Store& store) {
+  std::map<std::string, double> out;
+  for (const auto& l : goodput_losers(GoodputLedger(store).rows(0), "node")) {
+    out[l.key] = l.lost;
+    out["total"] += l.lost;
+  }
+  return out;
+}
+
+// The GPU-hours a loop lost (each run's end, the queue, the steps redone) were charged to the
+// node each crash named, and `llmwatch goodput --by node` and llmwatch_node_lost_gpu_seconds
+// showed healthy nodes as the fleet's worst. Once the loop is said, they are taken back from
+// those nodes, and no more is charged to them; what was lost, and to what cause, stays.
+// Before, node-1 and node-2 kept their charges, and node-3 the third run's end.
+TEST(StepLoop, TheGpuHoursALoopLostAreNotChargedToItsNodes) {
+  EndingRun run;
+  run.idle_nodes(6);
+  std::map<std::string, double> before_loop;
+  for (int k = 0; k < 3; ++k) {
+    auto r = run_stops_at_step_50(
+        run, k,
+        "node-" + std::to_string(k + 1) +
+            ":48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error "
+            "12\nTraceback (most recent call last):\ntorch.distributed.DistBackendError: NCCL "
+            "error\n",
+        "FAILED", "1:0");
+    ASSERT_TRUE(run.finding(r, "ended")) << event_lines(*run.store);
+    if (k == 1) before_loop = lost_by_node(*run.store);
+  }
+  // Before the loop was said, a crash's end was its node's (an ordinary crash keeps it).
+  EXPECT_GT(before_loop["node-1"], 0) << event_lines(*run.store);
+  run.store->flush_goodput();
+  auto after = lost_by_node(*run.store);
+  EXPECT_EQ(after.size(), 2u) << "only (no node named) and the total";
+  EXPECT_GT(after["(no node named)"], 0);
+  EXPECT_NEAR(after["(no node named)"], after["total"], 1e-6);
+  EXPECT_GT(after["total"], before_loop["total"]);  // the third run's end, counted too
+  double network = 0;
+  for (const auto& row : GoodputLedger(*run.store).rows(0)) {
+    if (row.cause == "NCCL or network error") network += row.gpu_seconds;
+    EXPECT_GE(row.gpu_seconds, 0) << row.bucket << " " << row.cause << " " << row.node;
+  }
+  EXPECT_GT(network, 0) << "the cause stays";
 }
 
 // An array whose next task starts by itself when one dies: no cycle sees the run ended, only

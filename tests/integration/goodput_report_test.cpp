@@ -34,10 +34,12 @@ TEST(GoodputReport, TheHtmlOpensInAHeadlessBrowserWithOneBarPerDay) {
     GoodputLedger ledger(store);
     double now = unix_now();
     // Three days of one run: training, a hang on node-2 the second day, rework the third.
-    ledger.add("llama", now - 2 * 86400, {{"productive", "", "", 7200}, {"startup", "", "", 300}});
+    ledger.add("llama", now - 2 * 86400,
+               {{"productive", "", "", 7200, ""}, {"startup", "", "", 300, ""}});
     ledger.add("llama", now - 86400,
-               {{"productive", "", "", 6000}, {"hang", "hung", "node-2", 900}});
-    ledger.add("llama", now, {{"productive", "", "", 7000}, {"rework", "crash", "node-2", 400}});
+               {{"productive", "", "", 6000, ""}, {"hang", "hung", "node-2", 900, "7@1"}});
+    ledger.add("llama", now,
+               {{"productive", "", "", 7000, ""}, {"rework", "crash", "node-2", 400, "8@2"}});
   }
   std::string html = dir / "report.html";
   ProcessSpec report;

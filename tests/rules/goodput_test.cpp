@@ -125,7 +125,47 @@ TEST(Goodput, ReworkIsChargedToTheEndsCauseAndNode) {
   for (const auto& x : r)
     if (x.bucket == "rework") {
       EXPECT_EQ(x.node, "node-17");
+      EXPECT_EQ(x.end_task, "7@1");  // the end it is charged to
     }
+}
+
+// A charge to a node is kept with the end it was made for, the last 8 ends'; a step loop said
+// over some of those ends takes theirs back from the node (returned for the ledger to move) and
+// strips the node from what this look charged them, the cause left as it was.
+TEST(Goodput, ALoopsEndsAreTakenBackFromTheirNodes) {
+  GoodputState st;
+  std::vector<GoodputCharge> none;
+  for (int t = 0; t < 10; ++t) {
+    std::vector<GoodputCharge> c = {
+        {"idle end", "GPU error", "node-" + std::to_string(t), 60, std::to_string(t) + "@1"},
+        {"rework", "GPU error", "node-" + std::to_string(t), 30, std::to_string(t) + "@1"},
+        {"productive", "", "", 100, ""}};
+    EXPECT_TRUE(unblame_loop(st, c, 20000, {}).empty());
+    EXPECT_EQ(c[0].node, "node-" + std::to_string(t));  // no loop: the node keeps it
+  }
+  std::vector<GoodputCharge> again = {{"rework", "GPU error", "node-9", 10, "9@1"}};
+  unblame_loop(st, again, 20001, {});
+  ASSERT_EQ(st.node_charges.size(), 8u * 2 + 1);  // the oldest two ends are gone
+  EXPECT_EQ(st.node_charges.front().task, "2@1");
+  st.last_task = "9@1", st.last_node = "node-9";
+  st.redo_task = "8@1", st.redo_node = "node-8";
+
+  std::vector<GoodputCharge> now = {{"idle end", "GPU error", "node-9", 5, "9@1"},
+                                    {"idle end", "GPU error", "node-7", 5, "7@1"}};
+  auto taken = unblame_loop(st, now, 20002, {"8@1", "9@1", "1@1"});
+  EXPECT_EQ(now[0].node, "");
+  EXPECT_EQ(now[0].cause, "GPU error");
+  EXPECT_EQ(now[1].node, "node-7");
+  double back = 0;
+  for (const auto& k : taken) {
+    EXPECT_TRUE(k.task == "8@1" || k.task == "9@1") << k.task;
+    back += k.gpu_s;
+  }
+  EXPECT_DOUBLE_EQ(back, 90 + 90 + 10);
+  EXPECT_EQ(st.last_node, "");  // the next run's queue and rework: no node's either
+  EXPECT_EQ(st.redo_node, "");
+  for (const auto& k : st.node_charges) EXPECT_TRUE(k.task != "8@1" && k.task != "9@1");
+  EXPECT_TRUE(unblame_loop(st, none, 20002, {"8@1", "9@1"}).empty());  // taken once
 }
 
 // The clocks split a look's time where it changed hands (#29 ground truth: with a look every
@@ -294,13 +334,17 @@ TEST(Goodput, AStateThatRoundTripsIsReadBackExactly) {
                                INT64_MAX};
   const char* strings[] = {"", "hang", "node-\xff", "n\xc3\xa9ud", "a\"b\\c\n"};
   int kept = 0;
-  for (int i = 0; i < 5000; ++i) {
+  for (int i = 0; i < 40000; ++i) {
     GoodputState s;
     s.at = doubles[rng() % 8], s.open_s = doubles[rng() % 8], s.gpus = doubles[rng() % 8];
     s.redo_upto = ints[rng() % 6], s.best = ints[rng() % 6], s.last_step = ints[rng() % 6];
     s.task = strings[rng() % 5], s.redo_cause = strings[rng() % 5];
     s.redo_node = strings[rng() % 5], s.last_cause = strings[rng() % 5];
     s.last_node = strings[rng() % 5], s.stepped = rng() % 2, s.hung = rng() % 2;
+    s.last_task = strings[rng() % 5], s.redo_task = strings[rng() % 5];
+    for (int n = static_cast<int>(rng() % 3); n > 0; --n)
+      s.node_charges.push_back({strings[rng() % 5], ints[rng() % 6], strings[rng() % 5],
+                                strings[rng() % 5], strings[rng() % 5], doubles[rng() % 8]});
     if (!s.round_trips()) continue;
     ++kept;
     auto back = GoodputState::from_json(s.to_json());
@@ -317,6 +361,14 @@ TEST(Goodput, AStateThatRoundTripsIsReadBackExactly) {
     ASSERT_EQ(back.last_node, s.last_node);
     ASSERT_EQ(back.stepped, s.stepped);
     ASSERT_EQ(back.hung, s.hung);
+    ASSERT_EQ(back.last_task, s.last_task);
+    ASSERT_EQ(back.redo_task, s.redo_task);
+    ASSERT_EQ(back.node_charges.size(), s.node_charges.size());
+    for (std::size_t k = 0; k < s.node_charges.size(); ++k) {
+      const auto &a = back.node_charges[k], &b = s.node_charges[k];
+      ASSERT_EQ(std::tie(a.task, a.day, a.bucket, a.cause, a.node, a.gpu_s),
+                std::tie(b.task, b.day, b.bucket, b.cause, b.node, b.gpu_s));
+    }
   }
   EXPECT_GT(kept, 50);
 }

@@ -73,10 +73,10 @@ TEST(Metrics, NodesByLostGpuSecondsFromTheLedger) {
   double now = 1'800'000'000;
   GoodputLedger ledger(store);
   ledger.add("llama", now,
-             {{"rework", "GPU error", "node-17", 7200},
-              {"hang", "hang", "", 900},
-              {"idle end", "NCCL or network error", "node-3", 60},
-              {"productive", "", "", 99999}});
+             {{"rework", "GPU error", "node-17", 7200, "9@1799990000"},
+              {"hang", "hang", "", 900, ""},
+              {"idle end", "NCCL or network error", "node-3", 60, "8@1799980000"},
+              {"productive", "", "", 99999, ""}});
   Config config;
   std::string text = render_metrics(config, store, now);
   EXPECT_NE(text.find("llmwatch_node_lost_gpu_seconds{node=\"node-17\"} 7200\n"), std::string::npos)
