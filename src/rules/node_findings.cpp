@@ -39,11 +39,22 @@ Finding node_finding(const std::string& node, const std::string& kind, Severity 
   return f;
 }
 
+// A node the lemon rule holds: llmwatch manages it and its incidents in the window reach
+// lemon_failures.
+bool is_lemon(const GpuSettings& g, const NodeFacts& facts, const std::string& node) {
+  auto it = facts.incidents.find(node);
+  return g.lemon_failures > 0 && it != facts.incidents.end() && it->second >= g.lemon_failures &&
+         facts.managed.count(node);
+}
+
 // A node llmwatch may return to service, passing a check taken after llmwatch drained it;
-// "Kill task failed" also needs proof that no process is left on the GPUs.
+// "Kill task failed" also needs proof that no process is left on the GPUs. Not a lemon: its
+// faults come and go, so it passes checks between them (returned, it was drained again at the
+// next cycle, and so on at every check); it comes back once its incidents no longer make it one
+// (withdrawn, or older than lemon_window).
 std::optional<Finding> repaired(const GpuSettings& g, const NodeFacts& facts,
                                 const std::string& node, const NodeReport& r) {
-  if (!g.undrain) return std::nullopt;
+  if (!g.undrain || is_lemon(g, facts, node)) return std::nullopt;
   auto sn = std::find_if(facts.nodes.begin(), facts.nodes.end(),
                          [&](const SlurmNode& n) { return n.name == node; });
   if (sn == facts.nodes.end() || !undrain_allowed(*sn, g.undrain_kill_task_failed))
@@ -145,7 +156,7 @@ NodeJudgement judge_nodes(const GpuSettings& g, const NodeFacts& facts) {
   // is CRITICAL now already has its finding.
   if (g.lemon_failures > 0)
     for (const auto& [node, incidents] : facts.incidents) {
-      if (!facts.managed.count(node) || incidents < g.lemon_failures) continue;
+      if (!is_lemon(g, facts, node)) continue;
       if (fresh.count(node) && fresh[node] == Verdict::Critical) continue;
       out.scopes.push_back("node:" + node + "/lemon");
       out.findings.push_back(make_finding("node:" + node, node, "lemon", Severity::Critical,

@@ -7,6 +7,7 @@
 #include "local_cluster.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_text.h"
+#include "store/store.h"
 #include "util/identity.h"
 #include "util/strings.h"
 
@@ -223,6 +224,50 @@ void a_new_allocations_failing_node_is_drained(const std::string& collect) {
                         " not counted as resumed: its allocation's node-check failed (node-3 "),
             std::string::npos)
       << events;
+}
+
+// A lemon passes its checks between its faults. Drained as one, it stays drained through the
+// checks it passes; once its incidents no longer make it one (a step loop's, withdrawn), the
+// next passing check returns it. Before, the first check it passed after the drain returned it
+// to service, for good: the lemon finding still fired, so nothing drained it again.
+TEST(NodeHealth, ALemonStaysDrainedThroughPassingChecksUntilItsIncidentsAreWithdrawn) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  GpuCluster g(c, "lemon_failures = 3\n");
+  g.check_all();
+  const double now = unix_now();
+  {
+    Store store(c.dir / "state");
+    for (int i = 1; i <= 3; ++i)
+      store.add_incident(now - 600 + i, "node-3", std::to_string(40 + i) + "@1",
+                         "itest-gpu crashed, attributed to node-3");
+  }
+  g.cycle();
+  ASSERT_TRUE(g.drained("node-3")) << g.events();
+  EXPECT_EQ(g.node("node-3")["Reason"].rfind("llmwatch: ", 0), 0u) << g.node("node-3")["Reason"];
+  auto count = [&](const std::string& what) {
+    std::string events = g.events();
+    size_t n = 0;
+    for (size_t p = 0; (p = events.find(what, p)) != std::string::npos; ++p) ++n;
+    return n;
+  };
+  for (int i = 0; i < 2; ++i) {  // it passes a check after the drain, twice
+    EXPECT_EQ(g.node_check("node-3"), 0);
+    g.cycle();
+    EXPECT_TRUE(g.drained("node-3"));
+  }
+  EXPECT_EQ(count("undrain done"), 0u) << g.events();
+  EXPECT_EQ(count("drain done"), 1u) << g.events();  // "undrain done" would count here too
+
+  {
+    Store store(c.dir / "state");
+    store.withdraw_incidents(unix_now(), {"41@1"}, "the step, not the node");
+  }
+  EXPECT_EQ(g.node_check("node-3"), 0);
+  g.cycle();
+  EXPECT_FALSE(g.drained("node-3")) << g.events();
+  EXPECT_EQ(count("undrain done: returned node-3 to service"), 1u) << g.events();
 }
 
 TEST(NodeHealth, ANewAllocationsFailingNodeIsDrainedAndTheRunRestartedWithoutIt) {

@@ -129,6 +129,26 @@ TEST(NodeFindings, LemonsAmongManagedNodesOnly) {
   EXPECT_FALSE(find(j, "node:c/lemon"));
 }
 
+// A lemon passes its checks (its faults are intermittent: that is why it is counted). Drained
+// as one, a passing check after the drain is no repair while its incidents still make it one.
+// Before, it was "repaired": returned to service at its first passing check.
+TEST(NodeFindings, ADrainedLemonIsNotReturnedWhileItsIncidentsStillCount) {
+  GpuSettings g;
+  g.undrain = true;
+  g.lemon_failures = 3;
+  NodeFacts facts;
+  facts.now = kNow;
+  facts.managed = {"a"};
+  facts.nodes = {drained("a", "llmwatch: lemon: suspect node: 3 incidents")};
+  facts.drained_at = {{"a", kNow - 600}};
+  facts.reports = {{"a", report("a", Verdict::Ok)}};
+  facts.incidents = {{"a", 3}};
+  auto j = judge_nodes(g, facts);
+  EXPECT_FALSE(find(j, "node:a/repaired"));
+  facts.incidents = {{"a", 2}};  // one withdrawn, or aged out of the window
+  EXPECT_TRUE(find(judge_nodes(g, facts), "node:a/repaired"));
+}
+
 TEST(NodeFindings, AWatchedTaskOnABadNodeMustMoveOrSave) {
   NodeFacts facts;
   facts.now = kNow;
