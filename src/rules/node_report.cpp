@@ -1,5 +1,6 @@
 #include "rules/node_report.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "probes/perfdata.h"
@@ -64,6 +65,18 @@ std::string NodeReport::headline() const {
   for (const auto& i : items)
     if (i.verdict != Verdict::Ok && (!top || rank(i.verdict) > rank(top->verdict))) top = &i;
   return top ? top->summary : "all checks passed";
+}
+
+std::string NodeReport::problems() const {
+  std::vector<std::string> each;
+  for (const auto& i : items)
+    if (i.verdict == Verdict::Warn || i.verdict == Verdict::Critical)
+      each.push_back(i.check + "@" + std::to_string(i.gpu));
+  std::sort(each.begin(), each.end());
+  each.erase(std::unique(each.begin(), each.end()), each.end());
+  std::string out;
+  for (const auto& p : each) out += (out.empty() ? "" : "\n") + p;
+  return out;
 }
 
 bool NodeReport::wants_drain() const {

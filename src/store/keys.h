@@ -75,6 +75,11 @@ inline std::string node_health(const std::string& node) {
   return "nodehealth:" + node;
 }
 inline constexpr const char* kNodeHealthPrefix = "nodehealth:";
+// Per node: what its last fresh report found wrong (NodeReport::problems), for the lemon
+// rule's incidents: one when a problem begins, not each time its wording changes.
+inline std::string node_problems(const std::string& node) {
+  return "nodeproblems:" + node;
+}
 inline constexpr const char* kDrainedPrefix = "drained:";
 // Per node: the figures its [[check]]s reported, {"<check>/<label>": [value, ts]}.
 inline std::string node_figures(const std::string& node) {

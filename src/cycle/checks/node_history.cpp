@@ -1,9 +1,12 @@
 #include "cycle/checks/node_history.h"
 
+#include <algorithm>
+
 #include "rules/fleet_figures.h"
 #include "slurm/hostlist.h"
 #include "store/keys.h"
 #include "store/store.h"
+#include "util/strings.h"
 
 namespace llmwatch {
 
@@ -21,8 +24,34 @@ std::set<std::string> watched_nodes(const std::vector<WatchedTask>& running) {
   return out;
 }
 
-// One event per change of a node's fresh verdict or headline; and each fresh report's GPU
-// telemetry, in the node's series.
+namespace {
+
+// Whether the report holds a problem (a check or GPU warning or failing) that the node's last
+// fresh report did not: an incident for the lemon rule. The same warning read again with a new
+// figure in its words is none (a site check's "91.2% used", a warm GPU's degrees: each check
+// was an incident, and three drained a node that was only warm). A node first seen since the
+// problems were kept counts as before: by a change of its headline.
+bool begins_a_problem(Store& store, const std::string& node, const NodeReport& r,
+                      bool headline_changed) {
+  // A healthy node that was healthy before (its summary, verdict included, is unchanged) has
+  // no problem and had none: most nodes, every cycle, with no lookup.
+  if (!headline_changed && r.verdict == Verdict::Ok) return false;
+  const std::string key = kv::node_problems(node);
+  std::optional<std::string> before = store.get(key);
+  std::string now = r.problems();
+  if (before && *before == now) return false;
+  store.put(key, now, r.ts);
+  if (!before) return headline_changed && !now.empty();
+  auto had = split(*before, '\n');
+  for (const auto& problem : split(now, '\n'))
+    if (!problem.empty() && std::find(had.begin(), had.end(), problem) == had.end()) return true;
+  return false;
+}
+
+}  // namespace
+
+// One event per change of a node's fresh verdict or headline, and an incident per problem that
+// begins; and each fresh report's GPU telemetry, in the node's series.
 void record_history(Store& store, const NodeFacts& facts, Seconds max_age) {
   store.transaction([&] {
     for (const auto& [node, r] : facts.reports) {
@@ -35,13 +64,13 @@ void record_history(Store& store, const NodeFacts& facts, Seconds max_age) {
       if (!r.telemetry.empty() && facts.watched.count(node))
         store.add_telemetry_sample(node, {r.ts, r.telemetry});
       NodeHealth health{r.verdict, r.headline()};
-      if (!store.put_node_health(node, health, facts.now)) continue;
-      std::string summary = health.summary();
+      bool changed = store.put_node_health(node, health, facts.now);
       std::string sev = r.verdict == Verdict::Critical ? "critical"
                         : r.verdict == Verdict::Ok     ? "info"
                                                        : "warning";
-      store.add_event(facts.now, "node-health", node, sev, summary, r.to_json());
-      if (r.verdict == Verdict::Critical || r.verdict == Verdict::Warn)
+      if (changed)
+        store.add_event(facts.now, "node-health", node, sev, health.summary(), r.to_json());
+      if (begins_a_problem(store, node, r, changed))
         store.add_event(facts.now, "incident", node, sev, "GPU health: " + r.headline());
     }
   });

@@ -174,5 +174,67 @@ TEST(NodeHistory, ASeriesKeptParsedIsAlwaysWhatTheTableHolds) {
   EXPECT_TRUE(again->empty());
 }
 
+// A node-check of node-1 at `ts` whose site check "scratch" warns with `text`, and (`hot`) GPU 2
+// at a temperature over [gpu] temperature_warn.
+NodeReport warning(double ts, const std::string& text, bool hot = false) {
+  NodeReport r = report("node-1", ts);
+  r.items.push_back({"check:scratch", -1, Verdict::Warn, "", "scratch: " + text, {}});
+  if (hot) r.items.push_back({"temperature", 2, Verdict::Warn, "", "GPU 2: 88 °C", {}});
+  r.verdict = Verdict::Warn;
+  return r;
+}
+
+int incidents(Store& store) {
+  auto counts = store.incident_counts(0);
+  return counts.count("node-1") ? counts["node-1"] : 0;
+}
+
+// The lemon rule counts a node's warnings as incidents: each one that begins, not each node-check
+// that words it anew. A site check prints its figure ("/scratch 91.2% used") and a temperature
+// its degrees, so the same warning read every 5 minutes was an incident every time its figure
+// moved: three checks, and a node that is only warm or nearly full was drained as a lemon.
+// A problem that begins (a check or GPU not warning before) is one, and so is one that comes back.
+TEST(NodeHistory, AWarningIsOneIncidentHoweverItsFigureMoves) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  NodeFacts facts = facts_for("node-1", 1000);
+  auto check = [&](NodeReport r) {
+    facts.now = r.ts + 5;
+    facts.reports["node-1"] = std::move(r);
+    record_history(store, facts, Seconds(600));
+  };
+  check(report("node-1", 1000));
+  EXPECT_EQ(incidents(store), 0);
+  check(warning(1300, "/scratch 91.2% used"));
+  EXPECT_EQ(incidents(store), 1);
+  check(warning(1600, "/scratch 91.5% used"));
+  check(warning(1900, "/scratch 92.0% used"));
+  EXPECT_EQ(incidents(store), 1) << "the same warning, its figure moved";
+  check(warning(2200, "/scratch 92.0% used", true));
+  EXPECT_EQ(incidents(store), 2) << "GPU 2 began to warn too";
+  check(report("node-1", 2500));
+  check(warning(2800, "/scratch 90.1% used"));
+  EXPECT_EQ(incidents(store), 3) << "a warning that came back is one more";
+  // Each change is still in the node's history.
+  EXPECT_EQ(store.events(0, "node-1", 100).size(), 3u + 6u);
+}
+
+// A state from before problems were kept: a warning that was already the node's headline is
+// not charged again by the first cycle after the upgrade.
+TEST(NodeHistory, AWarningKnownBeforeProblemsWereKeptIsNoNewIncident) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  NodeFacts facts = facts_for("node-1", 1000);
+  NodeReport r = warning(990, "/scratch 91.2% used");
+  store.put_node_health("node-1", {r.verdict, r.headline()}, 900);
+  facts.reports["node-1"] = r;
+  record_history(store, facts, Seconds(600));
+  EXPECT_EQ(incidents(store), 0);
+  facts.reports["node-1"] = warning(1290, "/scratch 91.2% used", true);
+  facts.now = 1300;
+  record_history(store, facts, Seconds(600));
+  EXPECT_EQ(incidents(store), 1) << "one that begins after it is";
+}
+
 }  // namespace
 }  // namespace llmwatch
