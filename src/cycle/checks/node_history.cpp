@@ -38,14 +38,27 @@ bool begins_a_problem(Store& store, const std::string& node, const NodeReport& r
   if (!headline_changed && r.verdict == Verdict::Ok) return false;
   const std::string key = kv::node_problems(node);
   std::optional<std::string> before = store.get(key);
-  std::string now = r.problems();
-  if (before && *before == now) return false;
-  store.put(key, now, r.ts);
+  std::vector<std::string> had = before ? split(*before, '\n') : std::vector<std::string>{};
+  std::vector<std::string> now = split(r.problems(), '\n');
+  std::erase(had, std::string());
+  std::erase(now, std::string());
+  bool begins = false;
+  for (const auto& problem : now) begins |= std::find(had.begin(), had.end(), problem) == had.end();
+  // A report that could not look somewhere (an UNKNOWN item: nvidia-smi hung, dcgmi absent)
+  // clears nothing it could not see: a warning is not over, nor begins again, for that.
+  bool blind = std::any_of(r.items.begin(), r.items.end(),
+                           [](const HealthItem& i) { return i.verdict == Verdict::Unknown; });
+  std::vector<std::string> keep = now;
+  if (blind) {
+    keep.insert(keep.end(), had.begin(), had.end());
+    std::sort(keep.begin(), keep.end());
+    keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+  }
+  std::string text;
+  for (const auto& p : keep) text += (text.empty() ? "" : "\n") + p;
+  if (!before || *before != text) store.put(key, text, r.ts);
   if (!before) return headline_changed && !now.empty();
-  auto had = split(*before, '\n');
-  for (const auto& problem : split(now, '\n'))
-    if (!problem.empty() && std::find(had.begin(), had.end(), problem) == had.end()) return true;
-  return false;
+  return begins;
 }
 
 }  // namespace

@@ -215,8 +215,16 @@ TEST(NodeHistory, AWarningIsOneIncidentHoweverItsFigureMoves) {
   check(report("node-1", 2500));
   check(warning(2800, "/scratch 90.1% used"));
   EXPECT_EQ(incidents(store), 3) << "a warning that came back is one more";
+  // A check that could not look (nvidia-smi hung: UNKNOWN) ends no warning: the same warning
+  // after it is not one more.
+  NodeReport blind = report("node-1", 3100);
+  blind.items.push_back({"nvidia-smi", -1, Verdict::Unknown, "", "nvidia-smi timed out", {}});
+  blind.verdict = Verdict::Unknown;
+  check(blind);
+  check(warning(3400, "/scratch 90.3% used"));
+  EXPECT_EQ(incidents(store), 3) << "UNKNOWN in between";
   // Each change is still in the node's history.
-  EXPECT_EQ(store.events(0, "node-1", 100).size(), 3u + 6u);
+  EXPECT_EQ(store.events(0, "node-1", 100).size(), 3u + 8u);
 }
 
 // A state from before problems were kept: a warning that was already the node's headline is
