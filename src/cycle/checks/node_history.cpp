@@ -1,12 +1,14 @@
 #include "cycle/checks/node_history.h"
 
-#include <algorithm>
+#include <cstdlib>
+#include <map>
 
 #include "rules/fleet_figures.h"
 #include "slurm/hostlist.h"
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/strings.h"
+#include "util/units.h"
 
 namespace llmwatch {
 
@@ -26,11 +28,17 @@ std::set<std::string> watched_nodes(const std::vector<WatchedTask>& running) {
 
 namespace {
 
-// Whether the report holds a problem (a check or GPU warning or failing) that the node's last
-// fresh report did not: an incident for the lemon rule. The same warning read again with a new
-// figure in its words is none (a site check's "91.2% used", a warm GPU's degrees: each check
-// was an incident, and three drained a node that was only warm). A node first seen since the
-// problems were kept counts as before: by a change of its headline.
+// A problem seen again within this time of its last sighting is the same one: a temperature or
+// a site check's figure that hovers at its threshold warns, clears and warns again at every
+// other check.
+constexpr double kSameProblemWithin = 3600;
+
+// Whether the report holds a problem (a check or GPU warning or failing) that begins: one not
+// seen on the node in the last kSameProblemWithin. An incident for the lemon rule. The same
+// warning read again with a new figure in its words is none (a site check's "91.2% used", a
+// warm GPU's degrees: each check was an incident, and three drained a node that was only warm),
+// nor is one that flaps, nor one a check that could not look (UNKNOWN) lost sight of. A node
+// first seen since the problems were kept counts as before: by a change of its headline.
 bool begins_a_problem(Store& store, const std::string& node, const NodeReport& r,
                       bool headline_changed) {
   // A healthy node that was healthy before (its summary, verdict included, is unchanged) has
@@ -38,27 +46,29 @@ bool begins_a_problem(Store& store, const std::string& node, const NodeReport& r
   if (!headline_changed && r.verdict == Verdict::Ok) return false;
   const std::string key = kv::node_problems(node);
   std::optional<std::string> before = store.get(key);
-  std::vector<std::string> had = before ? split(*before, '\n') : std::vector<std::string>{};
-  std::vector<std::string> now = split(r.problems(), '\n');
-  std::erase(had, std::string());
-  std::erase(now, std::string());
+  // Each problem seen and when last: "<problem>\t<ts>" lines.
+  std::map<std::string, double> seen;
+  if (before)
+    for (const auto& line : split(*before, '\n'))
+      if (auto tab = line.rfind('\t'); tab != std::string::npos)
+        seen[line.substr(0, tab)] = std::strtod(line.c_str() + tab + 1, nullptr);
   bool begins = false;
-  for (const auto& problem : now) begins |= std::find(had.begin(), had.end(), problem) == had.end();
-  // A report that could not look somewhere (an UNKNOWN item: nvidia-smi hung, dcgmi absent)
-  // clears nothing it could not see: a warning is not over, nor begins again, for that.
-  bool blind = std::any_of(r.items.begin(), r.items.end(),
-                           [](const HealthItem& i) { return i.verdict == Verdict::Unknown; });
-  std::vector<std::string> keep = now;
-  if (blind) {
-    keep.insert(keep.end(), had.begin(), had.end());
-    std::sort(keep.begin(), keep.end());
-    keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+  for (const auto& problem : split(r.problems(), '\n')) {
+    if (problem.empty()) continue;
+    auto it = seen.find(problem);
+    if (it == seen.end() || !(r.ts - it->second <= kSameProblemWithin)) {
+      begins = true;
+      seen[problem] = r.ts;
+    } else if (r.ts - it->second > 60) {
+      it->second = r.ts;  // still seen (to the minute: a warning is not rewritten every check)
+    }
   }
   std::string text;
-  for (const auto& p : keep) text += (text.empty() ? "" : "\n") + p;
+  for (const auto& [problem, ts] : seen)
+    if (r.ts - ts <= kSameProblemWithin)
+      text += (text.empty() ? "" : "\n") + problem + "\t" + format_whole(ts);
   if (!before || *before != text) store.put(key, text, r.ts);
-  if (!before) return headline_changed && !now.empty();
-  return begins;
+  return begins && (before || headline_changed);
 }
 
 }  // namespace

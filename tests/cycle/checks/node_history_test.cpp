@@ -193,7 +193,7 @@ int incidents(Store& store) {
 // that words it anew. A site check prints its figure ("/scratch 91.2% used") and a temperature
 // its degrees, so the same warning read every 5 minutes was an incident every time its figure
 // moved: three checks, and a node that is only warm or nearly full was drained as a lemon.
-// A problem that begins (a check or GPU not warning before) is one, and so is one that comes back.
+// A problem that begins (a check or GPU not warning in the last hour) is one.
 TEST(NodeHistory, AWarningIsOneIncidentHoweverItsFigureMoves) {
   testing::TempDir dir;
   Store store(dir.path);
@@ -212,19 +212,25 @@ TEST(NodeHistory, AWarningIsOneIncidentHoweverItsFigureMoves) {
   EXPECT_EQ(incidents(store), 1) << "the same warning, its figure moved";
   check(warning(2200, "/scratch 92.0% used", true));
   EXPECT_EQ(incidents(store), 2) << "GPU 2 began to warn too";
+  // Hovering at its threshold: it clears and warns again, check after check.
   check(report("node-1", 2500));
   check(warning(2800, "/scratch 90.1% used"));
-  EXPECT_EQ(incidents(store), 3) << "a warning that came back is one more";
-  // A check that could not look (nvidia-smi hung: UNKNOWN) ends no warning: the same warning
-  // after it is not one more.
-  NodeReport blind = report("node-1", 3100);
+  check(report("node-1", 3100));
+  check(warning(3400, "/scratch 90.0% used"));
+  EXPECT_EQ(incidents(store), 2) << "a warning that flaps";
+  // A check that could not look (nvidia-smi hung: UNKNOWN) ends no warning either.
+  NodeReport blind = report("node-1", 3700);
   blind.items.push_back({"nvidia-smi", -1, Verdict::Unknown, "", "nvidia-smi timed out", {}});
   blind.verdict = Verdict::Unknown;
   check(blind);
-  check(warning(3400, "/scratch 90.3% used"));
-  EXPECT_EQ(incidents(store), 3) << "UNKNOWN in between";
-  // Each change is still in the node's history.
-  EXPECT_EQ(store.events(0, "node-1", 100).size(), 3u + 8u);
+  check(warning(4000, "/scratch 90.3% used"));
+  EXPECT_EQ(incidents(store), 2) << "UNKNOWN in between";
+  // Over an hour healthy, and it warns again: that is one more.
+  check(report("node-1", 4300));
+  check(warning(4300 + 3700, "/scratch 93.0% used"));
+  EXPECT_EQ(incidents(store), 3) << "a warning back after an hour";
+  // Each change is still in the node's history: 12 headlines, 3 incidents.
+  EXPECT_EQ(store.events(0, "node-1", 100).size(), 3u + 12u);
 }
 
 // A state from before problems were kept: a warning that was already the node's headline is
