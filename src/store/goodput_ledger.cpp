@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace llmwatch {
 
@@ -18,6 +19,7 @@ void GoodputLedger::add(const std::string& job, double ts,
 }
 
 void GoodputLedger::add_rows(Db& db, const std::vector<GoodputRow>& rows) {
+  std::set<std::string> taken_back;  // runs a charge was taken back from (Store::record_goodput)
   for (const auto& c : rows) {
     db.prepare(
           "INSERT INTO goodput (day, job, bucket, cause, node, gpu_seconds) VALUES (?,?,?,?,?,?) "
@@ -30,18 +32,11 @@ void GoodputLedger::add_rows(Db& db, const std::vector<GoodputRow>& rows) {
         .bind(5, c.node)
         .bind(6, c.gpu_seconds)
         .run();
-    // A charge taken back (Store::record_goodput): what it leaves of the row is rounding.
-    if (c.gpu_seconds < 0)
-      db.prepare(
-            "DELETE FROM goodput WHERE day = ? AND job = ? AND bucket = ? AND cause = ? AND "
-            "node = ? AND abs(gpu_seconds) < 1e-6")
-          .bind(1, c.day)
-          .bind(2, c.job)
-          .bind(3, c.bucket)
-          .bind(4, c.cause)
-          .bind(5, c.node)
-          .run();
+    if (c.gpu_seconds < 0) taken_back.insert(c.job);
   }
+  // What a charge taken back leaves of its row is rounding.
+  for (const auto& job : taken_back)
+    db.prepare("DELETE FROM goodput WHERE job = ? AND abs(gpu_seconds) < 1e-6").bind(1, job).run();
 }
 
 std::vector<GoodputRow> GoodputLedger::rows(double since, const std::string& job) {

@@ -188,6 +188,18 @@ TEST(StepLoop, RunsThatCompleteWithATracebackAtExitAreNoLoop) {
   }
 }
 
+// Run k of the loop, dying at step 50 of an NCCL error that node-(k+1) printed: the crash names
+// that node (and the next run is kept off it).
+CycleResult run_dies_of_nccl_at_step_50_on_its_node(EndingRun& run, int k) {
+  return run_stops_at_step_50(
+      run, k,
+      "node-" + std::to_string(k + 1) +
+          ":48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error "
+          "12\nTraceback (most recent call last):\ntorch.distributed.DistBackendError: NCCL "
+          "error\n",
+      "FAILED", "1:0");
+}
+
 // A loop's crashes charged the nodes that printed them (an NCCL error on whichever node held the
 // rank that met the bad sample): the step, not those nodes, stopped the runs. Once the loop is
 // said, their incidents are withdrawn. Before, they stayed: each such node was kept out of every
@@ -196,13 +208,7 @@ TEST(StepLoop, TheNodesALoopsCrashesWereChargedToAreClearedOfThem) {
   EndingRun run;
   run.idle_nodes(6);
   for (int k = 0; k < 3; ++k) {
-    auto r = run_stops_at_step_50(
-        run, k,
-        "node-" + std::to_string(k + 1) +
-            ":48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error "
-            "12\nTraceback (most recent call last):\ntorch.distributed.DistBackendError: NCCL "
-            "error\n",
-        "FAILED", "1:0");
+    auto r = run_dies_of_nccl_at_step_50_on_its_node(run, k);
     ASSERT_TRUE(run.finding(r, "ended")) << event_lines(*run.store);
     if (k == 1) {
       ASSERT_EQ(run.store->incident_counts(0),
@@ -247,13 +253,7 @@ TEST(StepLoop, TheGpuHoursALoopLostAreNotChargedToItsNodes) {
   run.idle_nodes(6);
   std::map<std::string, double> before_loop;
   for (int k = 0; k < 3; ++k) {
-    auto r = run_stops_at_step_50(
-        run, k,
-        "node-" + std::to_string(k + 1) +
-            ":48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error "
-            "12\nTraceback (most recent call last):\ntorch.distributed.DistBackendError: NCCL "
-            "error\n",
-        "FAILED", "1:0");
+    auto r = run_dies_of_nccl_at_step_50_on_its_node(run, k);
     ASSERT_TRUE(run.finding(r, "ended")) << event_lines(*run.store);
     if (k == 1) before_loop = lost_by_node(*run.store);
   }
