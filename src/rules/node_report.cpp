@@ -71,7 +71,7 @@ std::string NodeReport::problems() const {
   std::vector<std::string> each;
   for (const auto& i : items)
     if (i.verdict == Verdict::Warn || i.verdict == Verdict::Critical)
-      each.push_back(i.check + "@" + std::to_string(i.gpu));
+      each.push_back(i.check + "@" + std::to_string(i.gpu) + " " + verdict_name(i.verdict));
   std::sort(each.begin(), each.end());
   each.erase(std::unique(each.begin(), each.end()), each.end());
   std::string out;

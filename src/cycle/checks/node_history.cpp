@@ -34,7 +34,8 @@ namespace {
 constexpr double kSameProblemWithin = 3600;
 
 // Whether the report holds a problem (a check or GPU warning or failing) that begins: one not
-// seen on the node in the last kSameProblemWithin. An incident for the lemon rule. The same
+// seen on the node in the last kSameProblemWithin (a failure: since its last clean pass). An
+// incident for the lemon rule. The same
 // warning read again with a new figure in its words is none (a site check's "91.2% used", a
 // warm GPU's degrees: each check was an incident, and three drained a node that was only warm),
 // nor is one that flaps, nor one a check that could not look (UNKNOWN) lost sight of. A node
@@ -52,6 +53,10 @@ bool begins_a_problem(Store& store, const std::string& node, const NodeReport& r
     for (const auto& line : split(*before, '\n'))
       if (auto tab = line.rfind('\t'); tab != std::string::npos)
         seen[line.substr(0, tab)] = std::strtod(line.c_str() + tab + 1, nullptr);
+  // A clean pass ends a failure: the next is a new one (a lemon fails again soon after its
+  // repair). A warning's return within the hour is still the same warning.
+  if (r.verdict == Verdict::Ok)
+    std::erase_if(seen, [](const auto& p) { return p.first.ends_with(" CRITICAL"); });
   bool begins = false;
   for (const auto& problem : split(r.problems(), '\n')) {
     if (problem.empty()) continue;

@@ -233,6 +233,34 @@ TEST(NodeHistory, AWarningIsOneIncidentHoweverItsFigureMoves) {
   EXPECT_EQ(store.events(0, "node-1", 100).size(), 3u + 12u);
 }
 
+// A failure that a clean pass ended and that comes back (a lemon failing again soon after its
+// repair) is a new one, however soon; one seen again at each check while the node is drained,
+// or after a check that could not look, is not.
+TEST(NodeHistory, AFailureAfterACleanPassIsANewIncident) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  NodeFacts facts = facts_for("node-1", 1000);
+  auto check = [&](double ts, Verdict v) {
+    NodeReport r = report("node-1", ts);
+    if (v == Verdict::Critical)
+      r.items.push_back({"xid", 3, v, "drain", "Xid 79 GPU 3: fallen off the bus", {}});
+    if (v == Verdict::Unknown)
+      r.items.push_back({"nvidia-smi", -1, v, "", "nvidia-smi timed out", {}});
+    r.verdict = v;
+    facts.now = ts + 5;
+    facts.reports["node-1"] = r;
+    record_history(store, facts, Seconds(600));
+  };
+  check(1000, Verdict::Critical);
+  check(1300, Verdict::Critical);
+  check(1600, Verdict::Unknown);
+  check(1900, Verdict::Critical);
+  EXPECT_EQ(incidents(store), 1);
+  check(2200, Verdict::Ok);  // repaired
+  check(2500, Verdict::Critical);
+  EXPECT_EQ(incidents(store), 2);
+}
+
 // A state from before problems were kept: a warning that was already the node's headline is
 // not charged again by the first cycle after the upgrade.
 TEST(NodeHistory, AWarningKnownBeforeProblemsWereKeptIsNoNewIncident) {
