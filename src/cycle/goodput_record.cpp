@@ -98,7 +98,8 @@ void record_goodput(CycleState& s, const JobWork& w) {
     look.ended_at = static_cast<double>(w.ended->task_end);
   }
   auto charges = account_goodput(state, look);
-  auto taken_back = unblame_loop(state, charges, GoodputLedger::day_of(s.now), loop_tasks(s, w));
+  auto taken_back = unblame_loop(state, charges, GoodputLedger::day_of(s.now), loop_tasks(s, w),
+                                 w.progress.end_step_episodes);
   s.store.record_goodput(w.label, state, charges, s.now, taken_back);
 }
 

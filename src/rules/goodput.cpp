@@ -267,7 +267,8 @@ std::vector<GoodputCharge> account_goodput(GoodputState& st, const GoodputLook& 
 }
 
 std::vector<NodeCharge> unblame_loop(GoodputState& st, std::vector<GoodputCharge>& charges,
-                                     std::int64_t day, const std::vector<std::string>& loop) {
+                                     std::int64_t day, const std::vector<std::string>& loop,
+                                     const std::vector<std::string>& streak) {
   auto in_loop = [&](const std::string& task) {
     return !task.empty() && std::find(loop.begin(), loop.end(), task) != loop.end();
   };
@@ -296,7 +297,11 @@ std::vector<NodeCharge> unblame_loop(GoodputState& st, std::vector<GoodputCharge
     taken.push_back(std::move(k));
     return true;
   });
-  // Only the last few ends are kept (a loop is said within a few): the oldest end's go first.
+  // Only ends that may yet be a loop's, and the last few of them: the oldest end's go first.
+  std::erase_if(st.node_charges, [&](const NodeCharge& k) {
+    return k.task != st.last_task &&
+           std::find(streak.begin(), streak.end(), k.task) == streak.end();
+  });
   std::vector<std::string> ends;
   for (const auto& k : st.node_charges)
     if (std::find(ends.begin(), ends.end(), k.task) == ends.end()) ends.push_back(k.task);

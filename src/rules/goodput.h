@@ -40,7 +40,7 @@ struct GoodputState {
   double gpus = 0;                         // the accounted task's GPUs
   std::string last_cause, last_node;       // the last end's, for the next task's rework
   std::string last_task, redo_task;        // the tasks whose ends those are
-  std::vector<NodeCharge> node_charges;    // the last kNodeChargeEnds ends' (unblame_loop)
+  std::vector<NodeCharge> node_charges;    // ends that may yet be a loop's (unblame_loop)
   static constexpr std::size_t kNodeChargeEnds = 8;
   // Between two runs since this time (the last task's end): charged as queue when the next
   // look finds the training waiting or running again, dropped when it finds neither.
@@ -87,11 +87,16 @@ struct GoodputCharge {
 
 std::vector<GoodputCharge> account_goodput(GoodputState& state, const GoodputLook& look);
 
-// Keeps this look's charges to nodes (made on `day`) in the state, the last kNodeChargeEnds
-// ends'. The ends of `loop` (a step loop's tasks, said now) are no node's: their charges in
-// `charges` lose the node, and those kept from earlier looks are returned, for the ledger to
-// move to no node. The cause and the bucket stay: the time was lost, and to that failure.
+// Keeps this look's charges to nodes (made on `day`) in the state, for the ends that may yet be
+// called a loop: those of `streak` (the failed ends at one step so far,
+// JobProgress::end_step_episodes) and the last end (not counted yet when it ended this look);
+// at most kNodeChargeEnds ends'. So a run that trains on keeps none, and its state stays small
+// (it is read every cycle). The ends of `loop` (a step loop's tasks, said now) are no node's:
+// their charges in `charges` lose the node, and those kept from earlier looks are returned,
+// for the ledger to move to no node. The cause and the bucket stay: the time was lost, and to
+// that failure.
 std::vector<NodeCharge> unblame_loop(GoodputState& state, std::vector<GoodputCharge>& charges,
-                                     std::int64_t day, const std::vector<std::string>& loop);
+                                     std::int64_t day, const std::vector<std::string>& loop,
+                                     const std::vector<std::string>& streak);
 
 }  // namespace llmwatch

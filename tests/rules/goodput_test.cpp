@@ -129,22 +129,25 @@ TEST(Goodput, ReworkIsChargedToTheEndsCauseAndNode) {
     }
 }
 
-// A charge to a node is kept with the end it was made for, the last 8 ends'; a step loop said
-// over some of those ends takes theirs back from the node (returned for the ledger to move) and
-// strips the node from what this look charged them, the cause left as it was.
+// A charge to a node is kept with the end it was made for while that end may yet be a loop's,
+// the last 8 ends'; a step loop said over some of those ends takes theirs back from the node
+// (returned for the ledger to move) and strips the node from what this look charged them, the
+// cause left as it was. A run that trains on keeps none but its last end's.
 TEST(Goodput, ALoopsEndsAreTakenBackFromTheirNodes) {
   GoodputState st;
   std::vector<GoodputCharge> none;
+  std::vector<std::string> streak;  // every end failed at the same step
+  for (int t = 0; t < 10; ++t) streak.push_back(std::to_string(t) + "@1");
   for (int t = 0; t < 10; ++t) {
     std::vector<GoodputCharge> c = {
         {"idle end", "GPU error", "node-" + std::to_string(t), 60, std::to_string(t) + "@1"},
         {"rework", "GPU error", "node-" + std::to_string(t), 30, std::to_string(t) + "@1"},
         {"productive", "", "", 100, ""}};
-    EXPECT_TRUE(unblame_loop(st, c, 20000, {}).empty());
+    EXPECT_TRUE(unblame_loop(st, c, 20000, {}, streak).empty());
     EXPECT_EQ(c[0].node, "node-" + std::to_string(t));  // no loop: the node keeps it
   }
   std::vector<GoodputCharge> again = {{"rework", "GPU error", "node-9", 10, "9@1"}};
-  unblame_loop(st, again, 20001, {});
+  unblame_loop(st, again, 20001, {}, streak);
   ASSERT_EQ(st.node_charges.size(), 8u * 2 + 1);  // the oldest two ends are gone
   EXPECT_EQ(st.node_charges.front().task, "2@1");
   st.last_task = "9@1", st.last_node = "node-9";
@@ -152,7 +155,7 @@ TEST(Goodput, ALoopsEndsAreTakenBackFromTheirNodes) {
 
   std::vector<GoodputCharge> now = {{"idle end", "GPU error", "node-9", 5, "9@1"},
                                     {"idle end", "GPU error", "node-7", 5, "7@1"}};
-  auto taken = unblame_loop(st, now, 20002, {"8@1", "9@1", "1@1"});
+  auto taken = unblame_loop(st, now, 20002, {"8@1", "9@1", "1@1"}, streak);
   EXPECT_EQ(now[0].node, "");
   EXPECT_EQ(now[0].cause, "GPU error");
   EXPECT_EQ(now[1].node, "node-7");
@@ -165,7 +168,18 @@ TEST(Goodput, ALoopsEndsAreTakenBackFromTheirNodes) {
   EXPECT_EQ(st.last_node, "");  // the next run's queue and rework: no node's either
   EXPECT_EQ(st.redo_node, "");
   for (const auto& k : st.node_charges) EXPECT_TRUE(k.task != "8@1" && k.task != "9@1");
-  EXPECT_TRUE(unblame_loop(st, none, 20002, {"8@1", "9@1"}).empty());  // taken once
+  EXPECT_TRUE(unblame_loop(st, none, 20002, {"8@1", "9@1"}, streak).empty());  // taken once
+  EXPECT_FALSE(st.node_charges.empty());
+
+  // The next run passes the step: no end so far may be a loop's but the last (not counted yet
+  // in the look it ended).
+  st.last_task = "7@1";
+  unblame_loop(st, none, 20003, {}, {});
+  ASSERT_FALSE(st.node_charges.empty());
+  for (const auto& k : st.node_charges) EXPECT_EQ(k.task, "7@1");
+  st.last_task = "10@1";
+  unblame_loop(st, none, 20003, {}, {});
+  EXPECT_TRUE(st.node_charges.empty());
 }
 
 // The clocks split a look's time where it changed hands (#29 ground truth: with a look every
