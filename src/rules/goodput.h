@@ -17,8 +17,9 @@ inline constexpr const char* kGoodputBuckets[] = {
     "productive", "rework", "checkpoint", "startup", "hang", "slow", "idle end", "open", "queue"};
 
 // GPU-seconds charged to a node for one task's end (its idle end, the steps the next run
-// redid), on one UTC day: kept for the last few ends, so that a step loop, once said, takes
-// them back from the nodes its crashes named (the step, not the node, stopped the runs).
+// redid), on one UTC day: kept while the end may yet be a step loop's, so that the loop, once
+// said, takes them back from the nodes its crashes named (the step, not the node, stopped the
+// runs).
 struct NodeCharge {
   std::string task;  // the ended task's episode ("12@1799999000")
   std::int64_t day = 0;

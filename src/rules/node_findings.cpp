@@ -49,9 +49,9 @@ bool is_lemon(const GpuSettings& g, const NodeFacts& facts, const std::string& n
 
 // A node llmwatch may return to service, passing a check taken after llmwatch drained it;
 // "Kill task failed" also needs proof that no process is left on the GPUs. Not a lemon: its
-// faults come and go, so it passes checks between them (returned, it was drained again at the
-// next cycle, and so on at every check); it comes back once its incidents no longer make it one
-// (withdrawn, or older than lemon_window).
+// faults come and go, so it passes checks between them (it was returned at its first passing
+// check, for good: its lemon finding still fired, so nothing drained it again); it comes back
+// once its incidents no longer make it one (withdrawn, or older than lemon_window).
 std::optional<Finding> repaired(const GpuSettings& g, const NodeFacts& facts,
                                 const std::string& node, const NodeReport& r) {
   if (!g.undrain || is_lemon(g, facts, node)) return std::nullopt;

@@ -34,12 +34,12 @@ namespace {
 constexpr double kSameProblemWithin = 3600;
 
 // Whether the report holds a problem (a check or GPU warning or failing) that begins: one not
-// seen on the node in the last kSameProblemWithin (a failure: since its last clean pass). An
-// incident for the lemon rule. The same
-// warning read again with a new figure in its words is none (a site check's "91.2% used", a
-// warm GPU's degrees: each check was an incident, and three drained a node that was only warm),
-// nor is one that flaps, nor one a check that could not look (UNKNOWN) lost sight of. A node
-// first seen since the problems were kept counts as before: by a change of its headline.
+// seen on the node in the last kSameProblemWithin (a failure: since its last clean pass). That
+// is an incident for the lemon rule. The same warning read again with a new figure in its words
+// is none (a site check's "91.2% used", a warm GPU's degrees: each check was an incident, and
+// three drained a node that was only warm), nor is one that flaps, nor one a check that could
+// not look (UNKNOWN) lost sight of. A node first seen since the problems were kept counts as
+// before: by a change of its headline.
 bool begins_a_problem(Store& store, const std::string& node, const NodeReport& r,
                       bool headline_changed) {
   // A healthy node that was healthy before (its summary, verdict included, is unchanged) has
