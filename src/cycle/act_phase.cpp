@@ -85,16 +85,13 @@ void record_crash_incidents(CycleState& s, const Finding& f) {
 // A step loop is the step's, not the nodes': runs that stopped at the same step on whatever
 // nodes they got. What their crashes charged to those nodes is withdrawn, so that the loop
 // neither keeps healthy nodes out of every restart nor drains one by the lemon rule (a device
-// assert at a bad sample is a GPU error in the log of whichever node holds that rank). A hang
-// there withdraws its own task's too (a hang after a crash is the crash's).
+// assert at a bad sample is a GPU error in the log of whichever node holds that rank).
 void withdraw_loop_incidents(CycleState& s, const Finding& f, const JobWork& w) {
   const JobProgress& p = w.progress;
-  std::vector<std::string> tasks = p.end_step_episodes;
-  if (f.kind == "hung") tasks.push_back(task_episode(p.task, p.task_start));
   const std::string why = w.label + "'s runs " + p.end_step_tasks + " stopped at step " +
                           (p.end_step ? std::to_string(*p.end_step) : std::string("?")) +
                           " every time: the step, not the node";
-  s.store.withdraw_incidents(s.now, tasks, why);
+  s.store.withdraw_incidents(s.now, step_loop_tasks(f, p), why);
 }
 
 // One old checkpoint to delete, as the cleanup action takes it (plugins/storage/cleanup.cpp).

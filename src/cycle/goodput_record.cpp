@@ -42,8 +42,8 @@ std::vector<std::string> loop_tasks(const CycleState& s, const JobWork& w) {
   if (!p.end_step || p.end_step_episodes.empty()) return out;
   for (const auto& f : s.findings)
     if (f.subject == w.label && f.cause == kStepLoop) {
-      out = p.end_step_episodes;
-      if (f.kind == "hung") out.push_back(task_episode(p.task, p.task_start));
+      out = step_loop_tasks(f, p);
+      if (f.kind == "hung") break;  // the most: the loop's ends and the hung task
     }
   return out;
 }

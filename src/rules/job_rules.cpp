@@ -142,6 +142,12 @@ static std::string fmt(double seconds) {
 // A loop's episode is its last death: one more (a person released the held tasks, and the
 // next died the same way) is news, told and held again. As one episode, the loop that went on
 // after a release was never held again: its hold was done.
+std::vector<std::string> step_loop_tasks(const Finding& f, const JobProgress& p) {
+  std::vector<std::string> tasks = p.end_step_episodes;
+  if (f.kind == "hung") tasks.push_back(task_episode(p.task, p.task_start));
+  return tasks;
+}
+
 static std::string loop_episode(const JobProgress& p) {
   return "after " + p.counted_task;
 }

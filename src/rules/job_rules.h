@@ -49,6 +49,10 @@ std::set<std::string> configured_labels(const Config& config);
 // the policy puts on_crash_loop in its restart's place. And of the "crash-loop" finding of
 // runs that ended there: their incidents are withdrawn from the ledger.
 inline constexpr const char* kStepLoop = "step-loop";
+// The tasks (task_episode) whose ends a step-loop finding `f` says were the step's, not the
+// nodes': the loop's failed ends, and for a hang at its step the hung task too (a hang after a
+// crash is the crash's).
+std::vector<std::string> step_loop_tasks(const Finding& f, const JobProgress& p);
 
 struct JobObservation {
   std::vector<SlurmJob> entries;    // from select_jobs

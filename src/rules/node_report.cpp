@@ -1,6 +1,5 @@
 #include "rules/node_report.h"
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "probes/perfdata.h"
@@ -67,15 +66,11 @@ std::string NodeReport::headline() const {
   return top ? top->summary : "all checks passed";
 }
 
-std::string NodeReport::problems() const {
-  std::vector<std::string> each;
+std::set<std::string> NodeReport::problems() const {
+  std::set<std::string> out;
   for (const auto& i : items)
     if (i.verdict == Verdict::Warn || i.verdict == Verdict::Critical)
-      each.push_back(i.check + "@" + std::to_string(i.gpu) + " " + verdict_name(i.verdict));
-  std::sort(each.begin(), each.end());
-  each.erase(std::unique(each.begin(), each.end()), each.end());
-  std::string out;
-  for (const auto& p : each) out += (out.empty() ? "" : "\n") + p;
+      out.insert(i.check + "@" + std::to_string(i.gpu) + " " + verdict_name(i.verdict));
   return out;
 }
 

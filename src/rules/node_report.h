@@ -5,6 +5,7 @@
 // the supervisor.
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,9 +51,9 @@ struct NodeReport {
   // The worst item's summary ("all checks passed" when none): drain reasons and alerts.
   std::string headline() const;
   // What is wrong, as which checks warn or fail on which GPUs ("check:scratch@-1 WARN",
-  // "xid@3 CRITICAL"), sorted, one per line: unlike the headline, it stays the same while a
-  // problem's figure moves (a warm GPU's degrees, a site check's "91.2% used").
-  std::string problems() const;
+  // "xid@3 CRITICAL"): unlike the headline, it stays the same while a problem's figure moves
+  // (a warm GPU's degrees, a site check's "91.2% used").
+  std::set<std::string> problems() const;
   bool wants_drain() const;  // a CRITICAL item whose hint is drain, reset or rma
   std::string to_json() const;
   // nullopt with *error set when the text is not a node report.

@@ -58,8 +58,7 @@ bool begins_a_problem(Store& store, const std::string& node, const NodeReport& r
   if (r.verdict == Verdict::Ok)
     std::erase_if(seen, [](const auto& p) { return p.first.ends_with(" CRITICAL"); });
   bool begins = false;
-  for (const auto& problem : split(r.problems(), '\n')) {
-    if (problem.empty()) continue;
+  for (const auto& problem : r.problems()) {
     auto it = seen.find(problem);
     if (it == seen.end() || !(r.ts - it->second <= kSameProblemWithin)) {
       begins = true;
