@@ -27,7 +27,11 @@ struct ActionRequest {
   Finding finding;                   // why
   std::vector<std::string> exclude;  // nodes a resubmitted run must avoid
   std::vector<std::string> done;     // what other actions did for this finding this cycle
-  double episode = 0;                // when the finding started firing (alerts: one per episode)
+  // A restart may be queued behind `task` while it dies (rules/queued_restart.h): its crash
+  // names its nodes and cannot end a crash loop, so nothing its end shows would change the
+  // restart.
+  bool queue_behind = false;
+  double episode = 0;  // when the finding started firing (alerts: one per episode)
   // Storage actions: the [[storage]] entry and the one file or directory acted on.
   const StorageSettings* storage = nullptr;
   std::string path;

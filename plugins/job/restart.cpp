@@ -6,11 +6,17 @@
 //   drained or down, or that a crash implicated (a `scontrol requeue`d job would instead
 //   wait ~2 minutes before Slurm lets it start again).
 // - It runs as the job's owner (sbatch --uid when llmwatch is root) with --export=NONE.
+// - After a crash the log attributes to nodes, it is queued behind the dying task
+//   (--dependency=afternotok), so that Slurm starts it the moment that task is gone
+//   (rules/queued_restart.h).
 #include <algorithm>
 
 #include "action.h"
 #include "registry.h"
+#include "rules/queued_restart.h"
 #include "slurm/hostlist.h"
+#include "store/keys.h"
+#include "store/store.h"
 #include "util/identity.h"
 
 namespace llmwatch {
@@ -59,8 +65,16 @@ class RestartAction : public ActionPlugin {
     bool cancelled_here = std::any_of(r.done.begin(), r.done.end(), [](const std::string& d) {
       return d.rfind("cancel: done", 0) == 0;
     });
+    // The task a crash ends may be waited on by Slurm instead (r.queue_behind): the restart
+    // is queued behind it, never beside it.
+    std::optional<SlurmJob> behind;
     for (const auto& q : r.queue) {
       if (cancelled_here && q.display_id() == r.task->display_id()) continue;
+      if (r.queue_behind && !behind && q.running() && q.display_id() == r.task->display_id() &&
+          q.start_time == r.task->start_time) {
+        behind = q;
+        continue;
+      }
       return {ActionState::Waiting, q.display_id() + " of " + r.job + " is " + q.state +
                                         ": the restart waits for its end"};
     }
@@ -90,12 +104,22 @@ class RestartAction : public ActionPlugin {
     if (!t.account.empty()) args.push_back("--account=" + t.account);
     if (!t.std_out.empty()) args.push_back("--output=" + t.std_out);
     if (!t.std_err.empty()) args.push_back("--error=" + t.std_err);
+    // afternotok: a task that ends well after all (exit 0) has Slurm withdraw the queued run.
+    if (behind) {
+      args.push_back("--dependency=afternotok:" + behind->display_id());
+      args.push_back("--kill-on-invalid-dep=yes");
+    }
     args.push_back(t.command);
     auto submitted = ctx.slurm.submit(args);
     if (!submitted.job_id) return {ActionState::Failed, submitted.error};
-    return {ActionState::Done, "resubmitted " + t.command + " as job " +
-                                   std::to_string(*submitted.job_id) +
-                                   (exclude.empty() ? "" : " excluding " + exclude)};
+    const std::string id = std::to_string(*submitted.job_id);
+    if (behind)
+      ctx.store.put(kv::queued_restart(r.job),
+                    QueuedRestart{id, behind->display_id(), behind->start_time}.to_text(), ctx.now);
+    std::string detail = (behind ? "queued " : "resubmitted ") + t.command + " as job " + id;
+    if (behind) detail += ", to start once " + behind->display_id() + " is gone";
+    if (!exclude.empty()) detail += (behind ? ", excluding " : " excluding ") + exclude;
+    return {ActionState::Done, detail};
   }
 };
 

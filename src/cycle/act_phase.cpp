@@ -166,6 +166,17 @@ void evict_node(CycleState& s, Executor& executor, const JobWork& w, const Actio
       "evicted from " + w.label + ": " + drain.finding.summary + "; " + w.eviction->text);
 }
 
+// Whether a crash's restart may be queued behind its dying task (rules/queued_restart.h):
+// when nothing its end would show can change the restart. The log names the nodes to avoid
+// (else the end's node-check finds them); the task stepped (a death before the first step
+// counts toward the quick-death loop); and it does not stop where the runs before it did (a
+// step loop, said at its end, restarts nothing).
+bool may_queue_behind(const CycleState& s, const Finding& f, const JobWork& w) {
+  return f.kind == "crashed" && f.severity == Severity::Critical && w.obs.running &&
+         w.progress.step && !ends_a_step_loop(*w.settings, w.progress) &&
+         !suspects_for(s, f).empty();
+}
+
 // What to do about one finding, and with what request.
 std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionRequest& base) {
   if (f.severity == Severity::Unknown) return {};  // unknown never acts by itself
@@ -189,6 +200,12 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
     for (const auto& e : w->obs.entries)
       if (e.run_key() == not_held_run_key(f)) base.task = e;
   }
+  // The queued restart a "restart-unneeded" finding withdraws.
+  if (f.kind == "restart-unneeded") {
+    base.task.reset();
+    for (const auto& e : w->obs.entries)
+      if (e.display_id() == f.cause) base.task = e;
+  }
   base.queue = w->obs.entries;
   auto plan =
       f.kind == "straggler" ? straggler_plan(*w, base, s.now) : actions_for(f, *w->settings);
@@ -209,6 +226,7 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
     auto choice = choose_exclusions(suspects, w->spare_nodes);
     base.exclude.insert(base.exclude.end(), choice.nodes.begin(), choice.nodes.end());
     if (!choice.note.empty()) base.finding.evidence.push_back(choice.note);
+    base.queue_behind = may_queue_behind(s, f, *w);
   }
   if (f.kind == "straggler") return plan;
   std::vector<Finding> same_job;

@@ -18,6 +18,7 @@
 #include "rules/finding.h"
 #include "rules/job_rules.h"
 #include "rules/post_mortem.h"
+#include "rules/queued_restart.h"
 #include "rules/straggler.h"
 #include "slurm/slurm_client.h"
 #include "util/time_budget.h"
@@ -55,6 +56,9 @@ struct JobWork {
   std::size_t speeds_shown = 0;
   std::optional<NodeSpeed> straggler;
   std::optional<EvictionVerdict> eviction;
+  // The restart llmwatch queued behind a dying task of the run, read while a job of the run
+  // waits on a dependency (rules/queued_restart.h).
+  std::optional<QueuedRestart> queued_restart;
 };
 
 struct CycleState {

@@ -183,10 +183,13 @@ static std::optional<Finding> step_loop_finding(const JobSettings& job, const st
 // allows: its hang is still dumped, confirmed and cancelled, but not restarted (the policy
 // puts on_crash_loop in the restart's place, before the cancel, so that an array's next task
 // is held before it can start). A near miss does none of it.
+bool ends_a_step_loop(const JobSettings& job, const JobProgress& p) {
+  return p.end_step && p.step && *p.step == *p.end_step && p.task != p.counted_task &&
+         p.step_ends + 1 >= job.crash_loop_after;
+}
+
 static std::string step_loop_hang(const JobSettings& job, const JobProgress& p) {
-  if (!p.end_step || !p.step || *p.step != *p.end_step || p.task == p.counted_task ||
-      p.step_ends + 1 < job.crash_loop_after)
-    return "";
+  if (!ends_a_step_loop(job, p)) return "";
   return "; the " + std::to_string(p.step_ends) + " runs before it (" + p.end_step_tasks +
          ") stopped at step " + std::to_string(*p.step) +
          " too: not restarted, on_crash_loop instead";

@@ -53,6 +53,9 @@ inline constexpr const char* kStepLoop = "step-loop";
 // nodes': the loop's failed ends, and for a hang at its step the hung task too (a hang after a
 // crash is the crash's).
 std::vector<std::string> step_loop_tasks(const Finding& f, const JobProgress& p);
+// Whether the running task, ending now at its current step, would be the run that makes a
+// step loop (the runs before it stopped at that step, crash_loop_after in a row with it).
+bool ends_a_step_loop(const JobSettings& job, const JobProgress& p);
 
 struct JobObservation {
   std::vector<SlurmJob> entries;    // from select_jobs

@@ -21,10 +21,12 @@ inline constexpr const char* kStacksPrefix = "stacks:";
 inline constexpr const char* kHangConfirmPrefix = "hangconfirm:";
 inline constexpr const char* kSaveRequestedPrefix = "save.requested:";
 inline constexpr const char* kAllocationCheckedPrefix = "alloccheck:";
+inline constexpr const char* kQueuedRestartPrefix = "queuedrestart:";
 inline constexpr const char* kJobKeyPrefixes[] = {
-    kProgressPrefix,   kProgressColdPrefix, kLastJobPrefix,       kGoodputPrefix,
-    kPostMortemPrefix, kLogRankTimesPrefix, kJobViewPrefix,       kNearMissPrefix,
-    kStacksPrefix,     kHangConfirmPrefix,  kSaveRequestedPrefix, kAllocationCheckedPrefix};
+    kProgressPrefix,     kProgressColdPrefix, kLastJobPrefix,       kGoodputPrefix,
+    kPostMortemPrefix,   kLogRankTimesPrefix, kJobViewPrefix,       kNearMissPrefix,
+    kStacksPrefix,       kHangConfirmPrefix,  kSaveRequestedPrefix, kAllocationCheckedPrefix,
+    kQueuedRestartPrefix};
 
 inline std::string progress(const std::string& job) {
   return kProgressPrefix + job;
@@ -65,6 +67,11 @@ inline std::string save_requested(const std::string& job) {
 // found running is not a restart).
 inline std::string allocation_checked(const std::string& job) {
   return kAllocationCheckedPrefix + job;
+}
+// QueuedRestart (rules/queued_restart.h): the restart queued behind a dying task, which the
+// rule withdraws when that task goes on.
+inline std::string queued_restart(const std::string& job) {
+  return kQueuedRestartPrefix + job;
 }
 
 // Per node: when llmwatch drained it ("" once returned), and its last health summary.

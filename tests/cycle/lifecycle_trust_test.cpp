@@ -4,6 +4,8 @@
 // a failed restart is retried; a dry run takes no key.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ending_run.h"
 #include "rules/node_report.h"
 #include "store_reading.h"
@@ -139,13 +141,10 @@ TEST(LifecycleTrust, AFatalErrorAfterAHandledTracebackIsACrash) {
       << event_lines(*run.store);
 }
 
-// A rank's NCCL error names node-2 (two peers report a failed completion from its address, which
-// this cycle's sinfo maps to node-2) and the run's other ranks wait in the collective: the hang
-// rule ends them after two step intervals, and the hang's restart stays off node-2 as the
-// crash's would have. Before, the hang's restart (which runs first) had no suspects; and the
-// crash's, seen while the task ran, blamed the two reporters: no address was mapped then.
-TEST(LifecycleTrust, PeersLeftWaitingByACrashAreRestartedOffItsNode) {
-  EndingRun run("confirm_hang = \"0s\"\n");
+// A run of task 7 stepping every 10 s, whose rank's NCCL error names node-2 (two peers report a
+// failed completion from its address, which this cycle's sinfo maps to node-2) while the task
+// still runs: the cycle that reads the error, 5 s after the last step.
+CycleResult crash_naming_node_2(EndingRun& run) {
   run.idle_nodes(5);
   for (auto& n : run.slurm.node_list) n.address = "10.11.0." + n.name.substr(5);  // sinfo's
   run.slurm.jobs = {run.task("RUNNING")};
@@ -158,14 +157,104 @@ TEST(LifecycleTrust, PeersLeftWaitingByACrashAreRestartedOffItsNode) {
              "with error 12\nnode-3:51234:51240 [1] NCCL WARN NET/IB : Got completion from peer "
              "10.11.0.2<4711> with error 12\ntorch.distributed.DistBackendError: NCCL error\n",
              true);
-  auto r = run.cycle(run.now + 55);
+  return run.cycle(run.now + 55);
+}
+
+// The restart llmwatch queued behind task 7, as squeue lists it.
+SlurmJob queued_restart(EndingRun& run) {
+  SlurmJob q = run.task("PENDING");
+  q.job_id = 1001;
+  q.reason = "Dependency";
+  q.start_time = 0;
+  q.nodes.clear();
+  return q;
+}
+
+// The crash's peers wait in the collective: the hang rule ends them after two step intervals,
+// and the restart stays off node-2. Before, the hang's restart (which runs first) had no
+// suspects; and the crash's, seen while the task ran, blamed the two reporters: no address was
+// mapped then.
+TEST(LifecycleTrust, PeersLeftWaitingByACrashAreRestartedOffItsNode) {
+  EndingRun run("confirm_hang = \"0s\"\n");
+  auto r = crash_naming_node_2(run);
   ASSERT_TRUE(run.finding(r, "crashed"));
-  EXPECT_TRUE(run.slurm.submitted.empty()) << run.submitted();
+  ASSERT_EQ(run.slurm.submitted.size(), 1u) << "queued behind task 7\n" << event_lines(*run.store);
+  run.slurm.jobs.push_back(queued_restart(run));
   r = run.cycle(run.now + 75);  // 25 s after the last step
   ASSERT_TRUE(run.finding(r, "hung")) << event_lines(*run.store);
   EXPECT_EQ(run.slurm.cancelled, std::vector<std::string>{"7"});
   ASSERT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
   EXPECT_NE(run.submitted().find("--exclude=node-2 "), std::string::npos) << run.submitted();
+}
+
+// #30: a crash the log attributes is restarted at once, queued behind its dying task: Slurm
+// starts the new run the moment the task is gone (its other ranks hanging on, a slow epilog),
+// not at llmwatch's next look, half an interval later. `afternotok`: a task that ends well after
+// all has Slurm withdraw it. Before, the restart waited for a cycle to see the task gone
+// (bench/crash_latency.py --teardown 8: 16.8, 10.8, 15.8 s from the crash line to RUNNING).
+TEST(LifecycleTrust, ACrashThatNamesItsNodeIsRestartedQueuedBehindItsDyingTask) {
+  EndingRun run;
+  crash_naming_node_2(run);
+  ASSERT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
+  const auto& args = run.slurm.submitted.front();
+  for (const char* arg : {"--dependency=afternotok:7", "--kill-on-invalid-dep=yes",
+                          "--exclude=node-2", "--job-name=tr"})
+    EXPECT_NE(std::find(args.begin(), args.end(), arg), args.end())
+        << arg << ": " << run.submitted();
+  EXPECT_NE(event_lines(*run.store).find("queued /train.sh as job 1001, to start once 7 is gone"),
+            std::string::npos)
+      << event_lines(*run.store);
+  // The task lingers: nothing more is submitted, nothing withdrawn.
+  run.slurm.jobs.push_back(queued_restart(run));
+  auto r = run.cycle(run.now + 58);
+  EXPECT_FALSE(run.finding(r, "restart-unneeded"));
+  // Slurm starts the queued run once task 7 is gone: one run, never a second restart.
+  SlurmJob started = queued_restart(run);
+  started.state = "RUNNING";
+  started.reason.clear();
+  started.start_time = 1'800'000'062;
+  run.slurm.jobs = {started};
+  run.shows_ended("FAILED");
+  run.cycle(run.now + 65);
+  run.slurm.jobs = {started};
+  run.cycle(run.now + 95);
+  EXPECT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
+  EXPECT_TRUE(run.slurm.cancelled.empty()) << event_lines(*run.store);
+}
+
+// What Slurm cannot tell: task 7 steps on after its crash line (a trainer that caught the
+// error). The queued run would start after its end, a second run of one training: llmwatch
+// withdraws it, and leaves task 7 alone.
+TEST(LifecycleTrust, ARestartQueuedBehindATaskThatStepsOnIsWithdrawn) {
+  EndingRun run;
+  crash_naming_node_2(run);
+  ASSERT_EQ(run.slurm.submitted.size(), 1u);
+  run.slurm.jobs.push_back(queued_restart(run));
+  write_file(run.log, "global_step: 7\n", true);
+  auto r = run.cycle(run.now + 60);
+  const Finding* f = run.finding(r, "restart-unneeded");
+  ASSERT_TRUE(f) << event_lines(*run.store);
+  EXPECT_NE(f->summary.find("7 steps on past its"), std::string::npos) << f->summary;
+  EXPECT_EQ(run.slurm.cancelled, std::vector<std::string>{"1001"});
+  run.cycle(run.now + 90);
+  EXPECT_EQ(run.slurm.cancelled, std::vector<std::string>{"1001"}) << "once";
+  EXPECT_EQ(run.slurm.submitted.size(), 1u);
+}
+
+// ...or Slurm requeued task 7 (a node failure with --requeue): it is back in the queue under its
+// own id, and the queued run would start after the requeued run's end.
+TEST(LifecycleTrust, ARestartQueuedBehindATaskSlurmRequeuedIsWithdrawn) {
+  EndingRun run;
+  crash_naming_node_2(run);
+  ASSERT_EQ(run.slurm.submitted.size(), 1u);
+  SlurmJob requeued = run.task("PENDING");
+  requeued.reason = "BeginTime";
+  run.slurm.jobs = {requeued, queued_restart(run)};
+  auto r = run.cycle(run.now + 60);
+  const Finding* f = run.finding(r, "restart-unneeded");
+  ASSERT_TRUE(f) << event_lines(*run.store);
+  EXPECT_NE(f->summary.find("back in the queue"), std::string::npos) << f->summary;
+  EXPECT_EQ(run.slurm.cancelled, std::vector<std::string>{"1001"});
 }
 
 // A crash seen while the task is still alive (it printed its error and has not yet exited):

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "registry.h"
+#include "rules/queued_restart.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "test_util.h"
 #include "util/identity.h"
@@ -124,6 +126,50 @@ TEST(RestartAction, NeverSubmitsForAnUnknownOrForeignOwner) {
     EXPECT_NE(rootgroup.detail.find("group"), std::string::npos) << rootgroup.detail;
     EXPECT_TRUE(t.slurm.submitted.empty());
   }
+}
+
+// Queued behind the dying task (rules/queued_restart.h): only that task itself, as the request
+// names it (its start too: a requeue keeps the id), and only when asked. Any other live task of
+// the run keeps the restart waiting, as always.
+TEST(RestartAction, IsQueuedBehindOnlyTheDyingTaskItself) {
+  RecordedRestart t;
+  ActionRequest r;
+  r.job = "tr";
+  r.task = task(0, 7, "RUNNING");
+  r.task->array_job_id = 0;
+  r.task->array_task_id.reset();
+  r.task->start_time = 1'799'999'000;
+  r.task->command = "/train.sh";
+  r.queue = {*r.task};
+  auto& restart = *find_action("restart");
+  EXPECT_EQ(restart.execute(r, t.ctx).state, ActionState::Waiting) << "not asked";
+  r.queue_behind = true;
+  SlurmJob requeued = *r.task;
+  requeued.start_time += 60;
+  r.queue = {requeued};
+  EXPECT_EQ(restart.execute(r, t.ctx).state, ActionState::Waiting) << "another start of 7";
+  SlurmJob other = *r.task;
+  other.job_id = 9;
+  r.queue = {*r.task, other};
+  EXPECT_EQ(restart.execute(r, t.ctx).state, ActionState::Waiting) << "another task of the run";
+  EXPECT_TRUE(t.slurm.submitted.empty());
+  r.queue = {*r.task};
+  auto out = restart.execute(r, t.ctx);
+  ASSERT_EQ(out.state, ActionState::Done) << out.detail;
+  EXPECT_EQ(out.detail, "queued /train.sh as job 42, to start once 7 is gone");
+  ASSERT_EQ(t.slurm.submitted.size(), 1u);
+  EXPECT_TRUE(has(t.slurm.submitted[0], "--dependency=afternotok:7"));
+  EXPECT_TRUE(has(t.slurm.submitted[0], "--kill-on-invalid-dep=yes"));
+  auto kept = QueuedRestart::from_text(t.store.get(kv::queued_restart("tr")).value_or(""));
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->successor, "42");
+  EXPECT_EQ(kept->after_task, "7");
+  EXPECT_EQ(kept->after_start, 1'799'999'000);
+  // Once the task is gone, a restart is a plain resubmission.
+  r.queue.clear();
+  out = restart.execute(r, t.ctx);
+  EXPECT_EQ(out.detail, "resubmitted /train.sh as job 42");
+  EXPECT_FALSE(has(t.slurm.submitted[1], "--dependency=afternotok:7"));
 }
 
 }  // namespace

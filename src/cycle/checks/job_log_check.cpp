@@ -24,6 +24,7 @@
 #include "probes/rank_timing.h"
 #include "rules/cancel_held.h"
 #include "rules/end_cause.h"
+#include "rules/queued_restart.h"
 #include "slurm/hostlist.h"
 #include "store/keys.h"
 #include "store/store.h"
@@ -522,6 +523,11 @@ void prepare_end(CycleState& s, JobWork& w, const QueueIndex& index, const Clust
   if (w.final_entry && !w.obs.running &&
       (!w.last || w.final_entry->start_time > w.last->start_time))
     w.last = w.final_entry;
+  // Only a run with a job waiting on a dependency costs a store read here.
+  if (std::any_of(w.obs.entries.begin(), w.obs.entries.end(),
+                  [](const SlurmJob& e) { return e.pending() && e.reason == "Dependency"; }))
+    w.queued_restart =
+        QueuedRestart::from_text(s.store.get(kv::queued_restart(w.label)).value_or(""));
   const auto& task = w.obs.running ? w.obs.running : w.last;
   if (!task) return;
   w.troubles = troubles_of(cluster, *task);
@@ -651,6 +657,10 @@ class JobLogCheck : public Check {
                   auto slow = judge_straggler(w, s.store, s.now);
                   findings.insert(findings.end(), slow.begin(), slow.end());
                   if (auto lost = cancel_not_held_in(w)) findings.push_back(std::move(*lost));
+                  if (w.queued_restart)
+                    if (auto f = restart_not_needed(w.label, *w.queued_restart, w.obs.entries,
+                                                    w.progress))
+                      findings.push_back(std::move(*f));
                 }).error();
       if (!error.empty()) {
         // This job is unknown this cycle: none of its findings resolves, nothing acts on it.

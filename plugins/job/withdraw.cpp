@@ -1,0 +1,34 @@
+// withdraw: `scancel` a restart llmwatch queued behind a dying task (rules/queued_restart.h)
+// once that task went on instead: it steps on past its crash, or Slurm requeued it. Only while
+// the queued job is PENDING: one that started is a run, and a person decides about it.
+// Config: none (the policy chooses it for a "restart-unneeded" finding).
+#include "action.h"
+#include "registry.h"
+
+namespace llmwatch {
+namespace {
+
+class WithdrawAction : public ActionPlugin {
+ public:
+  std::string name() const override { return "withdraw"; }
+  std::string help() const override {
+    return "scancel a restart llmwatch queued behind a crashed task that went on after all";
+  }
+  std::string idem_key(const ActionRequest& r) const override {
+    return "withdraw:" + task_identity(r);
+  }
+  ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
+    if (!r.task) return {ActionState::Skipped, "no queued restart to withdraw"};
+    const std::string id = r.task->display_id();
+    if (!r.task->pending())
+      return {ActionState::Skipped, id + " is " + r.task->state + ": it started, not withdrawn"};
+    if (auto cancel = ctx.slurm.cancel(id); !cancel) return {ActionState::Failed, cancel.error()};
+    return {ActionState::Done, "scancel " + id + " (queued, never started)"};
+  }
+};
+
+}  // namespace
+
+LLMWATCH_REGISTER_ACTION(std::make_unique<WithdrawAction>());
+
+}  // namespace llmwatch

@@ -1,0 +1,50 @@
+#include "rules/queued_restart.h"
+
+#include "util/strings.h"
+
+namespace llmwatch {
+
+std::string QueuedRestart::to_text() const {
+  return successor + "\t" + after_task + "\t" + std::to_string(after_start);
+}
+
+std::optional<QueuedRestart> QueuedRestart::from_text(std::string_view text) {
+  auto fields = split(text, '\t');
+  if (fields.size() != 3 || fields[0].empty() || fields[1].empty()) return std::nullopt;
+  auto start = to_int64(fields[2]);
+  if (!start) return std::nullopt;
+  return QueuedRestart{fields[0], fields[1], *start};
+}
+
+std::optional<Finding> restart_not_needed(const std::string& label, const QueuedRestart& queued,
+                                          const std::vector<SlurmJob>& entries,
+                                          const JobProgress& progress) {
+  const SlurmJob* successor = nullptr;
+  const SlurmJob* task = nullptr;
+  for (const auto& e : entries) {
+    if (e.display_id() == queued.successor) successor = &e;
+    if (e.display_id() == queued.after_task) task = &e;
+  }
+  // Started or gone: Slurm decided, as it was asked to.
+  if (!successor || !successor->pending() || !task) return std::nullopt;
+  std::string why;
+  if (task->pending())
+    why = "is back in the queue (requeued by Slurm)";
+  else if (task->start_time != queued.after_start)
+    why = "runs again under a new start (requeued by Slurm)";
+  else if (progress.task == queued.after_task && progress.task_start == queued.after_start &&
+           progress.trained_past_crash())
+    why = "steps on past its " + progress.crash + " crash";
+  if (why.empty()) return std::nullopt;
+  Finding f = make_finding("job:" + label, label, "restart-unneeded", Severity::Warning,
+                           "job " + queued.successor + " was queued to restart " + label +
+                               " once " + queued.after_task + " ended, but " + queued.after_task +
+                               " " + why + ": withdrawing it");
+  f.evidence.push_back(successor->display_id() + " " + successor->state + " (" + successor->reason +
+                       ")");
+  f.cause = queued.successor;
+  f.episode = queued.successor;
+  return f;
+}
+
+}  // namespace llmwatch

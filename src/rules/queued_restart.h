@@ -1,0 +1,39 @@
+#pragma once
+// A restart queued behind the task it replaces (#30). After a crash its log attributes to
+// nodes, the restart is submitted at once, with `--dependency=afternotok:<task>`: Slurm starts
+// it the moment the dying task is gone (its other ranks hanging on, a slow epilog), not at
+// llmwatch's next look, which may be half an interval later. Slurm withdraws it by itself when
+// the task ends well (exit 0, --kill-on-invalid-dep). What Slurm cannot tell is a task that
+// steps on after its crash line (a trainer that caught the error), or one it requeued itself:
+// the queued run would then start after that run's end, a second run of one training. This
+// rule sees both and withdraws the queued run. Pure.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/finding.h"
+#include "rules/job_progress.h"
+#include "slurm/slurm_job.h"
+
+namespace llmwatch {
+
+struct QueuedRestart {
+  std::string successor;         // the queued job's id
+  std::string after_task;        // the task it waits on (its display id)
+  std::int64_t after_start = 0;  // that task's start: a requeue keeps the id, not the start
+
+  // One line for the store: "successor<TAB>after_task<TAB>after_start".
+  std::string to_text() const;
+  static std::optional<QueuedRestart> from_text(std::string_view text);
+};
+
+// "restart-unneeded" (a warning) while the queued job is PENDING and the task it waits on steps
+// on past its crash, or is back in the queue (requeued) or running again under a new start.
+// Its cause is the queued job's id: the job the finding's withdraw action cancels.
+std::optional<Finding> restart_not_needed(const std::string& label, const QueuedRestart& queued,
+                                          const std::vector<SlurmJob>& entries,
+                                          const JobProgress& progress);
+
+}  // namespace llmwatch

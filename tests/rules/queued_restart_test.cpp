@@ -1,0 +1,88 @@
+#include "rules/queued_restart.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace llmwatch {
+namespace {
+
+SlurmJob job(int id, const std::string& state, std::int64_t start) {
+  SlurmJob j;
+  j.job_id = id;
+  j.name = "tr";
+  j.state = state;
+  j.start_time = start;
+  if (state == "PENDING") j.reason = "Dependency";
+  return j;
+}
+
+// Task 7 printed an NCCL error at its 5th advance; job 42 is queued behind it.
+struct Queued {
+  QueuedRestart queued{"42", "7", 1000};
+  JobProgress progress;
+  Queued() {
+    progress.task = "7";
+    progress.task_start = 1000;
+    progress.crash = "nccl-error";
+    progress.advances = progress.crash_advances = 5;
+  }
+  std::optional<Finding> judge(const std::vector<SlurmJob>& entries) {
+    return restart_not_needed("tr", queued, entries, progress);
+  }
+};
+
+TEST(QueuedRestart, ADyingTaskKeepsItsQueuedRestart) {
+  Queued q;
+  EXPECT_FALSE(q.judge({job(7, "RUNNING", 1000), job(42, "PENDING", 0)}));
+  EXPECT_FALSE(q.judge({job(7, "COMPLETING", 1000), job(42, "PENDING", 0)}));
+  // Gone, or started: Slurm decided as it was asked to.
+  EXPECT_FALSE(q.judge({job(42, "PENDING", 0)}));
+  EXPECT_FALSE(q.judge({job(42, "RUNNING", 2000)}));
+  EXPECT_FALSE(q.judge({job(7, "RUNNING", 1000)}));
+}
+
+TEST(QueuedRestart, ATaskThatGoesOnHasItsQueuedRestartWithdrawn) {
+  Queued q;
+  auto requeued = q.judge({job(7, "PENDING", 1000), job(42, "PENDING", 0)});
+  ASSERT_TRUE(requeued);
+  EXPECT_EQ(requeued->kind, "restart-unneeded");
+  EXPECT_EQ(requeued->severity, Severity::Warning);
+  EXPECT_EQ(requeued->cause, "42");
+  EXPECT_EQ(requeued->summary,
+            "job 42 was queued to restart tr once 7 ended, but 7 is back in the queue (requeued "
+            "by Slurm): withdrawing it");
+  auto again = q.judge({job(7, "RUNNING", 1500), job(42, "PENDING", 0)});
+  ASSERT_TRUE(again);
+  EXPECT_NE(again->summary.find("runs again under a new start"), std::string::npos);
+  q.progress.advances = 6;
+  auto steps_on = q.judge({job(7, "RUNNING", 1000), job(42, "PENDING", 0)});
+  ASSERT_TRUE(steps_on);
+  EXPECT_NE(steps_on->summary.find("7 steps on past its nccl-error crash"), std::string::npos);
+  // Progress of another task is not task 7's.
+  q.progress.task = "8";
+  EXPECT_FALSE(q.judge({job(7, "RUNNING", 1000), job(42, "PENDING", 0)}));
+}
+
+// The store's line is the rule's only memory of what it queued: anything but a whole record
+// (a torn write, an older format, bytes) reads as none, never as another job to withdraw.
+TEST(QueuedRestart, OnlyAWholeRecordIsRead) {
+  QueuedRestart q{"42", "3_1", 1'799'999'000};
+  auto back = QueuedRestart::from_text(q.to_text());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->to_text(), q.to_text());
+  for (const char* bad : {"", "42", "42\t7", "42\t7\t", "\t7\t1", "42\t\t1", "42\t7\t1x",
+                          "42\t7\t1\t2", "42\t7\t99999999999999999999999"})
+    EXPECT_FALSE(QueuedRestart::from_text(bad)) << bad;
+  std::mt19937 rng(7);
+  for (int i = 0; i < 20000; ++i) {
+    std::string text(rng() % 24, ' ');
+    for (auto& c : text) c = "42\t7-_ x\xff"[rng() % 9];
+    if (auto got = QueuedRestart::from_text(text)) {
+      EXPECT_EQ(got->to_text(), text);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace llmwatch
