@@ -12,11 +12,13 @@ peers of the crashed rank wait in a collective until NCCL's timeout), the run is
 cancelled and restarted; add --settle 60 so that the daemon has learned the step interval
 before the crash, as it has for a run it has watched for a while.
 
+LLMWATCH_BENCH_KEEP_LOG=PATH keeps the last run's daemon log there (and the run's, PATH.train).
+
 Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3] [--teardown 0]
                               [--settle 0]
 Needs root (it starts Slurm daemons). Prints a table.
 """
-import argparse, json, os, random, time
+import argparse, json, os, random, subprocess, time
 
 from bench_cluster import ROOT, cluster_run, job_setup, sh, start_daemon, wait
 
@@ -49,6 +51,10 @@ def one_run(args):
             return None
 
         running = wait("the restarted run RUNNING", rerun, timeout=300)
+        if os.environ.get("LLMWATCH_BENCH_KEEP_LOG"):  # the daemon's log and the run's, to read
+            keep = os.environ["LLMWATCH_BENCH_KEEP_LOG"]
+            subprocess.run(["cp", f"{d}/daemon.log", keep])
+            subprocess.run(["cp", log, keep + ".train"])
         return running - crashed
 
 
