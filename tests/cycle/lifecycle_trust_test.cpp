@@ -249,7 +249,10 @@ TEST(LifecycleTrust, ARestartQueuedBehindATaskSlurmRequeuedIsWithdrawn) {
   ASSERT_EQ(run.slurm.submitted.size(), 1u);
   SlurmJob requeued = run.task("PENDING");
   requeued.reason = "BeginTime";
-  run.slurm.jobs = {requeued, queued_restart(run)};
+  // Until Slurm's scheduler first looks at it, squeue shows a new job's reason as None.
+  SlurmJob queued = queued_restart(run);
+  queued.reason = "None";
+  run.slurm.jobs = {requeued, queued};
   auto r = run.cycle(run.now + 60);
   const Finding* f = run.finding(r, "restart-unneeded");
   ASSERT_TRUE(f) << event_lines(*run.store);

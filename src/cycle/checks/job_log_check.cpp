@@ -523,9 +523,11 @@ void prepare_end(CycleState& s, JobWork& w, const QueueIndex& index, const Clust
   if (w.final_entry && !w.obs.running &&
       (!w.last || w.final_entry->start_time > w.last->start_time))
     w.last = w.final_entry;
-  // Only a run with a job waiting on a dependency costs a store read here.
-  if (std::any_of(w.obs.entries.begin(), w.obs.entries.end(),
-                  [](const SlurmJob& e) { return e.pending() && e.reason == "Dependency"; }))
+  // Only a run with a job that may wait on a dependency costs a store read here (Slurm shows
+  // a new job's reason as None until its scheduler first looks at it).
+  if (std::any_of(w.obs.entries.begin(), w.obs.entries.end(), [](const SlurmJob& e) {
+        return e.pending() && (e.reason == "Dependency" || e.reason == "None");
+      }))
     w.queued_restart =
         QueuedRestart::from_text(s.store.get(kv::queued_restart(w.label)).value_or(""));
   const auto& task = w.obs.running ? w.obs.running : w.last;
