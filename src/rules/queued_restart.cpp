@@ -21,25 +21,34 @@ std::optional<Finding> restart_not_needed(const std::string& label, const Queued
                                           const JobProgress& progress) {
   const SlurmJob* successor = nullptr;
   const SlurmJob* task = nullptr;
+  const SlurmJob* other = nullptr;  // a run of the job someone else started
   for (const auto& e : entries) {
-    if (e.display_id() == queued.successor) successor = &e;
-    if (e.display_id() == queued.after_task) task = &e;
+    if (e.display_id() == queued.successor)
+      successor = &e;
+    else if (e.display_id() == queued.after_task)
+      task = &e;
+    else if (e.present() && !other)
+      other = &e;
   }
   // Started or gone: Slurm decided, as it was asked to.
-  if (!successor || !successor->pending() || !task) return std::nullopt;
+  if (!successor || !successor->pending()) return std::nullopt;
   std::string why;
-  if (task->pending())
-    why = "is back in the queue (requeued by Slurm)";
+  if (other)
+    why = "the job has another run, " + other->display_id() + " (" + other->state + ")";
+  else if (!task)
+    return std::nullopt;
+  else if (task->pending())
+    why = queued.after_task + " is back in the queue (requeued by Slurm)";
   else if (task->start_time != queued.after_start)
-    why = "runs again under a new start (requeued by Slurm)";
+    why = queued.after_task + " runs again under a new start (requeued by Slurm)";
   else if (progress.task == queued.after_task && progress.task_start == queued.after_start &&
            progress.trained_past_crash())
-    why = "steps on past its " + progress.crash + " crash";
+    why = queued.after_task + " steps on past its " + progress.crash + " crash";
   if (why.empty()) return std::nullopt;
-  Finding f = make_finding("job:" + label, label, "restart-unneeded", Severity::Warning,
-                           "job " + queued.successor + " was queued to restart " + label +
-                               " once " + queued.after_task + " ended, but " + queued.after_task +
-                               " " + why + ": withdrawing it");
+  Finding f =
+      make_finding("job:" + label, label, "restart-unneeded", Severity::Warning,
+                   "job " + queued.successor + " was queued to restart " + label + " once " +
+                       queued.after_task + " ended, but " + why + ": withdrawing it");
   f.evidence.push_back(successor->display_id() + " " + successor->state + " (" + successor->reason +
                        ")");
   f.cause = queued.successor;

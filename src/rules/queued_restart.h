@@ -30,7 +30,8 @@ struct QueuedRestart {
 };
 
 // "restart-unneeded" (a warning) while the queued job is PENDING and the task it waits on steps
-// on past its crash, or is back in the queue (requeued) or running again under a new start.
+// on past its crash, or is back in the queue (requeued) or running again under a new start; or
+// while another run of the job is queued or running (a person resubmitted it).
 // Its cause is the queued job's id: the job the finding's withdraw action cancels.
 std::optional<Finding> restart_not_needed(const std::string& label, const QueuedRestart& queued,
                                           const std::vector<SlurmJob>& entries,

@@ -59,6 +59,15 @@ TEST(QueuedRestart, ATaskThatGoesOnHasItsQueuedRestartWithdrawn) {
   auto steps_on = q.judge({job(7, "RUNNING", 1000), job(42, "PENDING", 0)});
   ASSERT_TRUE(steps_on);
   EXPECT_NE(steps_on->summary.find("7 steps on past its nccl-error crash"), std::string::npos);
+  // A person resubmitted the run: the queued one would start beside theirs.
+  q.progress.advances = 5;
+  auto beside = q.judge({job(7, "RUNNING", 1000), job(42, "PENDING", 0), job(43, "PENDING", 0)});
+  ASSERT_TRUE(beside);
+  EXPECT_EQ(beside->summary,
+            "job 42 was queued to restart tr once 7 ended, but the job has another run, 43 "
+            "(PENDING): withdrawing it");
+  EXPECT_TRUE(q.judge({job(42, "PENDING", 0), job(43, "RUNNING", 1900)}));
+  q.progress.advances = 6;
   // Progress of another task is not task 7's.
   q.progress.task = "8";
   EXPECT_FALSE(q.judge({job(7, "RUNNING", 1000), job(42, "PENDING", 0)}));
