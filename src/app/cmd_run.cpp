@@ -176,7 +176,24 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
     // one scheduled after it, so two jobs due within one interval are both found at their
     // deadlines; kWakePastDeadline after it, so the allowance has run out when it looks.
     double next_tick_at = 0;
-    std::function<void()> schedule_wake = [&] {
+    std::function<void()> schedule_wake;
+    // A cycle on the tick's snapshot (no slurmctld poll), then the next wake scheduled.
+    auto replay = [&](const char* why) {
+      if (!snapshot.queue) return;
+      spdlog::info("wake: {}", why);
+      try {
+        cycle_under_lease(config, store, lease, &snapshot, true);
+      } catch (const std::exception& e) {
+        spdlog::error("wake cycle failed: {}", e.what());
+        return;
+      }
+      try {
+        schedule_wake();
+      } catch (const std::exception& e) {
+        spdlog::error("cannot schedule a wake: {}", e.what());
+      }
+    };
+    schedule_wake = [&] {
       wake_timer.cancel();
       if (!snapshot.queue) return;
       double now = unix_now();
@@ -185,19 +202,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
       wake_timer.expires_after(
           std::chrono::milliseconds(static_cast<long>((*at - now + kWakePastDeadline) * 1000)));
       wake_timer.async_wait([&](const boost::system::error_code& ec) {
-        if (ec) return;
-        spdlog::info("wake: a job's hang allowance ran out before the next tick");
-        try {
-          cycle_under_lease(config, store, lease, &snapshot, true);
-        } catch (const std::exception& e) {
-          spdlog::error("wake cycle failed: {}", e.what());
-          return;
-        }
-        try {
-          schedule_wake();
-        } catch (const std::exception& e) {
-          spdlog::error("cannot schedule a wake: {}", e.what());
-        }
+        if (!ec) replay("a job's hang allowance ran out before the next tick");
       });
     };
 
@@ -244,6 +249,12 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
         }
         if (auto path = log_growth().take_end_seen()) {
           spdlog::info("{} printed a crash signature", *path);
+          // At once, on the tick's snapshot: a crash that names its nodes gets its restart
+          // queued behind the dying task (rules/queued_restart.h), which Slurm starts the moment
+          // the task is gone; a snapshot that still shows a task gone since cannot start a
+          // second run (the queued one waits on it, or starts when Slurm says it failed). The
+          // cycle brought forward polls afresh for everything else.
+          replay("a followed log printed a crash");
           tick_sooner("a followed log printed a crash");
         }
         sample_logs();

@@ -273,10 +273,12 @@ TEST(Daemon, ARestartWaitingForItsTaskToEndIsLookedAtAgainSooner) {
   EXPECT_LT(run.restarted_s, 40) << run.log;
 }
 
-// #30: a crash whose log names its node is restarted at the cycle that reads it, queued behind
-// the task that still lingers (--dependency=afternotok): Slurm starts the new run the moment
-// the task is gone, not at llmwatch's next look (the test above: 30 s after the daemon
-// started). The delay from the task's exit to the new run RUNNING is a figure, not asserted.
+// #30: a crash whose log names its node is restarted as soon as the daemon's sampler reads it,
+// by a cycle on the tick's snapshot (no poll), queued behind the task that still lingers
+// (--dependency=afternotok): Slurm starts the new run the moment the task is gone, not at
+// llmwatch's next look (the test above: 30 s after the daemon started). Before the sampler's
+// cycle, the restart waited for the cycle brought forward, 15 s after the daemon started. The
+// delay from the task's exit to the new run RUNNING is a figure, not asserted.
 TEST(Daemon, ACrashThatNamesItsNodeIsRestartedTheMomentItsTaskIsGone) {
   LLMWATCH_REQUIRE_CLUSTER();
   auto run = crash_run("crash-queued", "30s", 6, "sleep 20\n", true);
@@ -284,6 +286,13 @@ TEST(Daemon, ACrashThatNamesItsNodeIsRestartedTheMomentItsTaskIsGone) {
   EXPECT_NE(run.restart_detail.find("to start once"), std::string::npos) << run.restart_detail;
   EXPECT_NE(run.restart_detail.find("excluding node-"), std::string::npos) << run.restart_detail;
   EXPECT_GE(run.rerun_after_exit_s, 0) << run.log;
+  // Done by the sampler's cycle: before the cycle it brings forward was scheduled.
+  auto replayed = run.log.find("wake: a followed log printed a crash");
+  auto restarted = run.log.find("action restart for job:crash-queued/crashed: done");
+  auto sooner = run.log.find("a followed log printed a crash: the next cycle in");
+  ASSERT_NE(replayed, std::string::npos) << run.log;
+  EXPECT_LT(replayed, restarted) << run.log;
+  EXPECT_LT(restarted, sooner) << run.log;
 }
 
 }  // namespace
