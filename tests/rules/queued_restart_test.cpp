@@ -7,7 +7,7 @@
 namespace llmwatch {
 namespace {
 
-SlurmJob job(int id, const std::string& state, std::int64_t start) {
+SlurmJob queued_job(int id, const std::string& state, std::int64_t start) {
   SlurmJob j;
   j.job_id = id;
   j.name = "tr";
@@ -34,17 +34,17 @@ struct Queued {
 
 TEST(QueuedRestart, ADyingTaskKeepsItsQueuedRestart) {
   Queued q;
-  EXPECT_FALSE(q.judge({job(7, "RUNNING", 1000), job(42, "PENDING", 0)}));
-  EXPECT_FALSE(q.judge({job(7, "COMPLETING", 1000), job(42, "PENDING", 0)}));
+  EXPECT_FALSE(q.judge({queued_job(7, "RUNNING", 1000), queued_job(42, "PENDING", 0)}));
+  EXPECT_FALSE(q.judge({queued_job(7, "COMPLETING", 1000), queued_job(42, "PENDING", 0)}));
   // Gone, or started: Slurm decided as it was asked to.
-  EXPECT_FALSE(q.judge({job(42, "PENDING", 0)}));
-  EXPECT_FALSE(q.judge({job(42, "RUNNING", 2000)}));
-  EXPECT_FALSE(q.judge({job(7, "RUNNING", 1000)}));
+  EXPECT_FALSE(q.judge({queued_job(42, "PENDING", 0)}));
+  EXPECT_FALSE(q.judge({queued_job(42, "RUNNING", 2000)}));
+  EXPECT_FALSE(q.judge({queued_job(7, "RUNNING", 1000)}));
 }
 
 TEST(QueuedRestart, ATaskThatGoesOnHasItsQueuedRestartWithdrawn) {
   Queued q;
-  auto requeued = q.judge({job(7, "PENDING", 1000), job(42, "PENDING", 0)});
+  auto requeued = q.judge({queued_job(7, "PENDING", 1000), queued_job(42, "PENDING", 0)});
   ASSERT_TRUE(requeued);
   EXPECT_EQ(requeued->kind, "restart-unneeded");
   EXPECT_EQ(requeued->severity, Severity::Warning);
@@ -52,25 +52,26 @@ TEST(QueuedRestart, ATaskThatGoesOnHasItsQueuedRestartWithdrawn) {
   EXPECT_EQ(requeued->summary,
             "job 42 was queued to restart tr once 7 ended, but 7 is back in the queue (requeued "
             "by Slurm): withdrawing it");
-  auto again = q.judge({job(7, "RUNNING", 1500), job(42, "PENDING", 0)});
+  auto again = q.judge({queued_job(7, "RUNNING", 1500), queued_job(42, "PENDING", 0)});
   ASSERT_TRUE(again);
   EXPECT_NE(again->summary.find("runs again under a new start"), std::string::npos);
   q.progress.advances = 6;
-  auto steps_on = q.judge({job(7, "RUNNING", 1000), job(42, "PENDING", 0)});
+  auto steps_on = q.judge({queued_job(7, "RUNNING", 1000), queued_job(42, "PENDING", 0)});
   ASSERT_TRUE(steps_on);
   EXPECT_NE(steps_on->summary.find("7 steps on past its nccl-error crash"), std::string::npos);
   // A person resubmitted the run: the queued one would start beside theirs.
   q.progress.advances = 5;
-  auto beside = q.judge({job(7, "RUNNING", 1000), job(42, "PENDING", 0), job(43, "PENDING", 0)});
+  auto beside = q.judge(
+      {queued_job(7, "RUNNING", 1000), queued_job(42, "PENDING", 0), queued_job(43, "PENDING", 0)});
   ASSERT_TRUE(beside);
   EXPECT_EQ(beside->summary,
             "job 42 was queued to restart tr once 7 ended, but the job has another run, 43 "
             "(PENDING): withdrawing it");
-  EXPECT_TRUE(q.judge({job(42, "PENDING", 0), job(43, "RUNNING", 1900)}));
+  EXPECT_TRUE(q.judge({queued_job(42, "PENDING", 0), queued_job(43, "RUNNING", 1900)}));
   q.progress.advances = 6;
   // Progress of another task is not task 7's.
   q.progress.task = "8";
-  EXPECT_FALSE(q.judge({job(7, "RUNNING", 1000), job(42, "PENDING", 0)}));
+  EXPECT_FALSE(q.judge({queued_job(7, "RUNNING", 1000), queued_job(42, "PENDING", 0)}));
 }
 
 // The store's line is the rule's only memory of what it queued: anything but a whole record
