@@ -32,8 +32,12 @@ def one_run(args):
                  f"FAKE_TEARDOWN_SECONDS={args.teardown}",
                  f"{ROOT}/examples/fake-trainer.sh")
         first = out.stdout.strip().split(";")[0]
-        procs.append(start_daemon(args.build, cfg, f"{d}/daemon.log"))
         log = f"{work}/train-{first}.out"
+        # The daemon starts once the run steps, as it watches a run in production: one started
+        # before the log existed followed nothing until its second tick, and a crash before it
+        # was seen only there (runs of 15.8 s at --teardown 0, 2026-11-27).
+        wait("step 1", lambda: os.path.exists(log) and "global_step: 1 " in open(log).read())
+        procs.append(start_daemon(args.build, cfg, f"{d}/daemon.log"))
         wait("step 5", lambda: os.path.exists(log) and "global_step: 5 " in open(log).read())
         time.sleep(args.settle)
         # The crash at a random phase of the daemon's tick, as in production (the daemon starts
