@@ -19,9 +19,10 @@ class WithdrawAction : public ActionPlugin {
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     if (!r.task) return {ActionState::Skipped, "no queued restart to withdraw"};
-    const std::string id = r.task->display_id();
+    const std::string id = r.task->control_id();  // a pending array's "1001_[8]" as it is
     if (!r.task->pending())
-      return {ActionState::Skipped, id + " is " + r.task->state + ": it started, not withdrawn"};
+      return {ActionState::Skipped,
+              r.task->display_id() + " is " + r.task->state + ": it started, not withdrawn"};
     if (auto cancel = ctx.slurm.cancel(id); !cancel) return {ActionState::Failed, cancel.error()};
     return {ActionState::Done, "scancel " + id + " (queued, never started)"};
   }

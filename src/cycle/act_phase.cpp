@@ -11,6 +11,7 @@
 #include "rules/attribution.h"
 #include "rules/cancel_held.h"
 #include "rules/job_rules.h"
+#include "rules/queued_restart.h"
 #include "rules/straggler.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_node.h"
@@ -204,7 +205,7 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
   if (f.kind == "restart-unneeded") {
     base.task.reset();
     for (const auto& e : w->obs.entries)
-      if (e.display_id() == f.cause) base.task = e;
+      if (submitted_as(e, f.cause)) base.task = e;
   }
   base.queue = w->obs.entries;
   auto plan =

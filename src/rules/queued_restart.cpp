@@ -16,6 +16,10 @@ std::optional<QueuedRestart> QueuedRestart::from_text(std::string_view text) {
   return QueuedRestart{fields[0], fields[1], *start};
 }
 
+bool submitted_as(const SlurmJob& e, const std::string& id) {
+  return std::to_string(e.is_array() ? e.array_job_id : e.job_id) == id;
+}
+
 std::optional<Finding> restart_not_needed(const std::string& label, const QueuedRestart& queued,
                                           const std::vector<SlurmJob>& entries,
                                           const JobProgress& progress) {
@@ -23,7 +27,7 @@ std::optional<Finding> restart_not_needed(const std::string& label, const Queued
   const SlurmJob* task = nullptr;
   const SlurmJob* other = nullptr;  // a run of the job someone else started
   for (const auto& e : entries) {
-    if (e.display_id() == queued.successor)
+    if (submitted_as(e, queued.successor))
       successor = &e;
     else if (e.display_id() == queued.after_task)
       task = &e;

@@ -20,7 +20,7 @@
 namespace llmwatch {
 
 struct QueuedRestart {
-  std::string successor;         // the queued job's id
+  std::string successor;         // the queued job's id, as sbatch gave it (an array's job id)
   std::string after_task;        // the task it waits on (its display id)
   std::int64_t after_start = 0;  // that task's start: a requeue keeps the id, not the start
 
@@ -28,6 +28,10 @@ struct QueuedRestart {
   std::string to_text() const;
   static std::optional<QueuedRestart> from_text(std::string_view text);
 };
+
+// Whether squeue's entry `e` is the job sbatch submitted as `id` (an array resubmission is
+// listed as "1001_8", or "1001_[8]" while it is pending).
+bool submitted_as(const SlurmJob& e, const std::string& id);
 
 // "restart-unneeded" (a warning) while the queued job is PENDING and the task it waits on steps
 // on past its crash, or is back in the queue (requeued) or running again under a new start; or

@@ -74,6 +74,25 @@ TEST(QueuedRestart, ATaskThatGoesOnHasItsQueuedRestartWithdrawn) {
   EXPECT_FALSE(q.judge({queued_job(7, "RUNNING", 1000), queued_job(42, "PENDING", 0)}));
 }
 
+// A lone array task's restart is the array's next task: sbatch gives the array's id, and
+// squeue lists it as "1001_[8]" while it is pending.
+TEST(QueuedRestart, AnArraysQueuedRestartIsKnownByItsArrayId) {
+  Queued q;
+  q.queued = {"1001", "900_7", 1000};
+  q.progress.task = "900_7";
+  SlurmJob task = queued_job(907, "PENDING", 1000), next = queued_job(1001, "PENDING", 0);
+  task.array_job_id = 900;
+  task.array_task_id = 7;
+  next.array_job_id = 1001;
+  next.array_task_string = "8";
+  auto f = q.judge({task, next});
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->cause, "1001");
+  EXPECT_NE(f->summary.find("900_7 is back in the queue"), std::string::npos) << f->summary;
+  EXPECT_TRUE(submitted_as(next, "1001"));
+  EXPECT_FALSE(submitted_as(task, "1001"));
+}
+
 // The store's line is the rule's only memory of what it queued: anything but a whole record
 // (a torn write, an older format, bytes) reads as none, never as another job to withdraw.
 TEST(QueuedRestart, OnlyAWholeRecordIsRead) {
