@@ -43,6 +43,11 @@ struct JobWork {
   bool ended_new = false;
   bool ended_updated = false;          // a stored post-mortem completed this cycle (its node-check)
   bool cancelled_by_llmwatch = false;  // the journal holds a cancel of the last task
+  // The last task ended unseen and another one of the run runs in its place (a restart queued
+  // behind it, an array's next task): it gets its post-mortem all the same, with its own
+  // nodes' troubles.
+  bool last_replaced = false;
+  std::vector<NodeTrouble> last_troubles;
   // ...of the task the progress follows, when a new task replaced it between two looks.
   bool replaced_cancelled = false;
   std::vector<NodeTrouble> troubles;  // the task's nodes that Slurm shows out of service

@@ -77,7 +77,7 @@ void remember_job(CycleState& s, JobWork& w) {
     s.store.put(kv::post_mortem(w.label), w.ended->to_json(), s.now);
   if (w.ended && w.ended_new && w.last) {
     s.store.put(kv::post_mortem(w.label), w.ended->to_json(), s.now);
-    s.store.put_last_job(w.label, *w.last, s.now);
+    if (!run) s.store.put_last_job(w.label, *w.last, s.now);  // else the task that replaced it
     std::string text = w.ended->verdict.summary;
     if (!w.ended->suspects.empty()) text += "; suspect " + describe_suspects(w.ended->suspects);
     s.store.add_event(s.now, "ended", w.label,

@@ -7,7 +7,10 @@
 #include <algorithm>
 
 #include "ending_run.h"
+#include "rules/end_cause.h"
 #include "rules/node_report.h"
+#include "rules/post_mortem.h"
+#include "store/goodput_ledger.h"
 #include "store_reading.h"
 
 namespace llmwatch {
@@ -220,6 +223,45 @@ TEST(LifecycleTrust, ACrashThatNamesItsNodeIsRestartedQueuedBehindItsDyingTask) 
   run.cycle(run.now + 95);
   EXPECT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
   EXPECT_TRUE(run.slurm.cancelled.empty()) << event_lines(*run.store);
+}
+
+// Slurm starts the queued run the moment task 7 is gone, so no cycle sees the run without a
+// task: 7's end still gets its post-mortem, told in the history, and the ledger charges its idle
+// end to the crash's cause and node, and the time until the new start to the queue. Before,
+// the end went unexamined: "idle end" of an unknown cause on no node, the queue's time in it,
+// and the next run's redone steps "unknown" too (GoodputTruth on the local cluster under the
+// sanitizer, where the crash was queued behind its task).
+TEST(LifecycleTrust, AnEndTheQueuedRestartFollowedAtOnceHasItsPostMortem) {
+  EndingRun run;
+  crash_naming_node_2(run);
+  ASSERT_EQ(run.slurm.submitted.size(), 1u);
+  run.slurm.jobs.push_back(queued_restart(run));
+  run.cycle(run.now + 58);
+  SlurmJob ended = run.task("FAILED"), started = queued_restart(run);
+  started.state = "RUNNING";
+  started.reason.clear();
+  started.start_time = static_cast<std::int64_t>(run.now) + 62;
+  run.slurm.jobs = {ended, started};
+  run.shows_ended("FAILED");
+  run.slurm.shown_jobs["7"]["EndTime"] = std::to_string(static_cast<std::int64_t>(run.now) + 60);
+  run.cycle(run.now + 65);
+  auto pm = PostMortem::from_json(run.store->get("postmortem:tr").value_or(""));
+  ASSERT_TRUE(pm) << event_lines(*run.store);
+  EXPECT_EQ(pm->task, "7");
+  EXPECT_EQ(pm->verdict.cls, EndClass::Network) << pm->verdict.summary;
+  EXPECT_NE(event_lines(*run.store).find("task 7 ended"), std::string::npos)
+      << event_lines(*run.store);
+  double idle_named = 0, idle_unknown = 0, queued = 0;
+  for (const auto& row : GoodputLedger(*run.store).rows(0)) {
+    if (row.bucket == "idle end")
+      (row.cause == "unknown" ? idle_unknown : idle_named) += row.gpu_seconds;
+    if (row.bucket == "queue") queued += row.gpu_seconds;
+  }
+  EXPECT_GT(idle_named, 0) << event_lines(*run.store);
+  EXPECT_EQ(idle_unknown, 0);
+  EXPECT_GT(queued, 0) << "7's end to 1001's start";
+  EXPECT_TRUE(run.slurm.cancelled.empty());
+  EXPECT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
 }
 
 // What Slurm cannot tell: task 7 steps on after its crash line (a trainer that caught the

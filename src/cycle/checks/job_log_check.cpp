@@ -360,7 +360,8 @@ void post_mortem(JobWork& w, SlurmClient& slurm, double now, Limit limit) {
   o.evidence.reached_max_steps = followed && w.progress.max_steps && w.progress.step &&
                                  *w.progress.step >= *w.progress.max_steps;
   w.ended = make_post_mortem(task.display_id(), task.start_time, task.nodes, task.node_count,
-                             task.partition, o.evidence, o.layout, w.troubles, now);
+                             task.partition, o.evidence, o.layout,
+                             w.last_replaced ? w.last_troubles : w.troubles, now);
   w.ended_new = true;
 }
 
@@ -369,7 +370,8 @@ void post_mortem(JobWork& w, SlurmClient& slurm, double now, Limit limit) {
 // short job of its own (--immediate: never queued behind others), and the nodes that fail it
 // become the suspects the restart avoids. Nothing found, nothing excluded.
 bool wants_node_check(const CycleState& s, const JobWork& w) {
-  if (!s.config.gpu.enabled || !w.ended || !w.ended->suspects.empty() ||
+  // A task replaced by the next one: that one's arrival check looks at where the run is now.
+  if (!s.config.gpu.enabled || w.obs.running || !w.ended || !w.ended->suspects.empty() ||
       !may_be_hardware(w.ended->verdict.cls) || w.ended->nodes.empty())
     return false;
   // Made this cycle, or made in an earlier one whose check did not fit its budget.
@@ -452,6 +454,8 @@ FileAsk before_files(JobWork& w, SlurmClient& slurm, double now, Limit limit) {
     }
     return {};
   }
+  // Before the new task's read starts its progress afresh: the last lines are the old one's.
+  if (w.last_replaced) post_mortem(w, slurm, now, limit);
   const SlurmJob& task = *w.obs.running;
   return {true, is_new_task(w.progress, task.display_id(), task.start_time), w.replaced_cancelled};
 }
@@ -534,9 +538,18 @@ void prepare_end(CycleState& s, JobWork& w, const QueueIndex& index, const Clust
   if (!task) return;
   w.troubles = troubles_of(cluster, *task);
   w.spare_nodes = spare_nodes(cluster, *task);
+  // Another task of the run replaced the last one between two looks, and the last one is gone
+  // (not a requeue: that keeps its id). Before, its end had no post-mortem: the ledger charged
+  // its idle end to an unknown cause and no node, and the gap to the next start as idle too.
+  if (w.obs.running && w.last && w.last->display_id() != w.obs.running->display_id() &&
+      std::none_of(w.obs.entries.begin(), w.obs.entries.end(),
+                   [&](const SlurmJob& e) { return e.display_id() == w.last->display_id(); })) {
+    w.last_replaced = true;
+    w.last_troubles = troubles_of(cluster, *w.last);
+  }
   // What only an ended run needs: a running one costs no store reads here (1,000 watched
   // jobs would otherwise cost 2,000 queries a cycle).
-  if (w.obs.running || !w.last) return;
+  if ((w.obs.running && !w.last_replaced) || !w.last) return;
   if (auto pm = PostMortem::from_json(s.store.get(kv::post_mortem(w.label)).value_or(""));
       pm && pm->same_task(w.last->display_id(), w.last->start_time))
     w.ended = std::move(pm);
