@@ -70,8 +70,7 @@ class RestartAction : public ActionPlugin {
     std::optional<SlurmJob> behind;
     for (const auto& q : r.queue) {
       if (cancelled_here && q.display_id() == r.task->display_id()) continue;
-      if (r.queue_behind && !behind && q.running() && q.display_id() == r.task->display_id() &&
-          q.start_time == r.task->start_time) {
+      if (r.queue_behind && !behind && q.running() && q.run_key() == r.task->run_key()) {
         behind = q;
         continue;
       }

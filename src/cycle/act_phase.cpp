@@ -171,11 +171,10 @@ void evict_node(CycleState& s, Executor& executor, const JobWork& w, const Actio
 // when nothing its end would show can change the restart. The log names the nodes to avoid
 // (else the end's node-check finds them); the task stepped (a death before the first step
 // counts toward the quick-death loop); and it does not stop where the runs before it did (a
-// step loop, said at its end, restarts nothing).
-bool may_queue_behind(const CycleState& s, const Finding& f, const JobWork& w) {
+// step loop, said at its end, restarts nothing). `named`: the failure's own suspects.
+bool may_queue_behind(const Finding& f, const JobWork& w, const std::vector<Suspect>& named) {
   return f.kind == "crashed" && f.severity == Severity::Critical && w.obs.running &&
-         w.progress.step && !ends_a_step_loop(*w.settings, w.progress) &&
-         !suspects_for(s, f).empty();
+         w.progress.step && !ends_a_step_loop(*w.settings, w.progress) && !named.empty();
 }
 
 // What to do about one finding, and with what request.
@@ -218,6 +217,7 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
   if (std::any_of(plan.begin(), plan.end(),
                   [](const std::string& a) { return a.rfind("restart", 0) == 0; })) {
     auto suspects = suspects_for(s, f);
+    base.queue_behind = may_queue_behind(f, *w, suspects);
     if (f.kind == "straggler" && w->straggler)
       suspects.insert(suspects.begin(), {w->straggler->node, 1.0, {"slow node"}});
     for (const auto& node : ledger_suspects(s))
@@ -227,7 +227,6 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
     auto choice = choose_exclusions(suspects, w->spare_nodes);
     base.exclude.insert(base.exclude.end(), choice.nodes.begin(), choice.nodes.end());
     if (!choice.note.empty()) base.finding.evidence.push_back(choice.note);
-    base.queue_behind = may_queue_behind(s, f, *w);
   }
   if (f.kind == "straggler") return plan;
   std::vector<Finding> same_job;
