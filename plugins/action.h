@@ -78,6 +78,7 @@ enum class HourlyBudget { None, Restarts, Drains, Cancels };
 // under the same id, and a requeued task that hangs again is another task to act on), or the
 // job when no task is known.
 std::string task_identity(const ActionRequest& r);
+std::string task_identity(const std::string& display_id, std::int64_t start);
 
 class ActionPlugin {
  public:

@@ -5,8 +5,12 @@
 
 namespace llmwatch {
 
+std::string task_identity(const std::string& display_id, std::int64_t start) {
+  return display_id + "@" + std::to_string(start);
+}
+
 std::string task_identity(const ActionRequest& r) {
-  return r.task ? r.task->display_id() + "@" + std::to_string(r.task->start_time) : r.job;
+  return r.task ? task_identity(r.task->display_id(), r.task->start_time) : r.job;
 }
 
 std::string ActionPlugin::idem_key(const ActionRequest& r) const {

@@ -4,6 +4,9 @@
 // Config: none (the policy chooses it for a "restart-unneeded" finding).
 #include "action.h"
 #include "registry.h"
+#include "rules/queued_restart.h"
+#include "store/keys.h"
+#include "store/store.h"
 
 namespace llmwatch {
 namespace {
@@ -24,7 +27,15 @@ class WithdrawAction : public ActionPlugin {
       return {ActionState::Skipped,
               r.task->display_id() + " is " + r.task->state + ": it started, not withdrawn"};
     if (auto cancel = ctx.slurm.cancel(id); !cancel) return {ActionState::Failed, cancel.error()};
-    return {ActionState::Done, "scancel " + id + " (queued, never started)"};
+    std::string detail = "scancel " + id + " (queued, never started)";
+    // The restart that queued it never started a run: it gives back what it took of the
+    // job's max_restarts (and of max_restarts_per_hour). Its journal key is restart's own.
+    auto queued = QueuedRestart::from_text(ctx.store.get(kv::queued_restart(r.job)).value_or(""));
+    if (queued && submitted_as(*r.task, queued->successor) &&
+        ctx.store.withdraw_action(
+            "restart:" + task_identity(queued->after_task, queued->after_start), detail, ctx.now))
+      detail += "; the restart no longer counts toward max_restarts";
+    return {ActionState::Done, detail};
   }
 };
 

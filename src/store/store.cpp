@@ -350,7 +350,7 @@ std::optional<Store::ActionStart> Store::start_action(const std::string& idem_ke
       "VALUES(?,?,?,?, 'intent', ?) ON CONFLICT(idem_key) DO UPDATE SET state='intent', "
       "reason=excluded.reason, started=excluded.started, finished=NULL, detail='', "
       "attempts=actions.attempts + (actions.state='failed') "
-      "WHERE actions.state IN ('dry-run','waiting') OR (actions.state='failed' AND "
+      "WHERE actions.state IN ('dry-run','waiting','withdrawn') OR (actions.state='failed' AND "
       "actions.attempts < ? AND excluded.started >= COALESCE(actions.finished, actions.started) "
       "+ ? * (1 << (actions.attempts - 1))) RETURNING id, attempts");
   st.bind(1, idem_key)
@@ -376,11 +376,19 @@ void Store::finish_action(std::int64_t id, const std::string& state, const std::
       .run();
 }
 
+bool Store::withdraw_action(const std::string& idem_key, const std::string& why, double now) {
+  auto st = db_.prepare(
+      "UPDATE actions SET state='withdrawn', detail=detail || '; withdrawn: ' || ?, finished=? "
+      "WHERE idem_key=? AND state='done' RETURNING id");
+  st.bind(1, why).bind(2, now).bind(3, idem_key);
+  return st.step();
+}
+
 int Store::count_actions(const std::string& kind, const std::string& subject, double since) {
-  // Dry-run and skipped entries did nothing, so they do not use up a budget.
+  // Dry-run, skipped and withdrawn entries did nothing, so they do not use up a budget.
   auto st = db_.prepare(
       "SELECT COUNT(*) FROM actions WHERE kind=? AND (?='' OR subject=?) AND started>=? "
-      "AND state NOT IN ('dry-run','skipped','waiting')");
+      "AND state NOT IN ('dry-run','skipped','waiting','withdrawn')");
   st.bind(1, kind).bind(2, subject).bind(3, subject).bind(4, since);
   st.step();
   return static_cast<int>(st.integer(0));

@@ -182,8 +182,8 @@ class Store {
   // Action journal. begin_action returns nullopt when idem_key was already journaled
   // (the action must not run again); otherwise the row id, with state 'intent'. A key whose
   // last attempt did nothing lasting is taken again (#26: one sbatch timeout left a crashed
-  // run down for good): a dry run or a wait at once, a failure after a backoff (kRetryAfter,
-  // doubling) and at most kMaxAttempts times in all.
+  // run down for good): a dry run, a wait or a withdrawn one at once, a failure after a backoff
+  // (kRetryAfter, doubling) and at most kMaxAttempts times in all.
   static constexpr int kMaxAttempts = 3;
   static constexpr double kRetryAfter = 60;
   std::optional<std::int64_t> begin_action(const std::string& idem_key, const std::string& kind,
@@ -201,6 +201,10 @@ class Store {
                                           double now);
   void finish_action(std::int64_t id, const std::string& state, const std::string& detail,
                      double now);
+  // A done action undone before it took effect (a queued restart withdrawn before it
+  // started): journaled as "withdrawn", so it uses up no budget, and the same key may run again
+  // (the task crashes for good later). False when `idem_key` names no done action.
+  bool withdraw_action(const std::string& idem_key, const std::string& why, double now);
   int count_actions(const std::string& kind, const std::string& subject, double since);
   // The cancels journaled as done since `since`, by the task each was about (one query a
   // cycle: cancels are few, held to max_cancels_per_hour).

@@ -283,6 +283,27 @@ TEST(LifecycleTrust, ARestartQueuedBehindATaskThatStepsOnIsWithdrawn) {
   EXPECT_EQ(run.slurm.submitted.size(), 1u);
 }
 
+// A withdrawn restart never started a run, so it leaves the job's restart budget as it was.
+// Before, it counted: with max_restarts = 1, task 7's real crash later was left down ("not done:
+// max_restarts (1 per 1h) reached"), and status showed a restart that never happened.
+TEST(LifecycleTrust, AWithdrawnRestartDoesNotUseUpTheRestartBudget) {
+  EndingRun run("max_restarts = 1\n");
+  crash_naming_node_2(run);
+  ASSERT_EQ(run.slurm.submitted.size(), 1u);
+  run.slurm.jobs.push_back(queued_restart(run));
+  write_file(run.log, "global_step: 7\n", true);
+  run.cycle(run.now + 60);
+  ASSERT_EQ(run.slurm.cancelled, std::vector<std::string>{"1001"}) << event_lines(*run.store);
+  EXPECT_EQ(run.store->count_actions("restart", "tr", 0), 0) << "a restart that never started";
+  // Task 7 crashes for good later, and ends.
+  write_file(run.log, "global_step: 8\nRuntimeError: CUDA error: an illegal memory access\n", true);
+  run.slurm.jobs = {run.task("FAILED")};
+  run.shows_ended("FAILED");
+  run.cycle(run.now + 120);
+  EXPECT_EQ(run.slurm.submitted.size(), 2u) << event_lines(*run.store);
+  EXPECT_EQ(run.store->count_actions("restart", "tr", 0), 1);
+}
+
 // ...or Slurm requeued task 7 (a node failure with --requeue): it is back in the queue under its
 // own id, and the queued run would start after the requeued run's end.
 TEST(LifecycleTrust, ARestartQueuedBehindATaskSlurmRequeuedIsWithdrawn) {
