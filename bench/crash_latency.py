@@ -12,10 +12,14 @@ peers of the crashed rank wait in a collective until NCCL's timeout), the run is
 cancelled and restarted; add --settle 60 so that the daemon has learned the step interval
 before the crash, as it has for a run it has watched for a while.
 
+--blame node-check: the error names no node (a CUDA error); [gpu] is on, and the task's node's
+kernel log shows an Xid 79 from just before it (stand-in nvidia-smi printing the H100 capture):
+what the restart avoids is found by node-check, in the dying task or after its end.
+
 LLMWATCH_BENCH_KEEP_LOG=PATH keeps the last run's daemon log there (and the run's, PATH.train).
 
 Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3] [--teardown 0]
-                              [--settle 0]
+                              [--settle 0] [--blame log|node-check]
 Needs root (it starts Slurm daemons). Prints a table.
 """
 import argparse, json, os, random, subprocess, time
@@ -25,7 +29,19 @@ from bench_cluster import ROOT, cluster_run, job_setup, sh, start_daemon, wait
 
 def one_run(args):
     with cluster_run("llmwatch-crash-bench-") as (d, procs):
-        work, cfg = job_setup(d, args.interval, "bench-crash")
+        gpu = ""
+        if args.blame == "node-check":
+            os.makedirs(f"{d}/kmsg")
+            for i in range(1, 5):
+                with open(f"{d}/kmsg/node-{i}.log", "w") as f:
+                    f.write("[1.0] Linux version 6.1\n")
+            os.environ.update(FAKE_NVSMI_MODE="ok", FAKE_NVSMI_APPS="/dev/null",
+                              FAKE_NVSMI_QUERY=f"{ROOT}/tests/fixtures/gpu/nvidia-smi-query-h100.csv")
+            gpu = (f'[gpu]\nenabled = true\nkernel_log = "file"\n'
+                   f'kernel_log_path = "{d}/kmsg/{{node}}.log"\nnvlink = false\n'
+                   f'nvidia_smi = "{ROOT}/tests/helpers/fake-nvidia-smi"\n'
+                   f'node_state_dir = "{d}/nodestate"\n')
+        work, cfg = job_setup(d, args.interval, "bench-crash", gpu)
         out = sh("sbatch", "--parsable", "--job-name=bench-crash", "--nodes=1", f"--chdir={work}",
                  f"--output={work}/train-%j.out",
                  f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME={args.step_time},"
@@ -43,9 +59,19 @@ def one_run(args):
         # The crash at a random phase of the daemon's tick, as in production (the daemon starts
         # with the job: without this every run would crash at the same point of the interval).
         time.sleep(random.uniform(0, args.interval_s))
-        with open(f"{work}/crash", "w") as f:
-            f.write("nccl\n")
-        crashed = wait("the crash line", lambda: "NCCL WARN" in open(log).read() and time.time())
+        if args.blame == "node-check":
+            node = sh("squeue", "-h", "-j", first, "-o", "%N").stdout.strip()
+            with open(f"{d}/kmsg/{node}.log", "a") as f:
+                f.write("[171167.620236] NVRM: Xid (PCI:0000:00:09): 79, pid=<unknown>, "
+                        "name=<unknown>, GPU has fallen off the bus.\n")
+            with open(f"{work}/crash", "w") as f:
+                f.write("cuda\n")
+            line = "CUDA error"
+        else:
+            with open(f"{work}/crash", "w") as f:
+                f.write("nccl\n")
+            line = "NCCL WARN"
+        crashed = wait("the crash line", lambda: line in open(log).read() and time.time())
 
         def rerun():
             for j in json.loads(sh("squeue", "--json").stdout or "{}").get("jobs", []):
@@ -70,11 +96,12 @@ def main():
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--teardown", default="0")
     p.add_argument("--settle", type=float, default=0)
+    p.add_argument("--blame", choices=["log", "node-check"], default="log")
     args = p.parse_args()
     args.interval_s = float(args.interval.rstrip("s"))
     rows = [one_run(args) for _ in range(args.runs)]
     print(f"daemon interval {args.interval}, steps of {args.step_time} s, "
-          f"teardown {args.teardown} s, settled {args.settle:g} s")
+          f"teardown {args.teardown} s, settled {args.settle:g} s, blamed by {args.blame}")
     print("crash line -> restarted run RUNNING: " + ", ".join(f"{r:.1f} s" for r in rows))
 
 

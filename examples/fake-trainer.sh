@@ -12,7 +12,8 @@
 #                                   DistBackendError traceback), "nccl-peer ADDR" (this host's
 #                                   rank reports a failed completion from the peer at ADDR),
 #                                   "rank N" (rank N hits a CUDA error; its lines are prefixed
-#                                   [rankN]:), "oom", "traceback" (a plain Python error), or
+#                                   [rankN]:), "cuda" (a CUDA error naming no node), "oom",
+#                                   "traceback" (a plain Python error), or
 #                                   "handled" (a traceback the trainer survives, as a wandb
 #                                   or HTTP retry: it trains on). Removed first, so a
 #                                   restarted run trains on.
@@ -100,6 +101,7 @@ while [ "$step" -lt "$max_steps" ]; do
         echo "[rank$host]: RuntimeError: CUDA error: an illegal memory access was encountered"
         echo "[rank$host]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled cuda error (run with NCCL_DEBUG=INFO for details)"
         ;;
+      cuda) echo "RuntimeError: CUDA error: an illegal memory access was encountered" ;;
       oom) echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB" ;;
       *)
         echo "Traceback (most recent call last):"

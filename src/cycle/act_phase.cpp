@@ -2,6 +2,7 @@
 #include <map>
 #include <set>
 
+#include "cycle/crash_suspects.h"
 #include "cycle/executor.h"
 #include "cycle/failure_domain.h"
 #include "cycle/phases.h"
@@ -39,23 +40,8 @@ std::vector<Suspect> suspects_for(const CycleState& s, const Finding& f) {
   const bool hang_after_crash =
       f.kind == "hung" && !w->progress.crash.empty() && !w->progress.trained_past_crash();
   if (f.kind != "crashed" && !hang_after_crash) return {};
-  const std::string& sig = w->progress.crash;
-  if (sig == "cuda-oom" || sig == "python-traceback") return {};
-  const auto& t = w->obs.running ? w->obs.running : w->last;
-  if (!t) return {};
-  TaskLayout layout;
-  layout.nodes = hosts_in(t->nodes);
-  // The peer an NCCL error names, by the NodeAddr this cycle's sinfo gave (no RPC): else the
-  // ranks that report a failed completion from it would be all the log blames.
-  if (s.nodes_ok()) {
-    std::set<std::string> mine(layout.nodes.begin(), layout.nodes.end());
-    std::vector<std::pair<std::string, std::string>> node_addrs;
-    for (const auto& n : s.nodes->nodes)
-      if (mine.count(n.name)) node_addrs.emplace_back(n.name, n.address);
-    layout.address_to_node = nodes_by_address(node_addrs);
-  }
-  std::vector<std::string> lines(w->progress.recent.begin(), w->progress.recent.end());
-  return attribute_crash(lines, layout, w->troubles);
+  if (!may_be_node_fault(w->progress.crash)) return {};
+  return crash_suspects(s, *w);
 }
 
 // Nodes with kLedgerIncidents or more incidents within lemon_window (0: lemon rule off).
@@ -168,13 +154,15 @@ void evict_node(CycleState& s, Executor& executor, const JobWork& w, const Actio
 }
 
 // Whether a crash's restart may be queued behind its dying task (rules/queued_restart.h):
-// when nothing its end would show can change the restart. The log names the nodes to avoid
-// (else the end's node-check finds them); the task stepped (a death before the first step
-// counts toward the quick-death loop); and it does not stop where the runs before it did (a
-// step loop, said at its end, restarts nothing). `named`: the failure's own suspects.
+// when nothing its end would show can change the restart. The nodes to avoid are known: the
+// log names them, or a node-check in the dying task spoke for each of its nodes (else the
+// end's node-check finds them); the task stepped (a death before the first step counts toward
+// the quick-death loop); and it does not stop where the runs before it did (a step loop, said
+// at its end, restarts nothing). `named`: the failure's own suspects.
 bool may_queue_behind(const Finding& f, const JobWork& w, const std::vector<Suspect>& named) {
   return f.kind == "crashed" && f.severity == Severity::Critical && w.obs.running &&
-         w.progress.step && !ends_a_step_loop(*w.settings, w.progress) && !named.empty();
+         w.progress.step && !ends_a_step_loop(*w.settings, w.progress) &&
+         (!named.empty() || w.dying_checked);
 }
 
 // What to do about one finding, and with what request.

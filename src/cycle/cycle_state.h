@@ -50,8 +50,11 @@ struct JobWork {
   std::vector<NodeTrouble> last_troubles;
   // ...of the task the progress follows, when a new task replaced it between two looks.
   bool replaced_cancelled = false;
-  std::vector<NodeTrouble> troubles;  // the task's nodes that Slurm shows out of service
-  int spare_nodes = -1;               // usable nodes of its partition beyond its size; -1 unknown
+  // The task's nodes that Slurm shows out of service, and those a node-check in the dying task
+  // found CRITICAL (dying_checked: that check spoke for every node of the task).
+  std::vector<NodeTrouble> troubles;
+  bool dying_checked = false;
+  int spare_nodes = -1;  // usable nodes of its partition beyond its size; -1 unknown
   // Slow-node localisation (#28): the ranks' timing as read this cycle ([[job]] timing_dir),
   // the suspect it names, and whether evicting it pays (the cost sum, for on_straggler).
   std::optional<RankTimingRead> timing;

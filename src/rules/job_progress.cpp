@@ -486,6 +486,10 @@ bool fatal_crash_signature(std::string_view crash) {
   return crash == "nccl-error" || crash == "nccl-timeout" || crash == "cuda-error";
 }
 
+bool may_be_node_fault(std::string_view crash) {
+  return fatal_crash_signature(crash) || crash == "xid";
+}
+
 StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double now) {
   StaleVerdict v;
   auto dur = [](double seconds) {

@@ -198,6 +198,9 @@ void task_ended(JobProgress& p, bool cancelled_by_llmwatch,
 // A crash signature that no rank survives (an NCCL or CUDA error, NCCL's watchdog timeout),
 // unlike an out-of-memory error or a traceback, which a trainer may catch and step on.
 bool fatal_crash_signature(std::string_view crash);
+// A crash signature a node may be at fault for (a GPU's, NCCL's or the network's error, an Xid):
+// not an out-of-memory error or a plain traceback, which blame the code or the data.
+bool may_be_node_fault(std::string_view crash);
 // After such a line with no step since, the hang allowance is 2 x the longest step interval,
 // at least this (the crash path sees a task that ends by itself within seconds).
 inline constexpr double kAfterFatalCrashFloor = 15;

@@ -264,6 +264,68 @@ TEST(LifecycleTrust, AnEndTheQueuedRestartFollowedAtOnceHasItsPostMortem) {
   EXPECT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
 }
 
+// A run of task 7 stepping every 10 s whose log prints a CUDA error naming no node, while the
+// task still runs (its other ranks hang on): the cycle that reads it, 5 s after the last step.
+// With [gpu] on, node-check in task 7's allocation answers `check`.
+CycleResult crash_naming_no_node(EndingRun& run, const std::string& check) {
+  run.idle_nodes(5);
+  run.slurm.jobs = {run.task("RUNNING")};
+  for (int i = 0; i < 6; ++i) {
+    write_file(run.log, "global_step: " + std::to_string(i + 1) + "\n", i > 0);
+    run.cycle(run.now + 10 * i);
+  }
+  write_file(run.log, kCudaError, true);
+  run.slurm.step_output = check;
+  return run.cycle(run.now + 55);
+}
+
+// #30: a crash whose lines name no node is checked in its dying task's own allocation (srun
+// --overlap, as the node-health check looks), in the cycle that reads it; the node that fails is
+// the crash's suspect, and the restart is queued behind the task, off it. Before, the restart
+// waited for the task's end and a node-check after it: half an interval later when it lingered.
+TEST(LifecycleTrust, ACrashThatNamesNoNodeIsCheckedInItsDyingTaskAndQueuedBehindIt) {
+  EndingRun run("[gpu]\nenabled = true\ncollect = \"results\"\n");
+  auto r =
+      crash_naming_no_node(run, node_check_json("node-1", Verdict::Ok, run.now + 55) +
+                                    node_check_json("node-2", Verdict::Ok, run.now + 55) +
+                                    node_check_json("node-3", Verdict::Critical, run.now + 55));
+  ASSERT_TRUE(run.finding(r, "crashed"));
+  ASSERT_EQ(run.slurm.steps.size(), 1u) << event_lines(*run.store);
+  std::string step;
+  for (const auto& a : run.slurm.steps[0]) step += a + " ";
+  EXPECT_NE(step.find("--overlap --jobid=7 "), std::string::npos) << step;
+  ASSERT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
+  EXPECT_NE(run.submitted().find("--dependency=afternotok:7 "), std::string::npos)
+      << run.submitted();
+  EXPECT_NE(run.submitted().find("--exclude=node-3 "), std::string::npos) << run.submitted();
+  EXPECT_EQ(run.store->incident_counts(0), (std::map<std::string, int>{{"node-3", 1}}));
+}
+
+// A check that cannot speak for every node of the task (one report lost, the task gone under
+// it) leaves the restart to the end's node-check, as before; one that finds every node well
+// queues it with nothing excluded, as that check would have. A crash the log attributes asks
+// no check: its lines name the nodes.
+TEST(LifecycleTrust, ADyingTasksCheckThatDoesNotSpeakForEveryNodeLeavesTheRestartToItsEnd) {
+  EndingRun partial("[gpu]\nenabled = true\ncollect = \"results\"\n");
+  crash_naming_no_node(partial, node_check_json("node-1", Verdict::Ok, partial.now + 55) +
+                                    node_check_json("node-3", Verdict::Ok, partial.now + 55));
+  EXPECT_EQ(partial.slurm.steps.size(), 1u);
+  EXPECT_TRUE(partial.slurm.submitted.empty()) << partial.submitted();
+
+  EndingRun well("[gpu]\nenabled = true\ncollect = \"results\"\n");
+  crash_naming_no_node(well, node_check_json("node-1", Verdict::Ok, well.now + 55) +
+                                 node_check_json("node-2", Verdict::Ok, well.now + 55) +
+                                 node_check_json("node-3", Verdict::Ok, well.now + 55));
+  ASSERT_EQ(well.slurm.submitted.size(), 1u) << event_lines(*well.store);
+  EXPECT_NE(well.submitted().find("--dependency=afternotok:7 "), std::string::npos);
+  EXPECT_EQ(well.submitted().find("--exclude"), std::string::npos) << well.submitted();
+
+  EndingRun named("[gpu]\nenabled = true\ncollect = \"results\"\n");
+  crash_naming_node_2(named);
+  EXPECT_TRUE(named.slurm.steps.empty());
+  EXPECT_EQ(named.slurm.submitted.size(), 1u);
+}
+
 // What Slurm cannot tell: task 7 steps on after its crash line (a trainer that caught the
 // error). The queued run would start after its end, a second run of one training: llmwatch
 // withdraws it, and leaves task 7 alone.

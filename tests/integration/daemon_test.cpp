@@ -166,29 +166,56 @@ TEST(IntegrationHelpers, AStateReadWaitsForAWriteLock) {
 // A run that prints a step, then 6-8 s later a second one and an NCCL error, then
 // `after_crash` (shell) before it exits 1, on the local cluster, supervised by a daemon ticking
 // every `interval` started once the first step is out: how long after the daemon started the
-// restart was done, and the daemon's log. With `names_node`, the error names the task's node
-// (its NCCL WARN line, as a real rank's), and the run waits for the restarted run to be
-// RUNNING: how long after the crashed task's exit.
+// restart was done, and the daemon's log. With Blame::Log, the error names the task's node (its
+// NCCL WARN line, as a real rank's); with Blame::NodeCheck it names none, [gpu] is on, and the
+// node's kernel log gets an Xid 79 just before the error (node-check: CRITICAL). With either,
+// the run waits for the restarted run to be RUNNING: how long after the crashed task's exit.
 struct CrashRun {
   double restarted_s = 0;
   std::string log;
   std::string restart_detail;
   double rerun_after_exit_s = -1;
 };
+enum class Blame { None, Log, NodeCheck };
 CrashRun crash_run(const std::string& name, const std::string& interval, int step_s,
-                   const std::string& after_crash, bool names_node = false) {
+                   const std::string& after_crash, Blame blame = Blame::None) {
+  const bool names_node = blame == Blame::Log;
   CrashRun out;
   LocalCluster c;
   EXPECT_TRUE(c.error.empty()) << c.error;
   if (!c.error.empty()) return out;
   std::string state = c.dir / "state";
   std::string config = c.dir / "llmwatch.toml";
+  std::string gpu, xid;
+  if (blame == Blame::NodeCheck) {
+    // Each node's kernel log, which the job (its owner) appends the Xid to.
+    std::string kmsg = c.dir / "kmsg";
+    std::filesystem::create_directories(kmsg);
+    for (int i = 1; i <= 4; ++i) {
+      std::string node_log = kmsg + "/node-" + std::to_string(i) + ".log";
+      write_file(node_log, "[1.0] Linux version 6.1\n");
+      using std::filesystem::perms;
+      std::filesystem::permissions(node_log, perms::owner_read | perms::owner_write |
+                                                 perms::group_read | perms::group_write |
+                                                 perms::others_read | perms::others_write);
+    }
+    setenv("FAKE_NVSMI_MODE", "ok", 1);
+    setenv("FAKE_NVSMI_QUERY", fixture("gpu/nvidia-smi-query-h100.csv").c_str(), 1);
+    setenv("FAKE_NVSMI_APPS", "/dev/null", 1);
+    gpu = "[gpu]\nenabled = true\nkernel_log = \"file\"\nkernel_log_path = \"" + kmsg +
+          "/{node}.log\"\nnvlink = false\nnvidia_smi = \"" + source_dir() +
+          "/tests/helpers/fake-nvidia-smi\"\nnode_state_dir = \"" + (c.dir / "nodestate") + "\"\n";
+    xid =
+        "echo '[171167.620236] NVRM: Xid (PCI:0000:00:09): 79, pid=<unknown>, name=<unknown>, "
+        "GPU has fallen off the bus.' >> " +
+        kmsg + "/$SLURMD_NODENAME.log\n";
+  }
   write_file(config, "[llmwatch]\nstate_dir = \"" + state + "\"\ninterval = \"" + interval +
-                         "\"\n[[job]]\nname = \"" + name + "\"\n" + job_owner() +
+                         "\"\n" + gpu + "[[job]]\nname = \"" + name + "\"\n" + job_owner() +
                          "startup_grace = \"2m\"\n");
   std::string script = c.dir / "train.sh";
   write_file(script, "#!/bin/sh\necho 'global_step: 1'\nsleep " + std::to_string(step_s) +
-                         "\necho 'global_step: 2'\n" +
+                         "\necho 'global_step: 2'\n" + xid +
                          (names_node ? "echo \"$SLURMD_NODENAME:48211:48377 [5] NCCL WARN "
                                        "NET/IB : Got completion from peer 10.11.0.2 with error "
                                        "12\"\n"
@@ -223,7 +250,7 @@ CrashRun crash_run(const std::string& name, const std::string& interval, int ste
   out.restart_detail =
       llmwatch_sql(state, "SELECT detail FROM actions WHERE kind='restart' AND state='done'");
   double rerun = 0;
-  if (names_node) {
+  if (blame != Blame::None) {
     EXPECT_TRUE(eventually(
         [&] {
           for (const auto& j : c.jobs())
@@ -281,7 +308,7 @@ TEST(Daemon, ARestartWaitingForItsTaskToEndIsLookedAtAgainSooner) {
 // delay from the task's exit to the new run RUNNING is a figure, not asserted.
 TEST(Daemon, ACrashThatNamesItsNodeIsRestartedTheMomentItsTaskIsGone) {
   LLMWATCH_REQUIRE_CLUSTER();
-  auto run = crash_run("crash-queued", "30s", 6, "sleep 20\n", true);
+  auto run = crash_run("crash-queued", "30s", 6, "sleep 20\n", Blame::Log);
   ASSERT_GT(run.restarted_s, 0);
   EXPECT_NE(run.restart_detail.find("to start once"), std::string::npos) << run.restart_detail;
   EXPECT_NE(run.restart_detail.find("excluding node-"), std::string::npos) << run.restart_detail;
@@ -293,6 +320,20 @@ TEST(Daemon, ACrashThatNamesItsNodeIsRestartedTheMomentItsTaskIsGone) {
   ASSERT_NE(replayed, std::string::npos) << run.log;
   EXPECT_LT(replayed, restarted) << run.log;
   EXPECT_LT(restarted, sooner) << run.log;
+}
+
+// #30: a crash whose log names no node (a CUDA error), on a node whose kernel log shows an Xid
+// 79: the cycle that reads it runs node-check in the dying task (srun --overlap), finds the node
+// CRITICAL, and queues the restart behind the task, off that node. Before, the restart waited
+// for the task's end and a node-check after it (the test above: 30 s after the daemon
+// started, with [gpu] off). The delay from the task's exit to the new run RUNNING is a figure.
+TEST(Daemon, ACrashThatNamesNoNodeIsCheckedInItsTaskAndQueuedBehindIt) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  auto run = crash_run("crash-checked", "30s", 6, "sleep 20\n", Blame::NodeCheck);
+  ASSERT_GT(run.restarted_s, 0);
+  EXPECT_NE(run.restart_detail.find("to start once"), std::string::npos) << run.restart_detail;
+  EXPECT_NE(run.restart_detail.find("excluding node-"), std::string::npos) << run.restart_detail;
+  EXPECT_GE(run.rerun_after_exit_s, 0) << run.log;
 }
 
 }  // namespace

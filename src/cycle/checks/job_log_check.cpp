@@ -15,6 +15,7 @@
 #include "cycle/check.h"
 #include "cycle/checks/node_check_srun.h"
 #include "cycle/checks/straggler_judge.h"
+#include "cycle/crash_suspects.h"
 #include "cycle/failure_domain.h"
 #include "probes/end_evidence.h"
 #include "probes/job_logs.h"
@@ -378,13 +379,50 @@ bool wants_node_check(const CycleState& s, const JobWork& w) {
   return w.ended_new || w.ended->node_check_pending;
 }
 
+// #30: the same check for a crash read while its task is still there (its other ranks hang on,
+// a slow epilog), in the dying task's own allocation (srun --overlap, as the node-health check
+// looks), in the cycle that reads the crash line. Before, the restart of such a crash waited
+// for the task's end and a check after it, half an interval later when the task lingered; a
+// check that speaks for every node now lets it be queued behind the task (act_phase), as for a
+// crash whose lines name its nodes. A check that cannot run or speak leaves the end's.
+bool wants_dying_check(const CycleState& s, const JobWork& w) {
+  const JobProgress& p = w.progress;
+  return s.config.gpu.enabled && w.obs.running && p.step && p.task == w.obs.running->display_id() &&
+         may_be_node_fault(p.crash) && !p.trained_past_crash() && p.crash_seen >= s.now &&
+         crash_suspects(s, w).empty();
+}
+
+// Whether the reports speak for every node of `nodes` (a hostlist).
+bool speaks_for_all(const std::vector<NodeReport>& reports, const std::string& nodes) {
+  std::set<std::string> spoke;
+  for (const auto& r : reports)
+    if (r.verdict != Verdict::Unknown) spoke.insert(r.node);
+  auto all = hosts_in(nodes);
+  return !all.empty() &&
+         std::all_of(all.begin(), all.end(), [&](const std::string& n) { return spoke.count(n); });
+}
+
 // Every such check of the cycle at once, under its remote budget (#26.8: one after another
 // they overran the cycle's deadline, and the post-mortems were made again every cycle). One
 // that does not fit leaves its post-mortem pending: the end is unknown until the next cycle
 // checks, and the post-mortem itself is kept, not made again.
 void check_nodes_after_crashes(CycleState& s) {
-  std::vector<JobWork*> jobs;
+  struct Asked {
+    JobWork* w;
+    bool dying;  // in the task, after its crash line; else on the nodes an ended task left
+  };
+  std::vector<Asked> jobs;
   std::vector<NodeCheckAsk> asks;
+  for (auto& w : s.work) {
+    if (!wants_dying_check(s, w)) continue;
+    std::vector<std::string> errors;
+    auto ask = ask_in_job(*w.obs.running, errors);
+    for (const auto& e : errors) s.store.add_event(s.now, "node-check", w.label, "warning", e);
+    if (!ask) continue;
+    ask->what = "in task " + w.obs.running->display_id() + " after its crash line";
+    asks.push_back(std::move(*ask));
+    jobs.push_back({&w, true});
+  }
   for (auto& w : s.work) {
     if (!wants_node_check(s, w)) continue;
     const PostMortem& pm = *w.ended;
@@ -394,15 +432,23 @@ void check_nodes_after_crashes(CycleState& s) {
     if (pm.node_count > 0) ask.placement.push_back("--nodes=" + std::to_string(pm.node_count));
     if (!pm.partition.empty()) ask.placement.push_back("--partition=" + pm.partition);
     asks.push_back(std::move(ask));
-    jobs.push_back(&w);
+    jobs.push_back({&w, false});
   }
   auto answers = node_checks_by_srun(s.config, s.slurm, s.remote, asks);
   for (size_t i = 0; i < answers.size(); ++i) {
-    JobWork& w = *jobs[i];
+    JobWork& w = *jobs[i].w;
     const auto& got = answers[i];
+    if (!got.error.empty()) s.store.add_event(s.now, "node-check", w.label, "warning", got.error);
+    if (jobs[i].dying) {
+      for (const auto& r : got.reports)
+        if (r.verdict == Verdict::Critical)
+          w.troubles.push_back(
+              {r.node, "node-check in the task after its crash line: CRITICAL " + r.headline()});
+      w.dying_checked = !got.deferred && speaks_for_all(got.reports, w.obs.running->nodes);
+      continue;
+    }
     w.ended_updated = w.ended->node_check_pending != got.deferred;
     w.ended->node_check_pending = got.deferred;
-    if (!got.error.empty()) s.store.add_event(s.now, "node-check", w.label, "warning", got.error);
     for (const auto& r : got.reports)
       if (r.verdict == Verdict::Critical)
         w.ended->suspects.push_back(

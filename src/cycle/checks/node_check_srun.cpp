@@ -10,6 +10,21 @@
 
 namespace llmwatch {
 
+std::optional<NodeCheckAsk> ask_in_job(const SlurmJob& task, std::vector<std::string>& errors) {
+  std::vector<std::string> placement = {"--overlap", "--jobid=" + std::to_string(task.job_id),
+                                        "--ntasks-per-node=1"};
+  if (task.node_count > 0) placement.push_back("--nodes=" + std::to_string(task.node_count));
+  // Root may not start a step in another user's job ("Access/permission denied"): the step
+  // runs as the job's owner, in the job's group (its credential names both).
+  auto identity = owner_identity_args(task);
+  if (!identity) {
+    errors.push_back("node-check in job " + std::to_string(task.job_id) + ": " + identity.error());
+    return std::nullopt;
+  }
+  placement.insert(placement.end(), identity->begin(), identity->end());
+  return NodeCheckAsk{std::move(placement), "in job " + std::to_string(task.job_id)};
+}
+
 SrunNodeCheck node_check_by_srun(const Config& config, SlurmClient& slurm,
                                  std::vector<std::string> placement, const std::string& what,
                                  Seconds timeout) {

@@ -2,12 +2,14 @@
 // `llmwatch node-check --json` on nodes through srun, and its reports: into a running watched
 // job (--overlap, the node-health check) or as a short job of its own on the nodes a crashed
 // run left (the quick check before a restart).
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "config/config.h"
 #include "rules/node_report.h"
 #include "slurm/slurm_client.h"
+#include "slurm/slurm_job.h"
 #include "util/time_budget.h"
 
 namespace llmwatch {
@@ -22,6 +24,10 @@ struct NodeCheckAsk {
   std::vector<std::string> placement;  // srun's options: where it runs
   std::string what;                    // for the error: "after task 7 ended"
 };
+
+// `srun --overlap --jobid` one node-check per node of a running task's allocation, as its
+// owner; nullopt (the reason in `errors`) when the owner cannot be named.
+std::optional<NodeCheckAsk> ask_in_job(const SlurmJob& task, std::vector<std::string>& errors);
 
 // `srun <placement> llmwatch [--config PATH] node-check --json`, within `timeout`.
 SrunNodeCheck node_check_by_srun(const Config& config, SlurmClient& slurm,

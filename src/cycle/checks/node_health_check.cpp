@@ -86,23 +86,6 @@ void finish_reboots(Store& store, NodeFacts& facts) {
   }
 }
 
-// `srun --overlap --jobid` one node-check per node of a watched task's allocation, as its
-// owner; nullopt (the reason in `errors`) when the owner cannot be named.
-std::optional<NodeCheckAsk> ask_in_job(const SlurmJob& task, std::vector<std::string>& errors) {
-  std::vector<std::string> placement = {"--overlap", "--jobid=" + std::to_string(task.job_id),
-                                        "--ntasks-per-node=1"};
-  if (task.node_count > 0) placement.push_back("--nodes=" + std::to_string(task.node_count));
-  // Root may not start a step in another user's job ("Access/permission denied"): the step
-  // runs as the job's owner, in the job's group (its credential names both).
-  auto identity = owner_identity_args(task);
-  if (!identity) {
-    errors.push_back("node-check in job " + std::to_string(task.job_id) + ": " + identity.error());
-    return std::nullopt;
-  }
-  placement.insert(placement.end(), identity->begin(), identity->end());
-  return NodeCheckAsk{std::move(placement), "in job " + std::to_string(task.job_id)};
-}
-
 // One node-check per node of every watched job's allocation, every job's at once under the
 // cycle's remote budget (collect = "srun").
 std::vector<NodeReport> collect_by_srun(CycleState& s, const std::vector<WatchedTask>& running,
