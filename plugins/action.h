@@ -79,6 +79,9 @@ enum class HourlyBudget { None, Restarts, Drains, Cancels };
 // job when no task is known.
 std::string task_identity(const ActionRequest& r);
 std::string task_identity(const std::string& display_id, std::int64_t start);
+// The journal key of a task's restart (restart's own): what a withdrawn queued restart, which
+// started no run, is found by (Store::withdraw_action).
+std::string restart_key(const std::string& display_id, std::int64_t start);
 
 class ActionPlugin {
  public:

@@ -9,6 +9,10 @@ std::string task_identity(const std::string& display_id, std::int64_t start) {
   return display_id + "@" + std::to_string(start);
 }
 
+std::string restart_key(const std::string& display_id, std::int64_t start) {
+  return "restart:" + task_identity(display_id, start);
+}
+
 std::string task_identity(const ActionRequest& r) {
   return r.task ? task_identity(r.task->display_id(), r.task->start_time) : r.job;
 }

@@ -49,7 +49,8 @@ class RestartAction : public ActionPlugin {
   HourlyBudget budget() const override { return HourlyBudget::Restarts; }
   bool manual() const override { return true; }
   std::string idem_key(const ActionRequest& r) const override {
-    return "restart:" + (r.task ? task_identity(r) : r.job + ":" + r.finding.key);
+    return r.task ? restart_key(r.task->display_id(), r.task->start_time)
+                  : "restart:" + r.job + ":" + r.finding.key;
   }
   std::string happens_anyway(const ActionRequest& r) const override {
     const SlurmJob* next = next_array_task(r);

@@ -29,11 +29,11 @@ class WithdrawAction : public ActionPlugin {
     if (auto cancel = ctx.slurm.cancel(id); !cancel) return {ActionState::Failed, cancel.error()};
     std::string detail = "scancel " + id + " (queued, never started)";
     // The restart that queued it never started a run: it gives back what it took of the
-    // job's max_restarts (and of max_restarts_per_hour). Its journal key is restart's own.
+    // job's max_restarts (and of max_restarts_per_hour).
     auto queued = QueuedRestart::from_text(ctx.store.get(kv::queued_restart(r.job)).value_or(""));
     if (queued && submitted_as(*r.task, queued->successor) &&
-        ctx.store.withdraw_action(
-            "restart:" + task_identity(queued->after_task, queued->after_start), detail, ctx.now))
+        ctx.store.withdraw_action(restart_key(queued->after_task, queued->after_start), detail,
+                                  ctx.now))
       detail += "; the restart no longer counts toward max_restarts";
     return {ActionState::Done, detail};
   }

@@ -4,6 +4,7 @@
 #include "cycle/goodput_record.h"
 #include "cycle/phases.h"
 #include "rules/job_rules.h"
+#include "rules/queued_restart.h"
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/json_writer.h"
@@ -12,6 +13,19 @@
 
 namespace llmwatch {
 namespace {
+
+// A restart queued behind a task that then ended well: Slurm withdrew it by itself (a job whose
+// afternotok can no longer be met is cancelled: --kill-on-invalid-dep). It started no run, so
+// it gives back its restart budget, as one the withdraw action cancels does (before, the
+// journal kept it as a restart done).
+void give_back_queued_restart(CycleState& s, const JobWork& w) {
+  auto q = QueuedRestart::from_text(s.store.get(kv::queued_restart(w.label)).value_or(""));
+  if (!q || !w.ended->same_task(q->after_task, q->after_start)) return;
+  const std::string why = "withdrawn by Slurm: job " + q->successor + " was queued to start if " +
+                          q->after_task + " failed, and it ended well";
+  if (s.store.withdraw_action(restart_key(q->after_task, q->after_start), why, s.now))
+    s.store.add_event(s.now, "action", w.label, "info", "restart " + why);
+}
 
 // The firing findings of jobs no longer in the config ("job:<label>/..." for no configured
 // label): nothing judges their scope any more, so they would fire for ever. A key is a configured
@@ -83,6 +97,7 @@ void remember_job(CycleState& s, JobWork& w) {
     s.store.add_event(s.now, "ended", w.label,
                       w.ended->verdict.cls == EndClass::Completed ? "info" : "warning", text,
                       w.ended->to_json());
+    if (w.ended->verdict.cls == EndClass::Completed) give_back_queued_restart(s, w);
   }
   // The training loop removes the save switch once it saved: say so, once.
   if (!w.obs.save_switch_age && s.store.get(kv::save_requested(w.label)).value_or("") == "1") {

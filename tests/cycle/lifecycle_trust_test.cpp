@@ -366,6 +366,23 @@ TEST(LifecycleTrust, AWithdrawnRestartDoesNotUseUpTheRestartBudget) {
   EXPECT_EQ(run.store->count_actions("restart", "tr", 0), 1);
 }
 
+// What Slurm withdraws by itself: task 7 ends well after all (exit 0), and --kill-on-invalid-dep
+// cancels the queued run, which never started. Its restart gives back the budget as one llmwatch
+// withdrew does, and the history says so. Before, the journal kept it as a restart done.
+TEST(LifecycleTrust, ARestartSlurmWithdrewWhenTheTaskEndedWellDoesNotCount) {
+  EndingRun run;
+  crash_naming_node_2(run);
+  ASSERT_EQ(run.slurm.submitted.size(), 1u);
+  run.slurm.jobs = {run.task("COMPLETED")};  // 1001 is gone: DependencyNeverSatisfied
+  run.shows_ended("COMPLETED", "0:0");
+  run.cycle(run.now + 65);
+  EXPECT_EQ(run.store->count_actions("restart", "tr", 0), 0) << event_lines(*run.store);
+  EXPECT_NE(event_lines(*run.store).find("withdrawn by Slurm"), std::string::npos)
+      << event_lines(*run.store);
+  EXPECT_TRUE(run.slurm.cancelled.empty());
+  EXPECT_EQ(run.slurm.submitted.size(), 1u);
+}
+
 // ...or Slurm requeued task 7 (a node failure with --requeue): it is back in the queue under its
 // own id, and the queued run would start after the requeued run's end.
 TEST(LifecycleTrust, ARestartQueuedBehindATaskSlurmRequeuedIsWithdrawn) {
