@@ -1,5 +1,7 @@
 #include "rules/queued_restart.h"
 
+#include <algorithm>
+
 #include "util/strings.h"
 
 namespace llmwatch {
@@ -55,6 +57,30 @@ std::optional<Finding> restart_not_needed(const std::string& label, const Queued
                        queued.after_task + " ended, but " + why + ": withdrawing it");
   f.evidence.push_back(successor->display_id() + " " + successor->state + " (" + successor->reason +
                        ")");
+  f.cause = queued.successor;
+  f.episode = queued.successor;
+  return f;
+}
+
+std::optional<Finding> restart_after_cancel(const std::string& label, const QueuedRestart& queued,
+                                            const PostMortem& ended, bool cancelled_by_llmwatch,
+                                            const std::vector<SlurmJob>& entries) {
+  if (cancelled_by_llmwatch || ended.verdict.cls != EndClass::Cancelled ||
+      !ended.same_task(queued.after_task, queued.after_start))
+    return std::nullopt;
+  auto successor = std::find_if(entries.begin(), entries.end(), [&](const SlurmJob& e) {
+    return submitted_as(e, queued.successor);
+  });
+  if (successor == entries.end()) return std::nullopt;  // gone: nothing runs in its place
+  Finding f = make_finding(
+      "job:" + label, label, "restart-after-cancel", Severity::Warning,
+      queued.after_task +
+          " was cancelled, not by llmwatch, while a restart was queued behind its "
+          "crash: Slurm counts a cancel as a failure and " +
+          (successor->running() ? "started" : "starts") + " job " + successor->display_id() +
+          " in its place; scancel " + successor->control_id() + " if the run was meant to stop");
+  f.evidence.push_back(ended.verdict.summary);
+  f.evidence.push_back(successor->display_id() + " " + successor->state);
   f.cause = queued.successor;
   f.episode = queued.successor;
   return f;

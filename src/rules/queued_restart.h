@@ -15,6 +15,7 @@
 
 #include "rules/finding.h"
 #include "rules/job_progress.h"
+#include "rules/post_mortem.h"
 #include "slurm/slurm_job.h"
 
 namespace llmwatch {
@@ -40,5 +41,14 @@ bool submitted_as(const SlurmJob& e, const std::string& id);
 std::optional<Finding> restart_not_needed(const std::string& label, const QueuedRestart& queued,
                                           const std::vector<SlurmJob>& entries,
                                           const JobProgress& progress);
+
+// "restart-after-cancel" (a warning): the task a restart was queued behind was cancelled, not by
+// llmwatch (a person meant to stop the run, most likely), and Slurm, for which a cancel is as
+// much a failure as a crash (`afternotok` cannot tell them apart), starts the queued run in its
+// place. Only a person can say which was meant: the finding names the job to cancel. For the
+// post-mortem made this cycle only (told once).
+std::optional<Finding> restart_after_cancel(const std::string& label, const QueuedRestart& queued,
+                                            const PostMortem& ended, bool cancelled_by_llmwatch,
+                                            const std::vector<SlurmJob>& entries);
 
 }  // namespace llmwatch

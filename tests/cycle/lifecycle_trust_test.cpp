@@ -383,6 +383,44 @@ TEST(LifecycleTrust, ARestartSlurmWithdrewWhenTheTaskEndedWellDoesNotCount) {
   EXPECT_EQ(run.slurm.submitted.size(), 1u);
 }
 
+// A person cancels task 7 while its restart is queued: to Slurm a cancel is a failure, so the
+// queued run starts in its place. llmwatch cannot tell what the person meant, and starts or
+// stops nothing: it warns, naming the job to cancel. Before, nothing was said. A cancel of
+// llmwatch's own (the hang rule's) is the queued run's very purpose: no warning then.
+TEST(LifecycleTrust, ATaskAPersonCancelsBehindAQueuedRestartIsTold) {
+  EndingRun run;
+  crash_naming_node_2(run);
+  ASSERT_EQ(run.slurm.submitted.size(), 1u);
+  SlurmJob started = queued_restart(run);
+  started.state = "RUNNING";
+  started.reason.clear();
+  started.start_time = static_cast<std::int64_t>(run.now) + 60;
+  run.slurm.jobs = {run.task("CANCELLED"), started};
+  run.shows_ended("CANCELLED", "0:15");
+  auto r = run.cycle(run.now + 65);
+  const Finding* f = run.finding(r, "restart-after-cancel");
+  ASSERT_TRUE(f) << event_lines(*run.store);
+  EXPECT_EQ(f->severity, Severity::Warning);
+  EXPECT_NE(f->summary.find("scancel 1001 if the run was meant to stop"), std::string::npos)
+      << f->summary;
+  EXPECT_TRUE(run.slurm.cancelled.empty());
+  EXPECT_EQ(run.slurm.submitted.size(), 1u);
+
+  EndingRun hung("confirm_hang = \"0s\"\n");
+  crash_naming_node_2(hung);
+  hung.slurm.jobs.push_back(queued_restart(hung));
+  hung.cycle(hung.now + 75);  // the peers' hang: llmwatch cancels task 7
+  ASSERT_EQ(hung.slurm.cancelled, std::vector<std::string>{"7"}) << event_lines(*hung.store);
+  SlurmJob after = queued_restart(hung);
+  after.state = "RUNNING";
+  after.reason.clear();
+  after.start_time = static_cast<std::int64_t>(hung.now) + 76;
+  hung.slurm.jobs = {hung.task("CANCELLED"), after};
+  hung.shows_ended("CANCELLED", "0:15");
+  EXPECT_FALSE(hung.finding(hung.cycle(hung.now + 80), "restart-after-cancel"))
+      << event_lines(*hung.store);
+}
+
 // ...or Slurm requeued task 7 (a node failure with --requeue): it is back in the queue under its
 // own id, and the queued run would start after the requeued run's end.
 TEST(LifecycleTrust, ARestartQueuedBehindATaskSlurmRequeuedIsWithdrawn) {

@@ -596,6 +596,10 @@ void prepare_end(CycleState& s, JobWork& w, const QueueIndex& index, const Clust
   // What only an ended run needs: a running one costs no store reads here (1,000 watched
   // jobs would otherwise cost 2,000 queries a cycle).
   if ((w.obs.running && !w.last_replaced) || !w.last) return;
+  // An end may be one a restart was queued behind (restart_after_cancel).
+  if (!w.queued_restart)
+    w.queued_restart =
+        QueuedRestart::from_text(s.store.get(kv::queued_restart(w.label)).value_or(""));
   if (auto pm = PostMortem::from_json(s.store.get(kv::post_mortem(w.label)).value_or(""));
       pm && pm->same_task(w.last->display_id(), w.last->start_time))
     w.ended = std::move(pm);
@@ -721,6 +725,10 @@ class JobLogCheck : public Check {
                   if (w.queued_restart)
                     if (auto f = restart_not_needed(w.label, *w.queued_restart, w.obs.entries,
                                                     w.progress))
+                      findings.push_back(std::move(*f));
+                  if (w.queued_restart && w.ended && w.ended_new)
+                    if (auto f = restart_after_cancel(w.label, *w.queued_restart, *w.ended,
+                                                      w.cancelled_by_llmwatch, w.obs.entries))
                       findings.push_back(std::move(*f));
                 }).error();
       if (!error.empty()) {
