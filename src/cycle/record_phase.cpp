@@ -19,7 +19,7 @@ namespace {
 // it gives back its restart budget, as one the withdraw action cancels does (before, the
 // journal kept it as a restart done).
 void give_back_queued_restart(CycleState& s, const JobWork& w) {
-  auto q = QueuedRestart::from_text(s.store.get(kv::queued_restart(w.label)).value_or(""));
+  const auto& q = w.queued_restart;  // read with the end (prepare_end)
   if (!q || !w.ended->same_task(q->after_task, q->after_start)) return;
   const std::string why = "withdrawn by Slurm: job " + q->successor + " was queued to start if " +
                           q->after_task + " failed, and it ended well";

@@ -173,6 +173,15 @@ SlurmJob queued_restart(EndingRun& run) {
   return q;
 }
 
+// The same job once Slurm started it, `after` seconds past run.now (task 7 gone).
+SlurmJob started_restart(EndingRun& run, double after) {
+  SlurmJob q = queued_restart(run);
+  q.state = "RUNNING";
+  q.reason.clear();
+  q.start_time = static_cast<std::int64_t>(run.now + after);
+  return q;
+}
+
 // The crash's peers wait in the collective: the hang rule ends them after two step intervals,
 // and the restart stays off node-2. Before, the hang's restart (which runs first) had no
 // suspects; and the crash's, seen while the task ran, blamed the two reporters: no address was
@@ -212,10 +221,7 @@ TEST(LifecycleTrust, ACrashThatNamesItsNodeIsRestartedQueuedBehindItsDyingTask) 
   auto r = run.cycle(run.now + 58);
   EXPECT_FALSE(run.finding(r, "restart-unneeded"));
   // Slurm starts the queued run once task 7 is gone: one run, never a second restart.
-  SlurmJob started = queued_restart(run);
-  started.state = "RUNNING";
-  started.reason.clear();
-  started.start_time = 1'800'000'062;
+  SlurmJob started = started_restart(run, 62);
   run.slurm.jobs = {started};
   run.shows_ended("FAILED");
   run.cycle(run.now + 65);
@@ -237,10 +243,7 @@ TEST(LifecycleTrust, AnEndTheQueuedRestartFollowedAtOnceHasItsPostMortem) {
   ASSERT_EQ(run.slurm.submitted.size(), 1u);
   run.slurm.jobs.push_back(queued_restart(run));
   run.cycle(run.now + 58);
-  SlurmJob ended = run.task("FAILED"), started = queued_restart(run);
-  started.state = "RUNNING";
-  started.reason.clear();
-  started.start_time = static_cast<std::int64_t>(run.now) + 62;
+  SlurmJob ended = run.task("FAILED"), started = started_restart(run, 62);
   run.slurm.jobs = {ended, started};
   run.shows_ended("FAILED");
   run.slurm.shown_jobs["7"]["EndTime"] = std::to_string(static_cast<std::int64_t>(run.now) + 60);
@@ -391,10 +394,7 @@ TEST(LifecycleTrust, ATaskAPersonCancelsBehindAQueuedRestartIsTold) {
   EndingRun run;
   crash_naming_node_2(run);
   ASSERT_EQ(run.slurm.submitted.size(), 1u);
-  SlurmJob started = queued_restart(run);
-  started.state = "RUNNING";
-  started.reason.clear();
-  started.start_time = static_cast<std::int64_t>(run.now) + 60;
+  SlurmJob started = started_restart(run, 60);
   run.slurm.jobs = {run.task("CANCELLED"), started};
   run.shows_ended("CANCELLED", "0:15");
   auto r = run.cycle(run.now + 65);
@@ -411,10 +411,7 @@ TEST(LifecycleTrust, ATaskAPersonCancelsBehindAQueuedRestartIsTold) {
   hung.slurm.jobs.push_back(queued_restart(hung));
   hung.cycle(hung.now + 75);  // the peers' hang: llmwatch cancels task 7
   ASSERT_EQ(hung.slurm.cancelled, std::vector<std::string>{"7"}) << event_lines(*hung.store);
-  SlurmJob after = queued_restart(hung);
-  after.state = "RUNNING";
-  after.reason.clear();
-  after.start_time = static_cast<std::int64_t>(hung.now) + 76;
+  SlurmJob after = started_restart(hung, 76);
   hung.slurm.jobs = {hung.task("CANCELLED"), after};
   hung.shows_ended("CANCELLED", "0:15");
   EXPECT_FALSE(hung.finding(hung.cycle(hung.now + 80), "restart-after-cancel"))
