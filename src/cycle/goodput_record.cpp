@@ -53,7 +53,12 @@ std::vector<std::string> loop_tasks(const CycleState& s, const JobWork& w) {
 void record_goodput(CycleState& s, const JobWork& w) {
   GoodputState state = s.store.goodput_state(w.label);
   GoodputLook look;
-  look.now = s.now;
+  // The tasks' states are squeue's, as old as its answer: a wake replays its tick's. They hold
+  // up to then, not up to now: a task shown running may have ended since, and its successor
+  // started. The time after is left to the next look that asks afresh, which knows that end
+  // and that start (GoodputTruth under load: a wake charged a cancelled hang 1.3 s into the
+  // restart's startup and the queue before it).
+  look.now = s.queue ? s.now - std::clamp(s.queue->age_s, 0.0, s.now) : s.now;
   // The steps read this cycle: the running task's, or the last lines of one that ended, read
   // after its end.
   const JobProgress& p = w.progress;
@@ -61,6 +66,8 @@ void record_goodput(CycleState& s, const JobWork& w) {
   look.progress_at = p.last_progress;
   look.step = p.step;
   if (const auto& t = w.obs.running) {
+    // Steps read now say it ran until the last of them, whatever the queue's age.
+    if (look.advanced) look.now = std::clamp(p.last_progress, look.now, s.now);
     look.task = t->run_key();
     look.task_start = static_cast<double>(t->start_time);
     look.gpus = gpus_of(s, w, *t);

@@ -62,6 +62,9 @@ struct SlurmJob {
 struct SqueueParse {
   std::vector<SlurmJob> jobs;
   std::string error;  // set when the text is not a squeue --json document
+  // Seconds since slurmctld gave this answer: 0 when asked this cycle, more when a wake replays
+  // its tick's answer. The states it holds are known up to then, not up to now.
+  double age_s = 0;
   bool ok() const { return error.empty(); }
 };
 

@@ -66,5 +66,47 @@ TEST(GoodputCycle, TheGpusAreSlurmsAllocationWhereItNamesOne) {
   EXPECT_DOUBLE_EQ(t_all.allocated + state.open_s, (at - run.now) * 16);
 }
 
+// A wake between ticks replays the tick's squeue answer: it vouches for the tasks' states up to
+// when it was asked, not up to the wake. Task 7 ended and its restart started after the tick; a
+// wake 10 s later still shows 7 running. The next tick knows 7's end and 8's start, and the
+// ledger splits the time there: 7's idle end up to its end, the queue up to 8's start, 8's
+// startup from it. Before, the wake charged 7 up to the wake (GoodputTruth on the local
+// cluster under load: a cancelled hang charged 1.3 s into the restart's startup and queue).
+TEST(GoodputCycle, AWakeOnTheTicksSnapshotChargesOnlyTheTimeThatSnapshotVouchesFor) {
+  EndingRun run("gpus = 4\n");
+  SlurmJob t = run.task("RUNNING");
+  t.start_time = static_cast<std::int64_t>(run.now);
+  run.slurm.jobs = {t};
+  write_file(run.log, "");
+  run.cycle(run.now);
+  double at = run.now;
+  for (int i = 1; i <= 3; ++i) {
+    write_file(run.log, "global_step: " + std::to_string(i) + "\n", true);
+    run.cycle(at += 10);
+  }
+  const double tick = at, ended = tick + 4, started = tick + 6;
+  auto buckets = [&] {
+    std::map<std::string, double> b;
+    for (const auto& row : GoodputLedger(*run.store).rows(0)) b[row.bucket] += row.gpu_seconds;
+    return b;
+  };
+  const double first_startup = buckets()["startup"];
+  run.slurm.queue_age = 10;  // the wake: the tick's answer, 7 still running
+  run.cycle(tick + 10);
+  run.slurm.queue_age = 0;
+  SlurmJob restart = run.task("RUNNING");
+  restart.job_id = 8;
+  restart.start_time = static_cast<std::int64_t>(started);
+  run.slurm.jobs = {run.task("FAILED"), restart};
+  run.shows_ended("FAILED");
+  run.slurm.shown_jobs["7"]["EndTime"] = std::to_string(static_cast<std::int64_t>(ended));
+  run.cycle(tick + 20);
+  auto b = buckets();
+  EXPECT_DOUBLE_EQ(b["idle end"], (ended - tick) * 4) << event_lines(*run.store);
+  EXPECT_DOUBLE_EQ(b["queue"], (started - ended) * 4) << event_lines(*run.store);
+  EXPECT_DOUBLE_EQ(b["startup"] - first_startup, (tick + 20 - started) * 4)
+      << event_lines(*run.store);
+}
+
 }  // namespace
 }  // namespace llmwatch

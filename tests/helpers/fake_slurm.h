@@ -23,6 +23,7 @@ class FakeSlurm : public SlurmClient {
   std::vector<SlurmJob> jobs;
   std::vector<SlurmNode> node_list;
   std::string queue_error;   // non-empty: squeue "fails"
+  double queue_age = 0;      // > 0: the answer is that old (a wake replaying its tick's)
   std::string submit_error;  // non-empty: sbatch "fails" (nothing is submitted)
   std::map<std::string, std::map<std::string, std::string>> accounted_jobs;  // sacct, by id
   std::function<void(const std::string&)> on_show_job;                       // may throw
@@ -36,6 +37,7 @@ class FakeSlurm : public SlurmClient {
   SqueueParse queue() override {
     SqueueParse p;
     p.error = queue_error;
+    p.age_s = queue_age;
     if (p.ok()) p.jobs = jobs;
     return p;
   }

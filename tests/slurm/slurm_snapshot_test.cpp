@@ -21,12 +21,16 @@ TEST(SlurmSnapshot, AWakeReplaysTheTicksAnswersWithoutAskingSlurm) {
   q.jobs.push_back(SlurmJob{});
   q.jobs.back().job_id = 7;
   snap.queue = q;
+  snap.queue_asked = std::chrono::steady_clock::now() - std::chrono::seconds(5);
   snap.nodes = SinfoParse{};
   SnapshotSlurm wake(no_slurm(), snap, true);
   auto got = wake.queue();
   ASSERT_TRUE(got.ok()) << got.error;
   ASSERT_EQ(got.jobs.size(), 1u);
   EXPECT_EQ(got.jobs[0].job_id, 7);
+  // It says how old it is: the states it holds are the tick's, not the wake's.
+  EXPECT_GE(got.age_s, 5);
+  EXPECT_LT(got.age_s, 60);
   EXPECT_TRUE(wake.nodes().ok());
 }
 
