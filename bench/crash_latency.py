@@ -15,11 +15,13 @@ before the crash, as it has for a run it has watched for a while.
 --blame node-check: the error names no node (a CUDA error); [gpu] is on, and the task's node's
 kernel log shows an Xid 79 from just before it (stand-in nvidia-smi printing the H100 capture):
 what the restart avoids is found by node-check, in the dying task or after its end.
+--blame none: the same CUDA error with [gpu] off: nothing says which node to avoid, so the
+restart waits for the task's end (Slurm is asked about that task alone while it waits).
 
 LLMWATCH_BENCH_KEEP_LOG=PATH keeps the last run's daemon log there (and the run's, PATH.train).
 
 Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3] [--teardown 0]
-                              [--settle 0] [--blame log|node-check]
+                              [--settle 0] [--blame log|node-check|none]
 Needs root (it starts Slurm daemons). Prints a table.
 """
 import argparse, json, os, random, subprocess, time
@@ -59,7 +61,11 @@ def one_run(args):
         # The crash at a random phase of the daemon's tick, as in production (the daemon starts
         # with the job: without this every run would crash at the same point of the interval).
         time.sleep(random.uniform(0, args.interval_s))
-        if args.blame == "node-check":
+        if args.blame == "none":
+            with open(f"{work}/crash", "w") as f:
+                f.write("cuda\n")
+            line = "CUDA error"
+        elif args.blame == "node-check":
             node = sh("squeue", "-h", "-j", first, "-o", "%N").stdout.strip()
             with open(f"{d}/kmsg/{node}.log", "a") as f:
                 f.write("[171167.620236] NVRM: Xid (PCI:0000:00:09): 79, pid=<unknown>, "
@@ -96,7 +102,7 @@ def main():
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--teardown", default="0")
     p.add_argument("--settle", type=float, default=0)
-    p.add_argument("--blame", choices=["log", "node-check"], default="log")
+    p.add_argument("--blame", choices=["log", "node-check", "none"], default="log")
     args = p.parse_args()
     args.interval_s = float(args.interval.rstrip("s"))
     rows = [one_run(args) for _ in range(args.runs)]

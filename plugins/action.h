@@ -68,6 +68,9 @@ struct ActionOutcome {
   // The action could not run in what is left of this cycle (its remote budget): the rest of
   // the plan waits for the next cycle too, where this action runs again.
   bool defers = false;
+  // Waiting for this task to end (a restart behind a dying task): the daemon asks Slurm about
+  // it alone, often, rather than waiting for its next poll of the whole queue.
+  std::string awaits{};
 };
 
 // The cluster-wide hourly limit ([limits]) an action counts against. Actions with the same

@@ -75,8 +75,10 @@ class RestartAction : public ActionPlugin {
         behind = q;
         continue;
       }
-      return {ActionState::Waiting, q.display_id() + " of " + r.job + " is " + q.state +
-                                        ": the restart waits for its end"};
+      ActionOutcome wait{ActionState::Waiting, q.display_id() + " of " + r.job + " is " + q.state +
+                                                   ": the restart waits for its end"};
+      if (q.running()) wait.awaits = q.display_id();
+      return wait;
     }
     const SlurmJob& t = *r.task;
     if (t.command.empty())

@@ -22,6 +22,7 @@
 #include "store/store.h"
 #include "util/identity.h"
 #include "util/paths.h"
+#include "util/strings.h"
 #include "util/text.h"
 #include "util/units.h"
 #include "views/metrics.h"
@@ -45,11 +46,11 @@ void release_lease(Store& store, Lease& lease) {
   lease.release();
 }
 
-// `waiting`, when given, gets how many of the cycle's actions wait on something (a restart
-// waiting for its task's end).
+// `waits`, when given, gets the cycle's result: how many of its actions wait on something (a
+// restart waiting for its task's end), and for which running tasks.
 bool cycle_under_lease(const Config& config, Store& store, Lease& lease,
                        SlurmSnapshot* snapshot = nullptr, bool replay = false,
-                       int* waiting = nullptr) {
+                       CycleResult* waits = nullptr) {
   double now = unix_now();
   if (!lease.acquire(now, static_cast<double>(config.lease_ttl.count()))) {
     // Its own lease, unrenewable, or none that could be written: the state directory is the
@@ -96,7 +97,7 @@ bool cycle_under_lease(const Config& config, Store& store, Lease& lease,
   for (const auto& f : r.findings)
     spdlog::info("  {} {}: {}", severity_name(f.severity), terminal_safe(f.key),
                  terminal_safe(f.summary));
-  if (waiting) *waiting = r.waiting;
+  if (waits) *waits = r;
   return true;
 }
 
@@ -177,12 +178,15 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
     // deadlines; kWakePastDeadline after it, so the allowance has run out when it looks.
     double next_tick_at = 0;
     std::function<void()> schedule_wake;
+    // The running tasks whose end a restart waits for, as the last cycle said.
+    std::vector<std::string> awaited;
     // A cycle on the tick's snapshot (no slurmctld poll), then the next wake scheduled.
     auto replay = [&](const char* why) {
       if (!snapshot.queue) return;
       spdlog::info("wake: {}", why);
       try {
-        cycle_under_lease(config, store, lease, &snapshot, true);
+        CycleResult r;
+        if (cycle_under_lease(config, store, lease, &snapshot, true, &r)) awaited = r.awaited;
       } catch (const std::exception& e) {
         spdlog::error("wake cycle failed: {}", e.what());
         return;
@@ -234,6 +238,54 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
       tick_in(std::chrono::milliseconds(static_cast<long>((at - now) * 1000)));
     };
 
+    // A restart that waits for a crashed task's end (other ranks hanging on, a slow epilog, or
+    // a snapshot older than the end) has that task alone asked about every kEndLookEvery
+    // (`scontrol show job`, never a poll of the queue), at most kEndLooks times and only until
+    // the next tick: the cycle that finds it ended, on the snapshot, restarts the run at once
+    // (#30: a task that exited at once after a crash naming no node was restarted 7.8-16.6 s
+    // after its line, by the tick's phase, as the end waited for the poll half an interval on).
+    constexpr auto kEndLookEvery = std::chrono::seconds(2);
+    constexpr int kEndLooks = 8;
+    boost::asio::steady_timer end_look_timer(io);
+    int end_looks_left = 0;
+    std::function<void()> look_for_ends = [&] {
+      if (awaited.empty() || !snapshot.queue || end_looks_left <= 0) return;
+      --end_looks_left;
+      EndsLearned learned;
+      try {
+        SlurmClient slurm(config.slurm);
+        learned = settle_ended(snapshot, slurm, awaited);
+      } catch (const std::exception& e) {
+        learned.unanswered = static_cast<int>(awaited.size());
+        spdlog::warn("cannot ask Slurm whether {} ended: {}", join(awaited, ", "), e.what());
+      }
+      // A slurmctld that does not answer is left to the next tick: each look blocks the loop
+      // for up to [slurm] timeout.
+      if (learned.unanswered >= static_cast<int>(awaited.size())) end_looks_left = 0;
+      if (learned.ended > 0) {
+        replay("a task a restart waits for has ended");
+        end_looks_left = std::min(end_looks_left, kEndLooks / 2);  // its next wait, if any
+      }
+      const auto every = std::chrono::duration<double>(kEndLookEvery).count();
+      if (awaited.empty() || end_looks_left <= 0 || unix_now() + every >= next_tick_at - 0.5)
+        return;
+      end_look_timer.expires_after(kEndLookEvery);
+      end_look_timer.async_wait([&](const boost::system::error_code& ec) {
+        if (!ec) look_for_ends();
+      });
+    };
+    // From a wake on an older snapshot the task may be gone already: asked at once. After a
+    // tick, whose poll has just seen it running, a first look later.
+    auto watch_ends = [&](bool at_once) {
+      end_look_timer.cancel();
+      end_looks_left = kEndLooks;
+      if (at_once) return look_for_ends();
+      end_look_timer.expires_after(kEndLookEvery);
+      end_look_timer.async_wait([&](const boost::system::error_code& ec) {
+        if (!ec) look_for_ends();
+      });
+    };
+
     // Between cycles, when the followed logs grew (probes/log_growth.h): a step followed in the
     // same read by a hung rank's heartbeats is then clocked at its own write, not theirs.
     std::function<void()> sample_logs = [&] {
@@ -255,6 +307,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
           // second run (the queued one waits on it, or starts when Slurm says it failed). The
           // cycle brought forward polls afresh for everything else.
           replay("a followed log printed a crash");
+          watch_ends(true);
           tick_sooner("a followed log printed a crash");
         }
         sample_logs();
@@ -270,13 +323,17 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
     int sooner_left = kSoonerForWaits;
     tick = [&] {
       last_tick_at = unix_now();
-      int waiting = 0;
+      CycleResult r;
       try {
-        cycle_under_lease(config, store, lease, &snapshot, false, &waiting);
+        if (!cycle_under_lease(config, store, lease, &snapshot, false, &r)) r = {};
       } catch (const std::exception& e) {
         spdlog::error("cycle failed: {}", e.what());  // the next cycle tries again
         snapshot = {};
+        r = {};
       }
+      const int waiting = r.waiting;
+      awaited = r.awaited;
+      if (!awaited.empty()) watch_ends(false);
       next_tick_at = unix_now() + static_cast<double>(config.interval.count());
       try {
         schedule_wake();
@@ -311,6 +368,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
       timer.cancel();
       wake_timer.cancel();
       sample_timer.cancel();
+      end_look_timer.cancel();
       end_timer.cancel();
       reload_signal.cancel();
       http.reset();

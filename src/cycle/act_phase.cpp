@@ -255,6 +255,7 @@ void act_phase(CycleState& s) {
     if (!acted) s.errors.push_back(acted.error());
   }
   s.result.waiting = executor.waiting();
+  s.result.awaited = executor.awaited();
   if (!s.fenced().empty()) {
     s.errors.push_back("not acting: " + s.fenced());
     return;  // nor deleting checkpoints: the holder of the lease decides that

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "alert/alert_message.h"
 #include "alert/notifier.h"
 #include "config/staged_action.h"
@@ -65,7 +67,12 @@ std::optional<Executor::Ran> Executor::run_journaled(ActionPlugin& plugin, const
   }
   const std::string state = action_state_name(outcome.state);
   store_.finish_action(id, state, outcome.detail, now_);
-  if (outcome.state == ActionState::Waiting) ++waiting_;
+  if (outcome.state == ActionState::Waiting) {
+    ++waiting_;
+    if (!outcome.awaits.empty() &&
+        std::find(awaited_.begin(), awaited_.end(), outcome.awaits) == awaited_.end())
+      awaited_.push_back(outcome.awaits);
+  }
   // A dry run or a wait is journaled again each time (it takes no key) but told once, and
   // counts as nothing done: not every cycle it goes on.
   if ((outcome.state == ActionState::Waiting || outcome.state == ActionState::DryRun) &&

@@ -28,6 +28,8 @@ class Executor {
   int run_plan(const ActionRequest& base, const std::vector<std::string>& plan);
   // How many actions this executor ran said they wait (ActionState::Waiting).
   int waiting() const { return waiting_; }
+  // The running tasks whose end those waits are for (ActionOutcome::awaits).
+  const std::vector<std::string>& awaited() const { return awaited_; }
   // A finding cleared: tell the channels once.
   void notify_resolved(const FindingRow& row);
 
@@ -54,6 +56,7 @@ class Executor {
   std::function<const std::string&()> fence_;
   const TimeBudget* remote_ = nullptr;
   int waiting_ = 0;
+  std::vector<std::string> awaited_;
 };
 
 }  // namespace llmwatch

@@ -103,6 +103,8 @@ void record_goodput(CycleState& s, const JobWork& w) {
     look.ended = {ledger_cause(*w.ended),
                   w.ended->suspects.empty() ? std::string() : w.ended->suspects.front().node};
     look.ended_at = static_cast<double>(w.ended->task_end);
+    // Slurm's word on the end is fresh (the post-mortem asked it), whatever the queue's age.
+    if (look.ended_at > look.now) look.now = std::min(s.now, look.ended_at);
   }
   auto charges = account_goodput(state, look);
   auto taken_back = unblame_loop(state, charges, GoodputLedger::day_of(s.now), loop_tasks(s, w),

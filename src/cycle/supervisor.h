@@ -30,7 +30,8 @@ struct CycleResult {
   // Actions that wait on something and go on in a later cycle (a restart waiting for the task's
   // end): the daemon looks again sooner (app/cmd_run.cpp), not a whole interval later.
   int waiting = 0;
-  std::uint64_t log_bytes = 0;  // read from training logs this cycle
+  std::vector<std::string> awaited;  // the running tasks whose end they wait for
+  std::uint64_t log_bytes = 0;       // read from training logs this cycle
 };
 
 // Asked before every action and before alerts are sent: "" while this supervisor may still

@@ -5,6 +5,8 @@
 // the two polls per interval; every other call (cancel, sbatch, scontrol, srun) is made.
 #include <chrono>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "slurm/slurm_client.h"
 
@@ -49,5 +51,17 @@ class SnapshotSlurm : public SlurmClient {
   SlurmSnapshot& snapshot_;
   bool replay_;
 };
+
+// Asks Slurm about the running tasks `ids` alone (`scontrol show job`, one call each, never a
+// poll of the whole queue) and marks those that have ended with their final state, as the next
+// squeue would list them: a wake on the snapshot then finds their ends at once (#30: a restart
+// waiting for a crashed task's end waited for the next poll, up to half an interval). A task
+// Slurm cannot say about (no answer, forgotten) stays as it was.
+struct EndsLearned {
+  int ended = 0;       // marked ended now
+  int unanswered = 0;  // no state from Slurm: a slurmctld that does not answer is not asked again
+};
+EndsLearned settle_ended(SlurmSnapshot& snapshot, SlurmClient& slurm,
+                         const std::vector<std::string>& ids);
 
 }  // namespace llmwatch

@@ -446,11 +446,13 @@ TEST(LifecycleTrust, TheRestartOfACrashWaitsForTheTaskToEnd) {
   ASSERT_TRUE(run.finding(r, "crashed"));
   EXPECT_EQ(run.finding(r, "crashed")->severity, Severity::Critical);
   EXPECT_TRUE(run.slurm.submitted.empty()) << "submitted beside a live task: " << run.submitted();
-  run.cycle(run.now + 60);
+  // The task it waits for, for the daemon to ask Slurm about alone (app/cmd_run.cpp).
+  EXPECT_EQ(r.awaited, std::vector<std::string>{"7"});
+  EXPECT_EQ(run.cycle(run.now + 60).awaited, std::vector<std::string>{"7"});
   EXPECT_TRUE(run.slurm.submitted.empty()) << run.submitted();
   run.slurm.jobs = {run.task("FAILED")};
   run.shows_ended("FAILED");
-  run.cycle(run.now + 90);
+  EXPECT_TRUE(run.cycle(run.now + 90).awaited.empty());
   EXPECT_EQ(run.slurm.submitted.size(), 1u) << "restarted once the task ended\n"
                                             << event_lines(*run.store);
   run.cycle(run.now + 120);

@@ -171,6 +171,7 @@ TEST(GoodputTruth, TheLedgerMatchesAScriptedRunsKnownTimes) {
   // What the ledger holds, and what happened: shown only when a bucket is off.
   std::ostringstream detail;
   detail << llmwatch_sql(state, "select bucket, cause, node, gpu_seconds from goodput");
+  detail << std::fixed;  // whole Unix seconds, not 1.79581e+09
   for (const auto& t : tasks) detail << "task " << t.id << " " << t.start << " " << t.end << "\n";
   detail << read_file(work + "/truth");
   std::cout << table.str() << "total " << total << " ledger " << ledger_total << "\n";
