@@ -241,9 +241,12 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
     // A restart that waits for a crashed task's end (other ranks hanging on, a slow epilog, or
     // a snapshot older than the end) has that task alone asked about every kEndLookEvery
     // (`scontrol show job`, never a poll of the queue), at most kEndLooks times and only until
-    // the next tick: the cycle that finds it ended, on the snapshot, restarts the run at once
-    // (#30: a task that exited at once after a crash naming no node was restarted 7.8-16.6 s
-    // after its line, by the tick's phase, as the end waited for the poll half an interval on).
+    // the next tick, after the sampler's crash wake and after as many ticks in a row as bring
+    // the next one forward for a wait (kSoonerForWaits: a wait that lasts, for a run the user
+    // resubmitted by hand, asks nothing). The cycle that finds it ended, on the snapshot,
+    // restarts the run at once (#30: a task that exited at once after a crash naming no node
+    // was restarted 7.8-16.6 s after its line, by the tick's phase: its end waited for the poll
+    // half an interval on).
     constexpr auto kEndLookEvery = std::chrono::seconds(2);
     constexpr int kEndLooks = 8;
     boost::asio::steady_timer end_look_timer(io);
@@ -333,7 +336,6 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
       }
       const int waiting = r.waiting;
       awaited = r.awaited;
-      if (!awaited.empty()) watch_ends(false);
       next_tick_at = unix_now() + static_cast<double>(config.interval.count());
       try {
         schedule_wake();
@@ -346,6 +348,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
       } else if (sooner_left > 0) {
         --sooner_left;
         tick_sooner("an action waits");
+        if (!awaited.empty()) watch_ends(false);  // as few times: a lasting wait asks nothing
       }
     };
     wait_reload = [&] {
