@@ -251,7 +251,14 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
     constexpr int kEndLooks = 8;
     boost::asio::steady_timer end_look_timer(io);
     int end_looks_left = 0;
-    std::function<void()> look_for_ends = [&] {
+    std::function<void()> look_for_ends;
+    auto look_later = [&] {
+      end_look_timer.expires_after(kEndLookEvery);
+      end_look_timer.async_wait([&](const boost::system::error_code& ec) {
+        if (!ec) look_for_ends();
+      });
+    };
+    look_for_ends = [&] {
       if (awaited.empty() || !snapshot.queue || end_looks_left <= 0) return;
       --end_looks_left;
       EndsLearned learned;
@@ -270,23 +277,18 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
         end_looks_left = std::min(end_looks_left, kEndLooks / 2);  // its next wait, if any
       }
       const auto every = std::chrono::duration<double>(kEndLookEvery).count();
-      if (awaited.empty() || end_looks_left <= 0 || unix_now() + every >= next_tick_at - 0.5)
-        return;
-      end_look_timer.expires_after(kEndLookEvery);
-      end_look_timer.async_wait([&](const boost::system::error_code& ec) {
-        if (!ec) look_for_ends();
-      });
+      if (!awaited.empty() && end_looks_left > 0 && unix_now() + every < next_tick_at - 0.5)
+        look_later();
     };
     // From a wake on an older snapshot the task may be gone already: asked at once. After a
     // tick, whose poll has just seen it running, a first look later.
     auto watch_ends = [&](bool at_once) {
       end_look_timer.cancel();
       end_looks_left = kEndLooks;
-      if (at_once) return look_for_ends();
-      end_look_timer.expires_after(kEndLookEvery);
-      end_look_timer.async_wait([&](const boost::system::error_code& ec) {
-        if (!ec) look_for_ends();
-      });
+      if (at_once)
+        look_for_ends();
+      else
+        look_later();
     };
 
     // Between cycles, when the followed logs grew (probes/log_growth.h): a step followed in the
