@@ -184,13 +184,15 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
     auto replay = [&](const char* why) {
       if (!snapshot.queue) return;
       spdlog::info("wake: {}", why);
+      CycleResult r;  // stays empty when the cycle did not run
       try {
-        CycleResult r;
-        if (cycle_under_lease(config, store, lease, &snapshot, true, &r)) awaited = r.awaited;
+        cycle_under_lease(config, store, lease, &snapshot, true, &r);
       } catch (const std::exception& e) {
         spdlog::error("wake cycle failed: {}", e.what());
+        awaited.clear();
         return;
       }
+      awaited = r.awaited;
       try {
         schedule_wake();
       } catch (const std::exception& e) {
@@ -328,13 +330,12 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
     int sooner_left = kSoonerForWaits;
     tick = [&] {
       last_tick_at = unix_now();
-      CycleResult r;
+      CycleResult r;  // stays empty when the cycle did not run
       try {
-        if (!cycle_under_lease(config, store, lease, &snapshot, false, &r)) r = {};
+        cycle_under_lease(config, store, lease, &snapshot, false, &r);
       } catch (const std::exception& e) {
         spdlog::error("cycle failed: {}", e.what());  // the next cycle tries again
         snapshot = {};
-        r = {};
       }
       const int waiting = r.waiting;
       awaited = r.awaited;

@@ -16,13 +16,20 @@ using testing::EndingRun;
 using testing::event_lines;
 using testing::write_file;
 
-TEST(GoodputCycle, ARunsStartupTrainingAndHangAreInTheLedgerAndTheViewsAgree) {
-  EndingRun run("gpus = 8\nstale_after = \"2m\"\non_hang = [\"alert\"]\n");
+// Task 7 starts at run.now (`gpus`: what Slurm allocated it, 0 none named), with an empty log,
+// and a cycle sees it there.
+void starts_now(EndingRun& run, int gpus = 0) {
   SlurmJob t = run.task("RUNNING");
   t.start_time = static_cast<std::int64_t>(run.now);
+  t.gpus = gpus;
   run.slurm.jobs = {t};
   write_file(run.log, "");
-  run.cycle(run.now);  // started, no step
+  run.cycle(run.now);
+}
+
+TEST(GoodputCycle, ARunsStartupTrainingAndHangAreInTheLedgerAndTheViewsAgree) {
+  EndingRun run("gpus = 8\nstale_after = \"2m\"\non_hang = [\"alert\"]\n");
+  starts_now(run);  // started, no step
   double at = run.now;
   for (int i = 1; i <= 2; ++i) run.cycle(at += 30);  // 60 s of startup
   for (int i = 1; i <= 10; ++i) {                    // 5 min of steps
@@ -49,12 +56,7 @@ TEST(GoodputCycle, ARunsStartupTrainingAndHangAreInTheLedgerAndTheViewsAgree) {
 // config says.
 TEST(GoodputCycle, TheGpusAreSlurmsAllocationWhereItNamesOne) {
   EndingRun run("gpus = 8\n");
-  SlurmJob t = run.task("RUNNING");
-  t.start_time = static_cast<std::int64_t>(run.now);
-  t.gpus = 16;
-  run.slurm.jobs = {t};
-  write_file(run.log, "");
-  run.cycle(run.now);
+  starts_now(run, 16);
   double at = run.now;
   for (int i = 1; i <= 4; ++i) {
     write_file(run.log, "global_step: " + std::to_string(i) + "\n", true);
@@ -74,11 +76,7 @@ TEST(GoodputCycle, TheGpusAreSlurmsAllocationWhereItNamesOne) {
 // cluster under load: a cancelled hang charged 1.3 s into the restart's startup and queue).
 TEST(GoodputCycle, AWakeOnTheTicksSnapshotChargesOnlyTheTimeThatSnapshotVouchesFor) {
   EndingRun run("gpus = 4\n");
-  SlurmJob t = run.task("RUNNING");
-  t.start_time = static_cast<std::int64_t>(run.now);
-  run.slurm.jobs = {t};
-  write_file(run.log, "");
-  run.cycle(run.now);
+  starts_now(run);
   double at = run.now;
   for (int i = 1; i <= 3; ++i) {
     write_file(run.log, "global_step: " + std::to_string(i) + "\n", true);

@@ -182,6 +182,16 @@ SlurmJob started_restart(EndingRun& run, double after) {
   return q;
 }
 
+// Task 7's crash queued its restart (1001, pending); then 7 steps on past its crash line (a
+// trainer that caught the error), and the cycle 60 s on reads that step.
+CycleResult steps_on_behind_queued_restart(EndingRun& run) {
+  crash_naming_node_2(run);
+  EXPECT_EQ(run.slurm.submitted.size(), 1u);
+  run.slurm.jobs.push_back(queued_restart(run));
+  write_file(run.log, "global_step: 7\n", true);
+  return run.cycle(run.now + 60);
+}
+
 // The crash's peers wait in the collective: the hang rule ends them after two step intervals,
 // and the restart stays off node-2. Before, the hang's restart (which runs first) had no
 // suspects; and the crash's, seen while the task ran, blamed the two reporters: no address was
@@ -334,11 +344,7 @@ TEST(LifecycleTrust, ADyingTasksCheckThatDoesNotSpeakForEveryNodeLeavesTheRestar
 // withdraws it, and leaves task 7 alone.
 TEST(LifecycleTrust, ARestartQueuedBehindATaskThatStepsOnIsWithdrawn) {
   EndingRun run;
-  crash_naming_node_2(run);
-  ASSERT_EQ(run.slurm.submitted.size(), 1u);
-  run.slurm.jobs.push_back(queued_restart(run));
-  write_file(run.log, "global_step: 7\n", true);
-  auto r = run.cycle(run.now + 60);
+  auto r = steps_on_behind_queued_restart(run);
   const Finding* f = run.finding(r, "restart-unneeded");
   ASSERT_TRUE(f) << event_lines(*run.store);
   EXPECT_NE(f->summary.find("7 steps on past its"), std::string::npos) << f->summary;
@@ -353,11 +359,7 @@ TEST(LifecycleTrust, ARestartQueuedBehindATaskThatStepsOnIsWithdrawn) {
 // max_restarts (1 per 1h) reached"), and status showed a restart that never happened.
 TEST(LifecycleTrust, AWithdrawnRestartDoesNotUseUpTheRestartBudget) {
   EndingRun run("max_restarts = 1\n");
-  crash_naming_node_2(run);
-  ASSERT_EQ(run.slurm.submitted.size(), 1u);
-  run.slurm.jobs.push_back(queued_restart(run));
-  write_file(run.log, "global_step: 7\n", true);
-  run.cycle(run.now + 60);
+  steps_on_behind_queued_restart(run);
   ASSERT_EQ(run.slurm.cancelled, std::vector<std::string>{"1001"}) << event_lines(*run.store);
   EXPECT_EQ(run.store->count_actions("restart", "tr", 0), 0) << "a restart that never started";
   // Task 7 crashes for good later, and ends.
