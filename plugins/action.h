@@ -23,6 +23,8 @@ struct ActionRequest {
   std::string job;               // the watched job's name (the subject)
   std::optional<SlurmJob> task;  // the Slurm job or array task acted on
   std::vector<SlurmJob> queue;   // everything queued for this watched job (pending remainder)
+  // How old the answer `queue` came from is: > 0 on a wake, which replays its tick's squeue.
+  double queue_age_s = 0;
   const JobSettings* settings = nullptr;
   Finding finding;                   // why
   std::vector<std::string> exclude;  // nodes a resubmitted run must avoid

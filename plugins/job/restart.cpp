@@ -18,6 +18,7 @@
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/identity.h"
+#include "util/units.h"
 
 namespace llmwatch {
 namespace {
@@ -37,6 +38,28 @@ const SlurmJob* next_array_task(const ActionRequest& r) {
 // a refused one say (happens_anyway).
 std::string starts_by_itself(const SlurmJob& next) {
   return "next task of array " + next.display_id() + " starts by itself";
+}
+
+// The run's tasks as they stand when the restart is about to submit. A wake replays its tick's
+// squeue answer, up to half an interval old, which cannot list a run its owner resubmitted by
+// hand since: the restart the wake made then started beside it (two runs, one checkpoint
+// directory). On such an answer Slurm is asked now for the tasks of the run's name and owner,
+// and they take the place of that name's entries; a tick's own answer is used as it is.
+Result<std::vector<SlurmJob>> tasks_now(const ActionRequest& r, ActionContext& ctx) {
+  if (r.queue_age_s <= 0) return r.queue;
+  const SlurmJob& t = *r.task;
+  auto listed = ctx.slurm.tasks_named(t.name, t.user);
+  if (!listed.ok())
+    return Error{"cannot tell whether another run of " + r.job +
+                 " started since the queue was read " + format_whole(r.queue_age_s) + " s ago (" +
+                 listed.error + "): the restart waits"};
+  std::vector<SlurmJob> out;
+  for (auto& q : listed.jobs)
+    if (q.present() && q.name == t.name && (t.user.empty() || q.user == t.user))
+      out.push_back(std::move(q));
+  for (const auto& q : r.queue)  // what the name does not find (a job watched by its id)
+    if (q.name != t.name) out.push_back(q);
+  return out;
 }
 
 class RestartAction : public ActionPlugin {
@@ -68,8 +91,10 @@ class RestartAction : public ActionPlugin {
     });
     // The task a crash ends may be waited on by Slurm instead (r.queue_behind): the restart
     // is queued behind it, never beside it.
+    auto queue = tasks_now(r, ctx);
+    if (!queue) return {ActionState::Waiting, queue.error()};
     std::optional<SlurmJob> behind;
-    for (const auto& q : r.queue) {
+    for (const auto& q : *queue) {
       if (cancelled_here && q.display_id() == r.task->display_id()) continue;
       if (r.queue_behind && !behind && q.running() && q.run_key() == r.task->run_key()) {
         behind = q;

@@ -195,6 +195,7 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
       if (submitted_as(e, f.cause)) base.task = e;
   }
   base.queue = w->obs.entries;
+  base.queue_age_s = s.queue ? s.queue->age_s : 0;
   auto plan =
       f.kind == "straggler" ? straggler_plan(*w, base, s.now) : actions_for(f, *w->settings);
   // A restart keeps the run off the nodes its failure is attributed to (a crash's suspects),

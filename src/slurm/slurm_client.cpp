@@ -90,6 +90,20 @@ SqueueParse SlurmClient::queue() {
                            [f](std::string_view t) { return parse_squeue_text(t, f); });
 }
 
+SqueueParse SlurmClient::tasks_named(const std::string& name, const std::string& user) {
+  std::vector<std::string> args = {"-h", "-a", "-t", "all", "--name=" + name};
+  if (!user.empty()) args.push_back("--user=" + user);
+  args.insert(args.end(), {"-o", kSqueueTextFormat});
+  auto r = run("squeue", args, {}, kTextCap);
+  SqueueParse out;
+  const std::string what = "squeue --name for the tasks of " + name;
+  if (!r.ok()) return out.error = r.describe(what), out;
+  if (r.out_truncated) return out.error = what + ": output was cut; not trusted", out;
+  out = parse_squeue_text(r.out);
+  if (!out.ok()) out.error = what + ": " + out.error;
+  return out;
+}
+
 namespace {
 // sinfo's JSON (14 MiB at 16,384 nodes, every node kept) is parsed once whole.
 struct WholeSinfoJson {

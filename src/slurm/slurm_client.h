@@ -43,6 +43,11 @@ class SlurmClient {
   // `scontrol hold|release|requeue ID`.
   virtual Status control(const std::string& verb, const std::string& job_id);
 
+  // The tasks named `name` of `user` (every user's when empty) as Slurm lists them now, ended
+  // ones too while it still does: one `squeue --name`, in text (a few lines). Asked by a restart
+  // made on a queue read earlier (a wake replays its tick's answer), which cannot list a run
+  // resubmitted by hand since. squeue splits a name at commas: the caller keeps exact names.
+  virtual SqueueParse tasks_named(const std::string& name, const std::string& user);
   // `scontrol show job ID` as key/value pairs (text mode fills StdOut/Command/WorkDir from it).
   virtual std::map<std::string, std::string> show_job(const std::string& job_id);
   // What `show_job` tells of a running task's files, for many tasks in one squeue call

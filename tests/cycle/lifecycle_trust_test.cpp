@@ -465,6 +465,49 @@ TEST(LifecycleTrust, TheRestartOfACrashWaitsForTheTaskToEnd) {
       << event_lines(*run.store);
 }
 
+// The defect (stop 53, noticed, not fixed): a wake replays its tick's squeue answer, which
+// cannot list a run its owner resubmitted by hand since the tick; the restart that wake made
+// started a second run beside it (two runs, one checkpoint directory). A restart made on a
+// replayed answer now asks Slurm for the run's tasks first; a tick asks nothing more.
+TEST(LifecycleTrust, ARestartMadeOnAWakeNeverStartsBesideARunResubmittedSinceTheTick) {
+  EndingRun run;
+  run.runs_and_prints(kCudaError);
+  ASSERT_TRUE(run.slurm.submitted.empty()) << run.submitted();
+  EXPECT_EQ(run.slurm.named_calls, 0) << "a tick's own answer is used as it is";
+  // The wake after the end look: 7 ended (as settle_ended marks it in the replayed snapshot),
+  // and since the tick its owner resubmitted the run by hand as 8, which only Slurm knows.
+  run.slurm.jobs = {run.task("FAILED")};
+  run.shows_ended("FAILED");
+  run.slurm.queue_age = 12;
+  SlurmJob by_hand = run.task("RUNNING");
+  by_hand.job_id = 8;
+  by_hand.start_time += 1'000;
+  run.slurm.listed_now = std::vector<SlurmJob>{run.task("FAILED"), by_hand};
+  run.cycle(run.now + 42);
+  EXPECT_TRUE(run.slurm.submitted.empty()) << "a second run beside 8: " << run.submitted();
+  EXPECT_EQ(run.slurm.named_calls, 1);
+  // The journal says what it waits for (the wait itself is told once, when it began).
+  auto restart_detail = [&run] {
+    for (const auto& a : run.store->recent_actions(100))
+      if (a.kind == "restart") return a.state + ": " + a.detail;
+    return std::string("no restart journaled");
+  };
+  EXPECT_EQ(restart_detail(), "waiting: 8 of tr is RUNNING: the restart waits for its end");
+  // Slurm cannot be asked: the restart waits on what it cannot tell, and submits nothing.
+  run.slurm.named_error = "squeue: timed out after 30 s";
+  run.cycle(run.now + 44);
+  EXPECT_TRUE(run.slurm.submitted.empty()) << run.submitted();
+  EXPECT_NE(restart_detail().find("waiting: cannot tell whether another run of tr started since "
+                                  "the queue was read 12 s ago (squeue: timed out after 30 s)"),
+            std::string::npos)
+      << restart_detail();
+  // Once Slurm lists nothing of tr that lives, the wake restarts the run.
+  run.slurm.named_error.clear();
+  run.slurm.listed_now = std::vector<SlurmJob>{run.task("FAILED")};
+  run.cycle(run.now + 46);
+  EXPECT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
+}
+
 // `scontrol requeue` (or preemption): Slurm signals the task, torchrun prints its SIGTERM
 // traceback while the task is COMPLETING, and the task comes back PENDING under its own id.
 // The traceback is the end's doing, not a crash: nothing is journaled to restart it. Before,

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,6 +43,20 @@ class FakeSlurm : public SlurmClient {
     return p;
   }
   SinfoParse nodes() override { return {node_list, ""}; }
+  // `squeue --name`: what Slurm lists now, which a wake's replayed `jobs` may not show (a run
+  // resubmitted by hand since the tick); `jobs` when the test sets nothing else.
+  std::optional<std::vector<SlurmJob>> listed_now;
+  std::string named_error;  // non-empty: `squeue --name` "fails"
+  int named_calls = 0;
+  SqueueParse tasks_named(const std::string& name, const std::string& user) override {
+    ++named_calls;
+    SqueueParse p;
+    p.error = named_error;
+    if (p.ok())
+      for (const auto& j : listed_now ? *listed_now : jobs)
+        if (j.name == name && (user.empty() || j.user == user)) p.jobs.push_back(j);
+    return p;
+  }
   // As Slurm does, a cancelled task is COMPLETING at once (its end, and what leaves the queue,
   // are the test's to say); unless the cancel is lost, as when slurmctld dies before keeping it.
   bool loses_cancels = false;

@@ -114,6 +114,20 @@ TEST(SlurmClient, NewTasksCostOneCallTogetherInTextMode) {
   ASSERT_TRUE(s.is_object());
   for (const auto& job : s["jobs"])
     EXPECT_EQ(job.value("log", "").rfind(work + "/itest-new-", 0), 0u) << job.dump();
+  // A restart made on a wake's replayed answer asks Slurm for its run's tasks alone
+  // (plugins/job/restart.cpp): one squeue, listing that name's task and no other.
+  auto loaded = load_config_string(text, "named.toml");
+  ASSERT_TRUE(loaded.config);
+  SlurmClient slurm(loaded.config->slurm);
+  auto named = slurm.tasks_named("itest-new-1", "");
+  ASSERT_TRUE(named.ok()) << named.error;
+  ASSERT_EQ(named.jobs.size(), 1u);
+  EXPECT_EQ(named.jobs[0].name, "itest-new-1");
+  EXPECT_TRUE(named.jobs[0].running()) << named.jobs[0].state;
+  auto mine = slurm.tasks_named("itest-new-1", named.jobs[0].user);
+  EXPECT_EQ(mine.jobs.size(), 1u) << mine.error;
+  EXPECT_TRUE(slurm.tasks_named("itest-new-9", "").jobs.empty());
+  EXPECT_EQ(slurm.calls(), 3);
 }
 
 }  // namespace
