@@ -112,6 +112,14 @@ case "$mode" in
     # ports and mostly waits on it (Slurm's timers, a trainer's steps), so the suite's wall
     # time was the sum of the tests' over two (CI took 1,717 s of its 30 minutes at two).
     test_jobs=${LLMWATCH_TEST_JOBS:-3}
+    # ctest starts the tests it knows to be longest first (its cost data, kept in the build
+    # dir). A fresh one knows none: the 2-minute goodput test then started near the end and
+    # ran on alone. tests/ctest-costs.txt seeds it with the integration tests' measured times.
+    seed_costs() {
+      local f=$1/Testing/Temporary/CTestCostData.txt
+      [ -f "$f" ] || { mkdir -p "${f%/*}" && grep -v '^#' tests/ctest-costs.txt >"$f"; }
+    }
+    seed_costs "$build_dir"
     "${as_root[@]}" ctest --test-dir "$build_dir" -j "$test_jobs" --output-on-failure \
       --timeout 600 || status=1
     # The proof build: the whole suite under ASan + UBSan, and the fuzz targets.
@@ -119,6 +127,7 @@ case "$mode" in
       echo "setup: the sanitizer build ($asan_dir) finished beside the release tests"
       sanitizers=(env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
                   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
+      seed_costs "$asan_dir"
       asan_ctest=("${as_root[@]}" "${sanitizers[@]}" ctest --test-dir "$asan_dir"
                   --output-on-failure --timeout 600)
       # The unit tests use every core; the fuzzers start after them, beside the integration

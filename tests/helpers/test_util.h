@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -29,11 +30,20 @@ struct TempDir {
 };
 
 // Polls `ready` until it holds or the deadline passes; never sleeps and hopes.
+// A poll costs what `ready` costs, and many run a whole `llmwatch run --once` cycle (0.1-0.2 s
+// of CPU on CI's machine): polled every 50 ms, three such waits side by side (ctest -j3) kept
+// both of CI's cores busy and starved the clusters, trainers and daemons they waited on. The
+// pause after a poll is four times what it took (50 ms at least, 1 s at most): a wait takes
+// at most a fifth of a core, and backs off further when the machine is slow.
 inline bool eventually(const std::function<bool()>& ready, int seconds = 60) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
+  using clock = std::chrono::steady_clock;
+  auto deadline = clock::now() + std::chrono::seconds(seconds);
+  while (clock::now() < deadline) {
+    auto began = clock::now();
     if (ready()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto pause = std::clamp<clock::duration>(
+        4 * (clock::now() - began), std::chrono::milliseconds(50), std::chrono::seconds(1));
+    std::this_thread::sleep_for(std::min<clock::duration>(pause, deadline - clock::now()));
   }
   return ready();
 }
