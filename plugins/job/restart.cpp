@@ -55,8 +55,7 @@ Result<std::vector<SlurmJob>> tasks_now(const ActionRequest& r, ActionContext& c
                  listed.error + "): the restart waits"};
   std::vector<SlurmJob> out;
   for (auto& q : listed.jobs)
-    if (q.present() && q.name == t.name && (t.user.empty() || q.user == t.user))
-      out.push_back(std::move(q));
+    if (q.present() && q.name == t.name) out.push_back(std::move(q));  // squeue kept the owner's
   for (const auto& q : r.queue)  // what the name does not find (a job watched by its id)
     if (q.name != t.name) out.push_back(q);
   return out;

@@ -16,7 +16,7 @@ TEST(Eventually, FindsAConditionThatComesAndGivesUpOnOneThatDoesNot) {
 
 // The defect: every 50 ms whatever a poll cost, so polls of a whole `llmwatch run --once`
 // cycle took most of a core each. A poll that takes 30 ms is followed by a pause of at least
-// 120 ms: at most 1 + 1000 / 150 of them fit in a second (the old wait made 12, 1000 / 80).
+// 120 ms: at most 1 + 1000 / 150 of them fit in a second (the old wait made 13-14, 1 + 1000 / 80).
 // An upper bound only, so a slow machine cannot fail it.
 TEST(Eventually, PausesInProportionToWhatAPollCosts) {
   int polls = 0;
