@@ -4,9 +4,10 @@
 #
 #   ./setup.sh demo    install, build, and run `llmwatch demo`
 #   ./setup.sh test    install, build, and run every test: unit, integration and install tests
-#                      on the release build, then the same suite under AddressSanitizer +
-#                      UndefinedBehaviorSanitizer (clang, build-asan) plus every libFuzzer
-#                      target for LLMWATCH_FUZZ_SECONDS (default 15) each
+#                      on the release build, then the unit tests again under AddressSanitizer +
+#                      UndefinedBehaviorSanitizer (clang, build-asan) with every libFuzzer
+#                      target for LLMWATCH_FUZZ_SECONDS (default 15) each; the integration
+#                      tests there too with LLMWATCH_ASAN_INTEGRATION=1 (not on CI: 13 min)
 #   ./setup.sh build   install and build only
 #   ./setup.sh loaded [REGEX]
 #                      the integration tests (or those matching REGEX) under CPU load, again
@@ -92,29 +93,37 @@ case "$mode" in
       sudo_if_needed useradd --system --no-create-home --shell /usr/sbin/nologin llmwatch-itest
     status=0
     # CI has 2 cores and keeps the suite well under 30 minutes. The two builds are most of the
-    # CPU, and the integration tests mostly wait on Slurm: the sanitizer build runs beside the
-    # release tests, and the fuzzers beside the sanitizer integration tests, at nice 19, so
-    # they take only the CPU the tests leave idle (`./setup.sh loaded` shows the tests hold
-    # under far more load than that). Their output is printed when they end, not mixed in.
+    # CPU (760 and 680 s of it, measured), and the tests mostly wait (on Slurm's timers, a
+    # trainer's steps, a command's timeout): the sanitizer build runs at nice 19 beside the
+    # release tests, taking the CPU they leave idle, and the fuzzers at nice 19 beside its unit
+    # tests. Each test runs once on CI: the integration tests under the sanitizers took 802 s
+    # wall and 1,170 s of CPU (an instrumented llmwatch costs 0.2 s of CPU to start, and the
+    # tests start it thousands of times), and running them in both builds made CI take 41
+    # minutes. `./setup.sh loaded` runs the integration tests again and again, under load.
     asan_dir=${LLMWATCH_ASAN_BUILD_DIR:-build-asan}
     logs=$(mktemp -d)
     # An interrupted run leaves nothing running. `|| true`: under set -e, a kill with no job
     # left would fail the trap and exit 2 after every test passed.
     trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT
+    # Six processes for the sanitizer unit tests, not one per test (tests/CMakeLists.txt).
     (
-      [ -f "$asan_dir/CMakeCache.txt" ] ||
+      if [ -f "$asan_dir/CMakeCache.txt" ]; then
+        cmake -S . -B "$asan_dir" -DLLMWATCH_UNIT_SHARDS=6
+      else
         CXX=clang++ cmake -S . -B "$asan_dir" -DCMAKE_BUILD_TYPE=Debug -DLLMWATCH_FUZZ=ON \
-          -DLLMWATCH_FUZZ_SECONDS="${LLMWATCH_FUZZ_SECONDS:-15}" "${unity[@]}"
+          -DLLMWATCH_FUZZ_SECONDS="${LLMWATCH_FUZZ_SECONDS:-15}" -DLLMWATCH_UNIT_SHARDS=6 \
+          "${unity[@]}"
+      fi
       nice -n 19 cmake --build "$asan_dir" -j "$(nproc)"
     ) >"$logs/asan-build.log" 2>&1 &
     asan_build=$!
     # Three at a time on 2 cores: each integration test starts its own cluster on its own
-    # ports and mostly waits on it (Slurm's timers, a trainer's steps), so the suite's wall
-    # time was the sum of the tests' over two (CI took 1,717 s of its 30 minutes at two).
+    # ports and mostly waits on it, so the suite's wall time was the sum of the tests' over two
+    # (CI took 1,717 s of its 30 minutes at two).
     test_jobs=${LLMWATCH_TEST_JOBS:-3}
     # ctest starts the tests it knows to be longest first (its cost data, kept in the build
     # dir). A fresh one knows none: the 2-minute goodput test then started near the end and
-    # ran on alone. tests/ctest-costs.txt seeds it with the integration tests' measured times.
+    # ran on alone. tests/ctest-costs.txt seeds it with the tests' measured times.
     seed_costs() {
       local f=$1/Testing/Temporary/CTestCostData.txt
       [ -f "$f" ] || { mkdir -p "${f%/*}" && grep -v '^#' tests/ctest-costs.txt >"$f"; }
@@ -122,7 +131,6 @@ case "$mode" in
     seed_costs "$build_dir"
     "${as_root[@]}" ctest --test-dir "$build_dir" -j "$test_jobs" --output-on-failure \
       --timeout 600 || status=1
-    # The proof build: the whole suite under ASan + UBSan, and the fuzz targets.
     if wait "$asan_build"; then
       echo "setup: the sanitizer build ($asan_dir) finished beside the release tests"
       sanitizers=(env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
@@ -130,15 +138,14 @@ case "$mode" in
       seed_costs "$asan_dir"
       asan_ctest=("${as_root[@]}" "${sanitizers[@]}" ctest --test-dir "$asan_dir"
                   --output-on-failure --timeout 600)
-      # The unit tests use every core; the fuzzers start after them, beside the integration
-      # tests, which wait on Slurm. Fuzz targets are independent: two at a time, each for a
-      # fixed time.
-      "${asan_ctest[@]}" -j 2 -L unit || status=1
+      # Fuzz targets are independent: two at a time, each for a fixed time.
       nice -n 19 "${asan_ctest[@]}" -j 2 -L fuzz >"$logs/fuzz.log" 2>&1 &
       fuzz=$!
-      "${asan_ctest[@]}" -j "$test_jobs" -LE "install|fuzz|unit" || status=1
+      asan_labels=unit
+      [ "${LLMWATCH_ASAN_INTEGRATION:-0}" = 1 ] && asan_labels="unit|integration"
+      "${asan_ctest[@]}" -j "$test_jobs" -L "$asan_labels" || status=1
       wait "$fuzz" || status=1
-      echo "setup: the fuzz targets, run beside the sanitizer integration tests:"
+      echo "setup: the fuzz targets, run beside the sanitizer tests:"
       cat "$logs/fuzz.log"
     else
       status=1
