@@ -93,30 +93,28 @@ case "$mode" in
       sudo_if_needed useradd --system --no-create-home --shell /usr/sbin/nologin llmwatch-itest
     status=0
     # CI has 2 cores and keeps the suite well under 30 minutes. The two builds are most of the
-    # CPU (760 and 680 s of it, measured), and the tests mostly wait (on Slurm's timers, a
-    # trainer's steps, a command's timeout): the sanitizer build runs at nice 19 beside the
-    # release tests, taking the CPU they leave idle, and the fuzzers at nice 19 beside its unit
-    # tests. Each test runs once on CI: the integration tests under the sanitizers took 802 s
-    # wall and 1,170 s of CPU (an instrumented llmwatch costs 0.2 s of CPU to start, and the
-    # tests start it thousands of times), and running them in both builds made CI take 41
-    # minutes. `./setup.sh loaded` runs the integration tests again and again, under load.
+    # CPU (760 and 680 s of it, measured) and the tests most of the wall time. Each test runs
+    # once on CI: the integration tests under the sanitizers took 802 s wall and 1,170 s of CPU
+    # (an instrumented llmwatch costs 0.2 s of CPU to start, and the tests start it thousands of
+    # times), and running them in both builds made CI take 41 minutes. The sanitizer build is
+    # made before the tests, not beside them: at nice 19 beside the release tests it got little
+    # CPU (4 more minutes after them, on the critical path) and still slowed them by 43 %.
+    # `./setup.sh loaded` runs the integration tests again and again, under load.
     asan_dir=${LLMWATCH_ASAN_BUILD_DIR:-build-asan}
     logs=$(mktemp -d)
     # An interrupted run leaves nothing running. `|| true`: under set -e, a kill with no job
     # left would fail the trap and exit 2 after every test passed.
     trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT
     # Six processes for the sanitizer unit tests, not one per test (tests/CMakeLists.txt).
-    (
-      if [ -f "$asan_dir/CMakeCache.txt" ]; then
-        cmake -S . -B "$asan_dir" -DLLMWATCH_UNIT_SHARDS=6
-      else
-        CXX=clang++ cmake -S . -B "$asan_dir" -DCMAKE_BUILD_TYPE=Debug -DLLMWATCH_FUZZ=ON \
-          -DLLMWATCH_FUZZ_SECONDS="${LLMWATCH_FUZZ_SECONDS:-15}" -DLLMWATCH_UNIT_SHARDS=6 \
-          "${unity[@]}"
-      fi
-      nice -n 19 cmake --build "$asan_dir" -j "$(nproc)"
-    ) >"$logs/asan-build.log" 2>&1 &
-    asan_build=$!
+    if [ -f "$asan_dir/CMakeCache.txt" ]; then
+      cmake -S . -B "$asan_dir" -DLLMWATCH_UNIT_SHARDS=6 >/dev/null
+    else
+      CXX=clang++ cmake -S . -B "$asan_dir" -DCMAKE_BUILD_TYPE=Debug -DLLMWATCH_FUZZ=ON \
+        -DLLMWATCH_FUZZ_SECONDS="${LLMWATCH_FUZZ_SECONDS:-15}" -DLLMWATCH_UNIT_SHARDS=6 \
+        "${unity[@]}" >/dev/null
+    fi
+    asan_built=1
+    cmake --build "$asan_dir" -j "$(nproc)" >"$logs/asan-build.log" 2>&1 || asan_built=0
     # Three at a time on 2 cores: each integration test starts its own cluster on its own
     # ports and mostly waits on it, so the suite's wall time was the sum of the tests' over two
     # (CI took 1,717 s of its 30 minutes at two).
@@ -131,27 +129,27 @@ case "$mode" in
     seed_costs "$build_dir"
     "${as_root[@]}" ctest --test-dir "$build_dir" -j "$test_jobs" --output-on-failure \
       --timeout 600 || status=1
-    if wait "$asan_build"; then
-      echo "setup: the sanitizer build ($asan_dir) finished beside the release tests"
-      sanitizers=(env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
-                  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
-      seed_costs "$asan_dir"
-      asan_ctest=("${as_root[@]}" "${sanitizers[@]}" ctest --test-dir "$asan_dir"
-                  --output-on-failure --timeout 600)
-      # Fuzz targets are independent: two at a time, each for a fixed time.
-      nice -n 19 "${asan_ctest[@]}" -j 2 -L fuzz >"$logs/fuzz.log" 2>&1 &
-      fuzz=$!
-      asan_labels=unit
-      [ "${LLMWATCH_ASAN_INTEGRATION:-0}" = 1 ] && asan_labels="unit|integration"
-      "${asan_ctest[@]}" -j "$test_jobs" -L "$asan_labels" || status=1
-      wait "$fuzz" || status=1
-      echo "setup: the fuzz targets, run beside the sanitizer tests:"
-      cat "$logs/fuzz.log"
-    else
+    if [ "$asan_built" = 0 ]; then
       status=1
       echo "setup: the sanitizer build ($asan_dir) failed:"
       tail -n 60 "$logs/asan-build.log"
+      exit $status
     fi
+    sanitizers=(env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
+    seed_costs "$asan_dir"
+    asan_ctest=("${as_root[@]}" "${sanitizers[@]}" ctest --test-dir "$asan_dir"
+                --output-on-failure --timeout 600)
+    # Fuzz targets are independent: two at a time, each for a fixed time, at nice 19 beside
+    # the unit tests; their output is printed when they end, not mixed in.
+    nice -n 19 "${asan_ctest[@]}" -j 2 -L fuzz >"$logs/fuzz.log" 2>&1 &
+    fuzz=$!
+    asan_labels=unit
+    [ "${LLMWATCH_ASAN_INTEGRATION:-0}" = 1 ] && asan_labels="unit|integration"
+    "${asan_ctest[@]}" -j "$test_jobs" -L "$asan_labels" || status=1
+    wait "$fuzz" || status=1
+    echo "setup: the fuzz targets, run beside the sanitizer tests:"
+    cat "$logs/fuzz.log"
     exit $status
     ;;
   loaded)
