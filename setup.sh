@@ -98,7 +98,7 @@ case "$mode" in
     # (an instrumented llmwatch costs 0.2 s of CPU to start, and the tests start it thousands of
     # times), and running them in both builds made CI take 41 minutes. The sanitizer build is
     # made before the tests, not beside them: at nice 19 beside the release tests it got little
-    # CPU (4 more minutes after them, on the critical path) and still slowed them by 43 %.
+    # CPU (it ended 247 s after them, on the critical path) and slowed them (897 s, 772 alone).
     # `./setup.sh loaded` runs the integration tests again and again, under load.
     asan_dir=${LLMWATCH_ASAN_BUILD_DIR:-build-asan}
     logs=$(mktemp -d)
