@@ -113,6 +113,7 @@ case "$mode" in
         -DLLMWATCH_FUZZ_SECONDS="${LLMWATCH_FUZZ_SECONDS:-15}" -DLLMWATCH_UNIT_SHARDS=6 \
         "${unity[@]}" >/dev/null
     fi
+    echo "setup: making the sanitizer build ($asan_dir) before the tests"
     asan_built=1
     cmake --build "$asan_dir" -j "$(nproc)" >"$logs/asan-build.log" 2>&1 || asan_built=0
     # Three at a time on 2 cores: each integration test starts its own cluster on its own
