@@ -7,6 +7,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "fuzz_target.h"
 #include "probes/gpu/dcgmi.h"
 #include "probes/gpu/dcgmi_dmon.h"
 #include "probes/gpu/gpu_record.h"
@@ -26,136 +27,163 @@
 
 using namespace llmwatch;
 
+// Checked before the first input, so that a missing number is an error, not a "crash" input.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)fuzz::target();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
-#if LLMWATCH_FUZZ_TARGET == 7
-  static const TrainingLogParser parser;
-  for (const auto& line : split(text, '\n')) (void)parser.parse(line);
-#elif LLMWATCH_FUZZ_TARGET == 8
-  for (const auto& line : split(text, '\n')) (void)parse_xid_line(line);
-#elif LLMWATCH_FUZZ_TARGET == 9
-  // Properties: every telemetry figure read is finite and non-negative, its description
-  // valid UTF-8, and the node report carrying it, and the text the store keeps, read back the
-  // same (all but the power cap's counter, which is read and not kept).
-  auto check_telemetry = [](const GpuParse& p) {
-    auto telemetry = gpu_telemetry(p.gpus);
-    for (auto& t : telemetry) {
-      for (auto v :
-           {t.sm_mhz, t.sm_max_mhz, t.power_w, t.power_limit_w, t.temp_c, t.util_pct, t.processes,
-            t.sw_power_cap_us, t.sw_thermal_us, t.hw_thermal_us, t.hw_power_brake_us})
-        if (v && !(std::isfinite(*v) && *v >= 0)) __builtin_trap();
-      // describe() prints only numbers and fixed names: never the input's bytes.
-      if (!is_valid_utf8(describe(t))) __builtin_trap();
-      t.sw_power_cap_us.reset();
+  switch (fuzz::target()) {
+    case 7: {
+      static const TrainingLogParser parser;
+      for (const auto& line : split(text, '\n')) (void)parser.parse(line);
+      break;
     }
-    NodeReport r;
-    r.telemetry = telemetry;
-    auto back = NodeReport::from_json(r.to_json());
-    if (!back || back->telemetry != telemetry) __builtin_trap();
-    // The store's text form: valid JSON that reads back the same.
-    auto stored = nlohmann::json::parse(telemetry_json_text(telemetry), nullptr, false);
-    if (stored.is_discarded() || telemetry_from_json(stored) != telemetry) __builtin_trap();
-  };
-  auto csv = parse_nvidia_smi_csv(text);
-  for (const auto& g : csv.gpus)
-    for (const auto& [k, _] : g.fields) (void)g.number(k), (void)g.flag(k);
-  check_telemetry(csv);
-  check_telemetry(parse_nvidia_smi_q(text));
-  // dcgmi dmon's table: GPUs or an error, never both; the same properties for each figure.
-  auto dmon = parse_dcgmi_dmon(text);
-  if (!dmon.ok() && !dmon.gpus.empty()) __builtin_trap();
-  for (const auto& t : dmon.gpus)
-    for (auto v : {t.sm_mhz, t.sm_max_mhz, t.power_w, t.power_limit_w, t.temp_c, t.util_pct,
-                   t.pcie_gen, t.pcie_width})
-      if (v && !(std::isfinite(*v) && *v >= 0)) __builtin_trap();
-  (void)parse_nvlink_status(text);
-#elif LLMWATCH_FUZZ_TARGET == 10
-  (void)parse_nvidia_smi_xml(text);
-#elif LLMWATCH_FUZZ_TARGET == 11
-  // dcgmi diag's figures: each a positive, finite number under a plain ASCII name (they reach
-  // findings and the fleet's yardsticks).
-  for (const auto& [name, v] : parse_dcgmi_diag(text).figures)
-    if (!std::isfinite(v) || v <= 0 || name.empty() ||
-        name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_/") != std::string::npos)
-      __builtin_trap();
-  (void)parse_dcgmi_health(text);
-  (void)NodeReport::from_json(text);
-  // Perfdata: every figure kept is finite under a printable label (it reaches findings).
-  for (const auto& [label, v] : parse_perfdata(text))
-    if (!std::isfinite(v) || label.empty() || !is_valid_utf8(label)) __builtin_trap();
-#elif LLMWATCH_FUZZ_TARGET == 12
-  for (const char* kind : {"lfs", "mmlsquota", "beegfs", "quota"}) (void)parse_quota(kind, text);
-#elif LLMWATCH_FUZZ_TARGET == 15
-  // Properties, not only no crash: every sample read is a finite, non-negative time, and the
-  // straggler rule over it gives scores within 0..1.
-  auto series = parse_rank_timing(text);
-  for (const auto& s : series.samples)
-    if (!(s.compute_s >= 0 && s.wait_s >= 0 && std::isfinite(s.compute_s))) __builtin_trap();
-  series.host = "node-1";
-  RankSeries other = series;
-  other.host = "node-2";
-  for (const auto& n : localise_stragglers({series, other}).nodes)
-    if (!(n.relative >= 0 && n.relative <= 1 && n.individual >= 0 && n.individual <= 1))
-      __builtin_trap();
-  // A rank 0's summary: whole or an error; every window finite, its best never above now, on a
-  // named node; and the rule over it again scores within 0..1.
-  auto summary = parse_timing_summary(text);
-  if (!summary.error.empty() && !summary.windows.empty()) __builtin_trap();
-  for (const auto& w : summary.windows)
-    if (!(std::isfinite(w.now) && w.best >= 0 && w.best <= w.now &&
-          w.host < summary.windows.hosts.size() && !summary.windows.host_of(w).empty()))
-      __builtin_trap();
-  // A row a node ("v":2): on a named node, its ranks within the list and its slowest among them,
-  // its figures finite and its best never above now.
-  const RankWindows& rows = summary.windows;
-  for (const auto& n : rows.nodes)
-    if (!(n.host < rows.hosts.size() && n.ranks_from < n.ranks_to &&
-          n.ranks_to <= rows.node_ranks.size() &&
-          std::find(rows.node_ranks.begin() + n.ranks_from, rows.node_ranks.begin() + n.ranks_to,
-                    n.slowest) != rows.node_ranks.begin() + n.ranks_to &&
-          std::isfinite(n.now) && n.best <= n.now && std::isfinite(n.peers)))
-      __builtin_trap();
-  if (!rows.nodes.empty() && !rows.ranks.empty()) __builtin_trap();
-  // Each node once: a name listed twice is one node (or, in rows, an error).
-  auto hosts = summary.windows.hosts;
-  std::sort(hosts.begin(), hosts.end());
-  if (std::adjacent_find(hosts.begin(), hosts.end()) != hosts.end()) __builtin_trap();
-  for (const auto& n : judge_nodes(summary.windows).nodes)
-    if (!(n.relative >= 0 && n.relative <= 1 && n.individual >= 0 && n.individual <= 1))
-      __builtin_trap();
-  // Megatron's per-rank timers in a log: every compute time finite and non-negative, every
-  // rank in range; placed on a named node or an error, never both.
-  LogRankTimes megatron;
-  for (std::size_t at = 0; at <= text.size();) {
-    std::size_t nl = text.find('\n', at);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = std::string_view(text).substr(at, nl - at);
-    megatron.feed(line);
-    // Each rank's own line: a rank in range, a step, and a compute time that is finite and
-    // non-negative or none (no unit said), never a guess.
-    if (auto r = parse_rank_line(line))
-      if (!(r->rank >= 0 && r->rank < kMaxLogRank && r->step >= 0 &&
-            (r->compute_s == -1 || (std::isfinite(r->compute_s) && r->compute_s >= 0))))
-        __builtin_trap();
-    at = nl + 1;
+    case 8: {
+      for (const auto& line : split(text, '\n')) (void)parse_xid_line(line);
+      break;
+    }
+    case 9: {
+      // Properties: every telemetry figure read is finite and non-negative, its description
+      // valid UTF-8, and the node report carrying it, and the text the store keeps, read back the
+      // same (all but the power cap's counter, which is read and not kept).
+      auto check_telemetry = [](const GpuParse& p) {
+        auto telemetry = gpu_telemetry(p.gpus);
+        for (auto& t : telemetry) {
+          for (auto v : {t.sm_mhz, t.sm_max_mhz, t.power_w, t.power_limit_w, t.temp_c, t.util_pct,
+                         t.processes, t.sw_power_cap_us, t.sw_thermal_us, t.hw_thermal_us,
+                         t.hw_power_brake_us})
+            if (v && !(std::isfinite(*v) && *v >= 0)) __builtin_trap();
+          // describe() prints only numbers and fixed names: never the input's bytes.
+          if (!is_valid_utf8(describe(t))) __builtin_trap();
+          t.sw_power_cap_us.reset();
+        }
+        NodeReport r;
+        r.telemetry = telemetry;
+        auto back = NodeReport::from_json(r.to_json());
+        if (!back || back->telemetry != telemetry) __builtin_trap();
+        // The store's text form: valid JSON that reads back the same.
+        auto stored = nlohmann::json::parse(telemetry_json_text(telemetry), nullptr, false);
+        if (stored.is_discarded() || telemetry_from_json(stored) != telemetry) __builtin_trap();
+      };
+      auto csv = parse_nvidia_smi_csv(text);
+      for (const auto& g : csv.gpus)
+        for (const auto& [k, _] : g.fields) (void)g.number(k), (void)g.flag(k);
+      check_telemetry(csv);
+      check_telemetry(parse_nvidia_smi_q(text));
+      // dcgmi dmon's table: GPUs or an error, never both; the same properties for each figure.
+      auto dmon = parse_dcgmi_dmon(text);
+      if (!dmon.ok() && !dmon.gpus.empty()) __builtin_trap();
+      for (const auto& t : dmon.gpus)
+        for (auto v : {t.sm_mhz, t.sm_max_mhz, t.power_w, t.power_limit_w, t.temp_c, t.util_pct,
+                       t.pcie_gen, t.pcie_width})
+          if (v && !(std::isfinite(*v) && *v >= 0)) __builtin_trap();
+      (void)parse_nvlink_status(text);
+      break;
+    }
+    case 10: {
+      (void)parse_nvidia_smi_xml(text);
+      break;
+    }
+    case 11: {
+      // dcgmi diag's figures: each a positive, finite number under a plain ASCII name (they reach
+      // findings and the fleet's yardsticks).
+      for (const auto& [name, v] : parse_dcgmi_diag(text).figures)
+        if (!std::isfinite(v) || v <= 0 || name.empty() ||
+            name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_/") != std::string::npos)
+          __builtin_trap();
+      (void)parse_dcgmi_health(text);
+      (void)NodeReport::from_json(text);
+      // Perfdata: every figure kept is finite under a printable label (it reaches findings).
+      for (const auto& [label, v] : parse_perfdata(text))
+        if (!std::isfinite(v) || label.empty() || !is_valid_utf8(label)) __builtin_trap();
+      break;
+    }
+    case 12: {
+      for (const char* kind : {"lfs", "mmlsquota", "beegfs", "quota"})
+        (void)parse_quota(kind, text);
+      break;
+    }
+    case 15: {
+      // Properties, not only no crash: every sample read is a finite, non-negative time, and the
+      // straggler rule over it gives scores within 0..1.
+      auto series = parse_rank_timing(text);
+      for (const auto& s : series.samples)
+        if (!(s.compute_s >= 0 && s.wait_s >= 0 && std::isfinite(s.compute_s))) __builtin_trap();
+      series.host = "node-1";
+      RankSeries other = series;
+      other.host = "node-2";
+      for (const auto& n : localise_stragglers({series, other}).nodes)
+        if (!(n.relative >= 0 && n.relative <= 1 && n.individual >= 0 && n.individual <= 1))
+          __builtin_trap();
+      // A rank 0's summary: whole or an error; every window finite, its best never above now, on a
+      // named node; and the rule over it again scores within 0..1.
+      auto summary = parse_timing_summary(text);
+      if (!summary.error.empty() && !summary.windows.empty()) __builtin_trap();
+      for (const auto& w : summary.windows)
+        if (!(std::isfinite(w.now) && w.best >= 0 && w.best <= w.now &&
+              w.host < summary.windows.hosts.size() && !summary.windows.host_of(w).empty()))
+          __builtin_trap();
+      // A row a node ("v":2): on a named node, its ranks within the list and its slowest among
+      // them, its figures finite and its best never above now.
+      const RankWindows& rows = summary.windows;
+      for (const auto& n : rows.nodes)
+        if (!(n.host < rows.hosts.size() && n.ranks_from < n.ranks_to &&
+              n.ranks_to <= rows.node_ranks.size() &&
+              std::find(rows.node_ranks.begin() + n.ranks_from,
+                        rows.node_ranks.begin() + n.ranks_to,
+                        n.slowest) != rows.node_ranks.begin() + n.ranks_to &&
+              std::isfinite(n.now) && n.best <= n.now && std::isfinite(n.peers)))
+          __builtin_trap();
+      if (!rows.nodes.empty() && !rows.ranks.empty()) __builtin_trap();
+      // Each node once: a name listed twice is one node (or, in rows, an error).
+      auto hosts = summary.windows.hosts;
+      std::sort(hosts.begin(), hosts.end());
+      if (std::adjacent_find(hosts.begin(), hosts.end()) != hosts.end()) __builtin_trap();
+      for (const auto& n : judge_nodes(summary.windows).nodes)
+        if (!(n.relative >= 0 && n.relative <= 1 && n.individual >= 0 && n.individual <= 1))
+          __builtin_trap();
+      // Megatron's per-rank timers in a log: every compute time finite and non-negative, every
+      // rank in range; placed on a named node or an error, never both.
+      LogRankTimes megatron;
+      for (std::size_t at = 0; at <= text.size();) {
+        std::size_t nl = text.find('\n', at);
+        if (nl == std::string_view::npos) nl = text.size();
+        std::string_view line = std::string_view(text).substr(at, nl - at);
+        megatron.feed(line);
+        // Each rank's own line: a rank in range, a step, and a compute time that is finite and
+        // non-negative or none (no unit said), never a guess.
+        if (auto r = parse_rank_line(line))
+          if (!(r->rank >= 0 && r->rank < kMaxLogRank && r->step >= 0 &&
+                (r->compute_s == -1 || (std::isfinite(r->compute_s) && r->compute_s >= 0))))
+            __builtin_trap();
+        at = nl + 1;
+      }
+      megatron.feed("");
+      megatron.keep_taken(1);
+      for (const auto& [ts, b] : megatron.blocks)
+        for (const auto& [rank, s] : b.compute_s)
+          if (!(rank >= 0 && rank < MegatronRankTimes::kMaxRank && std::isfinite(s) && s >= 0))
+            __builtin_trap();
+      // What the store keeps of it comes back the same, and stored text never throws.
+      auto back = LogRankTimes::from_json(megatron.to_json());
+      if (!back || back->blocks.size() != megatron.blocks.size()) __builtin_trap();
+      (void)LogRankTimes::from_json(std::string(text));
+      auto placed = rank_timing_from_blocks(megatron, {"node-1", "node-2"});
+      if (!placed.error.empty() && !placed.ranks.empty()) __builtin_trap();
+      for (const auto& r : placed.ranks)
+        if (r.host.empty()) __builtin_trap();
+      break;
+    }
+    case 13: {
+      (void)load_config_string(text, "fuzz.toml");
+      (void)parse_xid_table(text, "fuzz-xid.toml");
+      break;
+    }
+    default:
+      fuzz::unknown_target();
   }
-  megatron.feed("");
-  megatron.keep_taken(1);
-  for (const auto& [ts, b] : megatron.blocks)
-    for (const auto& [rank, s] : b.compute_s)
-      if (!(rank >= 0 && rank < MegatronRankTimes::kMaxRank && std::isfinite(s) && s >= 0))
-        __builtin_trap();
-  // What the store keeps of it comes back the same, and stored text never throws.
-  auto back = LogRankTimes::from_json(megatron.to_json());
-  if (!back || back->blocks.size() != megatron.blocks.size()) __builtin_trap();
-  (void)LogRankTimes::from_json(std::string(text));
-  auto placed = rank_timing_from_blocks(megatron, {"node-1", "node-2"});
-  if (!placed.error.empty() && !placed.ranks.empty()) __builtin_trap();
-  for (const auto& r : placed.ranks)
-    if (r.host.empty()) __builtin_trap();
-#elif LLMWATCH_FUZZ_TARGET == 13
-  (void)load_config_string(text, "fuzz.toml");
-  (void)parse_xid_table(text, "fuzz-xid.toml");
-#endif
   return 0;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # run_fuzz.sh FUZZER SECONDS FIXTURE_DIR "SEEDS" REGRESSION_DIR
+# (with LLMWATCH_FUZZ_TARGET set to the target's number: one FUZZER serves several targets)
 # Replays every kept regression input, then fuzzes for SECONDS from a corpus seeded with the
 # fixtures. Prints the number of executions; exits non-zero on any crash, leak or UB report.
 set -euo pipefail
@@ -17,7 +18,7 @@ fi
   tail -40 "$work/log"
   keep="${FUZZ_ARTIFACTS:-$PWD/fuzz-artifacts}"
   mkdir -p "$keep" && cp "$work"/artifacts/* "$keep/" 2>/dev/null || true
-  echo "fuzz: $(basename "$fuzzer") found a failing input (kept in $keep)"
+  echo "fuzz: $(basename "$regressions") ($(basename "$fuzzer")) found a failing input (kept in $keep)"
   exit 1
 }
 grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$work/log" || true
