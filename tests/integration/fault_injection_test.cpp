@@ -161,10 +161,12 @@ TEST(FaultInjection, ADaemonKilledWhileItsCommandRunsIsReplacedAtOnce) {
   const std::string healthz = "http://" + listen + "/healthz";
   BackgroundProcess first({llmwatch_bin(), "--config", f.config, "daemon", "--listen", listen},
                           c.dir / "first.log");
-  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(gate.called); }, 30))
+  // Its pid, not the file alone: the shell creates the file before it writes the pid, and a
+  // read between the two got "" (pid 0) in a CI-like run.
+  pid_t squeue = 0;
+  ASSERT_TRUE(
+      eventually([&] { return (squeue = std::atoi(read_file(gate.called).c_str())) > 0; }, 30))
       << read_file(first.log);
-  const pid_t squeue = std::atoi(read_file(gate.called).c_str());
-  ASSERT_GT(squeue, 0);
   kill(first.pid, SIGKILL);
   first.wait_exit(10);
   // Its worker dies with it; the squeue it started waits on at the gate.
