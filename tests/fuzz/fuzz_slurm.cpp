@@ -14,12 +14,6 @@
 
 using namespace llmwatch;
 
-// Checked before the first input, so that a missing number is an error, not a "crash" input.
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  (void)fuzz::target();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   switch (fuzz::target()) {

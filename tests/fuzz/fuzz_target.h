@@ -1,6 +1,7 @@
 // Which target a fuzzer executable runs: one executable per source file serves all of that
 // file's targets (linking one per target made 15 sanitizer executables, a quarter of the
 // sanitizer build's CPU). Its ctest sets LLMWATCH_FUZZ_TARGET to the target's number.
+// Include it from one source file per executable: it defines libFuzzer's LLVMFuzzerInitialize.
 #pragma once
 
 #include <cstdio>
@@ -30,3 +31,11 @@ inline int target() {
 }
 
 }  // namespace llmwatch::fuzz
+
+// libFuzzer calls this before the first input: a missing number is then an error, not a
+// "crash" input. Not inline: an inline one unused in its file is never emitted, and libFuzzer
+// finds it by its symbol.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)llmwatch::fuzz::target();
+  return 0;
+}
