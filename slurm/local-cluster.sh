@@ -10,6 +10,10 @@
 # sets how long slurmctld keeps an ended job (MinJobAge, default 60 s). With
 # LLMWATCH_CLUSTER_NODE_ADDRS=loopback each node gets an address of its own (node-N at
 # 127.0.0.N+1, all this host), so an address in a log names one node, as on a real cluster.
+# LLMWATCH_CLUSTER_PROLOG=PATH runs PATH as each node's Prolog (one that fails makes a failed
+# launch: Slurm drains the node and holds the job); LLMWATCH_CLUSTER_CRED_EXPIRE=SECONDS sets
+# the credential lifetime, which is also how long a requeued job waits before it may start
+# again (Slurm's default: 120 s).
 #
 # Everything lives under DIR: munge key and socket, slurm.conf, state, spool and logs.
 # Ports are picked free at start and reserved on this machine until `stop`, so two runs never
@@ -238,7 +242,7 @@ SlurmctldPort=$ctld_port
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-AuthInfo=socket=$dir/run/munge.sock
+AuthInfo=socket=$dir/run/munge.sock${LLMWATCH_CLUSTER_CRED_EXPIRE:+,cred_expire=$LLMWATCH_CLUSTER_CRED_EXPIRE}
 CredType=cred/munge
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool/%n
@@ -266,6 +270,7 @@ KillWait=5
 MinJobAge=${LLMWATCH_CLUSTER_MIN_JOB_AGE:-60}
 ReturnToService=2
 $reboot
+${LLMWATCH_CLUSTER_PROLOG:+Prolog=$LLMWATCH_CLUSTER_PROLOG}
 SchedulerParameters=sched_interval=2,bf_interval=2
 NodeName=node-[1-$nodes] NodeHostname=$host $node_addrs CPUs=1 RealMemory=1000 Port=$base_port-$((base_port + nodes - 1)) State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP

@@ -80,6 +80,9 @@ struct JobSettings {
   Seconds save_before_limit{900};
   std::vector<std::string> on_time_limit{"save"};
   std::vector<std::string> on_crash_loop{"hold", "alert"};
+  // Slurm held a task after its launch failed on a node it then drained (rules/launch_failure.h):
+  // released, it starts elsewhere; else it waits for a person.
+  std::vector<std::string> on_launch_failed{"relaunch", "alert"};
   // A node of the running task turned CRITICAL ([gpu]): it is drained, the task restarted
   // elsewhere. A node that only needs a reset when idle (row remap pending): checkpoint now.
   std::vector<std::string> on_node_fault{"cancel", "restart", "alert"};

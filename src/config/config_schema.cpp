@@ -126,6 +126,8 @@ const std::vector<KeySpec<JobSettings>>& job_keys() {
       {"on_crash", KeyKind::StringList, LW_SET(JobSettings, on_crash, list), false, 0, 0, kActions},
       {"on_timeout", KeyKind::StringList, LW_SET(JobSettings, on_timeout, list), false, 0, 0,
        kActions},
+      {"on_launch_failed", KeyKind::StringList, LW_SET(JobSettings, on_launch_failed, list), false,
+       0, 0, kActions},
       {"save_before_limit", KeyKind::Duration, LW_SET(JobSettings, save_before_limit, dur), false,
        kOffAtZero},
       {"on_time_limit", KeyKind::StringList, LW_SET(JobSettings, on_time_limit, list), false, 0, 0,

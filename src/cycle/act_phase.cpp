@@ -188,6 +188,12 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
     for (const auto& e : w->obs.entries)
       if (e.run_key() == not_held_run_key(f)) base.task = e;
   }
+  // The task Slurm holds after its failed launch, which "relaunch" releases.
+  if (f.kind == "launch-failed") {
+    base.task.reset();
+    for (const auto& e : w->obs.entries)
+      if (e.launch_failed() && !base.task) base.task = e;
+  }
   // The queued restart a "restart-unneeded" finding withdraws.
   if (f.kind == "restart-unneeded") {
     base.task.reset();

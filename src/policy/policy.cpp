@@ -4,6 +4,7 @@
 
 #include "rules/end_cause.h"
 #include "rules/job_rules.h"
+#include "rules/launch_failure.h"
 
 namespace llmwatch {
 
@@ -53,6 +54,9 @@ std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
     out = actions_for_end(f, job);
   else if (f.kind == "crash-loop")
     out = job.on_crash_loop;
+  else if (f.kind == "launch-failed")
+    // Released only where it then starts elsewhere (rules/launch_failure.h); else told.
+    out = f.cause == kRelaunchable ? job.on_launch_failed : std::vector<std::string>{"alert"};
   else if (f.kind == "slowdown")
     out = job.on_slowdown;
   else if (f.kind == "loss-spike")

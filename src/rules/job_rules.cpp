@@ -248,12 +248,17 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
     return out;
   }
   if (!obs.running) {
+    for (const auto& e : obs.entries)
+      if (e.launch_failed()) {
+        out.push_back(launch_failed_finding(label, e, obs.launch_failure));
+        return out;
+      }
     for (const auto& e : obs.entries) {
       if (e.pending() && classify_pending_reason(e.reason) == PendingClass::Stuck) {
         auto f = make("stuck", Severity::Warning,
-                      e.display_id() + " is PENDING with reason " + e.reason +
+                      e.display_id() + " is PENDING with reason " + e.reason_shown() +
                           ", which will not clear by itself");
-        f.evidence.push_back(e.display_id() + " " + e.state + " (" + e.reason + ")");
+        f.evidence.push_back(e.display_id() + " " + e.state + " (" + e.reason_shown() + ")");
         out.push_back(f);
         break;
       }

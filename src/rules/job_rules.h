@@ -10,6 +10,7 @@
 #include "config/config.h"
 #include "rules/finding.h"
 #include "rules/job_progress.h"
+#include "rules/launch_failure.h"
 #include "rules/post_mortem.h"
 #include "slurm/slurm_job.h"
 
@@ -71,6 +72,8 @@ struct JobObservation {
   // A queued name close to the watched one, when Slurm never showed a task of it: the hint
   // that the [[job]]'s name is misspelled (#27). "" when there is none or the job was seen.
   std::string similar_name;
+  // About the first entry Slurm holds after a failed launch (SlurmJob::launch_failed), if any.
+  LaunchFailureContext launch_failure;
 };
 
 // The newest entry of the job that squeue still lists after it ended (COMPLETED, FAILED,

@@ -23,6 +23,19 @@ std::string SlurmJob::display_id() const {
 
 // parse_squeue_json: slurm_json_fast.cpp (simdjson on demand).
 
+bool SlurmJob::launch_failed() const {
+  // Slurm's words (job_mgr.c), in the reason (text squeue) or beside it (JSON).
+  constexpr std::string_view kWords = "launch failed requeued held";
+  return pending() && (reason == kWords || reason_detail == kWords);
+}
+
+std::string SlurmJob::reason_shown() const {
+  if (reason_detail.empty()) return reason;
+  // 22.05 repeats the reason at the front of some ("ReqNodeNotAvail, UnavailableNodes:node-1").
+  if (reason_detail.rfind(reason, 0) == 0) return reason_detail;
+  return reason + " (" + reason_detail + ")";
+}
+
 std::string slurm_job_to_json(const SlurmJob& j) {
   nlohmann::json out = {{"job_id", j.job_id},
                         {"array_job_id", j.array_job_id},
@@ -35,6 +48,9 @@ std::string slurm_job_to_json(const SlurmJob& j) {
                         {"partition", j.partition},
                         {"job_state", j.state},
                         {"state_reason", j.reason},
+                        {"state_description", j.reason_detail},
+                        {"required_nodes", j.required_nodes},
+                        {"restart_cnt", j.restarts},
                         {"nodes", j.nodes},
                         {"batch_host", j.batch_host},
                         {"standard_output", j.std_out},

@@ -24,6 +24,11 @@ struct SlurmJob {
   std::string group;   // the group the task runs as (Slurm's group_name / GroupId)
   std::string state;   // RUNNING, PENDING, COMPLETING, ...
   std::string reason;  // state_reason: Priority, JobArrayTaskLimit, ...
+  // Slurm's words beside the reason (state_description): JSON gives a launch failure as
+  // JobHeldUser with "launch failed requeued held" here; the text format prints the words alone.
+  std::string reason_detail;
+  std::string required_nodes;  // ReqNodeList: the nodes it must run on ("" for any)
+  int restarts = 0;            // restart_cnt: how often Slurm requeued it
   std::string nodes, batch_host;
   std::string std_out, std_err;  // with %x/%j/%A/%a patterns still in them
   std::string command, workdir;
@@ -57,6 +62,11 @@ struct SlurmJob {
            state == "STAGE_OUT" || state == "SPECIAL_EXIT";
   }
   bool present() const { return running() || pending() || paused(); }
+  // Held by Slurm after its batch launch failed on a node (a prolog error, a slurmd that could
+  // not start it): it waits for a person to release it, however long that takes.
+  bool launch_failed() const;
+  // The reason as a person reads it: "JobHeldUser (launch failed requeued held)".
+  std::string reason_shown() const;
 };
 
 struct SqueueParse {

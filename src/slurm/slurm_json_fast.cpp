@@ -75,9 +75,10 @@ std::string_view string_of(value v) {
 // The fields a SlurmJob takes, as they are read (views stay valid until the next parse).
 struct RawJob {
   std::optional<std::int64_t> job_id, array_job_id, array_task_id, array_max_tasks, node_count,
-      time_limit, submit_time, start_time;
-  std::string_view name, user, group, account, partition, state, reason, nodes, batch_host, std_out,
-      std_err, command, workdir, array_task_string, tres_alloc, tres_req;
+      time_limit, submit_time, start_time, restarts;
+  std::string_view name, user, group, account, partition, state, reason, reason_detail, nodes,
+      required_nodes, batch_host, std_out, std_err, command, workdir, array_task_string, tres_alloc,
+      tres_req;
 };
 
 bool read_job(simdjson::ondemand::object job, RawJob& r) {
@@ -111,6 +112,12 @@ bool read_job(simdjson::ondemand::object job, RawJob& r) {
       r.state = string_of(v);
     else if (key == "state_reason")
       r.reason = string_of(v);
+    else if (key == "state_description")
+      r.reason_detail = string_of(v);
+    else if (key == "required_nodes")
+      r.required_nodes = string_of(v);
+    else if (key == "restart_cnt")
+      r.restarts = number_of(v);
     else if (key == "nodes")
       r.nodes = string_of(v);
     else if (key == "batch_host")
@@ -153,6 +160,9 @@ SlurmJob to_job(const RawJob& r) {
   j.partition = r.partition;
   j.state = r.state;
   j.reason = r.reason;
+  j.reason_detail = r.reason_detail;
+  j.required_nodes = r.required_nodes;
+  j.restarts = static_cast<int>(std::clamp<std::int64_t>(r.restarts.value_or(0), 0, 1 << 30));
   j.nodes = r.nodes;
   j.batch_host = r.batch_host;
   j.std_out = r.std_out;
@@ -273,6 +283,8 @@ bool read_node(simdjson::ondemand::object n, SlurmNode& node) {
       node.name = string_of(nv);
     } else if (k == "reason") {
       node.reason = string_of(nv);
+    } else if (k == "reason_changed_at") {
+      node.reason_at = number_of(nv).value_or(0);
     } else if (k == "reason_set_by_user") {
       node.reason_set_by = string_of(nv);
     } else if (k == "address") {

@@ -1,5 +1,6 @@
 #pragma once
 // One node as `sinfo --json` reports it, and whether it can take work.
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@ struct SlurmNode {
   // NodeAddr: how its peers name it (an NCCL error names a peer by address). Slurm prints the
   // node's name when none is configured.
   std::string address;
+  std::int64_t reason_at = 0;  // when the reason was set (reason_changed_at); 0: not said
 
   bool drained() const;  // DRAIN flag (draining or drained)
   bool down() const;     // down, fail, or not responding

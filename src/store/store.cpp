@@ -384,12 +384,13 @@ bool Store::withdraw_action(const std::string& idem_key, const std::string& why,
   return st.step();
 }
 
-int Store::count_actions(const std::string& kind, const std::string& subject, double since) {
+int Store::count_actions(const std::string& kind, const std::string& subject, double since,
+                         double until) {
   // Dry-run, skipped and withdrawn entries did nothing, so they do not use up a budget.
   auto st = db_.prepare(
       "SELECT COUNT(*) FROM actions WHERE kind=? AND (?='' OR subject=?) AND started>=? "
-      "AND state NOT IN ('dry-run','skipped','waiting','withdrawn')");
-  st.bind(1, kind).bind(2, subject).bind(3, subject).bind(4, since);
+      "AND started<? AND state NOT IN ('dry-run','skipped','waiting','withdrawn')");
+  st.bind(1, kind).bind(2, subject).bind(3, subject).bind(4, since).bind(5, until);
   st.step();
   return static_cast<int>(st.integer(0));
 }

@@ -205,7 +205,9 @@ class Store {
   // started): journaled as "withdrawn", so it uses up no budget, and the same key may run again
   // (the task crashes for good later). False when `idem_key` names no done action.
   bool withdraw_action(const std::string& idem_key, const std::string& why, double now);
-  int count_actions(const std::string& kind, const std::string& subject, double since);
+  // Actions of `kind` on `subject` ("" for any) that did something, started in [since, until).
+  int count_actions(const std::string& kind, const std::string& subject, double since,
+                    double until = 1e18);
   // The cancels journaled as done since `since`, by the task each was about (one query a
   // cycle: cancels are few, held to max_cancels_per_hour).
   CancelsByTask cancels_done(double since);

@@ -74,12 +74,18 @@ inline std::string drive_cycles(const std::uint8_t* data, std::size_t size,
     now += step % 9 == 0 ? -600.0 : step * 3.0;  // clocks jump, both ways
     slurm.queue_error = in.next() % 5 == 0 ? "squeue: timed out after 30s" : "";
     slurm.jobs.clear();
+    // A node Slurm drained for a failed launch, or none: what makes a held task relaunchable.
+    slurm.node_list.clear();
+    if (in.next() % 2)
+      slurm.node_list.push_back({"node-1", "idle", {"DRAIN"}, "Prolog error", "root", {}, ""});
     for (int n = in.next() % 4; n > 0; --n) {
       SlurmJob j;
       j.job_id = 1 + in.next() % 3;  // the same id again: requeued
       j.name = in.pick(names);
       j.user = in.next() % 4 ? "trainer" : "mallory";
       j.state = in.pick(states);
+      // Slurm's words for a task it holds after a failed launch (rules/launch_failure.h).
+      if (in.next() % 6 == 0) j.reason_detail = "launch failed requeued held";
       j.nodes = in.pick(nodes);
       j.start_time = 1'800'000'000 + in.next() * 10;
       j.std_out = in.pick(logs);

@@ -156,5 +156,71 @@ TEST(Restart, ARunThatDiesAtTheSameStepEveryTimeStopsBeingRestarted) {
   EXPECT_TRUE(queued(c, "itest-train").empty()) << c.jobs().dump().substr(0, 3000);
 }
 
+// A run whose launch fails (#30, lose less per interruption): the first node it lands on fails
+// its prolog, so Slurm drains that node and holds the run ("launch failed requeued held") until
+// someone releases it. llmwatch releases it once, and it starts on another node and trains. A
+// second failure within the hour is only told: two nodes in a row point at the job, and every
+// release would let Slurm drain one more. The credential lifetime is 10 s here (Slurm's 120 s
+// default is how long a requeued run waits before it may start again).
+TEST(Restart, ARunSlurmHoldsAfterAFailedLaunchIsReleasedOnceAndStartsElsewhere) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  TempDir prolog_dir;
+  const std::string marker = prolog_dir / "fail-next-launch";
+  const std::string prolog = prolog_dir / "prolog.sh";
+  write_file(prolog, "#!/bin/sh\n# The first launch that finds the marker fails.\nrm \"" + marker +
+                         "\" 2>/dev/null && exit 1\nexit 0\n");
+  std::filesystem::permissions(prolog, std::filesystem::perms::owner_all);
+  write_file(marker, "");
+  LocalCluster c(3, {{"LLMWATCH_CLUSTER_PROLOG", prolog}, {"LLMWATCH_CLUSTER_CRED_EXPIRE", "10"}});
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  std::string work = c.dir / "work";
+  std::filesystem::create_directories(work);
+  std::string config = write_config(c, "");  // the default on_launch_failed
+  auto sub = c.slurm({"sbatch", "--parsable", "--job-name=itest-train", "--nodes=1",
+                      "--chdir=" + work, "--output=" + work + "/train-%j.out",
+                      "--export=ALL,FAKE_STEP_TIME=0.3,FAKE_TRAINER_DIR=" + work,
+                      source_dir() + "/examples/fake-trainer.sh"});
+  ASSERT_TRUE(sub.ok()) << sub.err;
+  const std::string id = sub.out.substr(0, sub.out.find_first_of(";\n"));
+  auto held = [&] {
+    for (const auto& j : queued(c, "itest-train"))
+      if (j.value("state_description", "") == "launch failed requeued held") return true;
+    return false;
+  };
+  ASSERT_TRUE(eventually(held, 30)) << c.jobs().dump().substr(0, 3000);
+  auto drained = c.slurm({"sinfo", "-h", "-N", "-t", "drain", "-o", "%N %E"}).out;
+  const std::string bad = drained.substr(0, drained.find(' '));
+  ASSERT_NE(drained.find("Prolog error"), std::string::npos) << drained;
+  // One cycle names the node and releases the run; it starts elsewhere and trains.
+  auto run = llmwatch(config, {"run", "--once"});
+  ASSERT_TRUE(run.ok()) << run.err;
+  std::string events = llmwatch(config, {"events"}).out;
+  EXPECT_NE(events.find("relaunch done: released " + id), std::string::npos) << events;
+  EXPECT_NE(events.find("launch failed on " + bad), std::string::npos) << events;
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(config, {"run", "--once"});
+        auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
+        return s.is_object() && s["jobs"][0]["task"] == id && s["jobs"][0].value("step", 0) >= 2;
+      },
+      60))
+      << c.jobs().dump().substr(0, 3000) << llmwatch(config, {"events"}).out;
+  auto show = c.slurm({"scontrol", "show", "job", id});
+  EXPECT_EQ(show.out.find("NodeList=" + bad + "\n"), std::string::npos) << show.out;
+  // Requeued, it fails to launch again: told, not released.
+  write_file(marker, "");
+  ASSERT_TRUE(c.slurm({"scontrol", "requeue", id}).ok());
+  ASSERT_TRUE(eventually(held, 60)) << c.jobs().dump().substr(0, 3000);
+  ASSERT_TRUE(llmwatch(config, {"run", "--once"}).ok());
+  events = llmwatch(config, {"events"}).out;
+  EXPECT_NE(events.find("failed again"), std::string::npos) << events;
+  std::size_t releases = 0;
+  for (auto at = events.find("relaunch done"); at != std::string::npos;
+       at = events.find("relaunch done", at + 1))
+    ++releases;
+  EXPECT_EQ(releases, 1u) << events;
+  EXPECT_TRUE(held()) << "a person decides now";
+}
+
 }  // namespace
 }  // namespace llmwatch::testing

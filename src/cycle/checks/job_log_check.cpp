@@ -565,6 +565,21 @@ int spare_nodes(const ClusterView& c, const SlurmJob& task) {
   return std::max(0, it->second - task.node_count);
 }
 
+// What a task Slurm holds after a failed launch is judged with (rules/launch_failure.h). Rare:
+// asked only for such a task.
+LaunchFailureContext launch_failure_context(CycleState& s, const ClusterView& c,
+                                            const std::string& label, const SlurmJob& task) {
+  LaunchFailureContext out;
+  out.nodes_known = s.nodes_ok();
+  if (out.nodes_known) out.drained = launch_failure_nodes(s.nodes->nodes, task);
+  for (const auto& name : hosts_in(task.required_nodes))
+    if (c.unusable.count(name)) out.required_out.push_back(name);
+  // A requeue sets the submit time: a release since is this failure's own, not an earlier one.
+  auto failed_at = static_cast<double>(task.submit_time);
+  out.released_before = s.store.count_actions("relaunch", label, failed_at - 3600, failed_at) > 0;
+  return out;
+}
+
 // What the post-mortem and the restart need from the store and Slurm, read before the
 // probes run concurrently (the store is not shared across threads).
 void prepare_end(CycleState& s, JobWork& w, const QueueIndex& index, const ClusterView& cluster) {
@@ -636,6 +651,11 @@ class JobLogCheck : public Check {
       w.settings = &job;
       w.label = job_label(job);
       w.obs.entries = select_jobs(index, job, s.config.self.job_name);
+      for (const auto& e : w.obs.entries)
+        if (e.launch_failed()) {
+          w.obs.launch_failure = launch_failure_context(s, cluster, w.label, e);
+          break;
+        }
       for (const auto& e : w.obs.entries)
         if (e.running() && !w.obs.running) w.obs.running = e;
       w.last = s.store.last_job(w.label);

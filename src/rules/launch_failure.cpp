@@ -1,0 +1,80 @@
+#include "rules/launch_failure.h"
+
+#include <array>
+#include <string_view>
+
+#include "rules/job_progress.h"
+#include "util/units.h"
+
+namespace llmwatch {
+
+bool is_launch_failure_reason(const std::string& reason) {
+  static constexpr std::array<std::string_view, 3> kReasons = {
+      "Prolog error", "batch job complete failure", "Duplicate jobid"};
+  for (auto r : kReasons)
+    if (reason == r) return true;
+  return false;
+}
+
+std::vector<LaunchFailedNode> launch_failure_nodes(const std::vector<SlurmNode>& nodes,
+                                                   const SlurmJob& task) {
+  std::vector<LaunchFailedNode> out;
+  for (const auto& n : nodes) {
+    if (!n.unusable() || !is_launch_failure_reason(n.reason)) continue;
+    if (n.reason_at != 0 && n.reason_at < task.submit_time - kLaunchDrainBefore) continue;
+    out.push_back({n.name, n.reason, n.reason_at});
+  }
+  return out;
+}
+
+namespace {
+
+std::string node_list(const std::vector<LaunchFailedNode>& nodes) {
+  std::string out;
+  for (const auto& n : nodes) out += (out.empty() ? "" : ", ") + n.name;
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+Finding launch_failed_finding(const std::string& label, const SlurmJob& task,
+                              const LaunchFailureContext& context) {
+  std::string summary = task.display_id() + " could not start: its launch failed";
+  if (!context.drained.empty()) summary += " on " + node_list(context.drained);
+  summary += " and Slurm holds it";
+  std::string why_not;
+  if (!context.nodes_known)
+    why_not = "sinfo did not answer: which node Slurm took out is not known";
+  else if (context.drained.empty())
+    why_not = "Slurm took no node out for it";
+  else if (!context.required_out.empty())
+    why_not = "it must run on " + joined(context.required_out) + ", which are out of service";
+  else if (context.released_before)
+    why_not =
+        "llmwatch released it within the hour and it failed again: the cause may be the job's "
+        "(its owner's environment, its directories), not a node's";
+  if (why_not.empty())
+    summary += "; Slurm took that node out, so the run starts elsewhere once released";
+  else
+    summary += " until a person releases it (" + why_not + ")";
+  Finding f = make_finding("job:" + label, label, "launch-failed", Severity::Critical, summary);
+  f.evidence.push_back(task.display_id() + " " + task.state + " (" + task.reason_shown() +
+                       "), requeued " + std::to_string(task.restarts) + " time" +
+                       (task.restarts == 1 ? "" : "s"));
+  for (const auto& n : context.drained)
+    f.evidence.push_back(n.name + " drained by Slurm" +
+                         (n.at ? " at " + format_utc(static_cast<double>(n.at)) : "") + ": " +
+                         n.reason);
+  if (!task.required_nodes.empty()) f.evidence.push_back("it must run on " + task.required_nodes);
+  if (why_not.empty()) f.cause = kRelaunchable;
+  f.episode = task_episode(task.display_id(), task.submit_time);
+  return f;
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,57 @@
+#pragma once
+// A run Slurm could not start. When a batch launch fails on a node (its prolog failed, its
+// slurmd could not set the job up), Slurm drains that node and requeues the job held: "launch
+// failed requeued held". The run then waits for a person, however long that takes; at night,
+// hours of a whole allocation (#30: lose less per interruption). Slurm has taken the node out
+// already, so releasing the job starts it elsewhere. Unless the job must run on nodes that are
+// out, or the last release failed too: two nodes in a row point at the job (its owner's
+// environment, its script's directory), not at the nodes, and each further release would only
+// let Slurm drain one more. Pure.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rules/finding.h"
+#include "slurm/slurm_job.h"
+#include "slurm/slurm_node.h"
+
+namespace llmwatch {
+
+// Slurm's own drain reasons for a node a batch launch failed on: "Prolog error" (slurmd),
+// "batch job complete failure" (slurmctld), and "Duplicate jobid" (slurmctld: the node still
+// had a job of that id; the chaos soak met it after a slurmctld outage).
+bool is_launch_failure_reason(const std::string& reason);
+
+// A node Slurm drained for a failed launch: its name, reason and when (0: not said).
+struct LaunchFailedNode {
+  std::string name, reason;
+  std::int64_t at = 0;
+};
+
+// How long before a held task's submit time its node's drain may be (a requeue sets the
+// submit time just after the drain); a reason set earlier is another failure's.
+inline constexpr std::int64_t kLaunchDrainBefore = 60;
+
+// The nodes Slurm took out for `task`'s failed launch: drained with a launch-failure reason no
+// earlier than kLaunchDrainBefore before its submit time. A reason without a time (text
+// sinfo) counts: its words are Slurm's.
+std::vector<LaunchFailedNode> launch_failure_nodes(const std::vector<SlurmNode>& nodes,
+                                                   const SlurmJob& task);
+
+// What is known of a held task beside the queue entry.
+struct LaunchFailureContext {
+  bool nodes_known = true;                // sinfo answered this cycle
+  std::vector<LaunchFailedNode> drained;  // launch_failure_nodes
+  std::vector<std::string> required_out;  // nodes it must run on that are out of service
+  bool released_before = false;           // llmwatch released it within the hour before
+};
+
+// The finding's cause when releasing the task would start it elsewhere (the policy runs
+// on_launch_failed then; else only an alert).
+inline constexpr const char* kRelaunchable = "relaunchable";
+
+// "launch-failed", critical, an episode per failure (a requeue sets the submit time).
+Finding launch_failed_finding(const std::string& label, const SlurmJob& task,
+                              const LaunchFailureContext& context);
+
+}  // namespace llmwatch

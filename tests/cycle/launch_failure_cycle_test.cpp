@@ -1,0 +1,101 @@
+// A run Slurm could not start, through whole cycles of the real Supervisor (#30): its
+// restart's launch failed on node-1, which Slurm drained, and Slurm holds it. llmwatch releases
+// it once, so it starts elsewhere; a second failure within the hour is only told.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "ending_run.h"
+#include "slurm/slurm_node.h"
+#include "store_reading.h"
+
+namespace llmwatch {
+namespace {
+
+using testing::EndingRun;
+using testing::event_lines;
+
+struct HeldRun : EndingRun {
+  HeldRun() { idle_nodes(4); }
+  // Task 7 held after its launch failed on `node`, requeued at `at`; `node` drained then.
+  void launch_fails_on(const std::string& node, std::int64_t at) {
+    SlurmJob held = task("PENDING");
+    held.nodes.clear();
+    held.reason = "JobHeldUser";
+    held.reason_detail = "launch failed requeued held";
+    held.submit_time = at;
+    held.restarts += 1;
+    slurm.jobs = {held};
+    for (auto& n : slurm.node_list)
+      if (n.name == node) {
+        n.flags = {"DRAIN"};
+        n.reason = "Prolog error";
+        n.reason_at = at - 1;
+      }
+  }
+  int releases() const {
+    return static_cast<int>(
+        std::count(slurm.controls.begin(), slurm.controls.end(), std::string("release 7")));
+  }
+};
+
+// The defect, from Slurm's own output (captured on the local cluster, a prolog failing on
+// node-1): squeue --json gives the held run as JobHeldUser, its words beside the reason. Before,
+// llmwatch called it "stuck" with "reason JobHeldUser", named no node, and left the run held
+// until a person came; at night, hours of the whole allocation.
+TEST(LaunchFailureCycle, ARunSlurmHoldsAfterAFailedLaunchIsReleased) {
+  EndingRun run;
+  auto queue = parse_squeue_json(
+      testing::read_file(testing::fixture("slurm-22.05.8/squeue-launch-failed.json")));
+  auto nodes = parse_sinfo_json(
+      testing::read_file(testing::fixture("slurm-22.05.8/sinfo-prolog-error.json")));
+  ASSERT_TRUE(queue.ok() && nodes.ok());
+  for (auto& j : queue.jobs) {  // as the [[job]] watches it
+    j.name = "tr";
+    j.user = current_user_name();
+  }
+  run.slurm.jobs = queue.jobs;
+  run.slurm.node_list = nodes.nodes;
+  auto r = run.cycle(1'795'872'900);
+  EXPECT_EQ(run.slurm.controls, std::vector<std::string>{"release 3"}) << event_lines(*run.store);
+  std::string told;
+  for (const auto& f : r.findings) told += f.kind + ": " + f.summary + "\n";
+  EXPECT_NE(told.find("node-1"), std::string::npos) << told;
+}
+
+TEST(LaunchFailureCycle, AHeldRunIsReleasedOnceAndASecondFailureIsOnlyTold) {
+  HeldRun run;
+  run.launch_fails_on("node-1", 1'800'000'000);
+  auto r = run.cycle(run.now + 5);
+  ASSERT_TRUE(run.finding(r, "launch-failed")) << event_lines(*run.store);
+  EXPECT_EQ(run.releases(), 1) << event_lines(*run.store);
+  run.cycle(run.now + 35);  // Slurm has not acted on it yet: still held, the same failure
+  EXPECT_EQ(run.releases(), 1) << "once a failure";
+  // Released, it failed again on node-2 ten minutes later.
+  run.launch_fails_on("node-2", 1'800'000'600);
+  r = run.cycle(run.now + 605);
+  const Finding* again = run.finding(r, "launch-failed");
+  ASSERT_TRUE(again);
+  EXPECT_NE(again->summary.find("failed again"), std::string::npos) << again->summary;
+  EXPECT_EQ(run.releases(), 1) << "two nodes in a row: a person decides\n"
+                               << event_lines(*run.store);
+  EXPECT_TRUE(run.slurm.submitted.empty()) << "a held run is not resubmitted beside itself";
+}
+
+TEST(LaunchFailureCycle, NothingIsReleasedInADryRunOrWhenNoNodeWasTakenOut) {
+  HeldRun dry;
+  dry.config.dry_run = true;
+  dry.launch_fails_on("node-1", 1'800'000'000);
+  dry.cycle(dry.now + 5);
+  EXPECT_EQ(dry.releases(), 0);
+
+  HeldRun blind;
+  blind.launch_fails_on("node-1", 1'800'000'000);
+  blind.slurm.node_list.clear();  // sinfo shows no node out for it
+  auto r = blind.cycle(blind.now + 5);
+  ASSERT_TRUE(blind.finding(r, "launch-failed"));
+  EXPECT_EQ(blind.releases(), 0);
+}
+
+}  // namespace
+}  // namespace llmwatch
