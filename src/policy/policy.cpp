@@ -94,8 +94,11 @@ void suppress_restarts_in_crash_loop(const std::vector<Finding>& job_findings,
                                      std::vector<std::string>& plan) {
   for (const auto& f : job_findings)
     if (f.kind == "crash-loop") {
+      // A relaunch too: it would release what the loop's hold holds.
       plan.erase(std::remove_if(plan.begin(), plan.end(),
-                                [](const std::string& a) { return a.rfind("restart", 0) == 0; }),
+                                [](const std::string& a) {
+                                  return a.rfind("restart", 0) == 0 || a.rfind("relaunch", 0) == 0;
+                                }),
                  plan.end());
       return;
     }

@@ -12,8 +12,8 @@ namespace llmwatch {
 // The [[job]] on_* list that applies to a finding kind; empty for kinds with no job actions.
 std::vector<std::string> actions_for(const Finding& f, const JobSettings& job);
 
-// While a job is in a crash loop, restarting it only burns allocations: drop "restart"
-// from every plan of that job.
+// While a job is in a crash loop, restarting it only burns allocations: drop "restart" and
+// "relaunch" from every plan of that job.
 void suppress_restarts_in_crash_loop(const std::vector<Finding>& job_findings,
                                      std::vector<std::string>& plan);
 

@@ -56,6 +56,10 @@ TEST(Policy, CrashLoopStopsRestartsOfThatJob) {
   std::vector<std::string> plan = {"cancel", "restart", "alert"};
   suppress_restarts_in_crash_loop({loop}, plan);
   EXPECT_EQ(plan, (std::vector<std::string>{"cancel", "alert"}));
+  // Nor is a task Slurm holds after a failed launch released: the loop's hold holds it too.
+  plan = {"relaunch", "alert"};
+  suppress_restarts_in_crash_loop({loop}, plan);
+  EXPECT_EQ(plan, (std::vector<std::string>{"alert"}));
   JobSettings job;
   loop.severity = Severity::Critical;
   EXPECT_EQ(actions_for(loop, job), (std::vector<std::string>{"hold", "alert"}));
