@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: every benchmark that needs no cluster, as tables (bench/hang_latency.py,
-# bench/node_health.py and bench/chaos_soak.py start a local Slurm cluster and need root; run
-# them by hand).
+# bench/launch_failure_latency.py, bench/node_health.py and bench/chaos_soak.py start a local
+# Slurm cluster and need root; run them by hand).
 set -euo pipefail
 bench=$1 llmwatch=$2
 here=$(dirname "$0")

@@ -575,6 +575,8 @@ LaunchFailureContext launch_failure_context(CycleState& s, const ClusterView& c,
   for (const auto& name : hosts_in(task.required_nodes))
     if (c.unusable.count(name)) out.required_out.push_back(name);
   // A requeue sets the submit time: a release since is this failure's own, not an earlier one.
+  // Text squeue prints no submit time (0): every failure of a task is then one episode, and the
+  // relaunch's key lets it be released once at most.
   auto failed_at = static_cast<double>(task.submit_time);
   out.released_before = s.store.count_actions("relaunch", label, failed_at - 3600, failed_at) > 0;
   return out;
