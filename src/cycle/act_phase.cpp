@@ -69,6 +69,17 @@ void record_crash_incidents(CycleState& s, const Finding& f) {
                              (suspect.why.empty() ? "" : suspect.why.front()));
 }
 
+// A launch that failed on a node charges it an incident, once per failure: a prolog that fails
+// there (a site's GPU health check, a missing mount) is the node's, and the lemon rule then
+// counts it when the node is back in service and fails again. Not "Duplicate jobid", which is
+// Slurm's own confusion after an outage, not the node's fault.
+void record_launch_incidents(CycleState& s, const Finding& f, const JobWork& w) {
+  for (const auto& n : w.obs.launch_failure.drained)
+    if (n.reason != "Duplicate jobid")
+      s.store.add_incident(s.now, n.name, f.episode,
+                           f.subject + " launch-failed on " + n.name + ": " + n.reason);
+}
+
 // A step loop is the step's, not the nodes': runs that stopped at the same step on whatever
 // nodes they got. What their crashes charged to those nodes is withdrawn, so that the loop
 // neither keeps healthy nodes out of every restart nor drains one by the lemon rule (a device
@@ -107,6 +118,7 @@ void record_findings(CycleState& s, std::map<std::string, double>& first_seen) {
       if (suspects_known && ((f.kind == "ended" && f.severity != Severity::Unknown) ||
                              (f.kind == "crashed" && f.severity == Severity::Critical)))
         record_crash_incidents(s, f);
+      if (is_new && f.kind == "launch-failed" && w) record_launch_incidents(s, f, *w);
       if (!is_new) continue;
       if (f.cause == kStepLoop) loops.push_back(&f);
       ++s.result.new_findings;

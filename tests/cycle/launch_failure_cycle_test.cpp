@@ -18,7 +18,8 @@ using testing::event_lines;
 struct HeldRun : EndingRun {
   HeldRun() { idle_nodes(4); }
   // Task 7 held after its launch failed on `node`, requeued at `at`; `node` drained then.
-  void launch_fails_on(const std::string& node, std::int64_t at) {
+  void launch_fails_on(const std::string& node, std::int64_t at,
+                       const std::string& reason = "Prolog error") {
     SlurmJob held = task("PENDING");
     held.nodes.clear();
     held.reason = "JobHeldUser";
@@ -29,7 +30,7 @@ struct HeldRun : EndingRun {
     for (auto& n : slurm.node_list)
       if (n.name == node) {
         n.flags = {"DRAIN"};
-        n.reason = "Prolog error";
+        n.reason = reason;
         n.reason_at = at - 1;
       }
   }
@@ -71,6 +72,8 @@ TEST(LaunchFailureCycle, AHeldRunIsReleasedOnceAndASecondFailureIsOnlyTold) {
   EXPECT_EQ(run.releases(), 1) << event_lines(*run.store);
   run.cycle(run.now + 35);  // Slurm has not acted on it yet: still held, the same failure
   EXPECT_EQ(run.releases(), 1) << "once a failure";
+  // node-1 is charged an incident for it, once: the lemon rule counts it if it fails again.
+  EXPECT_EQ(run.store->incident_counts(0), (std::map<std::string, int>{{"node-1", 1}}));
   // Released, it failed again on node-2 ten minutes later.
   run.launch_fails_on("node-2", 1'800'000'600);
   r = run.cycle(run.now + 605);
@@ -80,6 +83,18 @@ TEST(LaunchFailureCycle, AHeldRunIsReleasedOnceAndASecondFailureIsOnlyTold) {
   EXPECT_EQ(run.releases(), 1) << "two nodes in a row: a person decides\n"
                                << event_lines(*run.store);
   EXPECT_TRUE(run.slurm.submitted.empty()) << "a held run is not resubmitted beside itself";
+  EXPECT_EQ(run.store->incident_counts(0),
+            (std::map<std::string, int>{{"node-1", 1}, {"node-2", 1}}));
+}
+
+// Slurm's "Duplicate jobid" (a node that still had a job of that id after an outage) is
+// Slurm's confusion, not the node's fault: released, but no incident against the node.
+TEST(LaunchFailureCycle, ADuplicateJobidIsReleasedButChargesTheNodeNothing) {
+  HeldRun run;
+  run.launch_fails_on("node-3", 1'800'000'000, "Duplicate jobid");
+  run.cycle(run.now + 5);
+  EXPECT_EQ(run.releases(), 1) << event_lines(*run.store);
+  EXPECT_TRUE(run.store->incident_counts(0).empty());
 }
 
 TEST(LaunchFailureCycle, NothingIsReleasedInADryRunOrWhenNoNodeWasTakenOut) {
