@@ -57,13 +57,14 @@ nlohmann::json job_figures(const JobSettings& job, const JobProgress& p, double 
 nlohmann::json job_history(const JobSettings& job, Store& store, double now, bool series) {
   std::string label = job_label(job);
   nlohmann::json h = nlohmann::json::object();
-  // Failures: hang/crash/absent findings as they were raised, and runs that ended for any
-  // reason but completion or a person's cancel.
+  // Failures: hang/crash/absent findings as they were raised, runs that ended for any reason
+  // but completion or a person's cancel, and restarts whose launch failed on a node.
   std::vector<FindingEvent> failures;
   for (auto& e : store.finding_events(label)) {
     bool ended = e.kind == "ended" && e.cause != end_class_name(EndClass::Completed) &&
                  e.cause != end_class_name(EndClass::Cancelled);
-    if (ended || e.kind == "hung" || e.kind == "crashed" || e.kind == "absent")
+    if (ended || e.kind == "hung" || e.kind == "crashed" || e.kind == "absent" ||
+        e.kind == "launch-failed")
       failures.push_back(std::move(e));
   }
   nlohmann::json restarts = nlohmann::json::array();

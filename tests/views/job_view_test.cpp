@@ -132,6 +132,26 @@ TEST(JobView, LostTimeCountsWhileTheRunIsNotBackYet) {
   EXPECT_DOUBLE_EQ(h["effective_training_ratio"].get<double>(), 80.0 / 140);
 }
 
+// A restart whose launch failed on a node is one of the run's failures, listed with its node;
+// its time is the crash's outage, counted once.
+TEST(JobView, ARestartWhoseLaunchFailedIsListedInTheCrashsOutage) {
+  testing::TempDir dir;
+  Store store(dir.path);
+  JobSettings job = llama8b();
+  for (int t = 1000; t <= 1060; t += 60) store.add_progress("tr", t, (t - 1000) / 2, 2.0, 2.0);
+  Finding ended = make_finding("job:tr", "tr", "ended", Severity::Critical, "task 7 ended");
+  ended.cause = "software error";
+  store.add_finding_event(1090, ended, std::pair{1080.0, std::int64_t{40}});
+  Finding held = make_finding("job:tr", "tr", "launch-failed", Severity::Critical,
+                              "8 could not start: its launch failed on node-2");
+  store.add_finding_event(1100, held, std::pair{1080.0, std::int64_t{40}});
+  store.add_progress("tr", 1300, 40, 2.0, 2.0);  // back at step 40
+  auto h = build_job(job, store, 1400)["history"];
+  ASSERT_EQ(h["failures"].size(), 2u);
+  EXPECT_NE(h["failures"][1]["reason"].get<std::string>().find("node-2"), std::string::npos);
+  EXPECT_DOUBLE_EQ(h["lost_s"].get<double>(), 220) << "one outage: 1080 -> 1300";
+}
+
 // A save too quick to time (the demo's: 0.0 s) gave "checkpoint every 0s": no advice then.
 TEST(JobView, ASaveTooQuickToTimeGivesNoCheckpointAdvice) {
   testing::TempDir dir;
