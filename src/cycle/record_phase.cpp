@@ -116,7 +116,7 @@ void remember_job(CycleState& s, JobWork& w) {
         .key("nodes")
         .value(e.nodes)
         .key("reason")
-        .value(e.reason)
+        .value(e.reason_shown())
         .key("state")
         .value(e.state)
         .end_object();

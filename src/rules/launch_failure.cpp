@@ -64,9 +64,11 @@ Finding launch_failed_finding(const std::string& label, const SlurmJob& task,
   else
     summary += " until a person releases it (" + why_not + ")";
   Finding f = make_finding("job:" + label, label, "launch-failed", Severity::Critical, summary);
-  f.evidence.push_back(task.display_id() + " " + task.state + " (" + task.reason_shown() +
-                       "), requeued " + std::to_string(task.restarts) + " time" +
-                       (task.restarts == 1 ? "" : "s"));
+  // Text squeue gives no requeue count (0): said only where Slurm gave it.
+  f.evidence.push_back(task.display_id() + " " + task.state + " (" + task.reason_shown() + ")" +
+                       (task.restarts > 0 ? ", requeued " + std::to_string(task.restarts) +
+                                                " time" + (task.restarts == 1 ? "" : "s")
+                                          : ""));
   for (const auto& n : context.drained)
     f.evidence.push_back(n.name + " drained by Slurm" +
                          (n.at ? " at " + format_utc(static_cast<double>(n.at)) : "") + ": " +

@@ -30,10 +30,9 @@ bool SlurmJob::launch_failed() const {
 }
 
 std::string SlurmJob::reason_shown() const {
-  if (reason_detail.empty()) return reason;
-  // 22.05 repeats the reason at the front of some ("ReqNodeNotAvail, UnavailableNodes:node-1").
-  if (reason_detail.rfind(reason, 0) == 0) return reason_detail;
-  return reason + " (" + reason_detail + ")";
+  // As squeue's text prints it (%r): Slurm's words where it has them, which are richer
+  // ("ReqNodeNotAvail, UnavailableNodes:node-1"), so both formats read the same.
+  return reason_detail.empty() ? reason : reason_detail;
 }
 
 std::string slurm_job_to_json(const SlurmJob& j) {

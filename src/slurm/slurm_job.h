@@ -65,7 +65,8 @@ struct SlurmJob {
   // Held by Slurm after its batch launch failed on a node (a prolog error, a slurmd that could
   // not start it): it waits for a person to release it, however long that takes.
   bool launch_failed() const;
-  // The reason as a person reads it: "JobHeldUser (launch failed requeued held)".
+  // The reason as squeue's text prints it: Slurm's words where it has them ("launch failed
+  // requeued held" for JobHeldUser), else the reason.
   std::string reason_shown() const;
 };
 

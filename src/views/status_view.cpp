@@ -176,6 +176,9 @@ std::string render_status(const nlohmann::json& s, bool color) {
     for (const auto& e : j["entries"]) {
       state = e["id"].get<std::string>() + " " + e["state"].get<std::string>();
       if (e["state"] == "RUNNING") break;
+      // Why it waits, as squeue says it: "3 PENDING (launch failed requeued held)".
+      std::string reason = e.value("reason", "");
+      if (!reason.empty() && reason != "None") state += " (" + reason + ")";
     }
     out << "  " << paint(j["name"].get<std::string>(), "1") << "  " << state;
     // The step of the max only beside a step: a new task before its first step printed

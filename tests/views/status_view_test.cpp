@@ -82,6 +82,24 @@ TEST(StatusView, ANewTaskBeforeItsFirstStepReadsApart) {
   EXPECT_NE(text.find("mytrain  2 RUNNING  no step yet (of 1000)"), std::string::npos) << text;
 }
 
+// A task that waits says why, as squeue does: before, a run Slurm held after a failed launch
+// read "3 PENDING" and nothing more.
+TEST(StatusView, AWaitingTaskSaysWhy) {
+  State st;
+  double now = 1'800'000'000;
+  st.cycled_at(now - 5);
+  JobSettings job;
+  job.name = "mytrain";
+  st.config.jobs = {job};
+  st.store->put(
+      kv::job_view("mytrain"),
+      R"({"entries":[{"id":"3","nodes":"","reason":"launch failed requeued held","state":"PENDING"}]})",
+      now);
+  std::string text = render_status(build_status(st.config, *st.store, now), false);
+  EXPECT_NE(text.find("mytrain  3 PENDING (launch failed requeued held)"), std::string::npos)
+      << text;
+}
+
 TEST(StatusView, CheckFollowsNagios) {
   State st;
   double now = 1'800'000'000;
