@@ -1,12 +1,13 @@
 #pragma once
-// A run Slurm could not start. When a batch launch fails on a node (its prolog failed, its
-// slurmd could not set the job up), Slurm drains that node and requeues the job held: "launch
-// failed requeued held". The run then waits for a person, however long that takes; at night,
-// hours of a whole allocation (#30: lose less per interruption). Slurm has taken the node out
-// already, so releasing the job starts it elsewhere. Unless the job must run on nodes that are
-// out, or the last release failed too: two nodes in a row point at the job (its owner's
-// environment, its script's directory), not at the nodes, and each further release would only
-// let Slurm drain one more. Pure.
+// A run Slurm could not start. When a batch launch fails on a node, Slurm requeues the job
+// held: "launch failed requeued held". The run then waits for a person, however long that
+// takes; at night, hours of a whole allocation (#30: lose less per interruption). Where its
+// prolog failed, Slurm drained that node too, and releasing the job starts it elsewhere. Where
+// slurmd could not set the job up (a spool directory it could not write), Slurm may leave the
+// node in service, and a release could land there again: only told. So is a job that must run
+// on nodes that are out, and one whose last release failed too: two nodes in a row point at the
+// job (its owner's environment, its script's directory), not at the nodes, and each further
+// release would only let Slurm drain one more. Pure.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -64,6 +64,31 @@ TEST(LaunchFailureCycle, ARunSlurmHoldsAfterAFailedLaunchIsReleased) {
   EXPECT_NE(told.find("node-1"), std::string::npos) << told;
 }
 
+// A launch can fail without Slurm draining the node: captured with node-1's spool directory
+// made immutable (slurmd: "could not create a batch directory or file"). node-1 stays idle, so a
+// release could start the run there again: told, not released.
+TEST(LaunchFailureCycle, AFailedLaunchWhoseNodeSlurmLeftInServiceIsOnlyTold) {
+  EndingRun run;
+  auto queue = parse_squeue_json(
+      testing::read_file(testing::fixture("slurm-22.05.8/squeue-launch-failed-no-drain.json")));
+  auto nodes =
+      parse_sinfo_json(testing::read_file(testing::fixture("slurm-22.05.8/sinfo-no-drain.json")));
+  ASSERT_TRUE(queue.ok() && nodes.ok());
+  ASSERT_EQ(queue.jobs.size(), 1u);
+  ASSERT_TRUE(queue.jobs[0].launch_failed());
+  queue.jobs[0].name = "tr";
+  queue.jobs[0].user = current_user_name();
+  run.slurm.jobs = queue.jobs;
+  run.slurm.node_list = nodes.nodes;
+  auto r = run.cycle(1'795'878'200);
+  const Finding* f = run.finding(r, "launch-failed");
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->summary.find("until a person releases it (Slurm took no node out for it)"),
+            std::string::npos)
+      << f->summary;
+  EXPECT_TRUE(run.slurm.controls.empty()) << event_lines(*run.store);
+}
+
 TEST(LaunchFailureCycle, AHeldRunIsReleasedOnceAndASecondFailureIsOnlyTold) {
   HeldRun run;
   run.launch_fails_on("node-1", 1'800'000'000);
