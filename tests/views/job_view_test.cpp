@@ -110,17 +110,22 @@ TEST(JobView, LostTimeIncludesTheStepsRedoneSinceTheCheckpoint) {
 // step before the hang is lost (#27: "effective training time 100.0% of 1m2s (lost 0s)"). The
 // crash seen while the task ran and its end are one outage, counted once; the last step comes
 // from the finding, not from the thinned series.
+// Steps 0 and 30 at 1000 and 1060, and task 7's end (a software error) at `at`, its last step
+// 40 at 1080 known to the finding only: the series has a row a minute.
+void ran_then_ended(Store& store, double at) {
+  for (int t = 1000; t <= 1060; t += 60) store.add_progress("tr", t, (t - 1000) / 2, 2.0, 2.0);
+  Finding ended = make_finding("job:tr", "tr", "ended", Severity::Critical, "task 7 ended");
+  ended.cause = "software error";
+  store.add_finding_event(at, ended, std::pair{1080.0, std::int64_t{40}});
+}
+
 TEST(JobView, LostTimeCountsWhileTheRunIsNotBackYet) {
   testing::TempDir dir;
   Store store(dir.path);
   JobSettings job = llama8b();
-  for (int t = 1000; t <= 1060; t += 60) store.add_progress("tr", t, (t - 1000) / 2, 2.0, 2.0);
-  // The last step (40, at 1080) is known to the finding only: the series has a row a minute.
   Finding hung = make_finding("job:tr", "tr", "hung", Severity::Critical, "no step for 25s");
   store.add_finding_event(1105, hung, std::pair{1080.0, std::int64_t{40}});
-  Finding ended = make_finding("job:tr", "tr", "ended", Severity::Critical, "task 7 ended");
-  ended.cause = "software error";
-  store.add_finding_event(1110, ended, std::pair{1080.0, std::int64_t{40}});
+  ran_then_ended(store, 1110);
   // Restarted from step 25 at 1120: at step 33 when asked, not back at 40 yet.
   store.add_progress("tr", 1120, 25, 2.0, 2.0);
   store.add_progress("tr", 1136, 33, 2.0, 2.0);
@@ -138,10 +143,7 @@ TEST(JobView, ARestartWhoseLaunchFailedIsListedInTheCrashsOutage) {
   testing::TempDir dir;
   Store store(dir.path);
   JobSettings job = llama8b();
-  for (int t = 1000; t <= 1060; t += 60) store.add_progress("tr", t, (t - 1000) / 2, 2.0, 2.0);
-  Finding ended = make_finding("job:tr", "tr", "ended", Severity::Critical, "task 7 ended");
-  ended.cause = "software error";
-  store.add_finding_event(1090, ended, std::pair{1080.0, std::int64_t{40}});
+  ran_then_ended(store, 1090);
   Finding held = make_finding("job:tr", "tr", "launch-failed", Severity::Critical,
                               "8 could not start: its launch failed on node-2");
   store.add_finding_event(1100, held, std::pair{1080.0, std::int64_t{40}});

@@ -23,6 +23,14 @@ struct State {
   void cycled_at(double ts) {
     store->put("heartbeat", "{\"ts\":" + std::to_string(ts) + ",\"host\":\"node-3\"}", ts);
   }
+  // A cycle 5 s before `now` saw the watched job "mytrain" with these queue entries (JSON).
+  void watches_mytrain(const std::string& entries, double now) {
+    cycled_at(now - 5);
+    JobSettings job;
+    job.name = "mytrain";
+    config.jobs = {job};
+    store->put(kv::job_view("mytrain"), R"({"entries":)" + entries + "}", now);
+  }
 };
 
 // The defect: after llmwatch stopped, status still printed the job as RUNNING and the
@@ -66,13 +74,7 @@ TEST(StatusView, ALoneRunPromisesNoNextCycle) {
 TEST(StatusView, ANewTaskBeforeItsFirstStepReadsApart) {
   State st;
   double now = 1'800'000'000;
-  st.cycled_at(now - 5);
-  JobSettings job;
-  job.name = "mytrain";
-  st.config.jobs = {job};
-  st.store->put(kv::job_view("mytrain"),
-                R"({"entries":[{"id":"2","nodes":"node-1","reason":"None","state":"RUNNING"}]})",
-                now);
+  st.watches_mytrain(R"([{"id":"2","nodes":"node-1","reason":"None","state":"RUNNING"}])", now);
   JobProgress p;
   p.task = "2";
   p.max_steps = 1000;  // printed by the task before this one
@@ -87,14 +89,8 @@ TEST(StatusView, ANewTaskBeforeItsFirstStepReadsApart) {
 TEST(StatusView, AWaitingTaskSaysWhy) {
   State st;
   double now = 1'800'000'000;
-  st.cycled_at(now - 5);
-  JobSettings job;
-  job.name = "mytrain";
-  st.config.jobs = {job};
-  st.store->put(
-      kv::job_view("mytrain"),
-      R"({"entries":[{"id":"3","nodes":"","reason":"launch failed requeued held","state":"PENDING"}]})",
-      now);
+  st.watches_mytrain(
+      R"([{"id":"3","nodes":"","reason":"launch failed requeued held","state":"PENDING"}])", now);
   std::string text = render_status(build_status(st.config, *st.store, now), false);
   EXPECT_NE(text.find("mytrain  3 PENDING (launch failed requeued held)"), std::string::npos)
       << text;
