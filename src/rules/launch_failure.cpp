@@ -29,16 +29,16 @@ std::vector<LaunchFailedNode> launch_failure_nodes(const std::vector<SlurmNode>&
 
 namespace {
 
-std::string node_list(const std::vector<LaunchFailedNode>& nodes) {
-  std::string out;
-  for (const auto& n : nodes) out += (out.empty() ? "" : ", ") + n.name;
-  return out;
-}
-
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
+}
+
+std::string node_list(const std::vector<LaunchFailedNode>& nodes) {
+  std::vector<std::string> names;
+  for (const auto& n : nodes) names.push_back(n.name);
+  return joined(names);
 }
 
 }  // namespace
@@ -60,7 +60,8 @@ Finding launch_failed_finding(const std::string& label, const SlurmJob& task,
         "llmwatch released it within the hour and it failed again: the cause may be the job's "
         "(its owner's environment, its directories), not a node's";
   if (why_not.empty())
-    summary += "; Slurm took that node out, so the run starts elsewhere once released";
+    summary += std::string("; Slurm took ") + (context.drained.size() == 1 ? "that node" : "them") +
+               " out, so the run starts elsewhere once released";
   else
     summary += " until a person releases it (" + why_not + ")";
   Finding f = make_finding("job:" + label, label, "launch-failed", Severity::Critical, summary);
