@@ -12,6 +12,7 @@
 #include "rules/attribution.h"
 #include "rules/cancel_held.h"
 #include "rules/job_rules.h"
+#include "rules/launch_failure.h"
 #include "rules/queued_restart.h"
 #include "rules/straggler.h"
 #include "slurm/hostlist.h"
@@ -69,13 +70,11 @@ void record_crash_incidents(CycleState& s, const Finding& f) {
                              (suspect.why.empty() ? "" : suspect.why.front()));
 }
 
-// A launch that failed on a node charges it an incident, once per failure: a prolog that fails
-// there (a site's GPU health check, a missing mount) is the node's, and the lemon rule then
-// counts it when the node is back in service and fails again. Not "Duplicate jobid", which is
-// Slurm's own confusion after an outage, not the node's fault.
+// A launch that failed on a node charges it an incident, once per failure (charges_the_node):
+// the lemon rule then counts it when the node is back in service and fails again.
 void record_launch_incidents(CycleState& s, const Finding& f, const JobWork& w) {
   for (const auto& n : w.obs.launch_failure.drained)
-    if (n.reason != "Duplicate jobid")
+    if (charges_the_node(n))
       s.store.add_incident(s.now, n.name, f.episode,
                            f.subject + " launch-failed on " + n.name + ": " + n.reason);
 }
@@ -203,8 +202,7 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
   // The task Slurm holds after its failed launch, which "relaunch" releases.
   if (f.kind == "launch-failed") {
     base.task.reset();
-    for (const auto& e : w->obs.entries)
-      if (e.launch_failed() && !base.task) base.task = e;
+    if (const SlurmJob* held = launch_failed_entry(w->obs.entries)) base.task = *held;
   }
   // The queued restart a "restart-unneeded" finding withdraws.
   if (f.kind == "restart-unneeded") {

@@ -248,11 +248,10 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
     return out;
   }
   if (!obs.running) {
-    for (const auto& e : obs.entries)
-      if (e.launch_failed()) {
-        out.push_back(launch_failed_finding(label, e, obs.launch_failure));
-        return out;
-      }
+    if (const SlurmJob* held = launch_failed_entry(obs.entries)) {
+      out.push_back(launch_failed_finding(label, *held, obs.launch_failure));
+      return out;
+    }
     for (const auto& e : obs.entries) {
       if (e.pending() && classify_pending_reason(e.reason) == PendingClass::Stuck) {
         auto f = make("stuck", Severity::Warning,

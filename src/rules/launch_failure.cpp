@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "rules/job_progress.h"
+#include "util/strings.h"
 #include "util/units.h"
 
 namespace llmwatch {
@@ -27,18 +28,22 @@ std::vector<LaunchFailedNode> launch_failure_nodes(const std::vector<SlurmNode>&
   return out;
 }
 
-namespace {
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
+bool charges_the_node(const LaunchFailedNode& node) {
+  return node.reason != "Duplicate jobid";
 }
+
+const SlurmJob* launch_failed_entry(const std::vector<SlurmJob>& entries) {
+  for (const auto& e : entries)
+    if (e.launch_failed()) return &e;
+  return nullptr;
+}
+
+namespace {
 
 std::string node_list(const std::vector<LaunchFailedNode>& nodes) {
   std::vector<std::string> names;
   for (const auto& n : nodes) names.push_back(n.name);
-  return joined(names);
+  return join(names, ", ");
 }
 
 }  // namespace
@@ -54,7 +59,7 @@ Finding launch_failed_finding(const std::string& label, const SlurmJob& task,
   else if (context.drained.empty())
     why_not = "Slurm took no node out for it";
   else if (!context.required_out.empty())
-    why_not = "it must run on " + joined(context.required_out) + ", which are out of service";
+    why_not = "it must run on " + join(context.required_out, ", ") + ", which are out of service";
   else if (context.released_before)
     why_not =
         "llmwatch released it within the hour and it failed again: the cause may be the job's "

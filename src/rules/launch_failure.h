@@ -29,6 +29,14 @@ struct LaunchFailedNode {
   std::int64_t at = 0;
 };
 
+// Whether the failure is charged to the node as an incident (the lemon rule's ledger): a
+// prolog that fails there is the node's; "Duplicate jobid" is Slurm's own confusion after an
+// outage, not the node's fault.
+bool charges_the_node(const LaunchFailedNode& node);
+
+// The first of a watched job's queue entries that Slurm holds after a failed launch, or null.
+const SlurmJob* launch_failed_entry(const std::vector<SlurmJob>& entries);
+
 // How long before a held task's submit time its node's drain may be (a requeue sets the
 // submit time just after the drain); a reason set earlier is another failure's.
 inline constexpr std::int64_t kLaunchDrainBefore = 60;

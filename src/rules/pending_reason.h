@@ -1,6 +1,7 @@
 #pragma once
 // Whether a PENDING job will start by itself (Priority, Resources, ...) or needs a human
-// (JobHeldAdmin, DependencyNeverSatisfied, launch failed requeued held, ...).
+// (JobHeldAdmin, DependencyNeverSatisfied, ...). A failed launch is judged apart
+// (rules/launch_failure.h).
 #include <string>
 
 namespace llmwatch {

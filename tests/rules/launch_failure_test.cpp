@@ -51,7 +51,9 @@ TEST(LaunchFailure, SlurmsJsonAndTextBothSayTheLaunchFailed) {
   int held_in_text = 0;
   for (const auto& j : text.jobs) {
     held_in_text += j.launch_failed();
-    if (j.job_id == 3) EXPECT_EQ(j.reason_shown(), held.reason_shown());
+    if (j.job_id == 3) {
+      EXPECT_EQ(j.reason_shown(), held.reason_shown());
+    }
   }
   EXPECT_EQ(held_in_text, 1);
   // A hold of llmwatch's own (a crash loop) or a person's is not a failed launch.

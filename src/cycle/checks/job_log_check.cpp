@@ -653,11 +653,8 @@ class JobLogCheck : public Check {
       w.settings = &job;
       w.label = job_label(job);
       w.obs.entries = select_jobs(index, job, s.config.self.job_name);
-      for (const auto& e : w.obs.entries)
-        if (e.launch_failed()) {
-          w.obs.launch_failure = launch_failure_context(s, cluster, w.label, e);
-          break;
-        }
+      if (const SlurmJob* held = launch_failed_entry(w.obs.entries))
+        w.obs.launch_failure = launch_failure_context(s, cluster, w.label, *held);
       for (const auto& e : w.obs.entries)
         if (e.running() && !w.obs.running) w.obs.running = e;
       w.last = s.store.last_job(w.label);
