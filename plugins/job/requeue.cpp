@@ -1,7 +1,9 @@
 // requeue: `scontrol requeue` the running task, an alternative to cancel + restart for jobs
 // submitted with --requeue. Slurm holds a requeued job back ~2 minutes (its BeginTime is set
 // about 121 s ahead) before it can start again, so cancel + restart is faster for arrays.
+// Pending again, it is kept off the nodes the cycle excludes, as a restart is (#30).
 #include "action.h"
+#include "job/exclusions.h"
 #include "registry.h"
 
 namespace llmwatch {
@@ -25,8 +27,11 @@ class RequeueAction : public ActionPlugin {
     if (!r.task || !r.task->running()) return {ActionState::Skipped, "no running task to requeue"};
     if (auto requeue = ctx.slurm.control("requeue", r.task->display_id()); !requeue)
       return {ActionState::Failed, requeue.error()};
-    return {ActionState::Done,
-            "scontrol requeue " + r.task->display_id() + " (Slurm delays its restart ~2 min)"};
+    // Slurm takes a list only for a pending task: it is set once the requeue made it one.
+    const std::string kept_off = keep_pending_task_off(*r.task, r.exclude, ctx.slurm);
+    return {ActionState::Done, "scontrol requeue " + r.task->display_id() +
+                                   " (Slurm delays its restart ~2 min)" +
+                                   (kept_off.empty() ? "" : ", " + kept_off)};
   }
 };
 

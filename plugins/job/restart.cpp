@@ -3,8 +3,8 @@
 //   task starts when the old one leaves; we only say so.
 // - Otherwise we resubmit the same batch script with the job's name, workdir, partition,
 //   account, node count, time limit and output pattern, plus --exclude of nodes that are
-//   drained or down, or that a crash implicated (a `scontrol requeue`d job would instead
-//   wait ~2 minutes before Slurm lets it start again).
+//   drained or down, that a crash or the ledger implicated, or that the job excluded itself
+//   (a `scontrol requeue`d job would instead wait ~2 minutes before Slurm lets it start again).
 // - It runs as the job's owner (sbatch --uid when llmwatch is root) with --export=NONE.
 // - After a crash the log attributes to nodes, it is queued behind the dying task
 //   (--dependency=afternotok), so that Slurm starts it the moment that task is gone
@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "action.h"
+#include "job/exclusions.h"
 #include "registry.h"
 #include "rules/queued_restart.h"
 #include "slurm/hostlist.h"
@@ -123,7 +124,9 @@ class RestartAction : public ActionPlugin {
     if (t.array_task_id) args.push_back("--array=" + std::to_string(*t.array_task_id + 1));
     if (t.node_count > 0) args.push_back("--nodes=" + std::to_string(t.node_count));
     if (t.time_limit_minutes > 0) args.push_back("--time=" + std::to_string(t.time_limit_minutes));
-    std::string exclude = compress_hostlist(r.exclude);
+    // Off the nodes the cycle excludes and those its submitter excluded (sbatch --exclude):
+    // a resubmission without them could land where its owner said never to run.
+    std::string exclude = compress_hostlist(exclusions_for(t, r.exclude, ctx.slurm).merged);
     if (!exclude.empty()) args.push_back("--exclude=" + exclude);
     if (!t.workdir.empty()) args.push_back("--chdir=" + t.workdir);
     if (!t.partition.empty()) args.push_back("--partition=" + t.partition);

@@ -219,8 +219,10 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
   // repeated incidents (#30: a hung run was restarted onto one): the next run does not land on
   // a bad node while it waits for the lemon drain. The failure's own suspects come first; never
   // all of its nodes, never so many that it no longer fits.
-  if (std::any_of(plan.begin(), plan.end(),
-                  [](const std::string& a) { return a.rfind("restart", 0) == 0; })) {
+  // So do a requeue and a relaunch: each starts the run again, on nodes Slurm picks.
+  if (std::any_of(plan.begin(), plan.end(), [](const std::string& a) {
+        return a.rfind("restart", 0) == 0 || a == "requeue" || a == "relaunch";
+      })) {
     auto suspects = suspects_for(s, f);
     base.queue_behind = may_queue_behind(f, *w, suspects);
     if (f.kind == "straggler" && w->straggler)

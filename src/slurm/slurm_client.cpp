@@ -215,4 +215,11 @@ Status SlurmClient::control(const std::string& verb, const std::string& job_id) 
   return Error{r.describe("scontrol " + verb + " " + job_id)};
 }
 
+Status SlurmClient::set_excluded_nodes(const std::string& job_id, const std::string& nodes) {
+  const std::string field = "ExcNodeList=" + nodes;
+  auto r = run("scontrol", {"update", "JobId=" + job_id, field});
+  if (r.ok()) return {};
+  return Error{r.describe("scontrol update JobId=" + job_id + " " + field)};
+}
+
 }  // namespace llmwatch

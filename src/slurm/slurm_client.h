@@ -42,6 +42,9 @@ class SlurmClient {
                               bool own_job = false);
   // `scontrol hold|release|requeue ID`.
   virtual Status control(const std::string& verb, const std::string& job_id);
+  // `scontrol update JobId=ID ExcNodeList=NODES`: the nodes a pending task must not start on
+  // (Slurm refuses it for a running one). NODES replaces the task's list: callers merge.
+  virtual Status set_excluded_nodes(const std::string& job_id, const std::string& nodes);
 
   // The tasks named `name` of `user` (every user's when empty) as Slurm lists them now, ended
   // ones too while it still does: one `squeue --name`, in text (a few lines). Asked by a restart

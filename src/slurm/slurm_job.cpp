@@ -62,6 +62,7 @@ std::string slurm_job_to_json(const SlurmJob& j) {
                         {"tres_alloc_str", j.gpus > 0 ? "gres/gpu=" + std::to_string(j.gpus) : ""},
                         {"time_limit", j.time_limit_minutes}};
   if (j.array_task_id) out["array_task_id"] = *j.array_task_id;
+  if (j.excluded_nodes) out["excluded_nodes"] = *j.excluded_nodes;
   return json_dump(nlohmann::json{{"jobs", {out}}});
 }
 

@@ -28,7 +28,10 @@ struct SlurmJob {
   // JobHeldUser with "launch failed requeued held" here; the text format prints the words alone.
   std::string reason_detail;
   std::string required_nodes;  // ReqNodeList: the nodes it must run on ("" for any)
-  int restarts = 0;            // restart_cnt: how often Slurm requeued it
+  // ExcNodeList: the nodes it must not run on, a hostlist ("" for none). Unknown (nullopt)
+  // where the format does not say: squeue's text has no field for it beside the others.
+  std::optional<std::string> excluded_nodes;
+  int restarts = 0;  // restart_cnt: how often Slurm requeued it
   std::string nodes, batch_host;
   std::string std_out, std_err;  // with %x/%j/%A/%a patterns still in them
   std::string command, workdir;

@@ -79,6 +79,7 @@ struct RawJob {
   std::string_view name, user, group, account, partition, state, reason, reason_detail, nodes,
       required_nodes, batch_host, std_out, std_err, command, workdir, array_task_string, tres_alloc,
       tres_req;
+  std::optional<std::string_view> excluded_nodes;  // absent: the document did not say
 };
 
 bool read_job(simdjson::ondemand::object job, RawJob& r) {
@@ -116,6 +117,8 @@ bool read_job(simdjson::ondemand::object job, RawJob& r) {
       r.reason_detail = string_of(v);
     else if (key == "required_nodes")
       r.required_nodes = string_of(v);
+    else if (key == "excluded_nodes")
+      r.excluded_nodes = string_of(v);
     else if (key == "restart_cnt")
       r.restarts = number_of(v);
     else if (key == "nodes")
@@ -162,6 +165,7 @@ SlurmJob to_job(const RawJob& r) {
   j.reason = r.reason;
   j.reason_detail = r.reason_detail;
   j.required_nodes = r.required_nodes;
+  if (r.excluded_nodes) j.excluded_nodes = std::string(*r.excluded_nodes);
   j.restarts = static_cast<int>(std::clamp<std::int64_t>(r.restarts.value_or(0), 0, 1 << 30));
   j.nodes = r.nodes;
   j.batch_host = r.batch_host;

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ending_run.h"
+#include "slurm/hostlist.h"
 #include "slurm/slurm_node.h"
 #include "store_reading.h"
 
@@ -26,6 +27,7 @@ struct HeldRun : EndingRun {
     held.reason_detail = "launch failed requeued held";
     held.submit_time = at;
     held.restarts += 1;
+    held.excluded_nodes = own_exclusions;
     slurm.jobs = {held};
     for (auto& n : slurm.node_list)
       if (n.name == node) {
@@ -33,6 +35,15 @@ struct HeldRun : EndingRun {
         n.reason = reason;
         n.reason_at = at - 1;
       }
+  }
+  std::optional<std::string> own_exclusions = "";  // as squeue --json lists none
+  // What the release kept the task off, sorted; "" when no list was set.
+  std::vector<std::string> kept_off() const {
+    if (slurm.exclusions_set.empty()) return {};
+    const std::string& set = slurm.exclusions_set.back();
+    auto nodes = hosts_in(set.substr(set.find(' ') + 1));
+    std::sort(nodes.begin(), nodes.end());
+    return nodes;
   }
   int releases() const {
     return static_cast<int>(
@@ -120,6 +131,46 @@ TEST(LaunchFailureCycle, ADuplicateJobidIsReleasedButChargesTheNodeNothing) {
   run.cycle(run.now + 5);
   EXPECT_EQ(run.releases(), 1) << event_lines(*run.store);
   EXPECT_TRUE(run.store->incident_counts(0).empty());
+}
+
+// #30, "never land on a bad node again": a release let Slurm start the run on any node, one the
+// ledger holds with repeated incidents too, where a restart would have excluded it. Now the task
+// is kept off it before the release, and off every node it excluded itself.
+TEST(LaunchFailureCycle, AReleasedRunIsKeptOffTheLedgersSuspectsAndItsOwnExclusions) {
+  HeldRun run;
+  run.own_exclusions = "node-4";  // sbatch --exclude=node-4
+  for (int i = 0; i < 2; ++i)
+    run.store->add_incident(run.now - 3600 + i, "node-3", "5@" + std::to_string(i),
+                            "tr crashed, attributed to node-3");
+  run.launch_fails_on("node-1", 1'800'000'000);
+  run.cycle(run.now + 5);
+  ASSERT_EQ(run.releases(), 1) << event_lines(*run.store);
+  EXPECT_EQ(run.slurm.exclusions_set.size(), 1u);
+  EXPECT_EQ(run.kept_off(), (std::vector<std::string>{"node-1", "node-3", "node-4"}))
+      << event_lines(*run.store);
+  EXPECT_NE(event_lines(*run.store).find("excluding"), std::string::npos)
+      << event_lines(*run.store);
+}
+
+// squeue's text has no field for a task's own exclusions: scontrol says them. Where neither
+// does, no list is set (setting one replaces the task's own), and the release is not withheld.
+TEST(LaunchFailureCycle, ATextFormatTaskKeepsItsOwnExclusionsOrIsReleasedWithoutAList) {
+  HeldRun run;
+  run.own_exclusions.reset();
+  run.slurm.shown_jobs["7"] = {{"ExcNodeList", "node-4"}};
+  run.launch_fails_on("node-1", 1'800'000'000);
+  run.cycle(run.now + 5);
+  ASSERT_EQ(run.releases(), 1) << event_lines(*run.store);
+  EXPECT_EQ(run.kept_off(), (std::vector<std::string>{"node-1", "node-4"}));
+
+  HeldRun unknown;
+  unknown.own_exclusions.reset();  // and scontrol forgot it
+  unknown.launch_fails_on("node-1", 1'800'000'000);
+  unknown.cycle(unknown.now + 5);
+  EXPECT_EQ(unknown.releases(), 1) << event_lines(*unknown.store);
+  EXPECT_TRUE(unknown.slurm.exclusions_set.empty());
+  EXPECT_NE(event_lines(*unknown.store).find("excludes itself is unknown"), std::string::npos)
+      << event_lines(*unknown.store);
 }
 
 TEST(LaunchFailureCycle, NothingIsReleasedInADryRunOrWhenNoNodeWasTakenOut) {

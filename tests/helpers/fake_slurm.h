@@ -77,6 +77,14 @@ class FakeSlurm : public SlurmClient {
     controls.push_back(verb + " " + id);
     return {};
   }
+  // "ID NODES" for each `scontrol update JobId=ID ExcNodeList=NODES`, which the task then shows.
+  std::vector<std::string> exclusions_set;
+  Status set_excluded_nodes(const std::string& id, const std::string& nodes) override {
+    exclusions_set.push_back(id + " " + nodes);
+    for (auto& j : jobs)
+      if (j.control_id() == id) j.excluded_nodes = nodes;
+    return {};
+  }
   std::map<std::string, std::string> show_job(const std::string& id) override {
     if (on_show_job) on_show_job(id);
     auto it = shown_jobs.find(id);

@@ -1,5 +1,7 @@
 // Restarting runs that died: resubmission away from bad nodes, and crash loops that stop.
 #include "local_cluster.h"
+#include "slurm/hostlist.h"
+#include "store/store.h"
 
 namespace llmwatch::testing {
 namespace {
@@ -191,12 +193,25 @@ TEST(Restart, ARunSlurmHoldsAfterAFailedLaunchIsReleasedOnceAndStartsElsewhere) 
   auto drained = c.slurm({"sinfo", "-h", "-N", "-t", "drain", "-o", "%N %E"}).out;
   const std::string bad = drained.substr(0, drained.find(' '));
   ASSERT_NE(drained.find("Prolog error"), std::string::npos) << drained;
+  // The ledger holds another node with two incidents (#30): the node Slurm would pick next.
+  // Before, the release let the run start there; now the run is kept off it first.
+  const std::string suspect = bad == "node-1" ? "node-2" : "node-1";
+  {
+    Store store(c.dir / "state");
+    for (int i = 0; i < 2; ++i)
+      store.add_incident(unix_now() - 600 + i, suspect, "90@" + std::to_string(i),
+                         "itest-train crashed, attributed to " + suspect);
+  }
   // One cycle names the node and releases the run; it starts elsewhere and trains.
   auto run = llmwatch(config, {"run", "--once"});
   ASSERT_TRUE(run.ok()) << run.err;
   std::string events = llmwatch(config, {"events"}).out;
   EXPECT_NE(events.find("relaunch done: released " + id), std::string::npos) << events;
   EXPECT_NE(events.find("launch failed on " + bad), std::string::npos) << events;
+  const std::string kept_off = compress_hostlist({bad, suspect});
+  EXPECT_NE(c.slurm({"scontrol", "show", "job", id}).out.find("ExcNodeList=" + kept_off),
+            std::string::npos)
+      << events;
   ASSERT_TRUE(eventually(
       [&] {
         llmwatch(config, {"run", "--once"});
@@ -206,7 +221,8 @@ TEST(Restart, ARunSlurmHoldsAfterAFailedLaunchIsReleasedOnceAndStartsElsewhere) 
       60))
       << c.jobs().dump().substr(0, 3000) << llmwatch(config, {"events"}).out;
   auto show = c.slurm({"scontrol", "show", "job", id});
-  EXPECT_EQ(show.out.find("NodeList=" + bad + "\n"), std::string::npos) << show.out;
+  EXPECT_EQ(show.out.find(" NodeList=" + bad + "\n"), std::string::npos) << show.out;
+  EXPECT_EQ(show.out.find(" NodeList=" + suspect + "\n"), std::string::npos) << show.out;
   // Requeued, it fails to launch again: told, not released.
   write_file(marker, "");
   ASSERT_TRUE(c.slurm({"scontrol", "requeue", id}).ok());

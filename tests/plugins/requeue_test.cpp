@@ -66,6 +66,27 @@ TEST(RequeueAction, RequeuesCountAgainstTheJobsRestartBudget) {
       << p.events();
 }
 
+// #30, "never land on a bad node again": a requeued task started again on any node Slurm
+// picked, one out of service or the ledger's repeat offender too, where a restart would have
+// excluded them. Pending again after the requeue, it is kept off them, and off its own list.
+TEST(RequeueAction, ARequeuedTaskIsKeptOffTheNodesARestartWouldExclude) {
+  PhaseFixture p("[[job]]\nname = \"tr\"\non_hang = [\"requeue\"]\n");
+  for (int i = 0; i < 2; ++i)
+    p.store->add_incident(kNow - 3600 + i, "node-3", "5@" + std::to_string(i),
+                          "tr crashed, attributed to node-3");
+  auto s = p.state(kNow);
+  s.unusable = {"node-2"};
+  auto& w = p.watch(s, "tr", 42);
+  w.obs.running->excluded_nodes = "node-9";
+  w.obs.entries = {*w.obs.running};
+  p.slurm.jobs = w.obs.entries;
+  s.findings = {make_finding("job:tr", "tr", "hung", Severity::Critical, "no step for 20m")};
+  act_phase(s);
+  EXPECT_EQ(requeues(p), 1);
+  EXPECT_EQ(p.slurm.exclusions_set, std::vector<std::string>{"42 node-[2-3,9]"}) << p.events();
+  EXPECT_NE(p.events().find("excluding node-[2-3,9]"), std::string::npos) << p.events();
+}
+
 }  // namespace
 }  // namespace llmwatch
 

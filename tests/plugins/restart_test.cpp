@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "job/exclusions.h"
 #include "registry.h"
 #include "rules/queued_restart.h"
 #include "store/keys.h"
@@ -20,6 +21,7 @@ SlurmJob task(int array, int id, const std::string& state) {
   j.state = state;
   j.name = "tr";
   j.user = current_user_name();
+  j.excluded_nodes = "";  // as squeue --json lists none
   return j;
 }
 
@@ -66,6 +68,14 @@ class RecordingSlurm : public SlurmClient {
     inherited.push_back(own_job);
     return {42, ""};
   }
+  // What `scontrol show job` answers, by id (absent: Slurm forgot it).
+  std::map<std::string, std::map<std::string, std::string>> shown;
+  std::map<std::string, std::string> show_job(const std::string& id) override {
+    ++shows;
+    auto it = shown.find(id);
+    return it == shown.end() ? std::map<std::string, std::string>{} : it->second;
+  }
+  int shows = 0;
   std::vector<std::vector<std::string>> submitted;
   std::vector<std::map<std::string, std::string>> envs;
   std::vector<bool> inherited;
@@ -128,18 +138,24 @@ TEST(RestartAction, NeverSubmitsForAnUnknownOrForeignOwner) {
   }
 }
 
+// A restart of job 7 (no array), running /train.sh.
+ActionRequest request_for_job_7(const std::string& state) {
+  ActionRequest r;
+  r.job = "tr";
+  r.task = task(0, 7, state);
+  r.task->array_job_id = 0;
+  r.task->array_task_id.reset();
+  r.task->command = "/train.sh";
+  return r;
+}
+
 // Queued behind the dying task (rules/queued_restart.h): only that task itself, as the request
 // names it (its start too: a requeue keeps the id), and only when asked. Any other live task of
 // the run keeps the restart waiting, as always.
 TEST(RestartAction, IsQueuedBehindOnlyTheDyingTaskItself) {
   RecordedRestart t;
-  ActionRequest r;
-  r.job = "tr";
-  r.task = task(0, 7, "RUNNING");
-  r.task->array_job_id = 0;
-  r.task->array_task_id.reset();
+  ActionRequest r = request_for_job_7("RUNNING");
   r.task->start_time = 1'799'999'000;
-  r.task->command = "/train.sh";
   r.queue = {*r.task};
   auto& restart = *find_action("restart");
   EXPECT_EQ(restart.execute(r, t.ctx).state, ActionState::Waiting) << "not asked";
@@ -170,6 +186,36 @@ TEST(RestartAction, IsQueuedBehindOnlyTheDyingTaskItself) {
   out = restart.execute(r, t.ctx);
   EXPECT_EQ(out.detail, "resubmitted /train.sh as job 42");
   EXPECT_FALSE(has(t.slurm.submitted[1], "--dependency=afternotok:7"));
+}
+
+// The defect: a run its owner submitted with --exclude was resubmitted without it, and could
+// start where its owner said never to run. Its own exclusions now come with the cycle's, from
+// squeue --json; from scontrol where squeue's text does not say; the cycle's alone where
+// Slurm forgot the task.
+TEST(RestartAction, KeepsTheNodesTheRunExcludedItself) {
+  RecordedRestart t;
+  ActionRequest r = request_for_job_7("COMPLETED");
+  r.task->excluded_nodes = "node-[4-5]";
+  r.exclude = {"node-1", "node-5"};
+  auto& restart = *find_action("restart");
+  auto out = restart.execute(r, t.ctx);
+  ASSERT_EQ(out.state, ActionState::Done) << out.detail;
+  EXPECT_TRUE(has(t.slurm.submitted.back(), "--exclude=node-[1,4-5]")) << out.detail;
+  EXPECT_EQ(t.slurm.shows, 0) << "squeue --json said";
+
+  r.task->excluded_nodes.reset();  // squeue's text
+  t.slurm.shown["7"] = {{"ExcNodeList", "node-9"}};
+  restart.execute(r, t.ctx);
+  EXPECT_TRUE(has(t.slurm.submitted.back(), "--exclude=node-[1,5,9]"));
+  t.slurm.shown["7"] = {{"ExcNodeList", "(null)"}};  // scontrol's word for none
+  restart.execute(r, t.ctx);
+  EXPECT_TRUE(has(t.slurm.submitted.back(), "--exclude=node-[1,5]"));
+  t.slurm.shown.clear();
+  restart.execute(r, t.ctx);
+  EXPECT_TRUE(has(t.slurm.submitted.back(), "--exclude=node-[1,5]"));
+  r.task->excluded_nodes = "node-[3-";  // unreadable: not lost, though not merged either
+  auto ex = exclusions_for(*r.task, r.exclude, t.slurm);
+  EXPECT_FALSE(ex.own_known);
 }
 
 }  // namespace

@@ -213,5 +213,29 @@ TEST(SlurmJobJson, RoundTripsForTheRestartAction) {
   EXPECT_FALSE(slurm_job_from_json("garbage"));
 }
 
+// What a task excludes itself (sbatch --exclude), which a restart keeps: none ("") is known as
+// much as a list is; the stored copy keeps both; squeue's text does not say (unknown).
+TEST(SlurmJobJson, KeepsWhatATaskExcludesItselfAndWhetherThatIsKnown) {
+  auto text = testing::read_file(testing::fixture("slurm-22.05.8/squeue.json"));
+  auto none = parse_squeue_json(text);
+  ASSERT_TRUE(none.ok() && !none.jobs.empty());
+  EXPECT_EQ(none.jobs[0].excluded_nodes, std::optional<std::string>(""));
+  auto at = text.find("\"excluded_nodes\": \"\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, std::string("\"excluded_nodes\": \"\"").size(),
+               "\"excluded_nodes\": \"node-[2-3]\"");
+  auto listed = parse_squeue_json(text);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed.jobs[0].excluded_nodes, std::optional<std::string>("node-[2-3]"));
+  auto back = slurm_job_from_json(slurm_job_to_json(listed.jobs[0]));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->excluded_nodes, std::optional<std::string>("node-[2-3]"));
+  SlurmJob from_text;  // squeue's text: not said
+  from_text.job_id = 4;
+  back = slurm_job_from_json(slurm_job_to_json(from_text));
+  ASSERT_TRUE(back);
+  EXPECT_FALSE(back->excluded_nodes);
+}
+
 }  // namespace
 }  // namespace llmwatch
