@@ -2,6 +2,7 @@
 
 #include <array>
 #include <string_view>
+#include <utility>
 
 #include "rules/job_progress.h"
 #include "util/strings.h"
@@ -36,6 +37,10 @@ const SlurmJob* launch_failed_entry(const std::vector<SlurmJob>& entries) {
   for (const auto& e : entries)
     if (e.launch_failed()) return &e;
   return nullptr;
+}
+
+SlurmJob* launch_failed_entry(std::vector<SlurmJob>& entries) {
+  return const_cast<SlurmJob*>(launch_failed_entry(std::as_const(entries)));
 }
 
 namespace {

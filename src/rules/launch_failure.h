@@ -36,6 +36,7 @@ bool charges_the_node(const LaunchFailedNode& node);
 
 // The first of a watched job's queue entries that Slurm holds after a failed launch, or null.
 const SlurmJob* launch_failed_entry(const std::vector<SlurmJob>& entries);
+SlurmJob* launch_failed_entry(std::vector<SlurmJob>& entries);
 
 // How long before a held task's submit time its node's drain may be (a requeue sets the
 // submit time just after the drain); a reason set earlier is another failure's.

@@ -8,6 +8,7 @@
 #include "ending_run.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_node.h"
+#include "slurm/slurm_text.h"
 #include "store_reading.h"
 
 namespace llmwatch {
@@ -171,6 +172,42 @@ TEST(LaunchFailureCycle, ATextFormatTaskKeepsItsOwnExclusionsOrIsReleasedWithout
   EXPECT_TRUE(unknown.slurm.exclusions_set.empty());
   EXPECT_NE(event_lines(*unknown.store).find("excludes itself is unknown"), std::string::npos)
       << event_lines(*unknown.store);
+}
+
+// squeue's text gives no submit time, so every failure of a task was one episode: its second
+// failure within the hour was not told as one, and one a day later was never released (the
+// first release's key was taken). scontrol, asked for the held task alone, says when Slurm
+// requeued it (captured: a prolog failing on node-1; the time as SLURM_TIME_FORMAT=%s prints it).
+TEST(LaunchFailureCycle, ATextFormatTasksFailuresAreEachTheirOwnEpisode) {
+  auto captured = parse_scontrol_show(
+      testing::read_file(testing::fixture("slurm-22.05.8/scontrol-show-job-launch-failed.txt")));
+  ASSERT_EQ(captured.size(), 1u);
+  ASSERT_EQ(captured[0]["Restarts"], "1");
+  HeldRun run;
+  auto fails_on = [&](const std::string& node, std::int64_t at) {
+    run.launch_fails_on(node, at);
+    run.slurm.jobs[0].submit_time = 0;  // as squeue's text gives it
+    run.slurm.jobs[0].restarts = 0;
+    run.slurm.jobs[0].excluded_nodes.reset();
+    for (auto& n : run.slurm.node_list) n.reason_at = 0;  // so does sinfo's
+    run.slurm.shown_jobs["7"] = captured[0];
+    run.slurm.shown_jobs["7"]["SubmitTime"] = std::to_string(at);
+  };
+  fails_on("node-1", 1'800'000'000);
+  run.cycle(run.now + 5);
+  ASSERT_EQ(run.releases(), 1) << event_lines(*run.store);
+  EXPECT_EQ(run.kept_off(), (std::vector<std::string>{"node-1", "node-3"}))
+      << "its own list (node-3) kept";
+  fails_on("node-2", 1'800'000'600);
+  auto r = run.cycle(run.now + 605);
+  const Finding* again = run.finding(r, "launch-failed");
+  ASSERT_TRUE(again);
+  EXPECT_NE(again->summary.find("failed again"), std::string::npos) << again->summary;
+  EXPECT_EQ(run.releases(), 1);
+  // A day later, on another node: a new failure, released again.
+  fails_on("node-4", 1'800'086'400);
+  run.cycle(run.now + 86'405);
+  EXPECT_EQ(run.releases(), 2) << event_lines(*run.store);
 }
 
 TEST(LaunchFailureCycle, NothingIsReleasedInADryRunOrWhenNoNodeWasTakenOut) {

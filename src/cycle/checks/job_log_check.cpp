@@ -27,9 +27,11 @@
 #include "rules/end_cause.h"
 #include "rules/queued_restart.h"
 #include "slurm/hostlist.h"
+#include "slurm/slurm_text.h"
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/deadline_call.h"
+#include "util/strings.h"
 
 namespace llmwatch {
 namespace {
@@ -565,6 +567,21 @@ int spare_nodes(const ClusterView& c, const SlurmJob& task) {
   return std::max(0, it->second - task.node_count);
 }
 
+// squeue's text says neither when a held task was requeued nor what it excludes: scontrol does,
+// asked only for a task Slurm holds after a failed launch (rare). Before, text squeue made every
+// failure of a task one episode: released once ever, a failure days later not told as a new one.
+// squeue --json gives the submit time: nothing is asked then.
+void learn_held_task(SlurmClient& slurm, SlurmJob& task) {
+  if (task.submit_time != 0) return;
+  auto shown = slurm.show_job(task.control_id());
+  if (shown.empty()) return;  // forgotten or unanswered: the episode stays as text gives it
+  task.submit_time = slurm_timestamp(shown["SubmitTime"]);
+  if (auto n = to_int64(shown["Restarts"]); n && *n > 0 && *n < (1 << 30))
+    task.restarts = static_cast<int>(*n);
+  if (!task.excluded_nodes && shown.count("ExcNodeList"))
+    task.excluded_nodes = shown["ExcNodeList"] == "(null)" ? "" : shown["ExcNodeList"];
+}
+
 // What a task Slurm holds after a failed launch is judged with (rules/launch_failure.h). Rare:
 // asked only for such a task.
 LaunchFailureContext launch_failure_context(CycleState& s, const ClusterView& c,
@@ -575,8 +592,8 @@ LaunchFailureContext launch_failure_context(CycleState& s, const ClusterView& c,
   for (const auto& name : hosts_in(task.required_nodes))
     if (c.unusable.count(name)) out.required_out.push_back(name);
   // A requeue sets the submit time: a release since is this failure's own, not an earlier one.
-  // Text squeue prints no submit time (0): every failure of a task is then one episode, and the
-  // relaunch's key lets it be released once at most.
+  // Text squeue prints none: learn_held_task asked scontrol. Where it could not say (0), every
+  // failure of the task is one episode, and the relaunch's key lets it be released once at most.
   auto failed_at = static_cast<double>(task.submit_time);
   out.released_before = s.store.count_actions("relaunch", label, failed_at - 3600, failed_at) > 0;
   return out;
@@ -653,8 +670,10 @@ class JobLogCheck : public Check {
       w.settings = &job;
       w.label = job_label(job);
       w.obs.entries = select_jobs(index, job, s.config.self.job_name);
-      if (const SlurmJob* held = launch_failed_entry(w.obs.entries))
+      if (SlurmJob* held = launch_failed_entry(w.obs.entries)) {
+        learn_held_task(s.slurm, *held);
         w.obs.launch_failure = launch_failure_context(s, cluster, w.label, *held);
+      }
       for (const auto& e : w.obs.entries)
         if (e.running() && !w.obs.running) w.obs.running = e;
       w.last = s.store.last_job(w.label);
