@@ -33,6 +33,10 @@ struct ActionRequest {
   // names its nodes and cannot end a crash loop, so nothing its end shows would change the
   // restart.
   bool queue_behind = false;
+  // The plan starts the run again after its cancel: where an array's next task starts by itself
+  // once the cancelled one leaves, the cancel first keeps it off `exclude` (Slurm starts it
+  // within a second of the cancel, before a restart could).
+  bool restarts_after_cancel = false;
   double episode = 0;  // when the finding started firing (alerts: one per episode)
   // Storage actions: the [[storage]] entry and the one file or directory acted on.
   const StorageSettings* storage = nullptr;

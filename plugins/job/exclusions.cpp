@@ -6,13 +6,26 @@
 
 namespace llmwatch {
 
+const SlurmJob* next_array_task(const ActionRequest& r) {
+  for (const auto& q : r.queue)
+    if (q.pending() && q.is_array() &&
+        (!r.task ||
+         (q.array_job_id == r.task->array_job_id && q.display_id() != r.task->display_id())))
+      return &q;
+  return nullptr;
+}
+
 TaskExclusions exclusions_for(const SlurmJob& task, const std::vector<std::string>& ours,
                               SlurmClient& slurm) {
   TaskExclusions out;
   std::optional<std::string> own = task.excluded_nodes;
   if (!own) {
-    auto shown = slurm.show_job(task.control_id());
-    if (auto it = shown.find("ExcNodeList"); it != shown.end())
+    // scontrol takes no remainder's id ("3_[4-10]"): it shows the array's pending remainder
+    // under the array's id, first of its tasks. Any other record is not the task's.
+    const bool remainder = task.is_array() && !task.array_task_id;
+    auto shown = slurm.show_job(remainder ? std::to_string(task.job_id) : task.control_id());
+    auto it = shown.find("ExcNodeList");
+    if (it != shown.end() && (!remainder || shown["ArrayTaskId"] == task.array_task_string))
       own = it->second == "(null)" ? "" : it->second;
   }
   if (own) out.own = hosts_in(*own);

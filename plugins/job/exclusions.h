@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "action.h"
 #include "slurm/slurm_client.h"
 
 namespace llmwatch {
@@ -16,6 +17,10 @@ struct TaskExclusions {
   std::vector<std::string> merged;  // its own, then ours not among them
   bool adds() const { return merged.size() > own.size(); }
 };
+
+// The pending tasks of the request's array (a range "3_[4-10%1]", or a single last task
+// "3_10"), which Slurm starts when the task before leaves; null when there are none.
+const SlurmJob* next_array_task(const ActionRequest& r);
 
 // The task's own list from squeue (JSON), else `scontrol show job` (the text format has no field
 // for it); unknown when neither says (Slurm forgot the task, scontrol failed).

@@ -1,6 +1,7 @@
 // restart: get the run going again after its task was cancelled or died.
 // - An array throttled with %N that still has pending tasks restarts by itself: the next
-//   task starts when the old one leaves; we only say so.
+//   task starts when the old one leaves; we say so, and keep its pending tasks off the nodes
+//   a resubmission would exclude (scontrol update of their ExcNodeList).
 // - Otherwise we resubmit the same batch script with the job's name, workdir, partition,
 //   account, node count, time limit and output pattern, plus --exclude of nodes that are
 //   drained or down, that a crash or the ledger implicated, or that the job excluded itself
@@ -23,17 +24,6 @@
 
 namespace llmwatch {
 namespace {
-
-// The pending tasks of the same array (a range "3_[4-10%1]", or a single last task "3_10"),
-// which Slurm starts when the task before leaves; null when there are none.
-const SlurmJob* next_array_task(const ActionRequest& r) {
-  for (const auto& q : r.queue)
-    if (q.pending() && q.is_array() &&
-        (!r.task ||
-         (q.array_job_id == r.task->array_job_id && q.display_id() != r.task->display_id())))
-      return &q;
-  return nullptr;
-}
 
 // What Slurm does in a restart's place for such an array: the words both the done restart and
 // a refused one say (happens_anyway).
@@ -80,15 +70,21 @@ class RestartAction : public ActionPlugin {
     return next ? "the " + starts_by_itself(*next) : "";
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
-    if (const SlurmJob* next = next_array_task(r))
-      return {ActionState::Done, starts_by_itself(*next)};
+    bool cancelled_here = std::any_of(r.done.begin(), r.done.end(), [](const std::string& d) {
+      return d.rfind("cancel: done", 0) == 0;
+    });
+    // Slurm picks the next task's nodes: it is kept off those a resubmission would exclude (by
+    // this plan's cancel, before the task it follows left; else here, for the tasks after it).
+    if (const SlurmJob* next = next_array_task(r)) {
+      const std::string kept_off =
+          cancelled_here ? "" : keep_pending_task_off(*next, r.exclude, ctx.slurm);
+      return {ActionState::Done,
+              starts_by_itself(*next) + (kept_off.empty() ? "" : ", " + kept_off)};
+    }
     if (!r.task) return {ActionState::Skipped, "no earlier run of " + r.job + " known to resubmit"};
     // Never a second run beside a live one (#26: a handled traceback had the run resubmitted
     // while it still trained, and two runs wrote one checkpoint directory). The restart waits
     // for the end of every task of the run, but the one this plan has just cancelled.
-    bool cancelled_here = std::any_of(r.done.begin(), r.done.end(), [](const std::string& d) {
-      return d.rfind("cancel: done", 0) == 0;
-    });
     // The task a crash ends may be waited on by Slurm instead (r.queue_behind): the restart
     // is queued behind it, never beside it.
     auto queue = tasks_now(r, ctx);

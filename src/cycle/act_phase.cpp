@@ -233,6 +233,9 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
         suspects.push_back(node);
     auto choice = choose_exclusions(suspects, w->spare_nodes);
     base.exclude.insert(base.exclude.end(), choice.nodes.begin(), choice.nodes.end());
+    base.restarts_after_cancel = std::any_of(plan.begin(), plan.end(), [](const std::string& a) {
+      return a.rfind("cancel", 0) == 0;  // "cancel+15m" too
+    });
     if (!choice.note.empty()) base.finding.evidence.push_back(choice.note);
   }
   if (f.kind == "straggler") return plan;

@@ -2,6 +2,8 @@
 // a run that hangs (alive, printing heartbeats, no new step) is detected, its task is
 // cancelled, and the run resumes on the next array task past the old step.
 #include "local_cluster.h"
+#include "slurm/hostlist.h"
+#include "store/store.h"
 
 namespace llmwatch::testing {
 namespace {
@@ -71,6 +73,24 @@ TEST(HangRestart, HungRunIsCancelledAndResumesOnTheNextArrayTask) {
   nlohmann::json j;
   ASSERT_TRUE(run.stepped_to(4, j)) << j.dump();
   std::string task = j["task"];
+  // The ledger holds every node but one with two incidents (#30): the array's next task, which
+  // Slurm starts by itself, is kept off them. Before, it started on any of them.
+  std::string hung_on;
+  for (const auto& e : c.jobs())
+    if (e.value("job_state", "") == "RUNNING") hung_on = e.value("nodes", "");
+  ASSERT_FALSE(hung_on.empty()) << c.jobs().dump();
+  const std::string free_node = hung_on == "node-4" ? "node-3" : "node-4";
+  std::vector<std::string> suspects;
+  {
+    Store store(c.dir / "state");
+    for (const char* node : {"node-1", "node-2", "node-3", "node-4"}) {
+      if (node == free_node) continue;
+      suspects.push_back(node);
+      for (int i = 0; i < 2; ++i)
+        store.add_incident(unix_now() - 600 + i, node, "90@" + std::to_string(i),
+                           "itest-train crashed, attributed to " + std::string(node));
+    }
+  }
   write_file(run.work + "/hang", task.substr(task.find('_') + 1));
 
   // Detected: a hung finding and a cancel of exactly that task.
@@ -82,7 +102,11 @@ TEST(HangRestart, HungRunIsCancelledAndResumesOnTheNextArrayTask) {
       60))
       << run.events();
   std::string events = run.events();
-  EXPECT_NE(events.find("cancel done: scancel " + task), std::string::npos) << events;
+  // Before the cancel: Slurm starts the next task within a second of it.
+  EXPECT_NE(events.find("cancel done: scancel " + task + "; its next task excluding " +
+                        compress_hostlist(suspects)),
+            std::string::npos)
+      << events;
   EXPECT_NE(events.find("starts by itself"), std::string::npos) << events;
   auto hung_step = run.job().value("best_step", 0);
 
@@ -96,6 +120,11 @@ TEST(HangRestart, HungRunIsCancelledAndResumesOnTheNextArrayTask) {
       },
       90))
       << j.dump();
+  for (const auto& e : c.jobs()) {
+    if (e.value("job_state", "") == "RUNNING") {
+      EXPECT_EQ(e.value("nodes", ""), free_node);
+    }
+  }
 
   // The hang is resolved (after the resolve hysteresis) and no second cancel happened.
   run.cycle_and_status();

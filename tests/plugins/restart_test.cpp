@@ -5,6 +5,7 @@
 #include "job/exclusions.h"
 #include "registry.h"
 #include "rules/queued_restart.h"
+#include "slurm/slurm_text.h"
 #include "store/keys.h"
 #include "store/store.h"
 #include "test_util.h"
@@ -76,6 +77,11 @@ class RecordingSlurm : public SlurmClient {
     return it == shown.end() ? std::map<std::string, std::string>{} : it->second;
   }
   int shows = 0;
+  std::vector<std::string> exclusions_set;  // "ID NODES" of each `scontrol update`
+  Status set_excluded_nodes(const std::string& id, const std::string& nodes) override {
+    exclusions_set.push_back(id + " " + nodes);
+    return {};
+  }
   std::vector<std::vector<std::string>> submitted;
   std::vector<std::map<std::string, std::string>> envs;
   std::vector<bool> inherited;
@@ -216,6 +222,41 @@ TEST(RestartAction, KeepsTheNodesTheRunExcludedItself) {
   r.task->excluded_nodes = "node-[3-";  // unreadable: not lost, though not merged either
   auto ex = exclusions_for(*r.task, r.exclude, t.slurm);
   EXPECT_FALSE(ex.own_known);
+}
+
+// The defect: an array throttled with %1 restarts by itself, and its next task started on any
+// node Slurm picked, the crash's culprit and the ledger's suspects too: only a resubmission
+// excluded them. Its pending tasks are now kept off them. Captured: array 1 submitted with
+// --array=1-4%1, its pending tasks given ExcNodeList=node-[1-2], as squeue's text and scontrol
+// show them (scontrol takes no remainder's id: it shows the remainder under the array's).
+TEST(RestartAction, AnArraysNextTaskIsKeptOffTheNodesAResubmissionWouldExclude) {
+  auto queue = parse_squeue_text(
+      testing::read_file(testing::fixture("slurm-22.05.8/squeue-array-excluded.txt")));
+  ASSERT_TRUE(queue.ok()) << queue.error;
+  RecordedRestart t;
+  ActionRequest r;
+  r.job = "arr";
+  for (const auto& j : queue.jobs) {
+    if (j.display_id() == "1_2") r.task = j;
+    if (j.present()) r.queue.push_back(j);
+  }
+  ASSERT_TRUE(r.task);
+  r.exclude = {"node-4"};
+  auto shown = parse_scontrol_show(
+      testing::read_file(testing::fixture("slurm-22.05.8/scontrol-show-job-array.txt")));
+  ASSERT_FALSE(shown.empty());
+  t.slurm.shown["1"] = shown[0];
+  auto& restart = *find_action("restart");
+  auto out = restart.execute(r, t.ctx);
+  EXPECT_EQ(out.state, ActionState::Done);
+  EXPECT_EQ(out.detail, "next task of array 1_[3-4%1] starts by itself, excluding node-[1-2,4]");
+  EXPECT_EQ(t.slurm.exclusions_set, std::vector<std::string>{"1_[3-4] node-[1-2,4]"});
+  EXPECT_TRUE(t.slurm.submitted.empty());
+  // Another record (not the remainder's) says nothing of it: no list is set over its own.
+  t.slurm.shown["1"]["ArrayTaskId"] = "2";
+  out = restart.execute(r, t.ctx);
+  EXPECT_EQ(t.slurm.exclusions_set.size(), 1u) << out.detail;
+  EXPECT_NE(out.detail.find("excludes itself is unknown"), std::string::npos) << out.detail;
 }
 
 }  // namespace
