@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "slurm/hostlist.h"
+#include "slurm/slurm_text.h"
 
 namespace llmwatch {
 
@@ -24,9 +25,8 @@ TaskExclusions exclusions_for(const SlurmJob& task, const std::vector<std::strin
     // under the array's id, first of its tasks. Any other record is not the task's.
     const bool remainder = task.is_array() && !task.array_task_id;
     auto shown = slurm.show_job(remainder ? std::to_string(task.job_id) : task.control_id());
-    auto it = shown.find("ExcNodeList");
-    if (it != shown.end() && (!remainder || shown["ArrayTaskId"] == task.array_task_string))
-      own = it->second == "(null)" ? "" : it->second;
+    if (!remainder || shown["ArrayTaskId"] == task.array_task_string)
+      own = scontrol_field(shown, "ExcNodeList");
   }
   if (own) out.own = hosts_in(*own);
   // A list this cannot read is not known: merged over, it would be lost.

@@ -42,7 +42,7 @@ EndObservation observe_end(SlurmClient& slurm, const SlurmJob& task,
     if (!show["Reason"].empty()) o.evidence.reason = show["Reason"];
     o.evidence.exit_code = show["ExitCode"];
     o.evidence.end_time = slurm_timestamp(show["EndTime"]);
-    if (!show["NodeList"].empty() && show["NodeList"] != "(null)") nodes = show["NodeList"];
+    if (auto listed = scontrol_field(show, "NodeList"); listed && !listed->empty()) nodes = *listed;
     long tasks = std::strtol(show["NumTasks"].c_str(), nullptr, 10);
     long node_count = std::strtol(show["NumNodes"].c_str(), nullptr, 10);
     if (tasks > node_count && node_count > 0 && tasks % node_count == 0)

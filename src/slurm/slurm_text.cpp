@@ -364,4 +364,11 @@ std::vector<std::map<std::string, std::string>> parse_scontrol_show(std::string_
   return out;
 }
 
+std::optional<std::string> scontrol_field(const std::map<std::string, std::string>& record,
+                                          const std::string& key) {
+  auto it = record.find(key);
+  if (it == record.end()) return std::nullopt;
+  return it->second == "(null)" ? std::string{} : it->second;
+}
+
 }  // namespace llmwatch

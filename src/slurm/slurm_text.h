@@ -2,6 +2,7 @@
 // Slurm's text outputs, for clusters whose squeue/sinfo have no --json (before 21.08) and
 // for `inspect`: explicit, untruncated formats with '|' as the delimiter.
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,10 @@ SinfoParse parse_sinfo_text(std::string_view text);
 // `scontrol show job|node`: records separated by blank lines, Key=Value pairs; a value may
 // contain spaces (Reason=Kill task failed) and runs until the next Key=.
 std::vector<std::map<std::string, std::string>> parse_scontrol_show(std::string_view text);
+// One field of such a record: nullopt when the record lacks it, "" for scontrol's "(null)"
+// (a field that is set to nothing), else the value.
+std::optional<std::string> scontrol_field(const std::map<std::string, std::string>& record,
+                                          const std::string& key);
 
 // `sacct -X -D -n -P -o kSacctFields` (with SLURM_TIME_FORMAT=%s): one record per allocation,
 // several for a job id that was requeued (-D), keyed by field name. Lines with fewer fields

@@ -178,6 +178,14 @@ TEST(ScontrolShow, JobAndNodeRecords) {
   EXPECT_TRUE(kill_task_failed);  // a value with spaces
 }
 
+// A field set to nothing ("(null)") is known and empty; one the record lacks is not known.
+TEST(ScontrolShow, AFieldSetToNothingIsEmptyAndAMissingOneUnknown) {
+  auto job = parse_scontrol_show("JobId=7 ExcNodeList=(null) NodeList=node-[1-2]\n").at(0);
+  EXPECT_EQ(scontrol_field(job, "ExcNodeList"), std::optional<std::string>(""));
+  EXPECT_EQ(scontrol_field(job, "NodeList"), std::optional<std::string>("node-[1-2]"));
+  EXPECT_EQ(scontrol_field(job, "ArrayTaskId"), std::nullopt);
+}
+
 // slurm_timestamp converts each hour of local time once: it must still agree with mktime
 // minute by minute, across a DST change both ways (Berlin: 2026-03-29 and 2026-10-25). (Days
 // no other test converts: an hour converted under another zone is kept for a minute.)

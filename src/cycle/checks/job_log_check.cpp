@@ -578,8 +578,7 @@ void learn_held_task(SlurmClient& slurm, SlurmJob& task) {
   task.submit_time = slurm_timestamp(shown["SubmitTime"]);
   if (auto n = to_int64(shown["Restarts"]); n && *n > 0 && *n < (1 << 30))
     task.restarts = static_cast<int>(*n);
-  if (!task.excluded_nodes && shown.count("ExcNodeList"))
-    task.excluded_nodes = shown["ExcNodeList"] == "(null)" ? "" : shown["ExcNodeList"];
+  if (!task.excluded_nodes) task.excluded_nodes = scontrol_field(shown, "ExcNodeList");
 }
 
 // What a task Slurm holds after a failed launch is judged with (rules/launch_failure.h). Rare:
