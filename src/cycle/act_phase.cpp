@@ -47,6 +47,16 @@ std::vector<Suspect> suspects_for(const CycleState& s, const Finding& f) {
 
 // Nodes with kLedgerIncidents or more incidents within lemon_window (0: lemon rule off).
 constexpr int kLedgerIncidents = 2;
+// The nodes a restarted run cannot land on whatever this excludes: those out of service and
+// those its submitter excluded (sbatch --exclude, where squeue says). Excluding one of these
+// again takes none of the partition's spare nodes.
+std::vector<std::string> avoided_by(const CycleState& s, const std::optional<SlurmJob>& task) {
+  std::vector<std::string> out = s.unusable;
+  if (task && task->excluded_nodes)
+    for (auto& node : hosts_in(*task->excluded_nodes)) out.push_back(std::move(node));
+  return out;
+}
+
 std::vector<Suspect> ledger_suspects(const CycleState& s) {
   std::vector<Suspect> out;
   const auto& g = s.config.gpu;
@@ -231,7 +241,7 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
       if (std::none_of(suspects.begin(), suspects.end(),
                        [&](const Suspect& x) { return x.node == node.node; }))
         suspects.push_back(node);
-    auto choice = choose_exclusions(suspects, w->spare_nodes);
+    auto choice = choose_exclusions(suspects, w->spare_nodes, avoided_by(s, base.task));
     base.exclude.insert(base.exclude.end(), choice.nodes.begin(), choice.nodes.end());
     base.restarts_after_cancel = std::any_of(plan.begin(), plan.end(), [](const std::string& a) {
       return a.rfind("cancel", 0) == 0;  // "cancel+15m" too

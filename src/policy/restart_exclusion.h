@@ -16,8 +16,10 @@ struct ExclusionChoice {
 };
 
 // `spare`: usable nodes of the partition beyond what the run needs (-1: unknown, then at
-// most `max_unknown_spare` suspects are excluded).
+// most `max_unknown_spare` suspects are excluded). `avoided`: nodes the run cannot land on
+// anyway (out of service, or excluded by its submitter); excluding one again takes no room.
 ExclusionChoice choose_exclusions(const std::vector<Suspect>& suspects, int spare,
+                                  const std::vector<std::string>& avoided = {},
                                   int max_unknown_spare = 2);
 
 }  // namespace llmwatch

@@ -139,6 +139,7 @@ TEST(LaunchFailureCycle, ADuplicateJobidIsReleasedButChargesTheNodeNothing) {
 // is kept off it before the release, and off every node it excluded itself.
 TEST(LaunchFailureCycle, AReleasedRunIsKeptOffTheLedgersSuspectsAndItsOwnExclusions) {
   HeldRun run;
+  run.idle_nodes(6);              // room for the 3-node run off node-1, node-3 and node-4
   run.own_exclusions = "node-4";  // sbatch --exclude=node-4
   for (int i = 0; i < 2; ++i)
     run.store->add_incident(run.now - 3600 + i, "node-3", "5@" + std::to_string(i),
@@ -151,6 +152,25 @@ TEST(LaunchFailureCycle, AReleasedRunIsKeptOffTheLedgersSuspectsAndItsOwnExclusi
       << event_lines(*run.store);
   EXPECT_NE(event_lines(*run.store).find("excluding"), std::string::npos)
       << event_lines(*run.store);
+}
+
+// Nodes the run excludes itself are not spare: a 3-node run on 6 nodes that keeps off two of
+// them has none left over once node-1 is out. Before, the ledger's suspect was excluded too, and
+// the run waited for nodes it could never have (ReqNodeNotAvail). Excluding node-1 again, out
+// anyway, takes no room.
+TEST(LaunchFailureCycle, ARunsOwnExclusionsAreNotCountedAsSpareNodes) {
+  HeldRun run;
+  run.idle_nodes(6);
+  run.own_exclusions = "node-[5-6]";
+  for (int i = 0; i < 2; ++i)
+    run.store->add_incident(run.now - 3600 + i, "node-3", "5@" + std::to_string(i),
+                            "tr crashed, attributed to node-3");
+  run.launch_fails_on("node-1", 1'800'000'000);
+  auto r = run.cycle(run.now + 5);
+  ASSERT_EQ(run.releases(), 1) << event_lines(*run.store);
+  EXPECT_EQ(run.kept_off(), (std::vector<std::string>{"node-1", "node-5", "node-6"}))
+      << event_lines(*run.store);
+  EXPECT_TRUE(run.finding(r, "launch-failed"));
 }
 
 // squeue's text has no field for a task's own exclusions: scontrol says them. Where neither

@@ -28,5 +28,13 @@ TEST(RestartExclusion, OnlySuspectsAndNeverMoreThanTheSpareNodes) {
   EXPECT_TRUE(choose_exclusions({}, 5).nodes.empty());
 }
 
+// A node the run cannot land on anyway (out of service, or excluded by its submitter) is
+// excluded again at no cost: before, it took the room a usable suspect needed.
+TEST(RestartExclusion, ANodeAvoidedAnywayTakesNoRoom) {
+  auto c = choose_exclusions(suspects({"out", "a", "b"}), 1, {"out"});
+  EXPECT_EQ(c.nodes, (std::vector<std::string>{"out", "a"}));
+  EXPECT_EQ(c.note, "not excluded (the run would no longer fit): b");
+}
+
 }  // namespace
 }  // namespace llmwatch

@@ -11,6 +11,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "cycle/check.h"
 #include "cycle/checks/node_check_srun.h"
@@ -537,8 +538,10 @@ void after_files(JobWork& w, Deadlined<JobFiles>& got, const FileAsk& ask, doubl
 struct ClusterView {
   std::unordered_map<std::string, const SlurmNode*> unusable;  // by name
   std::unordered_map<std::string, int> usable_in;              // partition -> usable nodes
+  const std::vector<SlurmNode>* nodes = nullptr;               // all, when sinfo answered
   explicit ClusterView(const CycleState& s) {
     if (!s.nodes_ok()) return;
+    nodes = &s.nodes->nodes;
     for (const auto& n : s.nodes->nodes) {
       if (n.unusable())
         unusable[n.name] = &n;
@@ -560,11 +563,24 @@ std::vector<NodeTrouble> troubles_of(const ClusterView& c, const SlurmJob& task)
   return out;
 }
 
-// Usable nodes of the task's partition beyond its size; -1 when sinfo cannot tell.
+// Usable nodes of the task's partition beyond its size, less those its submitter excluded
+// (sbatch --exclude): a restart that also excluded as many suspects as the partition had spare
+// left the run waiting for nodes it could never have (ReqNodeNotAvail). -1 when sinfo cannot
+// tell. Where squeue's text hides the task's own list, it is not subtracted (the restart asks
+// scontrol for it later, to merge it, not to count it).
 int spare_nodes(const ClusterView& c, const SlurmJob& task) {
   auto it = c.usable_in.find(task.partition);
   if (task.node_count <= 0 || it == c.usable_in.end()) return -1;
-  return std::max(0, it->second - task.node_count);
+  int usable = it->second;
+  if (task.excluded_nodes && !task.excluded_nodes->empty() && c.nodes) {
+    auto own = hosts_in(*task.excluded_nodes);
+    std::unordered_set<std::string> excluded(own.begin(), own.end());
+    for (const auto& n : *c.nodes)
+      if (!n.unusable() && excluded.count(n.name) &&
+          std::find(n.partitions.begin(), n.partitions.end(), task.partition) != n.partitions.end())
+        --usable;
+  }
+  return std::max(0, usable - task.node_count);
 }
 
 // squeue's text says neither when a held task was requeued nor what it excludes: scontrol does,
@@ -614,9 +630,12 @@ void prepare_end(CycleState& s, JobWork& w, const QueueIndex& index, const Clust
     w.queued_restart =
         QueuedRestart::from_text(s.store.get(kv::queued_restart(w.label)).value_or(""));
   const auto& task = w.obs.running ? w.obs.running : w.last;
+  // A run Slurm holds after its failed launch starts again as that task: its list, its size.
+  if (const SlurmJob* held = launch_failed_entry(w.obs.entries))
+    w.spare_nodes = spare_nodes(cluster, *held);
   if (!task) return;
   w.troubles = troubles_of(cluster, *task);
-  w.spare_nodes = spare_nodes(cluster, *task);
+  if (!launch_failed_entry(w.obs.entries)) w.spare_nodes = spare_nodes(cluster, *task);
   // Another task of the run replaced the last one between two looks, and the last one is gone
   // (not a requeue: that keeps its id). Before, its end had no post-mortem: the ledger charged
   // its idle end to an unknown cause and no node, and the gap to the next start as idle too.
