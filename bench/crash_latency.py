@@ -15,8 +15,9 @@ before the crash, as it has for a run it has watched for a while.
 --blame node-check: the error names no node (a CUDA error); [gpu] is on, and the task's node's
 kernel log shows an Xid 79 from just before it (stand-in nvidia-smi printing the H100 capture):
 what the restart avoids is found by node-check, in the dying task or after its end.
---blame none: the same CUDA error with [gpu] off: nothing says which node to avoid, so the
-restart waits for the task's end (Slurm is asked about that task alone while it waits).
+--blame none: the same CUDA error with [gpu] off: nothing says which node to avoid, and no
+node-check would say more at the task's end, so the restart is queued behind the task at once
+(before 2026-11-28 it waited for the task's end, Slurm asked about that task alone meanwhile).
 
 LLMWATCH_BENCH_KEEP_LOG=PATH keeps the last run's daemon log there (and the run's, PATH.train).
 

@@ -140,7 +140,8 @@ class RestartAction : public ActionPlugin {
     const std::string id = std::to_string(*submitted.job_id);
     if (behind)
       ctx.store.put(kv::queued_restart(r.job),
-                    QueuedRestart{id, behind->display_id(), behind->start_time}.to_text(), ctx.now);
+                    QueuedRestart{id, behind->display_id(), behind->start_time, exclude}.to_text(),
+                    ctx.now);
     std::string detail = (behind ? "queued " : "resubmitted ") + t.command + " as job " + id;
     if (behind) detail += ", to start once " + behind->display_id() + " is gone";
     if (!exclude.empty()) detail += (behind ? ", excluding " : " excluding ") + exclude;

@@ -177,13 +177,17 @@ void evict_node(CycleState& s, Executor& executor, const JobWork& w, const Actio
 // Whether a crash's restart may be queued behind its dying task (rules/queued_restart.h):
 // when nothing its end would show can change the restart. The nodes to avoid are known: the
 // log names them, or a node-check in the dying task spoke for each of its nodes (else the
-// end's node-check finds them); the task stepped (a death before the first step counts toward
-// the quick-death loop); and it does not stop where the runs before it did (a step loop, said
-// at its end, restarts nothing). `named`: the failure's own suspects.
-bool may_queue_behind(const Finding& f, const JobWork& w, const std::vector<Suspect>& named) {
+// end's node-check finds them), or there is no node-check at all ([gpu] off: the end would
+// have only the lines and Slurm's word, which the cycle has now; #30: such a crash waited for
+// Slurm to say the task ended, 15 s and more). Nodes that lines read later name are added to
+// the queued job's list while it waits (restart-keep-off). And the task stepped (a death before
+// the first step counts toward the quick-death loop) and does not stop where the runs before it
+// did (a step loop, said at its end, restarts nothing). `named`: the failure's own suspects.
+bool may_queue_behind(const CycleState& s, const Finding& f, const JobWork& w,
+                      const std::vector<Suspect>& named) {
   return f.kind == "crashed" && f.severity == Severity::Critical && w.obs.running &&
          w.progress.step && !ends_a_step_loop(*w.settings, w.progress) &&
-         (!named.empty() || w.dying_checked);
+         (!named.empty() || w.dying_checked || !s.config.gpu.enabled);
 }
 
 // What to do about one finding, and with what request.
@@ -220,6 +224,23 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
     for (const auto& e : w->obs.entries)
       if (submitted_as(e, f.cause)) base.task = e;
   }
+  // The queued restart a "restart-keep-off" finding keeps off the crash's later suspects, as
+  // far as the run still fits: the nodes it was queued off take the partition's room first.
+  if (f.kind == "restart-keep-off") {
+    base.task.reset();
+    for (const auto& e : w->obs.entries)
+      if (submitted_as(e, f.episode)) base.task = e;
+    std::vector<Suspect> suspects;
+    if (w->queued_restart)
+      for (auto& node : hosts_in(w->queued_restart->excluded)) suspects.push_back({node, 1, {}});
+    for (auto& node : hosts_in(f.cause)) suspects.push_back({node, 0.8, {}});
+    // What the crashed task excludes itself is free; what the queued job was kept off besides
+    // took its room when it was queued.
+    auto choice = choose_exclusions(suspects, w->spare_nodes, avoided_by(s, w->obs.running));
+    base.exclude = choice.nodes;
+    if (!choice.note.empty()) base.finding.evidence.push_back(choice.note);
+    return actions_for(f, *w->settings);
+  }
   base.queue = w->obs.entries;
   base.queue_age_s = s.queue ? s.queue->age_s : 0;
   auto plan =
@@ -234,7 +255,7 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
         return a.rfind("restart", 0) == 0 || a == "requeue" || a == "relaunch";
       })) {
     auto suspects = suspects_for(s, f);
-    base.queue_behind = may_queue_behind(f, *w, suspects);
+    base.queue_behind = may_queue_behind(s, f, *w, suspects);
     if (f.kind == "straggler" && w->straggler)
       suspects.insert(suspects.begin(), {w->straggler->node, 1.0, {"slow node"}});
     for (const auto& node : ledger_suspects(s))

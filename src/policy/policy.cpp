@@ -73,6 +73,8 @@ std::vector<std::string> actions_for(const Finding& f, const JobSettings& job) {
     out = f.cause.empty() ? std::vector<std::string>{"alert"} : std::vector<std::string>{"cancel"};
   else if (f.kind == "restart-unneeded")
     out = {"withdraw"};  // a restart llmwatch queued behind a task that went on
+  else if (f.kind == "restart-keep-off")
+    out = {"keep-off"};  // a restart llmwatch queued, off nodes named since
   else if (f.kind == "successor-missing" || f.kind == "successor-duplicate")
     out = {"successor"};  // llmwatch's own chain (plugins/self/successor.cpp)
   else if (f.severity != Severity::Info)

@@ -2,20 +2,22 @@
 
 #include <algorithm>
 
+#include "slurm/hostlist.h"
 #include "util/strings.h"
 
 namespace llmwatch {
 
 std::string QueuedRestart::to_text() const {
-  return successor + "\t" + after_task + "\t" + std::to_string(after_start);
+  return successor + "\t" + after_task + "\t" + std::to_string(after_start) + "\t" + excluded;
 }
 
 std::optional<QueuedRestart> QueuedRestart::from_text(std::string_view text) {
   auto fields = split(text, '\t');
-  if (fields.size() != 3 || fields[0].empty() || fields[1].empty()) return std::nullopt;
+  if (fields.size() < 3 || fields.size() > 4 || fields[0].empty() || fields[1].empty())
+    return std::nullopt;
   auto start = to_int64(fields[2]);
   if (!start) return std::nullopt;
-  return QueuedRestart{fields[0], fields[1], *start};
+  return QueuedRestart{fields[0], fields[1], *start, fields.size() == 4 ? fields[3] : ""};
 }
 
 bool submitted_as(const SlurmJob& e, const std::string& id) {
@@ -58,6 +60,42 @@ std::optional<Finding> restart_not_needed(const std::string& label, const Queued
   f.evidence.push_back(successor->display_id() + " " + successor->state + " (" + successor->reason +
                        ")");
   f.cause = queued.successor;
+  f.episode = queued.successor;
+  return f;
+}
+
+std::optional<Finding> queued_restart_misses(const std::string& label, const QueuedRestart& queued,
+                                             const std::vector<SlurmJob>& entries,
+                                             const std::vector<std::string>& suspects) {
+  if (suspects.empty()) return std::nullopt;
+  const SlurmJob* successor = nullptr;
+  const SlurmJob* task = nullptr;
+  for (const auto& e : entries) {
+    if (submitted_as(e, queued.successor))
+      successor = &e;
+    else if (e.display_id() == queued.after_task)
+      task = &e;
+  }
+  // Only while Slurm may still place it, behind the very task it was queued for.
+  if (!successor || !successor->pending() || !task || !task->running() ||
+      task->start_time != queued.after_start)
+    return std::nullopt;
+  const auto kept_off = hosts_in(queued.excluded);
+  std::vector<std::string> missed;
+  for (const auto& node : suspects)
+    if (std::find(kept_off.begin(), kept_off.end(), node) == kept_off.end() &&
+        std::find(missed.begin(), missed.end(), node) == missed.end())
+      missed.push_back(node);
+  if (missed.empty()) return std::nullopt;
+  const std::string nodes = compress_hostlist(missed);
+  Finding f = make_finding("job:" + label, label, "restart-keep-off", Severity::Warning,
+                           "job " + queued.successor + ", queued to restart " + label + " once " +
+                               queued.after_task + " ended, would start on " + nodes +
+                               ", which the crash is attributed to since it was queued: keeping "
+                               "it off");
+  f.evidence.push_back(successor->display_id() + " " + successor->state + " (" + successor->reason +
+                       ")" + (queued.excluded.empty() ? "" : ", kept off " + queued.excluded));
+  f.cause = nodes;
   f.episode = queued.successor;
   return f;
 }

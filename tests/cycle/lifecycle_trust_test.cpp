@@ -23,6 +23,10 @@ using testing::node_check_json;
 using testing::write_file;
 
 constexpr const char* kSoftwareError = "Traceback (most recent call last):\nKeyError: 'x'\n";
+// [gpu] on, and a node-check in the dying task that says nothing: nothing tells what a crash
+// naming no node should avoid, so its restart is not queued behind the task and waits for its
+// end (with [gpu] off it is queued: the end would know no more).
+constexpr const char* kCheckSaysNothing = "[gpu]\nenabled = true\ncollect = \"results\"\n";
 
 // An end that follows another end with no cycle seeing the run alive in between (#25): a
 // person cancels task 7 (an info "ended" finding, still firing), and the resubmitted task 8
@@ -124,7 +128,7 @@ TEST(LifecycleTrust, AHandledTracebackInARunThatStepsOnIsAWarningAndNothingIsSub
 // for good, and the fatal error went unseen until the task ended). Another handled traceback is
 // still no crash.
 TEST(LifecycleTrust, AFatalErrorAfterAHandledTracebackIsACrash) {
-  EndingRun run;
+  EndingRun run(kCheckSaysNothing);
   run.runs_and_prints(
       "Traceback (most recent call last):\nrequests.exceptions.ConnectionError: wandb\n"
       "global_step: 2\n");
@@ -314,6 +318,41 @@ TEST(LifecycleTrust, ACrashThatNamesNoNodeIsCheckedInItsDyingTaskAndQueuedBehind
   EXPECT_EQ(run.store->incident_counts(0), (std::map<std::string, int>{{"node-3", 1}}));
 }
 
+// #30: with [gpu] off there is no node-check to wait for: the end's post-mortem would have the
+// lines and Slurm's word, which the cycle has now. So a crash that names no node is queued
+// behind its dying task at once; before, its restart waited for Slurm to say the task ended
+// (bench/crash_latency.py, the task lingering 12 s: 13.7, 12.7 s; 20 s: until the hang rule
+// ended it). Lines read later that name a node (the peers of the rank that died report it)
+// keep the queued run off that node while it waits.
+TEST(LifecycleTrust, WithoutANodeCheckACrashNamingNoNodeIsQueuedAndKeptOffNodesNamedLater) {
+  EndingRun run;
+  crash_naming_no_node(run, "");
+  EXPECT_TRUE(run.slurm.steps.empty());
+  ASSERT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
+  EXPECT_NE(run.submitted().find("--dependency=afternotok:7 "), std::string::npos)
+      << run.submitted();
+  EXPECT_EQ(run.submitted().find("--exclude"), std::string::npos) << run.submitted();
+  SlurmJob queued = queued_restart(run);
+  queued.excluded_nodes = "";
+  run.slurm.jobs.push_back(queued);
+  for (auto& n : run.slurm.node_list) n.address = "10.11.0." + n.name.substr(5);  // sinfo's
+  write_file(run.log,
+             "node-1:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2<4711> "
+             "with error 12\nnode-3:51234:51240 [1] NCCL WARN NET/IB : Got completion from peer "
+             "10.11.0.2<4711> with error 12\n",
+             true);
+  auto r = run.cycle(run.now + 58);
+  ASSERT_TRUE(run.finding(r, "restart-keep-off")) << event_lines(*run.store);
+  EXPECT_EQ(run.slurm.exclusions_set, std::vector<std::string>{"1001 node-2"});
+  // Kept off: not again, nothing withdrawn, nothing more submitted.
+  run.slurm.jobs.back().excluded_nodes = "node-2";
+  r = run.cycle(run.now + 61);
+  EXPECT_FALSE(run.finding(r, "restart-keep-off")) << event_lines(*run.store);
+  EXPECT_EQ(run.slurm.exclusions_set.size(), 1u);
+  EXPECT_EQ(run.slurm.submitted.size(), 1u);
+  EXPECT_TRUE(run.slurm.cancelled.empty());
+}
+
 // A check that cannot speak for every node of the task (one report lost, the task gone under
 // it) leaves the restart to the end's node-check, as before; one that finds every node well
 // queues it with nothing excluded, as that check would have. A crash the log attributes asks
@@ -443,7 +482,7 @@ TEST(LifecycleTrust, ARestartQueuedBehindATaskSlurmRequeuedIsWithdrawn) {
 // the restart waits for its end, then runs once (#26.1: restart never submits beside a live
 // task of the run).
 TEST(LifecycleTrust, TheRestartOfACrashWaitsForTheTaskToEnd) {
-  EndingRun run;
+  EndingRun run(kCheckSaysNothing);
   auto r = run.runs_and_prints(kCudaError);
   ASSERT_TRUE(run.finding(r, "crashed"));
   EXPECT_EQ(run.finding(r, "crashed")->severity, Severity::Critical);
@@ -470,7 +509,7 @@ TEST(LifecycleTrust, TheRestartOfACrashWaitsForTheTaskToEnd) {
 // started a second run beside it (two runs, one checkpoint directory). A restart made on a
 // replayed answer now asks Slurm for the run's tasks first; a tick asks nothing more.
 TEST(LifecycleTrust, ARestartMadeOnAWakeNeverStartsBesideARunResubmittedSinceTheTick) {
-  EndingRun run;
+  EndingRun run(kCheckSaysNothing);
   run.runs_and_prints(kCudaError);
   ASSERT_TRUE(run.slurm.submitted.empty()) << run.submitted();
   EXPECT_EQ(run.slurm.named_calls, 0) << "a tick's own answer is used as it is";

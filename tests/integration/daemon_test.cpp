@@ -168,15 +168,17 @@ TEST(IntegrationHelpers, AStateReadWaitsForAWriteLock) {
 // every `interval` started once the first step is out: how long after the daemon started the
 // restart was done, and the daemon's log. With Blame::Log, the error names the task's node (its
 // NCCL WARN line, as a real rank's); with Blame::NodeCheck it names none, [gpu] is on, and the
-// node's kernel log gets an Xid 79 just before the error (node-check: CRITICAL). With either,
-// the run waits for the restarted run to be RUNNING: how long after the crashed task's exit.
+// node's kernel log gets an Xid 79 just before the error (node-check: CRITICAL); with
+// Blame::Unchecked it names none and [gpu] is on, but node-check cannot look (no nvidia-smi:
+// UNKNOWN), so nothing says what to avoid before the task's end. Each time, the run waits for
+// the restarted run to be RUNNING: how long after the crashed task's exit.
 struct CrashRun {
   double restarted_s = 0;
   std::string log;
   std::string restart_detail;
   double rerun_after_exit_s = -1;
 };
-enum class Blame { None, Log, NodeCheck };
+enum class Blame { None, Log, NodeCheck, Unchecked };
 CrashRun crash_run(const std::string& name, const std::string& interval, int step_s,
                    const std::string& after_crash, Blame blame = Blame::None) {
   const bool names_node = blame == Blame::Log;
@@ -187,6 +189,9 @@ CrashRun crash_run(const std::string& name, const std::string& interval, int ste
   std::string state = c.dir / "state";
   std::string config = c.dir / "llmwatch.toml";
   std::string gpu, xid;
+  if (blame == Blame::Unchecked)
+    gpu = "[gpu]\nenabled = true\nkernel_log = \"none\"\nnvlink = false\nnvidia_smi = \"" +
+          (c.dir / "no-nvidia-smi") + "\"\nnode_state_dir = \"" + (c.dir / "nodestate") + "\"\n";
   if (blame == Blame::NodeCheck) {
     // Each node's kernel log, which the job (its owner) appends the Xid to.
     std::string kmsg = c.dir / "kmsg";
@@ -288,8 +293,9 @@ TEST(Daemon, ACrashInTheLogBringsTheNextCycleForward) {
   EXPECT_LT(run.restarted_s, 55) << run.log;
 }
 
-// A crashed task that outlives the early tick (its other ranks hang on, a slow epilog) has its
-// restart wait for its end (#30). With a 30 s tick: the crash brings a cycle to about 15 s, the
+// A crashed task that outlives the early tick (its other ranks hang on, a slow epilog), whose
+// crash nothing attributes yet ([gpu] on, node-check unable to look), has its restart wait for
+// its end (#30). With a 30 s tick: the crash brings a cycle to about 15 s, the
 // task is still there and the restart waits. Slurm is then asked about that task alone every
 // 2 s (`scontrol show job`, no poll of the queue), and the wake that finds it ended restarts the
 // run, about 20 s after the daemon started. Before, the daemon looked again half an interval
@@ -297,7 +303,7 @@ TEST(Daemon, ACrashInTheLogBringsTheNextCycleForward) {
 // exit to the new run RUNNING is a figure, not asserted.
 TEST(Daemon, ARestartWaitingForItsTaskToEndIsDoneWhenSlurmSaysItEnded) {
   LLMWATCH_REQUIRE_CLUSTER();
-  auto run = crash_run("crash-linger", "30s", 6, "sleep 14\n");
+  auto run = crash_run("crash-linger", "30s", 6, "sleep 14\n", Blame::Unchecked);
   ASSERT_GT(run.restarted_s, 0);
   EXPECT_NE(run.log.find("an action waits: the next cycle in"), std::string::npos) << run.log;
   EXPECT_LT(run.restarted_s, 40) << run.log;
@@ -344,6 +350,19 @@ TEST(Daemon, ACrashThatNamesNoNodeIsCheckedInItsTaskAndQueuedBehindIt) {
   ASSERT_GT(run.restarted_s, 0);
   EXPECT_NE(run.restart_detail.find("to start once"), std::string::npos) << run.restart_detail;
   EXPECT_NE(run.restart_detail.find("excluding node-"), std::string::npos) << run.restart_detail;
+  EXPECT_GE(run.rerun_after_exit_s, 0) << run.log;
+}
+
+// #30: with [gpu] off there is no node-check to wait for, so a crash whose log names no node
+// is queued behind its lingering task as soon as the sampler reads it, as one that names its
+// node is. Before, its restart waited for Slurm to say the task ended (the test above). The
+// delay from the task's exit to the new run RUNNING is a figure, not asserted.
+TEST(Daemon, ACrashThatNamesNoNodeWithGpuOffIsQueuedBehindItsTask) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  auto run = crash_run("crash-unnamed", "30s", 6, "sleep 20\n");
+  ASSERT_GT(run.restarted_s, 0);
+  EXPECT_NE(run.restart_detail.find("to start once"), std::string::npos) << run.restart_detail;
+  EXPECT_EQ(run.restart_detail.find("excluding"), std::string::npos) << run.restart_detail;
   EXPECT_GE(run.rerun_after_exit_s, 0) << run.log;
 }
 

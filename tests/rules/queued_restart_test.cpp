@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 namespace llmwatch {
@@ -19,7 +20,7 @@ SlurmJob queued_job(int id, const std::string& state, std::int64_t start) {
 
 // Task 7 printed an NCCL error at its 5th advance; job 42 is queued behind it.
 struct Queued {
-  QueuedRestart queued{"42", "7", 1000};
+  QueuedRestart queued{"42", "7", 1000, ""};
   JobProgress progress;
   Queued() {
     progress.task = "7";
@@ -78,7 +79,7 @@ TEST(QueuedRestart, ATaskThatGoesOnHasItsQueuedRestartWithdrawn) {
 // squeue lists it as "1001_[8]" while it is pending.
 TEST(QueuedRestart, AnArraysQueuedRestartIsKnownByItsArrayId) {
   Queued q;
-  q.queued = {"1001", "900_7", 1000};
+  q.queued = {"1001", "900_7", 1000, ""};
   q.progress.task = "900_7";
   SlurmJob task = queued_job(907, "PENDING", 1000), next = queued_job(1001, "PENDING", 0);
   task.array_job_id = 900;
@@ -94,23 +95,57 @@ TEST(QueuedRestart, AnArraysQueuedRestartIsKnownByItsArrayId) {
 }
 
 // The store's line is the rule's only memory of what it queued: anything but a whole record
-// (a torn write, an older format, bytes) reads as none, never as another job to withdraw.
+// (a torn write, bytes) reads as none, never as another job to withdraw. A record written
+// before it kept the nodes it excludes (three fields) reads as excluding none known.
 TEST(QueuedRestart, OnlyAWholeRecordIsRead) {
-  QueuedRestart q{"42", "3_1", 1'799'999'000};
+  QueuedRestart q{"42", "3_1", 1'799'999'000, "node-[2-3]"};
   auto back = QueuedRestart::from_text(q.to_text());
   ASSERT_TRUE(back);
   EXPECT_EQ(back->to_text(), q.to_text());
+  EXPECT_EQ(back->excluded, "node-[2-3]");
+  auto older = QueuedRestart::from_text("42\t7\t1");
+  ASSERT_TRUE(older);
+  EXPECT_EQ(older->excluded, "");
   for (const char* bad : {"", "42", "42\t7", "42\t7\t", "\t7\t1", "42\t\t1", "42\t7\t1x",
-                          "42\t7\t1\t2", "42\t7\t99999999999999999999999"})
+                          "42\t7\t1\t2\t3", "42\t7\t99999999999999999999999"})
     EXPECT_FALSE(QueuedRestart::from_text(bad)) << bad;
   std::mt19937 rng(7);
   for (int i = 0; i < 20000; ++i) {
     std::string text(rng() % 24, ' ');
     for (auto& c : text) c = "42\t7-_ x\xff"[rng() % 9];
     if (auto got = QueuedRestart::from_text(text)) {
-      EXPECT_EQ(got->to_text(), text);
+      const bool four = std::count(text.begin(), text.end(), '\t') == 3;
+      EXPECT_EQ(got->to_text(), four ? text : text + "\t");
     }
   }
+}
+
+// Nodes the crash is attributed to after its restart was queued: the queued job is kept off
+// them, only while it is pending behind the very task it was queued for, and only for nodes it
+// is not kept off already.
+TEST(QueuedRestart, NodesNamedSinceTheRestartWasQueuedAreToldOnceMissed) {
+  QueuedRestart queued{"42", "7", 1000, "node-4"};
+  auto misses = [&](const std::vector<SlurmJob>& entries, std::vector<std::string> suspects) {
+    return queued_restart_misses("tr", queued, entries, suspects);
+  };
+  std::vector<SlurmJob> waiting = {queued_job(7, "RUNNING", 1000), queued_job(42, "PENDING", 0)};
+  auto f = misses(waiting, {"node-2", "node-4", "node-2", "node-3"});
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->kind, "restart-keep-off");
+  EXPECT_EQ(f->severity, Severity::Warning);
+  EXPECT_EQ(f->cause, "node-[2-3]");
+  EXPECT_EQ(f->episode, "42");
+  EXPECT_EQ(f->summary,
+            "job 42, queued to restart tr once 7 ended, would start on node-[2-3], which the "
+            "crash is attributed to since it was queued: keeping it off");
+  EXPECT_FALSE(misses(waiting, {"node-4"}));
+  EXPECT_FALSE(misses(waiting, {}));
+  // Started, gone, or behind a task that is gone or requeued: nothing to keep off any more.
+  EXPECT_FALSE(
+      misses({queued_job(7, "RUNNING", 1000), queued_job(42, "RUNNING", 1500)}, {"node-2"}));
+  EXPECT_FALSE(misses({queued_job(42, "PENDING", 0)}, {"node-2"}));
+  EXPECT_FALSE(misses({queued_job(7, "PENDING", 1000), queued_job(42, "PENDING", 0)}, {"node-2"}));
+  EXPECT_FALSE(misses({queued_job(7, "RUNNING", 1500), queued_job(42, "PENDING", 0)}, {"node-2"}));
 }
 
 }  // namespace

@@ -382,6 +382,18 @@ bool wants_node_check(const CycleState& s, const JobWork& w) {
   return w.ended_new || w.ended->node_check_pending;
 }
 
+// The nodes the crash of the running task is attributed to now (its lines, its dying check),
+// for a restart queued behind it; none once the task is gone. Not those out of service: Slurm
+// places nothing on them.
+std::vector<std::string> suspect_nodes(const CycleState& s, const JobWork& w) {
+  std::vector<std::string> out;
+  if (!w.obs.running) return out;
+  for (const auto& suspect : crash_suspects(s, w))
+    if (std::find(s.unusable.begin(), s.unusable.end(), suspect.node) == s.unusable.end())
+      out.push_back(suspect.node);
+  return out;
+}
+
 // #30: the same check for a crash read while its task is still there (its other ranks hang on,
 // a slow epilog), in the dying task's own allocation (srun --overlap, as the node-health check
 // looks), in the cycle that reads the crash line. Before, the restart of such a crash waited
@@ -778,10 +790,14 @@ class JobLogCheck : public Check {
                   auto slow = judge_straggler(w, s.store, s.now);
                   findings.insert(findings.end(), slow.begin(), slow.end());
                   if (auto lost = cancel_not_held_in(w)) findings.push_back(std::move(*lost));
-                  if (w.queued_restart)
+                  if (w.queued_restart) {
                     if (auto f = restart_not_needed(w.label, *w.queued_restart, w.obs.entries,
                                                     w.progress))
                       findings.push_back(std::move(*f));
+                    else if (auto g = queued_restart_misses(w.label, *w.queued_restart,
+                                                            w.obs.entries, suspect_nodes(s, w)))
+                      findings.push_back(std::move(*g));
+                  }
                   if (w.queued_restart && w.ended && w.ended_new)
                     if (auto f = restart_after_cancel(w.label, *w.queued_restart, *w.ended,
                                                       w.cancelled_by_llmwatch, w.obs.entries))
