@@ -110,8 +110,9 @@ class ActionPlugin {
   virtual bool store_only() const { return false; }
   // What Slurm does in its place when a budget stops it ("" when nothing does): a restart
   // refused by max_restarts still happens when the run is an array whose next task starts by
-  // itself, and "needs a human" alone would say the run stopped.
-  virtual std::string happens_anyway(const ActionRequest&) const { return ""; }
+  // itself, and "needs a human" alone would say the run stopped. It may make that safer (the
+  // restart keeps such a task off bad nodes), never in a dry run.
+  virtual std::string happens_anyway(const ActionRequest&, ActionContext&) { return ""; }
 };
 
 }  // namespace llmwatch

@@ -52,6 +52,19 @@ Result<std::vector<SlurmJob>> tasks_now(const ActionRequest& r, ActionContext& c
   return out;
 }
 
+bool cancelled_in_plan(const ActionRequest& r) {
+  return std::any_of(r.done.begin(), r.done.end(),
+                     [](const std::string& d) { return d.rfind("cancel: done", 0) == 0; });
+}
+
+// Slurm picks the next task's nodes: it is kept off those a resubmission would exclude (by
+// this plan's cancel, before the task it follows left; else here, for the tasks after it).
+std::string next_task_starts(const ActionRequest& r, const SlurmJob& next, ActionContext& ctx) {
+  const std::string kept_off =
+      cancelled_in_plan(r) ? "" : keep_pending_task_off(next, r.exclude, ctx.slurm);
+  return starts_by_itself(next) + (kept_off.empty() ? "" : ", " + kept_off);
+}
+
 class RestartAction : public ActionPlugin {
  public:
   std::string name() const override { return "restart"; }
@@ -65,22 +78,18 @@ class RestartAction : public ActionPlugin {
     return r.task ? restart_key(r.task->display_id(), r.task->start_time)
                   : "restart:" + r.job + ":" + r.finding.key;
   }
-  std::string happens_anyway(const ActionRequest& r) const override {
+  // Slurm starts it whether or not the budget allows the restart: a refused restart still
+  // keeps it off bad nodes (before, it started on whichever Slurm picked), never in a dry run.
+  std::string happens_anyway(const ActionRequest& r, ActionContext& ctx) override {
     const SlurmJob* next = next_array_task(r);
-    return next ? "the " + starts_by_itself(*next) : "";
+    if (!next) return "";
+    return "the " +
+           (ctx.config.dry_run ? starts_by_itself(*next) : next_task_starts(r, *next, ctx));
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
-    bool cancelled_here = std::any_of(r.done.begin(), r.done.end(), [](const std::string& d) {
-      return d.rfind("cancel: done", 0) == 0;
-    });
-    // Slurm picks the next task's nodes: it is kept off those a resubmission would exclude (by
-    // this plan's cancel, before the task it follows left; else here, for the tasks after it).
-    if (const SlurmJob* next = next_array_task(r)) {
-      const std::string kept_off =
-          cancelled_here ? "" : keep_pending_task_off(*next, r.exclude, ctx.slurm);
-      return {ActionState::Done,
-              starts_by_itself(*next) + (kept_off.empty() ? "" : ", " + kept_off)};
-    }
+    bool cancelled_here = cancelled_in_plan(r);
+    if (const SlurmJob* next = next_array_task(r))
+      return {ActionState::Done, next_task_starts(r, *next, ctx)};
     if (!r.task) return {ActionState::Skipped, "no earlier run of " + r.job + " known to resubmit"};
     // Never a second run beside a live one (#26: a handled traceback had the run resubmitted
     // while it still trained, and two runs wrote one checkpoint directory). The restart waits

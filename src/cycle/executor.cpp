@@ -47,8 +47,9 @@ std::optional<Executor::Ran> Executor::run_journaled(ActionPlugin& plugin, const
   const std::int64_t id = started->id;
   const int attempts = started->attempts;
   ActionOutcome outcome;
+  ActionContext ctx{config_, slurm_, store_, now_, remote_};
   if (!budget) {
-    const std::string anyway = plugin.happens_anyway(req);
+    const std::string anyway = plugin.happens_anyway(req, ctx);
     outcome = {ActionState::Skipped, "not done: " + budget.error() + "; needs a human" +
                                          (anyway.empty() ? ""
                                                          : ", but " + anyway + " (llmwatch hold " +
@@ -58,7 +59,6 @@ std::optional<Executor::Ran> Executor::run_journaled(ActionPlugin& plugin, const
                "would " + name + (req.task ? " " + req.task->display_id() : " " + req.job)};
   } else {
     try {
-      ActionContext ctx{config_, slurm_, store_, now_, remote_};
       outcome = plugin.execute(req, ctx);
     } catch (const std::exception& e) {
       if (plugin.store_only()) throw;  // rolls back with its journal entry; retried next cycle

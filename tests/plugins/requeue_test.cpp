@@ -93,6 +93,20 @@ TEST(RequeueAction, ARequeuedTaskIsKeptOffTheNodesARestartWouldExclude) {
 namespace llmwatch {
 namespace {
 
+// Task 40_(1+i) of a throttled array (--array=1-9%1) runs, its next tasks pending behind it.
+JobWork& array_task(testing::PhaseFixture& p, CycleState& s, int i) {
+  auto& w = p.watch(s, "tr", 42 + i);
+  w.obs.running->array_job_id = 40;
+  w.obs.running->array_task_id = 1 + i;
+  w.obs.running->start_time = 1'700'000'000 + 600 * i;
+  SlurmJob rest = *w.obs.running;
+  rest.state = "PENDING";
+  rest.array_task_id.reset();
+  rest.array_task_string = std::to_string(2 + i) + "-9%1";
+  w.obs.entries = {*w.obs.running, rest};
+  return w;
+}
+
 // A throttled array's next task starts by itself when a hung one is cancelled: a restart the
 // budget refused still happens. The refusal said "needs a human" alone, and the soak's hung
 // array went on task after task beside it; it now says so, and how to stop it.
@@ -102,15 +116,7 @@ TEST(RequeueAction, ARefusedRestartOfAnArrayThatGoesOnByItselfSaysSo) {
       "restart_window = \"6h\"\n");
   for (int i = 0; i < 2; ++i) {
     auto s = p.state(kNow + 600 * i);
-    auto& w = p.watch(s, "tr", 42 + i);
-    w.obs.running->array_job_id = 40;
-    w.obs.running->array_task_id = 1 + i;
-    w.obs.running->start_time = 1'700'000'000 + 600 * i;
-    SlurmJob rest = *w.obs.running;
-    rest.state = "PENDING";
-    rest.array_task_id.reset();
-    rest.array_task_string = std::to_string(2 + i) + "-9%1";
-    w.obs.entries = {*w.obs.running, rest};
+    array_task(p, s, i);
     s.findings = {make_finding("job:tr", "tr", "hung", Severity::Critical, "no step for 20m")};
     act_phase(s);
   }
@@ -119,6 +125,37 @@ TEST(RequeueAction, ARefusedRestartOfAnArrayThatGoesOnByItselfSaysSo) {
                       "task of array 40_[3-9%1] starts by itself (llmwatch hold tr stops it)"),
       std::string::npos)
       << p.events();
+}
+
+// The same array's task crashed (the plan has no cancel): a restart the budget refuses still
+// keeps the next task, which Slurm starts anyway, off the nodes a restart would exclude (here
+// the ledger's node-3, held with two incidents). Before, the refusal set no list and the next
+// task started wherever Slurm put it, node-3 too. Not in a dry run.
+TEST(RequeueAction, ARefusedRestartStillKeepsAnArraysNextTaskOffBadNodes) {
+  for (bool dry : {false, true}) {
+    testing::PhaseFixture p(
+        "[[job]]\nname = \"tr\"\non_crash = [\"restart\"]\nmax_restarts = 1\n"
+        "restart_window = \"6h\"\n",
+        dry ? "dry_run = true\n" : "");
+    for (int i = 0; i < 2; ++i)
+      p.store->add_incident(kNow - 3600 + i, "node-3", "5@" + std::to_string(i), "crash");
+    for (int i = 0; i < 2; ++i) {
+      auto s = p.state(kNow + 600 * i);
+      array_task(p, s, i).obs.entries.back().excluded_nodes = "";
+      s.findings = {make_finding("job:tr", "tr", "crashed", Severity::Critical, "CUDA error")};
+      s.findings.back().episode = std::to_string(i);
+      act_phase(s);
+    }
+    if (dry) {
+      EXPECT_TRUE(p.slurm.exclusions_set.empty()) << p.events();
+      continue;
+    }
+    EXPECT_NE(p.events().find("max_restarts (1 per 6h) reached for tr"), std::string::npos)
+        << p.events();
+    EXPECT_EQ(p.slurm.exclusions_set,
+              (std::vector<std::string>{"40_[2-9] node-3", "40_[3-9] node-3"}))
+        << p.events();
+  }
 }
 
 }  // namespace
