@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
+
+#include "slurm/hostlist.h"
 
 namespace llmwatch {
 namespace {
@@ -146,6 +149,40 @@ TEST(QueuedRestart, NodesNamedSinceTheRestartWasQueuedAreToldOnceMissed) {
   EXPECT_FALSE(misses({queued_job(42, "PENDING", 0)}, {"node-2"}));
   EXPECT_FALSE(misses({queued_job(7, "PENDING", 1000), queued_job(42, "PENDING", 0)}, {"node-2"}));
   EXPECT_FALSE(misses({queued_job(7, "RUNNING", 1500), queued_job(42, "PENDING", 0)}, {"node-2"}));
+}
+
+// Properties over random queues, records and suspects: it never throws; it speaks only while
+// the queued job is pending behind the very task it was queued for, still running; and it names
+// exactly the suspects the queued job is not kept off, each once.
+TEST(QueuedRestart, NodesMissedAreExactlyTheSuspectsNotKeptOff) {
+  std::mt19937 rng(11);
+  const std::vector<std::string> states = {"PENDING", "RUNNING", "COMPLETING", "FAILED"};
+  const std::vector<std::string> lists = {"", "node-1", "node-[1-3]", "node-[", "(null)"};
+  for (int i = 0; i < 5000; ++i) {
+    QueuedRestart queued{"42", "7", 1000, lists[rng() % lists.size()]};
+    std::vector<SlurmJob> entries;
+    if (rng() % 4) entries.push_back(queued_job(7, states[rng() % 4], rng() % 3 ? 1000 : 1500));
+    if (rng() % 4) entries.push_back(queued_job(42, states[rng() % 4], 0));
+    std::vector<std::string> suspects;
+    for (int n = static_cast<int>(rng() % 4); n > 0; --n)
+      suspects.push_back("node-" + std::to_string(1 + rng() % 5));
+    std::optional<Finding> f;
+    ASSERT_NO_THROW(f = queued_restart_misses("tr", queued, entries, suspects));
+    if (!f) continue;
+    bool waits = false, runs = false;
+    for (const auto& e : entries) {
+      waits |= e.job_id == 42 && e.pending();
+      runs |= e.job_id == 7 && e.running() && e.start_time == 1000;
+    }
+    EXPECT_TRUE(waits && runs) << f->summary;
+    const auto kept = hosts_in(queued.excluded);
+    std::set<std::string> expected;
+    for (const auto& node : suspects)
+      if (std::find(kept.begin(), kept.end(), node) == kept.end()) expected.insert(node);
+    const auto named = hosts_in(f->cause);
+    EXPECT_EQ(std::set<std::string>(named.begin(), named.end()), expected) << f->cause;
+    EXPECT_EQ(named.size(), expected.size()) << f->cause;
+  }
 }
 
 }  // namespace
