@@ -44,8 +44,9 @@ class KeepOffAction : public ActionPlugin {
     queued->excluded = list;
     ctx.store.put(kv::queued_restart(r.job), queued->to_text(), ctx.now);
     if (!ex.adds())
-      return {ActionState::Skipped, r.task->display_id() + " is kept off " + list +
-                                        " already (no room for more: the run must fit)"};
+      return {ActionState::Skipped,
+              r.task->display_id() + " is kept off " + list +
+                  " already: nothing to add that the run can spare (the finding says what not)"};
     return {ActionState::Done, r.task->display_id() + " excluding " + list};
   }
 };

@@ -177,17 +177,21 @@ void evict_node(CycleState& s, Executor& executor, const JobWork& w, const Actio
 // Whether a crash's restart may be queued behind its dying task (rules/queued_restart.h):
 // when nothing its end would show can change the restart. The nodes to avoid are known: the
 // log names them, or a node-check in the dying task spoke for each of its nodes (else the
-// end's node-check finds them), or there is no node-check at all ([gpu] off: the end would
-// have only the lines and Slurm's word, which the cycle has now; #30: such a crash waited for
-// Slurm to say the task ended, 15 s and more). Nodes that lines read later name are added to
-// the queued job's list while it waits (restart-keep-off). And the task stepped (a death before
-// the first step counts toward the quick-death loop) and does not stop where the runs before it
-// did (a step loop, said at its end, restarts nothing). `named`: the failure's own suspects.
+// end's node-check finds them), or there is no node-check at all ([gpu] off) and the crash is
+// one no rank survives (an NCCL or CUDA error): the end would then have only the lines and
+// Slurm's word, which the cycle has now (#30: such a crash waited for Slurm to say the task
+// ended). Not a traceback or an out-of-memory error: a trainer may catch it and step on, and
+// its end says whether it did (a restart queued behind it would be withdrawn again). Nodes that
+// lines read later name are added to the queued job's list while it waits (restart-keep-off). And
+// the task stepped (a death before the first step counts toward the quick-death loop) and does not
+// stop where the runs before it did (a step loop, said at its end, restarts nothing). `named`: the
+// failure's own suspects.
 bool may_queue_behind(const CycleState& s, const Finding& f, const JobWork& w,
                       const std::vector<Suspect>& named) {
   return f.kind == "crashed" && f.severity == Severity::Critical && w.obs.running &&
          w.progress.step && !ends_a_step_loop(*w.settings, w.progress) &&
-         (!named.empty() || w.dying_checked || !s.config.gpu.enabled);
+         (!named.empty() || w.dying_checked ||
+          (!s.config.gpu.enabled && fatal_crash_signature(w.progress.crash)));
 }
 
 // What to do about one finding, and with what request.

@@ -353,6 +353,20 @@ TEST(LifecycleTrust, WithoutANodeCheckACrashNamingNoNodeIsQueuedAndKeptOffNodesN
   EXPECT_TRUE(run.slurm.cancelled.empty());
 }
 
+// Not a traceback, with [gpu] off too: a trainer may catch it and step on, and only its end
+// says whether it did. Queued behind it, the restart was withdrawn again once the run stepped
+// (PostMortem.AHandledTracebackNeverDuplicatesTheRun on the local cluster, in CI).
+TEST(LifecycleTrust, ACatchableCrashWithGpuOffIsNotQueuedButWaitsForItsEnd) {
+  EndingRun run;
+  auto r = run.runs_and_prints(kSoftwareError);
+  const Finding* f = run.finding(r, "crashed");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, Severity::Critical) << f->summary;
+  EXPECT_TRUE(run.slurm.submitted.empty()) << run.submitted();
+  EXPECT_NE(event_lines(*run.store).find("waits for its end"), std::string::npos)
+      << event_lines(*run.store);
+}
+
 // A check that cannot speak for every node of the task (one report lost, the task gone under
 // it) leaves the restart to the end's node-check, as before; one that finds every node well
 // queues it with nothing excluded, as that check would have. A crash the log attributes asks
