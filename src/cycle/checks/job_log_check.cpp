@@ -643,11 +643,11 @@ void prepare_end(CycleState& s, JobWork& w, const QueueIndex& index, const Clust
         QueuedRestart::from_text(s.store.get(kv::queued_restart(w.label)).value_or(""));
   const auto& task = w.obs.running ? w.obs.running : w.last;
   // A run Slurm holds after its failed launch starts again as that task: its list, its size.
-  if (const SlurmJob* held = launch_failed_entry(w.obs.entries))
-    w.spare_nodes = spare_nodes(cluster, *held);
+  const SlurmJob* held = launch_failed_entry(w.obs.entries);
+  if (held) w.spare_nodes = spare_nodes(cluster, *held);
   if (!task) return;
   w.troubles = troubles_of(cluster, *task);
-  if (!launch_failed_entry(w.obs.entries)) w.spare_nodes = spare_nodes(cluster, *task);
+  if (!held) w.spare_nodes = spare_nodes(cluster, *task);
   // Another task of the run replaced the last one between two looks, and the last one is gone
   // (not a requeue: that keeps its id). Before, its end had no post-mortem: the ledger charged
   // its idle end to an unknown cause and no node, and the gap to the next start as idle too.
