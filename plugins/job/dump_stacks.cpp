@@ -13,6 +13,7 @@
 #include "action.h"
 #include "probes/python_stacks.h"
 #include "registry.h"
+#include "rules/job_progress.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_job.h"
 #include "store/hang_confirm.h"
@@ -43,19 +44,23 @@ void prune(const std::filesystem::path& dir) {
   for (size_t i = kKeptDumps; i < files.size(); ++i) std::filesystem::remove(files[i].path(), ec);
 }
 
-// Confirmation of a hang (confirm_hang): a second dump confirm_hang after the first, taken in a
-// later cycle (the wait never holds up the cycle and every other job in it: it used to be a
-// sleep inside the cycle). Stacks that moved disprove the hang, once per task: recorded as a
-// near miss, after which the job check restarts the hang clock (job_log_check.cpp) and the
-// executor runs nothing but alerts for this finding. Until the second dump, nothing is
-// cancelled: the plan waits at the dump.
-std::optional<PendingConfirm> pending_confirm(const ActionRequest& r, ActionContext& ctx) {
+// Confirmation of a hang (confirm_hang): a second dump confirm_hang after the first (less after a
+// fatal line: confirm_gap in rules/job_progress.h), taken in a later cycle (the wait never holds
+// up the cycle and every other job in it: it used to be a sleep inside the cycle). Stacks that
+// moved disprove the hang, once per task: recorded as a near miss, after which the job check
+// restarts the hang clock (job_log_check.cpp) and the executor runs nothing but alerts for this
+// finding. Until the second dump, nothing is cancelled: the plan waits at the dump.
+double gap_of(const ActionRequest& r, ActionContext& ctx) {
+  return confirm_gap(ctx.store.progress(r.job), *r.settings);
+}
+
+std::optional<PendingConfirm> pending_confirm(const ActionRequest& r, ActionContext& ctx,
+                                              double gap) {
   auto p = read_hang_confirm(ctx.store, r.job);
   if (!p) return std::nullopt;
   // Another task's, or one so old that the hang it was taken for ended (the run stepped again
   // and a new hang began): not this hang's first dump.
-  double expires = static_cast<double>(r.settings->confirm_hang.count()) +
-                   3.0 * static_cast<double>(ctx.config.interval.count());
+  double expires = gap + 3.0 * static_cast<double>(ctx.config.interval.count());
   if (p->task != r.task->display_id() || ctx.now < p->ts || ctx.now - p->ts > expires)
     return std::nullopt;
   return p;
@@ -65,14 +70,14 @@ bool confirms(const ActionRequest& r) {
   return r.settings && r.settings->confirm_hang.count() > 0 && ends_with(r.finding.key, "/hung");
 }
 
-// Before a dump: wait, without dumping, while the first dump is younger than confirm_hang.
+// Before a dump: wait, without dumping, while the first dump is younger than the gap.
 std::optional<ActionOutcome> confirm_not_due(const ActionRequest& r, ActionContext& ctx) {
   if (!confirms(r)) return std::nullopt;
-  auto p = pending_confirm(r, ctx);
-  if (!p || ctx.now - p->ts >= static_cast<double>(r.settings->confirm_hang.count()))
-    return std::nullopt;
+  const double gap = gap_of(r, ctx);
+  auto p = pending_confirm(r, ctx, gap);
+  if (!p || ctx.now - p->ts >= gap) return std::nullopt;
   ActionOutcome later{ActionState::Waiting, "confirming the hang: a second dump " +
-                                                format_duration(r.settings->confirm_hang) +
+                                                format_seconds(gap) +
                                                 " after the first, before anything is cancelled"};
   later.defers = true;
   return later;
@@ -87,7 +92,8 @@ std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
       nlohmann::json::parse(ctx.store.get(kv::near_miss(r.job)).value_or("{}"), nullptr, false);
   if (before.is_object() && before.value("task", "") == r.task->display_id())
     return std::nullopt;  // this task had its near miss: no second benefit of the doubt
-  auto first = pending_confirm(r, ctx);
+  const double gap = gap_of(r, ctx);
+  auto first = pending_confirm(r, ctx, gap);
   // No rank's training thread in this dump (not a Python run, no debug symbols): a second one
   // could prove nothing either way, so it is not waited for.
   bool comparable = std::any_of(now_stacks.begin(), now_stacks.end(), [](const ProcessStack& p) {
@@ -98,7 +104,7 @@ std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
     put_hang_confirm(ctx.store, r.job, {r.task->display_id(), dump_text, ctx.now}, ctx.now);
     ActionOutcome later{ActionState::Waiting,
                         "first dump kept (" + summarize_stacks(now_stacks) + "); a second one " +
-                            format_duration(r.settings->confirm_hang) +
+                            format_seconds(gap) +
                             " later confirms the hang before anything is cancelled"};
     later.defers = true;
     return later;

@@ -24,14 +24,15 @@ std::optional<double> earliest_hang_deadline(const Config& config, Store& store,
       for (const auto& e : view.value("entries", nlohmann::json::array()))
         running |= e.is_object() && e.value("state", "") == "RUNNING";
     if (!running) continue;
-    // A hang's first dump waits for its second (confirm_hang): wake when it is due. One that is
-    // already overdue is the next cycle's, whenever it comes (never a wake "now" in a loop).
-    if (job.confirm_hang.count() > 0)
+    JobProgress p = store.progress(label);
+    // A hang's first dump waits for its second (confirm_hang, shorter after a fatal line): wake
+    // when it is due. One that is already overdue is the next cycle's, whenever it comes (never
+    // a wake "now" in a loop).
+    if (const double gap = confirm_gap(p, job); gap > 0)
       if (auto pending = read_hang_confirm(store, label)) {
-        double due = pending->ts + static_cast<double>(job.confirm_hang.count());
+        double due = pending->ts + gap;
         if (due > now && due < before && (!out || due < *out)) out = due;
       }
-    JobProgress p = store.progress(label);
     if (p.task.empty()) continue;
     StaleVerdict v = evaluate_stale(p, job, now);
     if (v.hung || v.allowance <= 0) continue;  // already found, or no rule in force

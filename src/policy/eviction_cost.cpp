@@ -10,7 +10,7 @@ namespace llmwatch {
 namespace {
 
 std::string about(double seconds) {
-  return format_duration(Seconds(static_cast<long long>(std::llround(std::max(0.0, seconds)))));
+  return format_seconds(std::max(0.0, seconds));
 }
 
 bool known(double v) {

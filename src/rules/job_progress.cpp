@@ -490,11 +490,20 @@ bool may_be_node_fault(std::string_view crash) {
   return fatal_crash_signature(crash) || crash == "xid";
 }
 
+bool waits_after_fatal_crash(const JobProgress& p) {
+  return p.step && p.longest_interval > 0 && fatal_crash_signature(p.crash) &&
+         !p.trained_past_crash() && p.crash_seen >= p.last_progress;
+}
+
+double confirm_gap(const JobProgress& p, const JobSettings& job) {
+  const double configured = static_cast<double>(job.confirm_hang.count());
+  if (!waits_after_fatal_crash(p)) return configured;
+  return std::min(configured, std::max(kAfterFatalCrashConfirmFloor, p.longest_interval));
+}
+
 StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double now) {
   StaleVerdict v;
-  auto dur = [](double seconds) {
-    return format_duration(Seconds(static_cast<long long>(std::llround(seconds))));
-  };
+  auto dur = [](double seconds) { return format_seconds(seconds); };
   if (!p.step) {
     v.phase = "startup";
     // A near miss (stacks seen moving) restarts this clock too.
@@ -539,13 +548,16 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
     // Only while nothing showed life since the line: a near miss (its stacks seen moving: an
     // elastic trainer rebuilding its communicators) restarts last_progress past it, and the run
     // then has its full allowance again.
-    if (p.longest_interval > 0 && fatal_crash_signature(p.crash) && !p.trained_past_crash() &&
-        p.crash_seen >= p.last_progress) {
+    if (waits_after_fatal_crash(p)) {
       const double after_crash = std::max(kAfterFatalCrashFloor, 2 * p.longest_interval);
       if (after_crash < v.allowance) {
         v.allowance = after_crash;
-        v.how = "2 x " + dur(p.longest_interval) + " longest step interval after a " + p.crash +
-                " line (its other ranks wait in a collective)";
+        // Said as it was worked out: the floor where two intervals are less.
+        const std::string twice = "2 x " + dur(p.longest_interval) + " longest step interval";
+        v.how = (2 * p.longest_interval < kAfterFatalCrashFloor
+                     ? dur(kAfterFatalCrashFloor) + " (" + twice + " is less)"
+                     : twice) +
+                " after a " + p.crash + " line (its other ranks wait in a collective)";
       }
     }
     if (p.evaluation_since > 0) {

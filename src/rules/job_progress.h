@@ -201,9 +201,21 @@ bool fatal_crash_signature(std::string_view crash);
 // A crash signature a node may be at fault for (a GPU's, NCCL's or the network's error, an Xid):
 // not an out-of-memory error or a plain traceback, which blame the code or the data.
 bool may_be_node_fault(std::string_view crash);
-// After such a line with no step since, the hang allowance is 2 x the longest step interval,
-// at least this (the crash path sees a task that ends by itself within seconds).
-inline constexpr double kAfterFatalCrashFloor = 15;
+// Such a line was printed, no step came after it and nothing showed life since (a near miss
+// restarts last_progress past it): the rank that printed it is gone and its peers wait in a
+// collective it left.
+bool waits_after_fatal_crash(const JobProgress& p);
+// Then the hang allowance is 2 x the longest step interval, at least this: a task that ends by
+// itself (a torchrun teardown, srun --kill-on-bad-exit) is gone within a few seconds, and one
+// that lingers past it holds up the crash's restart (#30: crash -> new run RUNNING <= 15 s; at
+// 15 s the lingering task alone set it).
+inline constexpr double kAfterFatalCrashFloor = 8;
+// The gap between a hang's two dumps (confirm_hang): while the run waits after a fatal line, one
+// step interval, at least this, never more than confirm_hang. A rank that caught the error and
+// goes on runs Python between them; the peers waiting in the collective do not move for as long
+// as NCCL's own timeout, however long the gap. 0 (confirm_hang off) stays 0.
+inline constexpr double kAfterFatalCrashConfirmFloor = 4;
+double confirm_gap(const JobProgress& p, const JobSettings& job);
 
 StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double now);
 

@@ -114,6 +114,10 @@ Result<double> parse_percent(std::string_view text) {
   return value / 100.0;
 }
 
+std::string format_seconds(double seconds) {
+  return format_duration(Seconds(static_cast<long long>(std::llround(seconds))));
+}
+
 std::string format_duration(Seconds d) {
   auto s = d.count();
   if (s < 0) return "-" + format_duration(Seconds(-s));

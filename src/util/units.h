@@ -21,6 +21,8 @@ Result<double> parse_percent(std::string_view text);
 
 // "1h30m", "45s", "2d3h": the inverse of parse_duration, for status output.
 std::string format_duration(Seconds d);
+// The same for a figure in seconds, rounded to the nearest whole second.
+std::string format_seconds(double seconds);
 // "1.5 GiB": binary units, one decimal.
 std::string format_size(std::uint64_t bytes);
 // "1095": a figure rounded to a whole number, for any double ("%.0f": a cast or llround of a

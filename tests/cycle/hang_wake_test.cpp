@@ -6,6 +6,7 @@
 
 #include "config/config.h"
 #include "rules/job_progress.h"
+#include "store/hang_confirm.h"
 #include "store/keys.h"
 #include "store/store.h"
 #include "test_util.h"
@@ -69,6 +70,32 @@ TEST(HangWake, NoWakeForAJobThatIsNotRunningIsHungOrOutlastsTheTick) {
   later.running("RUNNING", 0);
   EXPECT_FALSE(earliest_hang_deadline(later.config, later.store, later.now, later.now + 60))
       << "the tick comes first";
+}
+
+// A hang's first dump waits for its second: the daemon wakes when it is due. After a rank's fatal
+// line, with 2 s steps, that is 4 s after the first dump, not confirm_hang's 10 s (#30: the
+// confirmation held the crash's restart back by 10 s).
+TEST(HangWake, TheSecondDumpAfterAFatalLineIsDueAStepIntervalAfterTheFirst) {
+  Watched w;
+  w.config.jobs[0].stale_after.reset();  // the shipped allowance
+  w.running("RUNNING", 9);
+  JobProgress p = w.store.progress("tr");
+  p.longest_interval = 2;
+  p.crash = "nccl-error";
+  p.crash_advances = p.advances;
+  p.crash_seen = w.now - 8;
+  w.store.put_progress("tr", std::move(p), w.now);
+  put_hang_confirm(w.store, "tr", {"7", "(the first dump)", w.now - 1}, w.now);
+  auto at = earliest_hang_deadline(w.config, w.store, w.now, w.now + 30);
+  ASSERT_TRUE(at);
+  EXPECT_DOUBLE_EQ(*at, w.now + 3);
+  // Without the line, the configured gap.
+  p = w.store.progress("tr");
+  p.crash.clear();
+  w.store.put_progress("tr", std::move(p), w.now);
+  at = earliest_hang_deadline(w.config, w.store, w.now, w.now + 30);
+  ASSERT_TRUE(at);
+  EXPECT_DOUBLE_EQ(*at, w.now + 9);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -161,7 +163,7 @@ TEST(ProgressUpdate, TheCrashIsNamedByTheExceptionNotTheTracebacksHeader) {
 }
 
 // A rank printed an NCCL error and no step followed: its peers wait in a collective until
-// NCCL's own timeout. The run gets two of its longest step intervals (at least 15 s), not the
+// NCCL's own timeout. The run gets two of its longest step intervals (at least 8 s), not the
 // 45 s floor (#30: such a task was cancelled ~55 s after its last step). A signature a trainer
 // can survive (out of memory, a traceback), a step after the error, and an unlearned interval
 // keep the usual allowance, as does a run seen alive after the line (a near miss); a save
@@ -206,6 +208,81 @@ TEST(HangRule, AfterAFatalCrashLineTheRunGetsTwoStepIntervals) {
   p.last_progress = 1000;
   p.longest_interval = 0;  // nothing learned: the first steps' grace, as before
   EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 120);
+}
+
+// #30: crash -> new run RUNNING within 15 s. A task whose peers linger after the line was ended
+// by this allowance, at least 15 s after the last step, and its confirmation took confirm_hang
+// (10 s) more with a Python trainer: 15.3 s with no Python frames, 24.6 s with them. Fast steps
+// are now found 8 s after the last one and confirmed a step interval (at least 4 s) later; slow
+// steps keep their two intervals and the configured gap.
+TEST(HangRule, AfterAFatalCrashLineAFastRunIsFoundAndConfirmedWithinTwelveSeconds) {
+  const JobSettings job;  // the shipped defaults: floor 45 s, factor 4, confirm_hang 10 s
+  JobProgress p = warmed_up();
+  p.longest_interval = 2;
+  EXPECT_DOUBLE_EQ(confirm_gap(p, job), 10) << "no crash: the configured gap";
+  p.crash = "cuda-error";
+  p.crash_advances = p.advances;
+  p.crash_seen = 1001;
+  EXPECT_FALSE(evaluate_stale(p, job, 1008).hung);
+  EXPECT_TRUE(evaluate_stale(p, job, 1009).hung);
+  EXPECT_EQ(evaluate_stale(p, job, 1009).how,
+            "8s (2 x 2s longest step interval is less) after a cuda-error line (its other ranks "
+            "wait in a collective)");
+  EXPECT_DOUBLE_EQ(confirm_gap(p, job), 4);
+  p.longest_interval = 6;
+  EXPECT_DOUBLE_EQ(confirm_gap(p, job), 6);
+  p.longest_interval = 30;
+  EXPECT_DOUBLE_EQ(confirm_gap(p, job), 10) << "never longer than confirm_hang";
+  JobSettings off = job;
+  off.confirm_hang = Seconds(0);
+  EXPECT_DOUBLE_EQ(confirm_gap(p, off), 0) << "confirmation off stays off";
+  p.longest_interval = 2;
+  p.crash = "cuda-oom";  // a trainer may catch it: the full allowance and gap
+  EXPECT_FALSE(evaluate_stale(p, job, 1009).hung);
+  EXPECT_DOUBLE_EQ(confirm_gap(p, job), 10);
+  p.crash = "nccl-error";
+  p.advances = p.crash_advances + 1;  // it stepped on
+  EXPECT_DOUBLE_EQ(confirm_gap(p, job), 10);
+  p.advances = p.crash_advances;
+  p.last_progress = 1005;  // a near miss after the line: alive, the full gap again
+  EXPECT_DOUBLE_EQ(confirm_gap(p, job), 10);
+}
+
+// Over random runs (any crash signature or none, stepped past or not, a near miss or not, any
+// step interval and confirm_hang): the gap between a hang's two dumps is never longer than
+// confirm_hang, never 0 unless confirmation is off, shorter only while the run waits after a
+// fatal line and then at least a step interval or 4 s; and such a line never lengthens the
+// allowance nor brings it under two step intervals or 8 s.
+TEST(HangRule, TheConfirmationGapAndAllowanceAfterAFatalLineHoldOverRandomRuns) {
+  std::mt19937 rng(30);
+  const char* crashes[] = {"",         "nccl-error",       "nccl-timeout", "cuda-error",
+                           "cuda-oom", "python-traceback", "xid"};
+  std::uniform_int_distribution<int> pick(0, 6), coin(0, 1), confirm(0, 30);
+  std::uniform_real_distribution<double> interval(0, 120), ago(0, 20);
+  for (int i = 0; i < 20000; ++i) {
+    JobSettings job;
+    job.confirm_hang = Seconds(confirm(rng));
+    JobProgress p = warmed_up();
+    p.longest_interval = coin(rng) ? interval(rng) : 0;
+    p.crash = crashes[pick(rng)];
+    p.crash_advances = p.advances - coin(rng);
+    p.crash_seen = p.last_progress + (coin(rng) ? ago(rng) : -ago(rng));
+    const double gap = confirm_gap(p, job), configured = job.confirm_hang.count();
+    ASSERT_LE(gap, configured);
+    ASSERT_EQ(gap == 0, configured == 0);
+    if (gap < configured) {
+      ASSERT_TRUE(waits_after_fatal_crash(p)) << p.crash;
+      ASSERT_GE(gap, std::min(configured, kAfterFatalCrashConfirmFloor));
+      ASSERT_GE(gap, std::min(configured, p.longest_interval));
+    }
+    JobProgress quiet = p;
+    quiet.crash.clear();
+    const double now = p.last_progress + ago(rng);
+    const double with = evaluate_stale(p, job, now).allowance;
+    const double without = evaluate_stale(quiet, job, now).allowance;
+    ASSERT_LE(with, without);
+    ASSERT_GE(with, std::min(without, std::max(kAfterFatalCrashFloor, 2 * p.longest_interval)));
+  }
 }
 
 }  // namespace
