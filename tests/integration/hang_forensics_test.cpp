@@ -161,6 +161,38 @@ TEST(HangForensics, PeersWaitingAfterAFatalCrashLineAreFoundAfterTwoStepInterval
   std::cout << "crash line -> cancel within " << cancelled - crashed << " s\n";
 }
 
+// The other side of the shorter confirmation after a fatal line: a rank that caught the error
+// and goes on (as an elastic trainer rebuilding its communicators does, here with a stack that
+// grows every half second) prints no step, but its stacks move between the two dumps, taken one
+// step interval (at least 4 s) apart: a near miss, not a cancel, and the finding and the first
+// dump say why it was looked at so soon. Before, the second dump came confirm_hang (10 s) later.
+TEST(HangForensics, ARunThatGoesOnAfterAFatalLineIsANearMissNotACancel) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  REQUIRE_GDB();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  PythonRun run(c, "itest-rebuild",
+                "import time\n"
+                "def rebuild(depth):\n"
+                "    time.sleep(0.5)\n"
+                "    rebuild(depth + 1)\n"
+                "for step in range(1, 13):\n"
+                "    print(f'global_step: {step}', flush=True)\n"
+                "    time.sleep(1)\n"
+                "print('[rank1]: RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled "
+                "system error', flush=True)\n"
+                "rebuild(0)\n",
+                "", "python3", "");
+  ASSERT_FALSE(run.id.empty());
+  ASSERT_TRUE(run.cycles_until("near miss")) << run.events();
+  std::string events = run.events();
+  EXPECT_NE(events.find("after a nccl-error line"), std::string::npos) << events;
+  EXPECT_NE(events.find("a second one 4s later"), std::string::npos) << events;
+  EXPECT_EQ(events.find("cancel done"), std::string::npos) << events;
+  EXPECT_NE(c.slurm({"scontrol", "show", "job", run.id}).out.find("JobState=RUNNING"),
+            std::string::npos);
+}
+
 // The job's user ships a gdb script beside the program it runs (as `libx.so-gdb.py` beside a
 // library) and the run hangs. The dump (gdb, started as root on the node) runs that script, if
 // at all, as the job's user, never as root (#26.7: with the auto-load safe-path "/", the
