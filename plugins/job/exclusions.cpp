@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "slurm/hostlist.h"
-#include "slurm/slurm_text.h"
+#include "slurm/partition_room.h"
 
 namespace llmwatch {
 
@@ -19,15 +19,7 @@ const SlurmJob* next_array_task(const ActionRequest& r) {
 TaskExclusions exclusions_for(const SlurmJob& task, const std::vector<std::string>& ours,
                               SlurmClient& slurm) {
   TaskExclusions out;
-  std::optional<std::string> own = task.excluded_nodes;
-  if (!own) {
-    // scontrol takes no remainder's id ("3_[4-10]"): it shows the array's pending remainder
-    // under the array's id, first of its tasks. Any other record is not the task's.
-    const bool remainder = task.is_array() && !task.array_task_id;
-    auto shown = slurm.show_job(remainder ? std::to_string(task.job_id) : task.control_id());
-    if (!remainder || shown["ArrayTaskId"] == task.array_task_string)
-      own = scontrol_field(shown, "ExcNodeList");
-  }
+  std::optional<std::string> own = own_excluded_nodes(task, slurm);
   if (own) out.own = hosts_in(*own);
   // A list this cannot read is not known: merged over, it would be lost.
   out.own_known = own && (own->empty() || !out.own.empty());

@@ -16,6 +16,7 @@
 #include "rules/queued_restart.h"
 #include "rules/straggler.h"
 #include "slurm/hostlist.h"
+#include "slurm/partition_room.h"
 #include "slurm/slurm_node.h"
 #include "store/store.h"
 #include "util/units.h"
@@ -55,6 +56,15 @@ std::vector<std::string> avoided_by(const CycleState& s, const std::optional<Slu
   if (task && task->excluded_nodes)
     for (auto& node : hosts_in(*task->excluded_nodes)) out.push_back(std::move(node));
   return out;
+}
+
+// The room a restart of `task` has to keep it off suspects. squeue's text does not say what the
+// task excludes itself, so those nodes counted as spare: scontrol is asked now, for this restart
+// alone (the restart action asked it anyway, to keep the list), and the answer kept on the task.
+int room_for(const CycleState& s, const JobWork& w, std::optional<SlurmJob>& task) {
+  if (!task || task->excluded_nodes || !s.nodes_ok()) return w.spare_nodes;
+  task->excluded_nodes = own_excluded_nodes(*task, s.slurm);
+  return task->excluded_nodes ? spare_nodes(s.nodes->nodes, *task) : w.spare_nodes;
 }
 
 std::vector<Suspect> ledger_suspects(const CycleState& s) {
@@ -240,7 +250,9 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
     for (auto& node : hosts_in(f.cause)) suspects.push_back({node, 0.8, {}});
     // What the crashed task excludes itself is free; what the queued job was kept off besides
     // took its room when it was queued.
-    auto choice = choose_exclusions(suspects, w->spare_nodes, avoided_by(s, w->obs.running));
+    std::optional<SlurmJob> crashed = w->obs.running;
+    const int room = room_for(s, *w, crashed);
+    auto choice = choose_exclusions(suspects, room, avoided_by(s, crashed));
     base.exclude = choice.nodes;
     if (!choice.note.empty()) base.finding.evidence.push_back(choice.note);
     return actions_for(f, *w->settings);
@@ -266,7 +278,8 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
       if (std::none_of(suspects.begin(), suspects.end(),
                        [&](const Suspect& x) { return x.node == node.node; }))
         suspects.push_back(node);
-    auto choice = choose_exclusions(suspects, w->spare_nodes, avoided_by(s, base.task));
+    const int room = room_for(s, *w, base.task);
+    auto choice = choose_exclusions(suspects, room, avoided_by(s, base.task));
     base.exclude.insert(base.exclude.end(), choice.nodes.begin(), choice.nodes.end());
     base.restarts_after_cancel = std::any_of(plan.begin(), plan.end(), [](const std::string& a) {
       return a.rfind("cancel", 0) == 0;  // "cancel+15m" too

@@ -151,8 +151,8 @@ TEST(LifecycleTrust, AFatalErrorAfterAHandledTracebackIsACrash) {
 // A run of task 7 stepping every 10 s, whose rank's NCCL error names node-2 (two peers report a
 // failed completion from its address, which this cycle's sinfo maps to node-2) while the task
 // still runs: the cycle that reads the error, 5 s after the last step.
-CycleResult crash_naming_node_2(EndingRun& run) {
-  run.idle_nodes(5);
+CycleResult crash_naming_node_2(EndingRun& run, int nodes = 5) {
+  run.idle_nodes(nodes);
   for (auto& n : run.slurm.node_list) n.address = "10.11.0." + n.name.substr(5);  // sinfo's
   run.slurm.jobs = {run.task("RUNNING")};
   for (int i = 0; i < 6; ++i) {
@@ -211,6 +211,29 @@ TEST(LifecycleTrust, PeersLeftWaitingByACrashAreRestartedOffItsNode) {
   EXPECT_EQ(run.slurm.cancelled, std::vector<std::string>{"7"});
   ASSERT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
   EXPECT_NE(run.submitted().find("--exclude=node-2 "), std::string::npos) << run.submitted();
+}
+
+// squeue's text lists no task's own exclusions, so a crash's restart counted the nodes the run
+// keeps off itself as spare: a 3-node run on 5 nodes that excludes node-[4-5] has none to spare,
+// and excluding its suspect node-2 too left it 2 nodes it could use. It would have waited for
+// good (ReqNodeNotAvail). scontrol, asked for the crashed task alone, says its list.
+TEST(LifecycleTrust, ATextFormatRunsOwnExclusionsAreNotCountedAsSpareNodes) {
+  EndingRun run;
+  run.slurm.shown_jobs["7"] = {{"ExcNodeList", "node-[4-5]"}};
+  crash_naming_node_2(run);
+  ASSERT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
+  EXPECT_NE(run.submitted().find("--exclude=node-[4-5] "), std::string::npos) << run.submitted();
+  EXPECT_EQ(run.submitted().find("node-2"), std::string::npos) << run.submitted();
+  EXPECT_NE(event_lines(*run.store).find("node-2"), std::string::npos)
+      << "the restart says which suspect it could not keep off\n"
+      << event_lines(*run.store);
+  // With room to spare (a sixth node), node-2 is kept off as well.
+  EndingRun roomy;
+  roomy.slurm.shown_jobs["7"] = {{"ExcNodeList", "node-[4-5]"}};
+  crash_naming_node_2(roomy, 6);
+  ASSERT_EQ(roomy.slurm.submitted.size(), 1u) << event_lines(*roomy.store);
+  EXPECT_NE(roomy.submitted().find("--exclude=node-[2,4-5] "), std::string::npos)
+      << roomy.submitted();
 }
 
 // #30: a crash the log attributes is restarted at once, queued behind its dying task: Slurm

@@ -11,7 +11,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "cycle/check.h"
 #include "cycle/checks/node_check_srun.h"
@@ -28,6 +27,7 @@
 #include "rules/end_cause.h"
 #include "rules/queued_restart.h"
 #include "slurm/hostlist.h"
+#include "slurm/partition_room.h"
 #include "slurm/slurm_text.h"
 #include "store/keys.h"
 #include "store/store.h"
@@ -575,24 +575,13 @@ std::vector<NodeTrouble> troubles_of(const ClusterView& c, const SlurmJob& task)
   return out;
 }
 
-// Usable nodes of the task's partition beyond its size, less those its submitter excluded
-// (sbatch --exclude): a restart that also excluded as many suspects as the partition had spare
-// left the run waiting for nodes it could never have (ReqNodeNotAvail). -1 when sinfo cannot
-// tell. Where squeue's text hides the task's own list, it is not subtracted (the restart asks
-// scontrol for it later, to merge it, not to count it).
+// The room a restart has in the task's partition (slurm/partition_room.h). -1 when sinfo cannot
+// tell. Where squeue's text hides the task's own list, it is not subtracted here: a restart asks
+// scontrol for it (act_phase), once.
 int spare_nodes(const ClusterView& c, const SlurmJob& task) {
   auto it = c.usable_in.find(task.partition);
-  if (task.node_count <= 0 || it == c.usable_in.end()) return -1;
-  int usable = it->second;
-  if (task.excluded_nodes && !task.excluded_nodes->empty() && c.nodes) {
-    auto own = hosts_in(*task.excluded_nodes);
-    std::unordered_set<std::string> excluded(own.begin(), own.end());
-    for (const auto& n : *c.nodes)
-      if (!n.unusable() && excluded.count(n.name) &&
-          std::find(n.partitions.begin(), n.partitions.end(), task.partition) != n.partitions.end())
-        --usable;
-  }
-  return std::max(0, usable - task.node_count);
+  if (it == c.usable_in.end() || !c.nodes) return -1;
+  return llmwatch::spare_nodes(it->second, *c.nodes, task);
 }
 
 // squeue's text says neither when a held task was requeued nor what it excludes: scontrol does,
