@@ -71,9 +71,9 @@ bool confirms(const ActionRequest& r) {
 }
 
 // Before a dump: wait, without dumping, while the first dump is younger than the gap.
-std::optional<ActionOutcome> confirm_not_due(const ActionRequest& r, ActionContext& ctx) {
+std::optional<ActionOutcome> confirm_not_due(const ActionRequest& r, ActionContext& ctx,
+                                             double gap) {
   if (!confirms(r)) return std::nullopt;
-  const double gap = gap_of(r, ctx);
   auto p = pending_confirm(r, ctx, gap);
   if (!p || ctx.now - p->ts >= gap) return std::nullopt;
   ActionOutcome later{ActionState::Waiting, "confirming the hang: a second dump " +
@@ -84,7 +84,7 @@ std::optional<ActionOutcome> confirm_not_due(const ActionRequest& r, ActionConte
 }
 
 // After a dump: the first is kept (and the plan waits), the second decides.
-std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
+std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx, double gap,
                                      const std::string& dump_text,
                                      const std::vector<ProcessStack>& now_stacks) {
   if (!confirms(r)) return std::nullopt;
@@ -92,7 +92,6 @@ std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
       nlohmann::json::parse(ctx.store.get(kv::near_miss(r.job)).value_or("{}"), nullptr, false);
   if (before.is_object() && before.value("task", "") == r.task->display_id())
     return std::nullopt;  // this task had its near miss: no second benefit of the doubt
-  const double gap = gap_of(r, ctx);
   auto first = pending_confirm(r, ctx, gap);
   // No rank's training thread in this dump (not a Python run, no debug symbols): a second one
   // could prove nothing either way, so it is not waited for.
@@ -154,7 +153,9 @@ class DumpStacksAction : public ActionPlugin {
     args.insert(args.end(), {"--jobid=" + id, "--overlap", "--nodes=" + n, "--ntasks=" + n,
                              "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--quiet", self_exe(),
                              "stacks", "--job", id, "--timeout", "20"});
-    if (auto wait = confirm_not_due(r, ctx)) return *wait;
+    // Worked out once: the wait before the dump and the judgement after it use the same gap.
+    const double gap = confirms(r) ? gap_of(r, ctx) : 0;
+    if (auto wait = confirm_not_due(r, ctx, gap)) return *wait;
     // The dump waits on every node of the task: it runs only in a cycle with time left for it
     // (the cycle's remote budget), and the plan after it (the cancel) waits with it.
     if (!ctx.grant(ctx.config.probe_timeout)) {
@@ -169,7 +170,7 @@ class DumpStacksAction : public ActionPlugin {
     auto stacks = parse_stacks(res.out);
     if (stacks.empty()) return {ActionState::Failed, res.describe("srun llmwatch stacks in " + id)};
     std::string summary = summarize_stacks(stacks);
-    if (auto decided = confirm(r, ctx, res.out, stacks)) return *decided;
+    if (auto decided = confirm(r, ctx, gap, res.out, stacks)) return *decided;
     std::filesystem::path dir = std::filesystem::path(ctx.config.state_dir) / "stacks";
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);

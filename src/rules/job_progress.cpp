@@ -503,7 +503,6 @@ double confirm_gap(const JobProgress& p, const JobSettings& job) {
 
 StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double now) {
   StaleVerdict v;
-  auto dur = [](double seconds) { return format_seconds(seconds); };
   if (!p.step) {
     v.phase = "startup";
     // A near miss (stacks seen moving) restarts this clock too.
@@ -532,10 +531,11 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
         v.allowance = std::clamp(adaptive, floor, ceiling);
         char factor[16];
         std::snprintf(factor, sizeof factor, "%g", job.stale_factor);
-        std::string times = std::string(factor) + " x " + dur(p.longest_interval);
-        v.how = adaptive < floor     ? "stale_floor; " + times + " longest step interval is less"
-                : adaptive > ceiling ? "stale_ceiling; " + times + " longest step interval is more"
-                                     : times + " longest step interval (floor " + dur(floor) + ")";
+        std::string times = std::string(factor) + " x " + format_seconds(p.longest_interval);
+        v.how = adaptive < floor ? "stale_floor; " + times + " longest step interval is less"
+                : adaptive > ceiling
+                    ? "stale_ceiling; " + times + " longest step interval is more"
+                    : times + " longest step interval (floor " + format_seconds(floor) + ")";
       }
     }
     // A rank printed a fatal error (a collective's or the GPU's) and no step came after it:
@@ -553,9 +553,10 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
       if (after_crash < v.allowance) {
         v.allowance = after_crash;
         // Said as it was worked out: the floor where two intervals are less.
-        const std::string twice = "2 x " + dur(p.longest_interval) + " longest step interval";
+        const std::string twice =
+            "2 x " + format_seconds(p.longest_interval) + " longest step interval";
         v.how = (2 * p.longest_interval < kAfterFatalCrashFloor
-                     ? dur(kAfterFatalCrashFloor) + " (" + twice + " is less)"
+                     ? format_seconds(kAfterFatalCrashFloor) + " (" + twice + " is less)"
                      : twice) +
                 " after a " + p.crash + " line (its other ranks wait in a collective)";
       }

@@ -50,6 +50,18 @@ struct PythonRun {
   }
 };
 
+// A Python trainer with `defs`: twelve 1 s steps (under load the cycles that learn the step
+// interval must still see several of them), then one rank's NCCL error line, then `then`.
+std::string after_fatal_line(const std::string& defs, const std::string& then) {
+  return "import time\n" + defs +
+         "for step in range(1, 13):\n"
+         "    print(f'global_step: {step}', flush=True)\n"
+         "    time.sleep(1)\n"
+         "print('[rank1]: RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled "
+         "system error', flush=True)\n" +
+         then;
+}
+
 #define REQUIRE_GDB()                                                                              \
   do {                                                                                             \
     if (std::system("gdb --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "gdb is not installed"; \
@@ -126,25 +138,18 @@ TEST(HangForensics, StacksThatMoveAreANearMissNotACancel) {
 // shipped allowance (45 s floor) the run is found after two of its step intervals, at least
 // 8 s, not 45 s: dumped, confirmed by a second dump a step interval (at least 4 s) later (the
 // frames did not move) and cancelled.
-// The time from the crash line to the cancel is a figure, not an assertion. Twelve 1 s steps:
-// under load the cycles that learn the step interval must still see several of them.
+// The time from the crash line to the cancel is a figure, not an assertion.
 TEST(HangForensics, PeersWaitingAfterAFatalCrashLineAreFoundAfterTwoStepIntervals) {
   LLMWATCH_REQUIRE_CLUSTER();
   REQUIRE_GDB();
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
   PythonRun run(c, "itest-peers",
-                "import time\n"
-                "def allreduce_wait():\n"
-                "    while True:\n"
-                "        time.sleep(0.2)\n"
-                "for step in range(1, 13):\n"
-                "    print(f'global_step: {step}', flush=True)\n"
-                "    time.sleep(1)\n"
-                "print('[rank1]: RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled "
-                "system error', flush=True)\n"
-                "print(time.time(), flush=True)\n"
-                "allreduce_wait()\n",
+                after_fatal_line("def allreduce_wait():\n"
+                                 "    while True:\n"
+                                 "        time.sleep(0.2)\n",
+                                 "print(time.time(), flush=True)\n"
+                                 "allreduce_wait()\n"),
                 "", "python3", "");
   ASSERT_FALSE(run.id.empty());
   ASSERT_TRUE(run.cycles_until("cancel done")) << run.events();
@@ -172,16 +177,10 @@ TEST(HangForensics, ARunThatGoesOnAfterAFatalLineIsANearMissNotACancel) {
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
   PythonRun run(c, "itest-rebuild",
-                "import time\n"
-                "def rebuild(depth):\n"
-                "    time.sleep(0.5)\n"
-                "    rebuild(depth + 1)\n"
-                "for step in range(1, 13):\n"
-                "    print(f'global_step: {step}', flush=True)\n"
-                "    time.sleep(1)\n"
-                "print('[rank1]: RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled "
-                "system error', flush=True)\n"
-                "rebuild(0)\n",
+                after_fatal_line("def rebuild(depth):\n"
+                                 "    time.sleep(0.5)\n"
+                                 "    rebuild(depth + 1)\n",
+                                 "rebuild(0)\n"),
                 "", "python3", "");
   ASSERT_FALSE(run.id.empty());
   ASSERT_TRUE(run.cycles_until("near miss")) << run.events();
