@@ -39,6 +39,22 @@ TEST(Hostlist, MalformedInputIsRejectedWithAReason) {
   }
 }
 
+// The largest Slurm clusters have about 11,000 nodes; a list is refused past 65,536 hosts in all,
+// however it is split. Before, the cap (1 Mi) held per bracket expression only: "a[..],b[..],..."
+// expanded without end, and the fuzzer's `node-[0-417035]` took 14 s under ASan.
+TEST(Hostlist, AListLongerThanAnyClusterIsRefusedWholeNotPerExpression) {
+  auto largest = expand_hostlist("gpu[00001-65536]");
+  ASSERT_TRUE(largest) << largest.error();
+  EXPECT_EQ(largest->size(), 65536u);
+  EXPECT_EQ(largest->back(), "gpu65536");
+  for (const char* too_long : {"node-[0-417035]", "gpu[00001-65537]", "a[0-40000],b[0-40000]",
+                               "r[1-300]-n[1-300]", "x[1-65536],y"}) {
+    auto r = expand_hostlist(too_long);
+    EXPECT_FALSE(r) << too_long << " expanded to " << r->size() << " hosts";
+    if (!r) EXPECT_NE(r.error().find("65536"), std::string::npos) << r.error();
+  }
+}
+
 TEST(Hostlist, CompressMergesRunsAndKeepsPadding) {
   EXPECT_EQ(compress_hostlist({"node-1", "node-2", "node-3", "node-5"}), "node-[1-3,5]");
   EXPECT_EQ(compress_hostlist({"gpu003", "gpu001", "gpu002", "gpu010"}), "gpu[001-003,010]");
