@@ -94,10 +94,16 @@ TEST(FuzzRegressions, NvidiaSmiIndexOutOfRangeIsNotCast) {
   EXPECT_EQ(p.gpus[1].index, 1);
 }
 
+// Hostlists with repeated names round-trip as a set; one that timed out (node-[0-417035]: 14 s
+// under ASan) is refused as too long, at once.
 TEST(FuzzRegressions, HostlistDuplicatesRoundTripAsASet) {
   for (const auto& text : inputs("hostlist")) {
     auto hosts = expand_hostlist(text);
-    ASSERT_TRUE(hosts);
+    if (!hosts) {
+      EXPECT_NE(hosts.error().find("longer than 65536 hosts"), std::string::npos)
+          << text << ": " << hosts.error();
+      continue;
+    }
     auto again = expand_hostlist(compress_hostlist(*hosts));
     ASSERT_TRUE(again);
     EXPECT_EQ(std::set<std::string>(hosts->begin(), hosts->end()),
