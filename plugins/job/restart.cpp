@@ -148,9 +148,10 @@ class RestartAction : public ActionPlugin {
     if (!submitted.job_id) return {ActionState::Failed, submitted.error};
     const std::string id = std::to_string(*submitted.job_id);
     if (behind)
-      ctx.store.put(kv::queued_restart(r.job),
-                    QueuedRestart{id, behind->display_id(), behind->start_time, exclude}.to_text(),
-                    ctx.now);
+      ctx.store.put(
+          kv::queued_restart(r.job),
+          QueuedRestart{id, behind->display_id(), behind->start_time, exclude, ctx.now}.to_text(),
+          ctx.now);
     std::string detail = (behind ? "queued " : "resubmitted ") + t.command + " as job " + id;
     if (behind) detail += ", to start once " + behind->display_id() + " is gone";
     if (!exclude.empty()) detail += (behind ? ", excluding " : " excluding ") + exclude;

@@ -46,8 +46,6 @@ std::vector<Suspect> suspects_for(const CycleState& s, const Finding& f) {
   return crash_suspects(s, *w);
 }
 
-// Nodes with kLedgerIncidents or more incidents within lemon_window (0: lemon rule off).
-constexpr int kLedgerIncidents = 2;
 // The nodes a restarted run cannot land on whatever this excludes: those out of service and
 // those its submitter excluded (sbatch --exclude, where squeue says). Excluding one of these
 // again takes none of the partition's spare nodes.
@@ -65,18 +63,6 @@ int room_for(const CycleState& s, const JobWork& w, std::optional<SlurmJob>& tas
   if (!task || task->excluded_nodes || !s.nodes_ok()) return w.spare_nodes;
   task->excluded_nodes = own_excluded_nodes(*task, s.slurm);
   return task->excluded_nodes ? spare_nodes(s.nodes->nodes, *task) : w.spare_nodes;
-}
-
-std::vector<Suspect> ledger_suspects(const CycleState& s) {
-  std::vector<Suspect> out;
-  const auto& g = s.config.gpu;
-  if (g.lemon_failures <= 0) return out;
-  for (const auto& [node, n] :
-       s.store.incident_counts(s.now - static_cast<double>(g.lemon_window.count())))
-    if (n >= std::min(kLedgerIncidents, g.lemon_failures))
-      out.push_back(
-          {node, 0.5, {std::to_string(n) + " incidents in " + format_duration(g.lemon_window)}});
-  return out;
 }
 
 // The suspicion ledger: a crash charges an incident to the nodes it is attributed to, and
@@ -238,8 +224,9 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
     for (const auto& e : w->obs.entries)
       if (submitted_as(e, f.cause)) base.task = e;
   }
-  // The queued restart a "restart-keep-off" finding keeps off the crash's later suspects, as
-  // far as the run still fits: the nodes it was queued off take the partition's room first.
+  // The queued restart a "restart-keep-off" finding keeps off the crash's later suspects and
+  // the ledger's new repeat offenders, as far as the run still fits: the nodes it was queued
+  // off take the partition's room first, then the crash's, then the ledger's.
   if (f.kind == "restart-keep-off") {
     base.task.reset();
     for (const auto& e : w->obs.entries)
@@ -247,7 +234,16 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
     std::vector<Suspect> suspects;
     if (w->queued_restart)
       for (auto& node : hosts_in(w->queued_restart->excluded)) suspects.push_back({node, 1, {}});
-    for (auto& node : hosts_in(f.cause)) suspects.push_back({node, 0.8, {}});
+    const auto named = hosts_in(f.cause);
+    const auto crash = crash_suspects(s, *w);
+    auto of_crash = [&](const std::string& node) {
+      return std::any_of(crash.begin(), crash.end(),
+                         [&](const Suspect& c) { return c.node == node; });
+    };
+    for (const auto& node : named)
+      if (of_crash(node)) suspects.push_back({node, 0.8, {}});
+    for (const auto& node : named)
+      if (!of_crash(node)) suspects.push_back({node, 0.5, {}});
     // What the crashed task excludes itself is free; what the queued job was kept off besides
     // took its room when it was queued.
     std::optional<SlurmJob> crashed = w->obs.running;

@@ -8,16 +8,23 @@
 namespace llmwatch {
 
 std::string QueuedRestart::to_text() const {
-  return successor + "\t" + after_task + "\t" + std::to_string(after_start) + "\t" + excluded;
+  return successor + "\t" + after_task + "\t" + std::to_string(after_start) + "\t" + excluded +
+         "\t" + std::to_string(queued_at);
 }
 
 std::optional<QueuedRestart> QueuedRestart::from_text(std::string_view text) {
   auto fields = split(text, '\t');
-  if (fields.size() < 3 || fields.size() > 4 || fields[0].empty() || fields[1].empty())
+  if (fields.size() < 3 || fields.size() > 5 || fields[0].empty() || fields[1].empty())
     return std::nullopt;
   auto start = to_int64(fields[2]);
   if (!start) return std::nullopt;
-  return QueuedRestart{fields[0], fields[1], *start, fields.size() == 4 ? fields[3] : ""};
+  QueuedRestart q{fields[0], fields[1], *start, fields.size() >= 4 ? fields[3] : ""};
+  if (fields.size() == 5) {
+    auto at = to_double(fields[4]);
+    if (!at) return std::nullopt;
+    q.queued_at = *at;
+  }
+  return q;
 }
 
 bool submitted_as(const SlurmJob& e, const std::string& id) {
@@ -66,8 +73,9 @@ std::optional<Finding> restart_not_needed(const std::string& label, const Queued
 
 std::optional<Finding> queued_restart_misses(const std::string& label, const QueuedRestart& queued,
                                              const std::vector<SlurmJob>& entries,
-                                             const std::vector<std::string>& suspects) {
-  if (suspects.empty()) return std::nullopt;
+                                             const std::vector<std::string>& suspects,
+                                             const std::vector<std::string>& new_offenders) {
+  if (suspects.empty() && new_offenders.empty()) return std::nullopt;
   const SlurmJob* successor = nullptr;
   const SlurmJob* task = nullptr;
   for (const auto& e : entries) {
@@ -82,20 +90,31 @@ std::optional<Finding> queued_restart_misses(const std::string& label, const Que
     return std::nullopt;
   const auto kept_off = hosts_in(queued.excluded);
   std::vector<std::string> missed;
-  for (const auto& node : suspects)
-    if (std::find(kept_off.begin(), kept_off.end(), node) == kept_off.end() &&
-        std::find(missed.begin(), missed.end(), node) == missed.end())
-      missed.push_back(node);
+  auto miss = [&](const std::vector<std::string>& nodes) {
+    std::vector<std::string> added;
+    for (const auto& node : nodes)
+      if (std::find(kept_off.begin(), kept_off.end(), node) == kept_off.end() &&
+          std::find(missed.begin(), missed.end(), node) == missed.end()) {
+        missed.push_back(node);
+        added.push_back(node);
+      }
+    return compress_hostlist(added);
+  };
+  const std::string attributed = miss(suspects), offenders = miss(new_offenders);
   if (missed.empty()) return std::nullopt;
-  const std::string nodes = compress_hostlist(missed);
+  std::string why;
+  if (!attributed.empty()) why = attributed + ", which the crash is attributed to";
+  if (!offenders.empty())
+    why += (why.empty() ? "" : ", and ") + offenders +
+           ", which the suspicion ledger holds with repeated incidents";
   Finding f = make_finding("job:" + label, label, "restart-keep-off", Severity::Warning,
                            "job " + queued.successor + ", queued to restart " + label + " once " +
-                               queued.after_task + " ended, would start on " + nodes +
-                               ", which the crash is attributed to since it was queued: keeping "
-                               "it off");
+                               queued.after_task + " ended, would start on " + why +
+                               " since it was queued: keeping " +
+                               (missed.size() == 1 ? "it" : "them") + " off");
   f.evidence.push_back(successor->display_id() + " " + successor->state + " (" + successor->reason +
                        ")" + (queued.excluded.empty() ? "" : ", kept off " + queued.excluded));
-  f.cause = nodes;
+  f.cause = compress_hostlist(missed);
   f.episode = queued.successor;
   return f;
 }

@@ -25,9 +25,13 @@ struct QueuedRestart {
   std::string after_task;        // the task it waits on (its display id)
   std::int64_t after_start = 0;  // that task's start: a requeue keeps the id, not the start
   std::string excluded;          // the nodes it is kept off (a hostlist), "" none
+  // When it was queued (llmwatch's clock, the cycle's): the ledger's repeat offenders it was
+  // weighed against are those of then. 0: unknown (a record written before this field).
+  double queued_at = 0;
 
-  // One line for the store: "successor<TAB>after_task<TAB>after_start<TAB>excluded" (a record
-  // written before `excluded` has three fields: it excludes nothing known).
+  // One line for the store: "successor<TAB>after_task<TAB>after_start<TAB>excluded<TAB>
+  // queued_at" (a record written before `excluded` has three fields: it excludes nothing known;
+  // one before `queued_at` four).
   std::string to_text() const;
   static std::optional<QueuedRestart> from_text(std::string_view text);
 };
@@ -47,12 +51,14 @@ std::optional<Finding> restart_not_needed(const std::string& label, const Queued
 // "restart-keep-off" (a warning) while the queued job is PENDING behind a task that still runs,
 // and the crash's suspects (`suspects`) name nodes the queued job is not kept off: lines read
 // since it was queued named them (the peers of a rank that died report it as they time out), or
-// the crash named none when it was queued ([gpu] off: no node-check to ask). Slurm would start
-// the run on them the moment the task is gone. Its cause: those nodes (a hostlist), which the
-// keep-off action adds to the queued job's list.
+// the crash named none when it was queued ([gpu] off: no node-check to ask); or the suspicion
+// ledger came to hold nodes with repeated incidents since (`new_offenders`), which every restart
+// stays off. Slurm would start the run on them the moment the task is gone. Its cause: those
+// nodes (a hostlist), which the keep-off action adds to the queued job's list (the crash's first).
 std::optional<Finding> queued_restart_misses(const std::string& label, const QueuedRestart& queued,
                                              const std::vector<SlurmJob>& entries,
-                                             const std::vector<std::string>& suspects);
+                                             const std::vector<std::string>& suspects,
+                                             const std::vector<std::string>& new_offenders = {});
 
 // "restart-after-cancel" (a warning): the task a restart was queued behind was cancelled, not by
 // llmwatch (a person meant to stop the run, most likely), and Slurm, for which a cancel is as

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 #include "util/text.h"
@@ -13,6 +14,14 @@ std::optional<std::int64_t> to_int64(std::string_view s, int base) {
   std::int64_t v = 0;
   auto r = std::from_chars(s.data(), s.data() + s.size(), v, base);
   if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> to_double(std::string_view s) {
+  double v = 0;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(v))
+    return std::nullopt;
   return v;
 }
 

@@ -18,6 +18,8 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // A whole decimal (or, base 16, hex) integer that fits; nullopt for anything else, including
 // overflow: parsers of external output must never throw on a 30-digit "job id".
 std::optional<std::int64_t> to_int64(std::string_view s, int base = 10);
+// A whole finite decimal number ("1800000055.250000"); nullopt for anything else.
+std::optional<double> to_double(std::string_view s);
 
 // Edit distance, for "did you mean" suggestions.
 size_t edit_distance(std::string_view a, std::string_view b);

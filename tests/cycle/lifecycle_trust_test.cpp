@@ -376,6 +376,50 @@ TEST(LifecycleTrust, WithoutANodeCheckACrashNamingNoNodeIsQueuedAndKeptOffNodesN
   EXPECT_TRUE(run.slurm.cancelled.empty());
 }
 
+// #30: every restart stays off the nodes the suspicion ledger holds with repeated incidents. A
+// restart queued behind its dying task waits there: a node that comes to be held meanwhile (a
+// second incident from another run's crash) is added to its list while Slurm may still place
+// it. Before, only the crash's own later suspects were, and Slurm started the run on node-4.
+TEST(LifecycleTrust, ANodeTheLedgerComesToHoldWhileARestartWaitsIsKeptOffToo) {
+  EndingRun run;
+  run.store->add_incident(run.now - 3600, "node-4", "5@1799990000", "an earlier crash");
+  crash_naming_node_2(run);
+  ASSERT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
+  EXPECT_NE(run.submitted().find("--exclude=node-2 "), std::string::npos) << run.submitted();
+  SlurmJob queued = queued_restart(run);
+  queued.excluded_nodes = "node-2";
+  run.slurm.jobs.push_back(queued);
+  run.store->add_incident(run.now + 56, "node-4", "9@1799999000", "another run's crash");
+  auto r = run.cycle(run.now + 58);
+  const Finding* f = run.finding(r, "restart-keep-off");
+  ASSERT_TRUE(f) << event_lines(*run.store);
+  EXPECT_NE(f->summary.find("suspicion ledger"), std::string::npos) << f->summary;
+  EXPECT_EQ(run.slurm.exclusions_set, std::vector<std::string>{"1001 node-[2,4]"});
+  EXPECT_EQ(run.slurm.submitted.size(), 1u);
+  EXPECT_TRUE(run.slurm.cancelled.empty());
+}
+
+// The other side: a node the ledger held already when the restart was queued was weighed then
+// (kept off as far as the run fits, and the restart said what it could not keep off); it is not
+// told again each cycle as if it were new. Node-[4-5] are held; with two spare nodes the run
+// stays off node-2 and one of them.
+TEST(LifecycleTrust, ANodeTheLedgerHeldWhenTheRestartWasQueuedIsNotToldAgain) {
+  EndingRun run;
+  for (const char* node : {"node-4", "node-5"})
+    for (int i = 0; i < 2; ++i)
+      run.store->add_incident(run.now - 3600 + i, node, std::to_string(5 + i) + "@1799990000",
+                              "earlier crashes");
+  crash_naming_node_2(run);
+  ASSERT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
+  EXPECT_NE(run.submitted().find("--exclude=node-[2,4] "), std::string::npos) << run.submitted();
+  SlurmJob queued = queued_restart(run);
+  queued.excluded_nodes = "node-[2,4]";
+  run.slurm.jobs.push_back(queued);
+  auto r = run.cycle(run.now + 58);
+  EXPECT_FALSE(run.finding(r, "restart-keep-off")) << event_lines(*run.store);
+  EXPECT_TRUE(run.slurm.exclusions_set.empty());
+}
+
 // Not a traceback, with [gpu] off too: a trainer may catch it and step on, and only its end
 // says whether it did. Queued behind it, the restart was withdrawn again once the run stepped
 // (PostMortem.AHandledTracebackNeverDuplicatesTheRun on the local cluster, in CI).

@@ -99,26 +99,35 @@ TEST(QueuedRestart, AnArraysQueuedRestartIsKnownByItsArrayId) {
 
 // The store's line is the rule's only memory of what it queued: anything but a whole record
 // (a torn write, bytes) reads as none, never as another job to withdraw. A record written
-// before it kept the nodes it excludes (three fields) reads as excluding none known.
+// before it kept the nodes it excludes (three fields) reads as excluding none known; one written
+// before it kept when it was queued (four), as queued at an unknown time (0).
 TEST(QueuedRestart, OnlyAWholeRecordIsRead) {
-  QueuedRestart q{"42", "3_1", 1'799'999'000, "node-[2-3]"};
+  QueuedRestart q{"42", "3_1", 1'799'999'000, "node-[2-3]", 1'800'000'055.25};
   auto back = QueuedRestart::from_text(q.to_text());
   ASSERT_TRUE(back);
   EXPECT_EQ(back->to_text(), q.to_text());
   EXPECT_EQ(back->excluded, "node-[2-3]");
+  EXPECT_EQ(back->queued_at, 1'800'000'055.25);
   auto older = QueuedRestart::from_text("42\t7\t1");
   ASSERT_TRUE(older);
   EXPECT_EQ(older->excluded, "");
-  for (const char* bad : {"", "42", "42\t7", "42\t7\t", "\t7\t1", "42\t\t1", "42\t7\t1x",
-                          "42\t7\t1\t2\t3", "42\t7\t99999999999999999999999"})
+  auto without_time = QueuedRestart::from_text("42\t7\t1\tnode-2");
+  ASSERT_TRUE(without_time);
+  EXPECT_EQ(without_time->excluded, "node-2");
+  EXPECT_EQ(without_time->queued_at, 0);
+  for (const char* bad :
+       {"", "42", "42\t7", "42\t7\t", "\t7\t1", "42\t\t1", "42\t7\t1x", "42\t7\t1\t2\t3\t4",
+        "42\t7\t1\t2\tx", "42\t7\t1\t2\tnan", "42\t7\t99999999999999999999999"})
     EXPECT_FALSE(QueuedRestart::from_text(bad)) << bad;
+  // Whatever is read reads back the same once written again.
   std::mt19937 rng(7);
   for (int i = 0; i < 20000; ++i) {
     std::string text(rng() % 24, ' ');
     for (auto& c : text) c = "42\t7-_ x\xff"[rng() % 9];
     if (auto got = QueuedRestart::from_text(text)) {
-      const bool four = std::count(text.begin(), text.end(), '\t') == 3;
-      EXPECT_EQ(got->to_text(), four ? text : text + "\t");
+      auto again = QueuedRestart::from_text(got->to_text());
+      ASSERT_TRUE(again) << got->to_text();
+      EXPECT_EQ(again->to_text(), got->to_text());
     }
   }
 }
@@ -140,7 +149,7 @@ TEST(QueuedRestart, NodesNamedSinceTheRestartWasQueuedAreToldOnceMissed) {
   EXPECT_EQ(f->episode, "42");
   EXPECT_EQ(f->summary,
             "job 42, queued to restart tr once 7 ended, would start on node-[2-3], which the "
-            "crash is attributed to since it was queued: keeping it off");
+            "crash is attributed to since it was queued: keeping them off");
   EXPECT_FALSE(misses(waiting, {"node-4"}));
   EXPECT_FALSE(misses(waiting, {}));
   // Started, gone, or behind a task that is gone or requeued: nothing to keep off any more.
@@ -149,6 +158,28 @@ TEST(QueuedRestart, NodesNamedSinceTheRestartWasQueuedAreToldOnceMissed) {
   EXPECT_FALSE(misses({queued_job(42, "PENDING", 0)}, {"node-2"}));
   EXPECT_FALSE(misses({queued_job(7, "PENDING", 1000), queued_job(42, "PENDING", 0)}, {"node-2"}));
   EXPECT_FALSE(misses({queued_job(7, "RUNNING", 1500), queued_job(42, "PENDING", 0)}, {"node-2"}));
+}
+
+// #30: nodes the suspicion ledger came to hold since the restart was queued are kept off too
+// (the act phase gives the crash's own suspects the run's room first), and the finding says
+// which is which.
+TEST(QueuedRestart, TheLedgersNewRepeatOffendersAreToldBesideTheCrashsSuspects) {
+  QueuedRestart queued{"42", "7", 1000, "node-4", 1'800'000'055};
+  std::vector<SlurmJob> waiting = {queued_job(7, "RUNNING", 1000), queued_job(42, "PENDING", 0)};
+  auto f = queued_restart_misses("tr", queued, waiting, {}, {"node-5"});
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->cause, "node-5");
+  EXPECT_EQ(f->summary,
+            "job 42, queued to restart tr once 7 ended, would start on node-5, which the "
+            "suspicion ledger holds with repeated incidents since it was queued: keeping it off");
+  f = queued_restart_misses("tr", queued, waiting, {"node-3"}, {"node-1", "node-3", "node-4"});
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->cause, "node-[1,3]");
+  EXPECT_NE(f->summary.find("node-3, which the crash is attributed to, and node-1, which the "
+                            "suspicion ledger holds"),
+            std::string::npos)
+      << f->summary;
+  EXPECT_FALSE(queued_restart_misses("tr", queued, waiting, {}, {"node-4"}));
 }
 
 // Properties over random queues, records and suspects: it never throws; it speaks only while

@@ -394,6 +394,17 @@ std::vector<std::string> suspect_nodes(const CycleState& s, const JobWork& w) {
   return out;
 }
 
+// The ledger's repeat offenders since `queued` was queued, less what Slurm will not place a run
+// on anyway; none for a record that does not say when.
+std::vector<std::string> new_repeat_offenders(const CycleState& s, const QueuedRestart& queued) {
+  std::vector<std::string> out;
+  if (queued.queued_at <= 0) return out;
+  for (auto& node : ledger_suspects_since(s, queued.queued_at))
+    if (std::find(s.unusable.begin(), s.unusable.end(), node) == s.unusable.end())
+      out.push_back(std::move(node));
+  return out;
+}
+
 // #30: the same check for a crash read while its task is still there (its other ranks hang on,
 // a slow epilog), in the dying task's own allocation (srun --overlap, as the node-health check
 // looks), in the cycle that reads the crash line. Before, the restart of such a crash waited
@@ -783,8 +794,9 @@ class JobLogCheck : public Check {
                     if (auto f = restart_not_needed(w.label, *w.queued_restart, w.obs.entries,
                                                     w.progress))
                       findings.push_back(std::move(*f));
-                    else if (auto g = queued_restart_misses(w.label, *w.queued_restart,
-                                                            w.obs.entries, suspect_nodes(s, w)))
+                    else if (auto g = queued_restart_misses(
+                                 w.label, *w.queued_restart, w.obs.entries, suspect_nodes(s, w),
+                                 new_repeat_offenders(s, *w.queued_restart)))
                       findings.push_back(std::move(*g));
                   }
                   if (w.queued_restart && w.ended && w.ended_new)
