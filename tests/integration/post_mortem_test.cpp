@@ -1,9 +1,12 @@
 // Every way a run ends, on the real local cluster: the trainer dies the way real runs die
 // (examples/fake-trainer.sh's crash file), llmwatch classifies the end from Slurm's final
 // state and the log's last lines, names the node, and restarts the run off that node only.
+#include <algorithm>
 #include <fstream>
 
 #include "local_cluster.h"
+#include "slurm/hostlist.h"
+#include "store/store.h"
 
 namespace llmwatch::testing {
 namespace {
@@ -363,6 +366,61 @@ TEST(PostMortem, ARequeuedTaskIsNeverStartedTwice) {
   EXPECT_EQ(llmwatch_sql(c.dir / "state", "SELECT COUNT(*) FROM actions WHERE kind='restart'"),
             "0\n")
       << llmwatch_sql(c.dir / "state", "SELECT * FROM actions") << run.events();
+}
+
+// #30: a crash that names its node is restarted at once, queued behind its task while that
+// lingers (here for 2 minutes: its teardown), off the node. While it waits, the suspicion ledger
+// comes to hold another node (a second incident: another run's crash): the next cycle adds it
+// to the queued job's ExcNodeList with `scontrol update`, before Slurm can start the run there.
+// Before, only the crash's own later suspects were added (unit test: LifecycleTrust.ANodeThe
+// LedgerComesToHoldWhileARestartWaitsIsKeptOffToo). Hangs are only told here: the lingering
+// task is not cancelled, so the queued restart waits.
+TEST(PostMortem, ARestartQueuedBehindItsTaskIsKeptOffANodeTheLedgerComesToHold) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c(4, {{"LLMWATCH_CLUSTER_NODE_ADDRS", "loopback"}});
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  EndingRun run(c);
+  write_file(run.config, "on_hang = [\"alert\"]\n", true);
+  std::string first = run.start(
+      2,
+      {"--export=ALL,FAKE_STEP_TIME=0.3,FAKE_TEARDOWN_SECONDS=120,FAKE_TRAINER_DIR=" + run.work});
+  ASSERT_FALSE(first.empty());
+  std::string list = c.slurm({"squeue", "-h", "-j", first, "-o", "%N"}).out;
+  const auto nodes = hosts_in(list.substr(0, list.find_first_of(" \n")));
+  ASSERT_EQ(nodes.size(), 2u) << c.slurm({"squeue", "-j", first}).out;
+  const std::string peer = nodes.back();  // its NodeAddr is 127.0.0.(N+1)
+  std::string other;
+  for (int i = 1; i <= 4 && other.empty(); ++i)
+    if (std::find(nodes.begin(), nodes.end(), "node-" + std::to_string(i)) == nodes.end())
+      other = "node-" + std::to_string(i);
+  write_file(run.work + "/crash",
+             "nccl-peer 127.0.0." + std::to_string(std::stoi(peer.substr(5)) + 1) + "\n");
+  std::string queued;
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(run.config, {"run", "--once"});
+        for (const auto& id : run.live())
+          if (id != first) queued = id;
+        return !queued.empty();
+      },
+      60))
+      << run.events();
+  ASSERT_EQ(run.live().size(), 2u) << run.events();
+  EXPECT_EQ(excluded(c, queued), peer) << run.events();
+  {
+    Store store(c.dir / "state");
+    for (int i = 0; i < 2; ++i)
+      store.add_incident(unix_now() + i * 0.001, other, "90@" + std::to_string(i),
+                         "another run crashed, attributed to " + other);
+  }
+  ASSERT_TRUE(llmwatch(run.config, {"run", "--once"}).ok());
+  EXPECT_EQ(excluded(c, queued), compress_hostlist({peer, other})) << run.events();
+  EXPECT_NE(run.events().find(other + ", which the suspicion ledger holds with repeated incidents"),
+            std::string::npos)
+      << run.events();
+  EXPECT_EQ(run.live().size(), 2u) << "nothing else started\n" << run.events();
+  c.slurm({"scancel", queued});
+  c.slurm({"scancel", first});
 }
 
 }  // namespace
