@@ -5,11 +5,15 @@ and how many healthy nodes does it drain on wrong attributions?
 Model of llmwatch's rule (src/rules/node_findings.cpp): a node with `lemon_failures` incidents
 in the ledger within `lemon_window` is drained. 1,000 nodes, 1% of them lemons failing 10x as
 often as the rest; each failure is charged to the true node 70% of the time and to a random
-other node of the same 8-node job 30% of the time (attribution errors); a drained node stays
-out. One year, run 20 times.
+other node 30% of the time (attribution errors, --misattributed); a drained node stays out.
+One year, run 20 times.
 
 Usage: bench/lemon_fleet.py [--failures-per-day 8] [--window-days 7] [--threshold 3]
+                            [--misattributed 0.3]
        bench/lemon_fleet.py --frontier     every threshold x window: what each costs
+       bench/lemon_fleet.py --frontier --misattributed 0
+                                           the same with every culprit named right: what the
+                                           fleet's own rates allow any counting rule
 """
 import argparse, random
 
@@ -38,7 +42,7 @@ def simulate(args, seed):
             continue
         true_failures[node] += 1
         blamed = node
-        if rng.random() < 0.3:  # attribution error: another node of its job
+        if rng.random() < args.misattributed:  # attribution error: another node
             blamed = rng.choice([n for n in range(nodes) if n != node and n not in drained])
         ledger[blamed].append(t)
         recent = [x for x in ledger[blamed] if x > t - args.window_days]
@@ -57,6 +61,7 @@ def main():
     p.add_argument("--failures-per-day", type=float, default=8)
     p.add_argument("--window-days", type=float, default=7)
     p.add_argument("--threshold", type=int, default=3)
+    p.add_argument("--misattributed", type=float, default=0.3)
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--frontier", action="store_true")
     a = p.parse_args()
@@ -79,7 +84,8 @@ def main():
         q, e, h, l, hn = simulate(a, seed)
         quick, ever, healthy, nl, nh = quick + q, ever + e, healthy + h, nl + l, nh + hn
     print(f"| lemon rule: {a.threshold} incidents in {a.window_days:g} d, {a.failures_per_day:g} "
-          f"failures/day on 1,000 nodes, 30% misattributed, 1 year x {a.runs} | value | target |")
+          f"failures/day on 1,000 nodes, {100 * a.misattributed:g}% misattributed, 1 year x {a.runs}"
+          " | value | target |")
     print("|---|---|---|")
     print(f"| lemons quarantined within <= 3 of their failures | {100 * quick / nl:.0f}% | >= 90% |")
     print(f"| lemons quarantined within the year | {100 * ever / nl:.0f}% | |")
