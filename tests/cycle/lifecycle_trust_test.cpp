@@ -376,6 +376,18 @@ TEST(LifecycleTrust, WithoutANodeCheckACrashNamingNoNodeIsQueuedAndKeptOffNodesN
   EXPECT_TRUE(run.slurm.cancelled.empty());
 }
 
+// crash_naming_node_2, whose restart is queued off `excluded` (its --exclude), then listed by
+// squeue as Slurm holds it.
+void crash_queued_off(EndingRun& run, const std::string& excluded) {
+  crash_naming_node_2(run);
+  ASSERT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
+  EXPECT_NE(run.submitted().find("--exclude=" + excluded + " "), std::string::npos)
+      << run.submitted();
+  SlurmJob queued = queued_restart(run);
+  queued.excluded_nodes = excluded;
+  run.slurm.jobs.push_back(queued);
+}
+
 // #30: every restart stays off the nodes the suspicion ledger holds with repeated incidents. A
 // restart queued behind its dying task waits there: a node that comes to be held meanwhile (a
 // second incident from another run's crash) is added to its list while Slurm may still place
@@ -383,12 +395,7 @@ TEST(LifecycleTrust, WithoutANodeCheckACrashNamingNoNodeIsQueuedAndKeptOffNodesN
 TEST(LifecycleTrust, ANodeTheLedgerComesToHoldWhileARestartWaitsIsKeptOffToo) {
   EndingRun run;
   run.store->add_incident(run.now - 3600, "node-4", "5@1799990000", "an earlier crash");
-  crash_naming_node_2(run);
-  ASSERT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
-  EXPECT_NE(run.submitted().find("--exclude=node-2 "), std::string::npos) << run.submitted();
-  SlurmJob queued = queued_restart(run);
-  queued.excluded_nodes = "node-2";
-  run.slurm.jobs.push_back(queued);
+  crash_queued_off(run, "node-2");
   run.store->add_incident(run.now + 56, "node-4", "9@1799999000", "another run's crash");
   auto r = run.cycle(run.now + 58);
   const Finding* f = run.finding(r, "restart-keep-off");
@@ -409,12 +416,7 @@ TEST(LifecycleTrust, ANodeTheLedgerHeldWhenTheRestartWasQueuedIsNotToldAgain) {
     for (int i = 0; i < 2; ++i)
       run.store->add_incident(run.now - 3600 + i, node, std::to_string(5 + i) + "@1799990000",
                               "earlier crashes");
-  crash_naming_node_2(run);
-  ASSERT_EQ(run.slurm.submitted.size(), 1u) << event_lines(*run.store);
-  EXPECT_NE(run.submitted().find("--exclude=node-[2,4] "), std::string::npos) << run.submitted();
-  SlurmJob queued = queued_restart(run);
-  queued.excluded_nodes = "node-[2,4]";
-  run.slurm.jobs.push_back(queued);
+  crash_queued_off(run, "node-[2,4]");
   auto r = run.cycle(run.now + 58);
   EXPECT_FALSE(run.finding(r, "restart-keep-off")) << event_lines(*run.store);
   EXPECT_TRUE(run.slurm.exclusions_set.empty());
