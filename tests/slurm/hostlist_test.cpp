@@ -50,8 +50,11 @@ TEST(Hostlist, AListLongerThanAnyClusterIsRefusedWholeNotPerExpression) {
   for (const char* too_long : {"node-[0-417035]", "gpu[00001-65537]", "a[0-40000],b[0-40000]",
                                "r[1-300]-n[1-300]", "x[1-65536],y"}) {
     auto r = expand_hostlist(too_long);
-    EXPECT_FALSE(r) << too_long << " expanded to " << r->size() << " hosts";
-    if (!r) EXPECT_NE(r.error().find("65536"), std::string::npos) << r.error();
+    if (r) {
+      ADD_FAILURE() << too_long << " expanded to " << r->size() << " hosts";
+      continue;
+    }
+    EXPECT_NE(r.error().find("65536"), std::string::npos) << r.error();
   }
 }
 
