@@ -32,6 +32,9 @@ std::vector<Suspect> crash_suspects(const CycleState& s, const JobWork& w) {
 
 namespace {
 
+// Incidents within lemon_window that keep a node out of restarts (ledger_suspects).
+constexpr int kLedgerIncidents = 2;
+
 int ledger_threshold(const CycleState& s) {
   return s.config.gpu.lemon_failures <= 0 ? 0
                                           : std::min(kLedgerIncidents, s.config.gpu.lemon_failures);

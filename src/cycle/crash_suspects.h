@@ -16,10 +16,9 @@ namespace llmwatch {
 // The running task's, else the last one's; none without a task.
 std::vector<Suspect> crash_suspects(const CycleState& s, const JobWork& w);
 
-// Nodes with kLedgerIncidents or more incidents within lemon_window, at most lemon_failures
-// (none when the lemon rule is off): each restart stays off them (#30: a hung run was restarted
-// onto one) while they wait for the lemon drain.
-constexpr int kLedgerIncidents = 2;
+// Nodes with 2 or more incidents within lemon_window, at most lemon_failures (none when the
+// lemon rule is off): each restart stays off them (#30: a hung run was restarted onto one)
+// while they wait for the lemon drain.
 std::vector<Suspect> ledger_suspects(const CycleState& s);
 // The ledger's repeat offenders now that were not at `since` (incidents charged after it):
 // what a restart queued then was not weighed against.

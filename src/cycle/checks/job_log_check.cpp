@@ -382,26 +382,29 @@ bool wants_node_check(const CycleState& s, const JobWork& w) {
   return w.ended_new || w.ended->node_check_pending;
 }
 
+// Whether a queued restart could still land on `node`: not one out of service, on which Slurm
+// places nothing.
+bool in_reach(const CycleState& s, const std::string& node) {
+  return std::find(s.unusable.begin(), s.unusable.end(), node) == s.unusable.end();
+}
+
 // The nodes the crash of the running task is attributed to now (its lines, its dying check),
-// for a restart queued behind it; none once the task is gone. Not those out of service: Slurm
-// places nothing on them.
+// for a restart queued behind it, as far as it could land on them; none once the task is gone.
 std::vector<std::string> suspect_nodes(const CycleState& s, const JobWork& w) {
   std::vector<std::string> out;
   if (!w.obs.running) return out;
   for (const auto& suspect : crash_suspects(s, w))
-    if (std::find(s.unusable.begin(), s.unusable.end(), suspect.node) == s.unusable.end())
-      out.push_back(suspect.node);
+    if (in_reach(s, suspect.node)) out.push_back(suspect.node);
   return out;
 }
 
-// The ledger's repeat offenders since `queued` was queued, less what Slurm will not place a run
-// on anyway; none for a record that does not say when.
+// The ledger's repeat offenders since `queued` was queued, as far as it could land on them;
+// none for a record that does not say when.
 std::vector<std::string> new_repeat_offenders(const CycleState& s, const QueuedRestart& queued) {
   std::vector<std::string> out;
   if (queued.queued_at <= 0) return out;
   for (auto& node : ledger_suspects_since(s, queued.queued_at))
-    if (std::find(s.unusable.begin(), s.unusable.end(), node) == s.unusable.end())
-      out.push_back(std::move(node));
+    if (in_reach(s, node)) out.push_back(std::move(node));
   return out;
 }
 
