@@ -8,12 +8,23 @@ often as the rest; each failure is charged to the true node 70% of the time and 
 other node 30% of the time (attribution errors, --misattributed); a drained node stays out.
 One year, run 20 times.
 
+With --check-sees P, each failure is also followed by a node-check of the task's nodes (as
+llmwatch runs one after a crash no line attributes, and on a restart's new allocation): the
+failed node and --checked-nodes - 1 others. A lemon that just failed fails its check with
+probability P (its fault shows on the GPU); every other node checked, a lemon between its faults
+too, fails with --check-false Q; a failed check drains at once. What P
+and Q would be on a real fleet is not known here: --check-frontier shows what they must be.
+
 Usage: bench/lemon_fleet.py [--failures-per-day 8] [--window-days 7] [--threshold 3]
                             [--misattributed 0.3]
        bench/lemon_fleet.py --frontier     every threshold x window: what each costs
        bench/lemon_fleet.py --frontier --misattributed 0
                                            the same with every culprit named right: what the
                                            fleet's own rates allow any counting rule
+       bench/lemon_fleet.py --check-frontier
+                                           the default rule (3 in 7 d) with node-checks that see
+                                           a lemon's fault after P of its failures and fail a
+                                           healthy node in Q of its checks
 """
 import argparse, random
 
@@ -46,10 +57,22 @@ def simulate(args, seed):
             blamed = rng.choice([n for n in range(nodes) if n != node and n not in drained])
         ledger[blamed].append(t)
         recent = [x for x in ledger[blamed] if x > t - args.window_days]
-        if len(recent) >= args.threshold and blamed not in drained:
-            drained[blamed] = t
-            if blamed in lemons:
-                lemon_failures_at_drain[blamed] = true_failures[blamed]
+        failed = []
+        if len(recent) >= args.threshold:
+            failed.append(blamed)
+        if args.check_sees > 0 or args.check_false > 0:
+            checked = [node] + rng.sample(range(nodes), args.checked_nodes - 1)
+            for n in checked:
+                # A lemon passes its checks between its faults: only the one that just failed
+                # shows it; any other node fails its check as a healthy one would.
+                if n not in drained and rng.random() < (
+                        args.check_sees if n == node and n in lemons else args.check_false):
+                    failed.append(n)
+        for n in failed:
+            if n not in drained:
+                drained[n] = t
+                if n in lemons:
+                    lemon_failures_at_drain[n] = true_failures[n]
     lemons_quick = sum(1 for n in lemons if n in drained and lemon_failures_at_drain[n] <= 3)
     lemons_ever = sum(1 for n in lemons if n in drained)
     healthy_drained = sum(1 for n in drained if n not in lemons)
@@ -64,7 +87,26 @@ def main():
     p.add_argument("--misattributed", type=float, default=0.3)
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--frontier", action="store_true")
+    p.add_argument("--check-sees", type=float, default=0)
+    p.add_argument("--check-false", type=float, default=0)
+    p.add_argument("--checked-nodes", type=int, default=8)
+    p.add_argument("--check-frontier", action="store_true")
     a = p.parse_args()
+    if a.check_frontier:
+        print(f"| a lemon's check fails after | a healthy node's check fails | lemons within <= 3 "
+              f"failures | healthy drained | ({a.threshold} incidents in {a.window_days:g} d, "
+              f"{a.checked_nodes} nodes checked a failure) |")
+        print("|---|---|---|---|---|")
+        for sees in (0.3, 0.5, 0.6):
+            for false in (0.00001, 0.00005, 0.0002):
+                a.check_sees, a.check_false = sees, false
+                q = h = nl = nh = 0
+                for seed in range(a.runs):
+                    r = simulate(a, seed)
+                    q, h, nl, nh = q + r[0], h + r[2], nl + r[3], nh + r[4]
+                print(f"| {100 * sees:g}% of its failures | {100 * false:g}% of its checks | "
+                      f"{100 * q / nl:.0f}% | {100 * h / nh:.2f}% | |")
+        return
     if a.frontier:
         # Counting rules only see attributed incidents; this is what each one trades (#30).
         print("| incidents | window | lemons within <= 3 failures | lemons in the year | healthy drained |")
