@@ -27,6 +27,7 @@
 #include "rules/end_cause.h"
 #include "rules/queued_restart.h"
 #include "slurm/hostlist.h"
+#include "slurm/hostlist_cache.h"
 #include "slurm/partition_room.h"
 #include "slurm/slurm_text.h"
 #include "store/keys.h"
@@ -581,7 +582,8 @@ struct ClusterView {
 std::vector<NodeTrouble> troubles_of(const ClusterView& c, const SlurmJob& task) {
   std::vector<NodeTrouble> out;
   if (c.unusable.empty()) return out;
-  for (const auto& name : hosts_in(task.nodes))
+  thread_local HostlistCache expanded;  // a running task's list is the same every cycle
+  for (const auto& name : expanded.hosts(task.nodes))
     if (auto it = c.unusable.find(name); it != c.unusable.end())
       out.push_back(
           {name, "Slurm shows it " + it->second->describe() +
