@@ -3,6 +3,7 @@
 #include "cycle/executor.h"
 #include "cycle/goodput_record.h"
 #include "cycle/phases.h"
+#include "cycle/shown_speeds.h"
 #include "rules/job_rules.h"
 #include "rules/queued_restart.h"
 #include "store/keys.h"
@@ -120,19 +121,8 @@ void remember_job(CycleState& s, JobWork& w) {
         .key("state")
         .value(e.state)
         .end_object();
-  view.end_array().key("node_speeds").begin_array();
-  for (std::size_t i = 0; i < w.speeds_shown; ++i) {  // slowest first: the metrics show them
-    const NodeSpeed& n = w.speeds->nodes[i];
-    view.begin_object()
-        .key("node")
-        .value(n.node)
-        .key("relative")
-        .value(n.relative)
-        .key("suspect")
-        .value(n.suspect)
-        .end_object();
-  }
-  s.store.put(kv::job_view(w.label), view.end_array().end_object().take(), s.now);
+  view.end_array().key("node_speeds").raw(shown_speeds_json(w.label, w.speeds, w.speeds_shown));
+  s.store.put(kv::job_view(w.label), view.end_object().take(), s.now);
   record_goodput(s, w);
   // The job's progress is not read after this phase: moved into the store, not copied.
   s.store.put_progress(w.label, std::move(w.progress), s.now);

@@ -25,6 +25,9 @@ class JsonWriter {
   JsonWriter& value(int i) { return value(static_cast<std::int64_t>(i)); }
   JsonWriter& value(bool b);
   JsonWriter& null();
+  // A value written as JSON already (a part made once and kept), copied as it is: the caller
+  // vouches that it is one complete, valid JSON value.
+  JsonWriter& raw(std::string_view json);
 
   // The document so far; complete once every object and array is closed.
   const std::string& str() const { return out_; }

@@ -30,6 +30,18 @@ TEST(JsonWriter, WritesNestedDocumentsThatReadBack) {
   EXPECT_EQ(j["e"], 2.5);
 }
 
+// A part made once and kept is copied in as a value: separated like any other, in an array
+// and after a key.
+TEST(JsonWriter, ARawValueTakesItsPlaceLikeAnyOther) {
+  JsonWriter w;
+  w.begin_object().key("kept").raw("[{\"a\":1}]").key("n").value(2);
+  w.key("list").begin_array().value(1).raw("{}").raw("\"x\"").end_array().end_object();
+  auto j = nlohmann::json::parse(w.str());
+  EXPECT_EQ(j["kept"][0]["a"], 1);
+  EXPECT_EQ(j["n"], 2);
+  EXPECT_EQ(j["list"], nlohmann::json::parse("[1, {}, \"x\"]"));
+}
+
 // Log lines and paths carry anything: quotes, backslashes, control characters, a cut
 // multi-byte character. The document must still parse, with the text intact or repaired.
 TEST(JsonWriter, AnyBytesMakeAValidString) {
