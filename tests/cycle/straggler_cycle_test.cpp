@@ -131,6 +131,45 @@ TEST(StragglerCycle, ANodeTheTimingNamesOutsideTheJobIsNeverTouched) {
   EXPECT_NE(evidence.find("node-[1-3]"), std::string::npos) << evidence;
 }
 
+// Each rewritten summary is held against the task's nodes: one naming node-9 in node-3's place,
+// after one of the task's own nodes was judged, is unknown and nothing is done on it; the next
+// of the task's own nodes is judged again. (A rewrite naming the same hosts as the summary
+// before is not looked up name by name again: straggler_judge.cpp.)
+TEST(StragglerCycle, ARewriteNamingAnotherNodeIsUnknownAfterOneThatNamedOnlyTheTasks) {
+  testing::TempDir t;
+  EndingRun run(config_for(t / "timing", "alert"));
+  std::filesystem::create_directories(t / "timing");
+  int step = 100;
+  auto cycle_after_rewrite = [&](const std::string& in_place_of_node3, double at) {
+    auto ranks = slow_ranks(0.7);
+    for (auto& r : ranks)
+      if (r.host == "node-3") r.host = in_place_of_node3;
+    write_file(t / "timing/summary.json.tmp",
+               testing::summary_json_v2(rank_windows(ranks), at - 5, 30, 59, 6));
+    std::filesystem::rename(t / "timing/summary.json.tmp", t / "timing/summary.json");
+    write_file(run.log, "global_step: " + std::to_string(step += 10) + "\n", true);
+    return run.cycle(at);
+  };
+  run.idle_nodes(6);
+  run.slurm.jobs = {run.task("RUNNING")};
+  run.slurm.jobs[0].nodes = "node-[1-3]";
+  run.slurm.shown_nodes["node-9"] = {{"State", "ALLOCATED"}, {"Reason", ""}};
+  cycle_after_rewrite("node-3", run.now);
+  auto r = cycle_after_rewrite("node-3", run.now + 30);
+  ASSERT_TRUE(run.finding(r, "straggler")) << event_lines(*run.store);
+  r = cycle_after_rewrite("node-9", run.now + 60);
+  EXPECT_FALSE(run.finding(r, "straggler"));
+  const Finding* f = run.finding(r, "timing-unreadable");
+  ASSERT_TRUE(f) << event_lines(*run.store);
+  std::string evidence;
+  for (const auto& line : f->evidence) evidence += line + "\n";
+  EXPECT_NE(evidence.find("node-9"), std::string::npos) << evidence;
+  EXPECT_EQ(run.store->incident_counts(0)["node-9"], 0);
+  r = cycle_after_rewrite("node-3", run.now + 90);
+  EXPECT_FALSE(run.finding(r, "timing-unreadable")) << event_lines(*run.store);
+  EXPECT_TRUE(run.finding(r, "straggler")) << event_lines(*run.store);
+}
+
 // The GPUs' own telemetry (their node-checks' series) says why: node-3's GPU 2 is held back by
 // HW Slowdown while the other nodes' GPUs run at full clock. The finding, its evidence and the
 // drain reason say so; the healthy nodes' GPUs are named nowhere.

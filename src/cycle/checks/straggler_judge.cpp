@@ -111,6 +111,10 @@ Judged kept_verdict(const std::string& key, const std::shared_ptr<const RankWind
     std::shared_ptr<const StragglerVerdict> verdict;
     Allocation allocation;
     std::vector<std::string> outside;
+    // The summary's hosts last found all in the allocation: a rewritten summary of the same
+    // hosts names none outside it (a verdict's names are its summary's hosts). Comparing the
+    // lists is a tenth of looking each name up, which was 40 % of judging a rewritten summary.
+    std::vector<std::string> hosts_inside;
   };
   static std::mutex mu;
   static std::unordered_map<std::string, Kept> kept;
@@ -127,7 +131,20 @@ Judged kept_verdict(const std::string& key, const std::shared_ptr<const RankWind
   }
   const bool moved = k.allocation.hostlist != allocation;
   if (moved) k.allocation.set(allocation);
-  if (rejudge || moved) k.outside = outside_allocation(*k.verdict, k.allocation);
+  if (moved) k.hosts_inside.clear();
+  if (rejudge || moved) {
+    if (windows && !windows->hosts.empty() && windows->hosts == k.hosts_inside) {
+      k.outside.clear();
+    } else {
+      k.outside = outside_allocation(*k.verdict, k.allocation);
+      k.hosts_inside.clear();
+      if (windows && k.outside.empty() &&
+          std::all_of(windows->hosts.begin(), windows->hosts.end(), [&](const std::string& h) {
+            return std::binary_search(k.allocation.sorted.begin(), k.allocation.sorted.end(), h);
+          }))
+        k.hosts_inside = windows->hosts;
+    }
+  }
   return {k.verdict, k.outside};
 }
 
