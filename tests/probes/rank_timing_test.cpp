@@ -392,6 +392,14 @@ TEST(RankTiming, ASummarysNodeListedTwiceIsOneNode) {
   std::vector<std::string> node_of_rank;
   for (const auto& w : repeats.windows) node_of_rank.push_back(repeats.windows.host_of(w));
   EXPECT_EQ(node_of_rank, (std::vector<std::string>{"b", "a", "b", "c", "a", "b"}));
+  // Listed in order but one twice, side by side (a list in order, each once, is numbered
+  // without a sort): still one node.
+  auto side_by_side =
+      parse_timing_summary(R"({"v":1,"ts":1800000000,"step":5,"hosts":["a","a","b"],)"
+                           R"("host":[0,1,2],"rank":[0,1,2],"now":[1,1,1],"best":[1,1,1]})");
+  ASSERT_TRUE(side_by_side.error.empty()) << side_by_side.error;
+  EXPECT_EQ(side_by_side.windows.hosts, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(side_by_side.windows.host_of(side_by_side.windows[1]), "a");
   auto twice = parse_timing_summary(
       R"({"v":1,"ts":1800000000,"step":5,"hosts":["node-1","node-2"],)"
       R"("host":[0,1,1],"rank":[3,1,3],"now":[0.4,0.4,0.4],"best":[0.4,0.4,0.4]})");
