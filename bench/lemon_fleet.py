@@ -61,7 +61,8 @@ def simulate(args, seed):
         if len(recent) >= args.threshold:
             failed.append(blamed)
         if args.check_sees > 0 or args.check_false > 0:
-            checked = [node] + rng.sample(range(nodes), args.checked_nodes - 1)
+            checked = [node] + [n for n in rng.sample(range(nodes), args.checked_nodes - 1)
+                                if n != node]
             for n in checked:
                 # A lemon passes its checks between its faults: only the one that just failed
                 # shows it; any other node fails its check as a healthy one would.
@@ -77,6 +78,16 @@ def simulate(args, seed):
     lemons_ever = sum(1 for n in lemons if n in drained)
     healthy_drained = sum(1 for n in drained if n not in lemons)
     return lemons_quick, lemons_ever, healthy_drained, len(lemons), nodes - len(lemons)
+
+
+def shares(a):
+    """Over a.runs simulated years: the % of lemons drained within <= 3 of their failures, the
+    % drained in the year, and the % of healthy nodes drained."""
+    quick = ever = healthy = nl = nh = 0
+    for seed in range(a.runs):
+        q, e, h, l, hn = simulate(a, seed)
+        quick, ever, healthy, nl, nh = quick + q, ever + e, healthy + h, nl + l, nh + hn
+    return 100 * quick / nl, 100 * ever / nl, 100 * healthy / nh
 
 
 def main():
@@ -100,12 +111,9 @@ def main():
         for sees in (0.3, 0.5, 0.6):
             for false in (0.00001, 0.00005, 0.0002):
                 a.check_sees, a.check_false = sees, false
-                q = h = nl = nh = 0
-                for seed in range(a.runs):
-                    r = simulate(a, seed)
-                    q, h, nl, nh = q + r[0], h + r[2], nl + r[3], nh + r[4]
+                quick, _, healthy = shares(a)
                 print(f"| {100 * sees:g}% of its failures | {100 * false:g}% of its checks | "
-                      f"{100 * q / nl:.0f}% | {100 * h / nh:.2f}% | |")
+                      f"{quick:.0f}% | {healthy:.2f}% | |")
         return
     if a.frontier:
         # Counting rules only see attributed incidents; this is what each one trades (#30).
@@ -114,24 +122,17 @@ def main():
         for threshold in (2, 3, 4):
             for window in (7, 14, 30, 60, 90):
                 a.threshold, a.window_days = threshold, window
-                q = e = h = nl = nh = 0
-                for seed in range(a.runs):
-                    r = simulate(a, seed)
-                    q, e, h, nl, nh = q + r[0], e + r[1], h + r[2], nl + r[3], nh + r[4]
-                print(f"| {threshold} | {window} d | {100 * q / nl:.0f}% | {100 * e / nl:.0f}% | "
-                      f"{100 * h / nh:.2f}% |")
+                quick, ever, healthy = shares(a)
+                print(f"| {threshold} | {window} d | {quick:.0f}% | {ever:.0f}% | {healthy:.2f}% |")
         return
-    quick = ever = healthy = nl = nh = 0
-    for seed in range(a.runs):
-        q, e, h, l, hn = simulate(a, seed)
-        quick, ever, healthy, nl, nh = quick + q, ever + e, healthy + h, nl + l, nh + hn
+    quick, ever, healthy = shares(a)
     print(f"| lemon rule: {a.threshold} incidents in {a.window_days:g} d, {a.failures_per_day:g} "
           f"failures/day on 1,000 nodes, {100 * a.misattributed:g}% misattributed, 1 year x {a.runs}"
           " | value | target |")
     print("|---|---|---|")
-    print(f"| lemons quarantined within <= 3 of their failures | {100 * quick / nl:.0f}% | >= 90% |")
-    print(f"| lemons quarantined within the year | {100 * ever / nl:.0f}% | |")
-    print(f"| healthy nodes drained | {100 * healthy / nh:.2f}% | <= 0.5% |")
+    print(f"| lemons quarantined within <= 3 of their failures | {quick:.0f}% | >= 90% |")
+    print(f"| lemons quarantined within the year | {ever:.0f}% | |")
+    print(f"| healthy nodes drained | {healthy:.2f}% | <= 0.5% |")
 
 
 if __name__ == "__main__":
