@@ -8,11 +8,11 @@
 namespace llmwatch {
 namespace {
 
-std::string speeds_json(const StragglerVerdict* verdict, std::size_t shown) {
+std::string speeds_json(const StragglerVerdict& verdict, std::size_t shown) {
   JsonWriter out;
   out.begin_array();
-  for (std::size_t i = 0; verdict && i < shown && i < verdict->nodes.size(); ++i) {
-    const NodeSpeed& n = verdict->nodes[i];
+  for (std::size_t i = 0; i < shown && i < verdict.nodes.size(); ++i) {
+    const NodeSpeed& n = verdict.nodes[i];
     out.begin_object()
         .key("node")
         .value(n.node)
@@ -41,8 +41,8 @@ std::string shown_speeds_json(const std::string& job,
   std::lock_guard lock(mu);
   if (made.size() >= 16384 && !made.count(job)) made.clear();  // labels come and go
   Made& m = made[job];
-  if (m.verdict != verdict || m.shown != shown || m.json.empty()) {
-    m.json = speeds_json(verdict.get(), shown);
+  if (m.verdict != verdict || m.shown != shown) {  // a new entry holds no verdict: made too
+    m.json = speeds_json(*verdict, shown);
     m.verdict = verdict;
     m.shown = shown;
   }

@@ -71,10 +71,19 @@ constexpr std::size_t kNodesShown = 8;
 struct Allocation {
   std::string hostlist;
   std::vector<std::string> sorted;
+  // A summary's hosts last found all in it: a rewritten summary of the same hosts names none
+  // outside it (a verdict's names are its summary's hosts). Comparing the lists is a tenth of
+  // looking each name up, which was 40 % of judging a rewritten summary. Forgotten with the
+  // allocation it was checked against.
+  std::vector<std::string> hosts_inside;
   void set(const std::string& list) {
     hostlist = list;
     sorted = hosts_in(list);
     std::sort(sorted.begin(), sorted.end());
+    hosts_inside.clear();
+  }
+  bool holds(const std::string& node) const {
+    return std::binary_search(sorted.begin(), sorted.end(), node);
   }
 };
 
@@ -84,7 +93,7 @@ struct Allocation {
 std::vector<std::string> outside_allocation(const StragglerVerdict& v, const Allocation& mine) {
   std::vector<std::string> out;
   v.for_each_name([&](const std::string& node) {
-    if (!std::binary_search(mine.sorted.begin(), mine.sorted.end(), node)) out.push_back(node);
+    if (!mine.holds(node)) out.push_back(node);
   });
   return out;
 }
@@ -111,10 +120,6 @@ Judged kept_verdict(const std::string& key, const std::shared_ptr<const RankWind
     std::shared_ptr<const StragglerVerdict> verdict;
     Allocation allocation;
     std::vector<std::string> outside;
-    // The summary's hosts last found all in the allocation: a rewritten summary of the same
-    // hosts names none outside it (a verdict's names are its summary's hosts). Comparing the
-    // lists is a tenth of looking each name up, which was 40 % of judging a rewritten summary.
-    std::vector<std::string> hosts_inside;
   };
   static std::mutex mu;
   static std::unordered_map<std::string, Kept> kept;
@@ -131,18 +136,17 @@ Judged kept_verdict(const std::string& key, const std::shared_ptr<const RankWind
   }
   const bool moved = k.allocation.hostlist != allocation;
   if (moved) k.allocation.set(allocation);
-  if (moved) k.hosts_inside.clear();
+  Allocation& mine = k.allocation;
   if (rejudge || moved) {
-    if (windows && !windows->hosts.empty() && windows->hosts == k.hosts_inside) {
+    if (windows && !windows->hosts.empty() && windows->hosts == mine.hosts_inside) {
       k.outside.clear();
     } else {
-      k.outside = outside_allocation(*k.verdict, k.allocation);
-      k.hosts_inside.clear();
+      k.outside = outside_allocation(*k.verdict, mine);
+      mine.hosts_inside.clear();
       if (windows && k.outside.empty() &&
-          std::all_of(windows->hosts.begin(), windows->hosts.end(), [&](const std::string& h) {
-            return std::binary_search(k.allocation.sorted.begin(), k.allocation.sorted.end(), h);
-          }))
-        k.hosts_inside = windows->hosts;
+          std::all_of(windows->hosts.begin(), windows->hosts.end(),
+                      [&](const std::string& h) { return mine.holds(h); }))
+        mine.hosts_inside = windows->hosts;
     }
   }
   return {k.verdict, k.outside};
