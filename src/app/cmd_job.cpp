@@ -44,8 +44,7 @@ int cmd_job_action(const Config& config, const std::string& verb, const std::str
     base.job = label;
     base.settings = settings;
     base.queue = select_jobs(queue.jobs, *settings, config.self.job_name);
-    for (const auto& e : base.queue)
-      if (e.running() && !base.task) base.task = e;
+    if (const SlurmJob* task = running_task(base.queue)) base.task = *task;
     base.finding.key = "manual:" + verb + "@" + std::to_string(static_cast<long long>(now * 1000));
     base.finding.kind = "manual";
     base.finding.subject = label;

@@ -176,4 +176,14 @@ std::string job_stdout_path(const SlurmJob& job) {
   return expand_slurm_pattern(pattern, job);
 }
 
+const SlurmJob* running_task(const std::vector<SlurmJob>& entries) {
+  const SlurmJob* ending = nullptr;
+  for (const auto& e : entries) {
+    if (!e.running()) continue;
+    if (!e.ending()) return &e;
+    if (!ending) ending = &e;
+  }
+  return ending;
+}
+
 }  // namespace llmwatch

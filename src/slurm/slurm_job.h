@@ -73,6 +73,11 @@ struct SlurmJob {
   std::string reason_shown() const;
 };
 
+// The run's task among one [[job]]'s queue entries: the first running one Slurm is not
+// ending, else the first ending one, else none. A cancelled task can stay COMPLETING for
+// minutes beside its restart (an epilog, a process stuck in D state), and squeue lists it first.
+const SlurmJob* running_task(const std::vector<SlurmJob>& entries);
+
 struct SqueueParse {
   std::vector<SlurmJob> jobs;
   std::string error;  // set when the text is not a squeue --json document

@@ -709,8 +709,7 @@ class JobLogCheck : public Check {
         learn_held_task(s.slurm, *held);
         w.obs.launch_failure = launch_failure_context(s, cluster, w.label, *held);
       }
-      for (const auto& e : w.obs.entries)
-        if (e.running() && !w.obs.running) w.obs.running = e;
+      if (const SlurmJob* task = running_task(w.obs.entries)) w.obs.running = *task;
       w.last = s.store.last_job(w.label);
       prepare_end(s, w, index, cluster);
       if (w.obs.entries.empty() && !w.last && !job.id)
