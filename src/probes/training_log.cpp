@@ -95,6 +95,31 @@ void parse_megatron(std::string_view line, LogLine& out) {
   out.nan_iterations = as_step(number_after(line, "number of nan iterations"));
 }
 
+// The CUDA errors that leave the process "in an inconsistent state": any further CUDA work
+// returns the same error, and the process must be terminated (CUDA Runtime API, cudaError_t:
+// 700, 702, 710, 714-719, 214). Their runtime and driver wordings both.
+bool sticky_cuda_error(std::string_view line) {
+  static constexpr std::string_view kSticky[] = {
+      "an illegal memory access was encountered",
+      "the launch timed out and was terminated",
+      "device-side assert triggered",
+      "hardware stack error",
+      "an illegal instruction was encountered",
+      "misaligned address",
+      "operation not supported on global/shared address space",
+      "invalid program counter",
+      "unspecified launch failure",
+      "uncorrectable ECC error encountered",
+      "CUDA_ERROR_ILLEGAL_ADDRESS",
+      "CUDA_ERROR_LAUNCH_FAILED",
+      "CUDA_ERROR_ECC_UNCORRECTABLE",
+      "CUDA_ERROR_ASSERT",
+  };
+  for (auto words : kSticky)
+    if (line_contains(line, words)) return true;
+  return false;
+}
+
 }  // namespace
 
 TrainingLogParser::TrainingLogParser(const std::string& user_regex) {
@@ -152,7 +177,7 @@ LogLine TrainingLogParser::parse(std::string_view line) const {
   else if (line_contains(line, "CUDA out of memory") || line_contains(line, "OutOfMemoryError"))
     out.crash = "cuda-oom";
   else if (line_contains(line, "CUDA error") || line_contains(line, "CUDA Error"))
-    out.crash = "cuda-error";
+    out.crash = "cuda-error", out.crash_sticky = sticky_cuda_error(line);
   else if (line_contains(line, "NCCL error") || line_contains(line, "ncclUnhandledCudaError") ||
            line_contains(line, "ncclSystemError"))
     out.crash = "nccl-error";

@@ -26,6 +26,9 @@ struct LogLine {
   bool checkpoint_end = false;         // a save finished
   bool evaluation = false;             // a validation/evaluation pass prints (no steps then)
   std::string crash;                   // a crash signature name, e.g. "nccl-timeout"
+  // A CUDA error the process cannot go on from ("sticky": an illegal memory access, an
+  // uncorrectable ECC error): every later CUDA call returns it, so no rank steps again.
+  bool crash_sticky = false;
 };
 
 class TrainingLogParser {

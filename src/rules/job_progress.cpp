@@ -117,6 +117,7 @@ std::string JobProgress::write(bool hot, bool cold) const {
   text("crash", crash);
   number("crash_advances", crash_advances, 0);
   time("crash_seen", crash_seen);
+  flag("crash_sticky", crash_sticky);
   number("bytes_read", bytes_read, std::uint64_t{0});
   time("series_at", series_at);
   number("quick_deaths", quick_deaths, 0);
@@ -198,6 +199,7 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.crash = j.value("crash", "");
   p.crash_advances = j.value("crash_advances", 0);
   p.crash_seen = j.value("crash_seen", 0.0);
+  p.crash_sticky = j.value("crash_sticky", false);
   p.bytes_read = j.value("bytes_read", std::uint64_t{0});
   p.series_at = j.value("series_at", 0.0);
   p.quick_deaths = j.value("quick_deaths", 0);
@@ -318,6 +320,10 @@ std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lin
       if (p.crash.empty() || p.trained_past_crash()) p.crash_advances = p.advances;
       p.crash = line.crash;
       p.crash_seen = now_;
+      p.crash_sticky = line.crash_sticky;
+    } else if (line.crash_sticky && line.crash == p.crash && !p.crash_sticky) {
+      // The same signature, now in the words that say the process cannot go on.
+      p.crash_sticky = true;
     }
     if (line.max_steps) p.max_steps = line.max_steps;
     if (line.save_seconds) p.save_seconds = line.save_seconds;
@@ -498,7 +504,9 @@ bool waits_after_fatal_crash(const JobProgress& p) {
 double confirm_gap(const JobProgress& p, const JobSettings& job) {
   const double configured = static_cast<double>(job.confirm_hang.count());
   if (!waits_after_fatal_crash(p)) return configured;
-  return std::min(configured, std::max(kAfterFatalCrashConfirmFloor, p.longest_interval));
+  // After a sticky CUDA error no rank can run a step between the dumps, however long one takes.
+  const double interval = p.crash_sticky ? 0 : p.longest_interval;
+  return std::min(configured, std::max(kAfterFatalCrashConfirmFloor, interval));
 }
 
 StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double now) {
@@ -548,17 +556,31 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
     // Only while nothing showed life since the line: a near miss (its stacks seen moving: an
     // elastic trainer rebuilding its communicators) restarts last_progress past it, and the run
     // then has its full allowance again.
+    // A sticky CUDA error (an illegal memory access, an uncorrectable ECC error) ends that
+    // process's CUDA for good: no rank can step again, however long its steps. The run gets
+    // the floor from the line's read, not from the last step (a line late in a 10 s step would
+    // leave the task no time to end by itself). Slow steps kept such a lingering task 2 x 10 s
+    // and a 10 s confirmation from its restart.
     if (waits_after_fatal_crash(p)) {
-      const double after_crash = std::max(kAfterFatalCrashFloor, 2 * p.longest_interval);
+      const double twice_interval = p.crash_sticky ? 0 : 2 * p.longest_interval;
+      const double line_after = p.crash_seen - std::max(p.last_progress, p.checkpoint_done);
+      const double after_crash =
+          p.crash_sticky ? std::max(kAfterFatalCrashFloor, line_after + kAfterFatalCrashFloor)
+                         : std::max(kAfterFatalCrashFloor, twice_interval);
       if (after_crash < v.allowance) {
         v.allowance = after_crash;
         // Said as it was worked out: the floor where two intervals are less.
         const std::string twice =
             "2 x " + format_seconds(p.longest_interval) + " longest step interval";
-        v.how = (2 * p.longest_interval < kAfterFatalCrashFloor
-                     ? format_seconds(kAfterFatalCrashFloor) + " (" + twice + " is less)"
-                     : twice) +
-                " after a " + p.crash + " line (its other ranks wait in a collective)";
+        const std::string why = " line (its other ranks wait in a collective)";
+        if (p.crash_sticky)
+          v.how = format_seconds(kAfterFatalCrashFloor) + " after a sticky " + p.crash + why +
+                  ", whatever its step interval (no rank steps again)";
+        else
+          v.how = (twice_interval < kAfterFatalCrashFloor
+                       ? format_seconds(kAfterFatalCrashFloor) + " (" + twice + " is less)"
+                       : twice) +
+                  " after a " + p.crash + why;
       }
     }
     if (p.evaluation_since > 0) {

@@ -139,6 +139,28 @@ TEST(TrainingLog, NanLossIsParsedAsNan) {
   EXPECT_TRUE(std::isnan(*l.loss));
 }
 
+// #30: a CUDA error the process cannot go on from (CUDA calls it sticky) is told apart from
+// one an API call returns and a trainer may catch: the first kind ends every rank's steps.
+TEST(TrainingLog, ACudaErrorNoProcessGoesOnFromIsSticky) {
+  TrainingLogParser parser;
+  for (const char* sticky : {"RuntimeError: CUDA error: an illegal memory access was encountered",
+                             "[rank3]: RuntimeError: CUDA error: unspecified launch failure",
+                             "RuntimeError: CUDA error: uncorrectable ECC error encountered",
+                             "RuntimeError: CUDA error: device-side assert triggered",
+                             "RuntimeError: CUDA error: misaligned address",
+                             "CUDA Error: CUDA_ERROR_ILLEGAL_ADDRESS in cuCtxSynchronize"}) {
+    auto l = parser.parse(sticky);
+    EXPECT_EQ(l.crash, "cuda-error") << sticky;
+    EXPECT_TRUE(l.crash_sticky) << sticky;
+  }
+  for (const char* other : {"RuntimeError: CUDA error: invalid argument",
+                            "RuntimeError: CUDA error: an illegal memory access",  // cut short
+                            "NCCL error: unhandled cuda error, an illegal memory access was "
+                            "encountered"}) {
+    EXPECT_FALSE(parser.parse(other).crash_sticky) << other;
+  }
+}
+
 TEST(TrainingLog, UserRegexFirstGroupIsTheStep) {
   TrainingLogParser parser(R"(step=(\d+))");
   EXPECT_EQ(*parser.parse("[train] step=1234 loss=2.0").step, 1234);

@@ -210,6 +210,12 @@ TEST(HangRule, AfterAFatalCrashLineTheRunGetsTwoStepIntervals) {
   EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 120);
 }
 
+// The run is not hung at `at` - 1 and hung at `at`.
+void hung_first_at(const JobProgress& p, const JobSettings& job, double at) {
+  EXPECT_FALSE(evaluate_stale(p, job, at - 1).hung) << at - 1;
+  EXPECT_TRUE(evaluate_stale(p, job, at).hung) << at;
+}
+
 // #30: crash -> new run RUNNING within 15 s. A task whose peers linger after the line was ended
 // by this allowance, at least 15 s after the last step, and its confirmation took confirm_hang
 // (10 s) more with a Python trainer: 15.3 s with no Python frames, 24.6 s with them. Fast steps
@@ -223,8 +229,7 @@ TEST(HangRule, AfterAFatalCrashLineAFastRunIsFoundAndConfirmedWithinTwelveSecond
   p.crash = "cuda-error";
   p.crash_advances = p.advances;
   p.crash_seen = 1001;
-  EXPECT_FALSE(evaluate_stale(p, job, 1008).hung);
-  EXPECT_TRUE(evaluate_stale(p, job, 1009).hung);
+  hung_first_at(p, job, 1009);
   EXPECT_EQ(evaluate_stale(p, job, 1009).how,
             "8s (2 x 2s longest step interval is less) after a cuda-error line (its other ranks "
             "wait in a collective)");
@@ -248,6 +253,61 @@ TEST(HangRule, AfterAFatalCrashLineAFastRunIsFoundAndConfirmedWithinTwelveSecond
   EXPECT_DOUBLE_EQ(confirm_gap(p, job), 10);
 }
 
+// #30 at slow steps: a lingering task after a sticky CUDA error waited 2 x 10 s and a 10 s
+// confirmation, ~30 s from its restart with 10 s steps. No rank can step after such an error, so
+// the step interval tells nothing: 8 s after the line was read and a 4 s gap, whatever the steps
+// take. Another CUDA error (one a trainer may catch) keeps its two intervals and its gap.
+TEST(HangRule, AfterAStickyCudaErrorASlowRunIsFoundAndConfirmedWithinTwelveSeconds) {
+  const JobSettings job;  // the shipped defaults: floor 45 s, factor 4, confirm_hang 10 s
+  JobProgress p = warmed_up();
+  p.longest_interval = 10;
+  p.crash = "cuda-error";
+  p.crash_advances = p.advances;
+  p.crash_seen = 1006;  // late in a 10 s step
+  EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 20);
+  EXPECT_DOUBLE_EQ(confirm_gap(p, job), 10);
+  p.crash_sticky = true;
+  hung_first_at(p, job, 1015);  // 8 s from the line, not from the step
+  p.crash_seen = 1001;          // early in the step: 8 s from the line all the same
+  hung_first_at(p, job, 1010);
+  EXPECT_EQ(evaluate_stale(p, job, 1010).how,
+            "8s after a sticky cuda-error line (its other ranks wait in a collective), whatever "
+            "its step interval (no rank steps again)");
+  EXPECT_DOUBLE_EQ(confirm_gap(p, job), 4);
+  p.advances = p.crash_advances + 1;  // it stepped on after all: the full allowance and gap
+  EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 45);
+  EXPECT_DOUBLE_EQ(confirm_gap(p, job), 10);
+  p.advances = p.crash_advances;
+  p.last_progress = 1005;  // a near miss after the line (stacks moved): alive, the full gap
+  EXPECT_DOUBLE_EQ(confirm_gap(p, job), 10);
+}
+
+// The sticky mark follows the crash it belongs to: a sticky line of the crash held marks it, a
+// new crash the run trained past replaces it, and it is kept across a restart of llmwatch.
+TEST(HangRule, TheStickyMarkFollowsTheCrashItBelongsTo) {
+  TrainingLogParser parser;
+  JobProgress p = warmed_up();
+  apply_lines(p, std::vector<std::string>{"RuntimeError: CUDA error: invalid argument"}, parser,
+              1001);
+  EXPECT_EQ(p.crash, "cuda-error");
+  EXPECT_FALSE(p.crash_sticky);
+  apply_lines(p, std::vector<std::string>{"CUDA error: an illegal memory access was encountered"},
+              parser, 1002);
+  EXPECT_TRUE(p.crash_sticky);
+  EXPECT_TRUE(JobProgress::from_json(p.to_json()).crash_sticky);
+  // An NCCL error after it names no better crash: the held one, still sticky.
+  apply_lines(p, std::vector<std::string>{"torch.distributed.DistBackendError: NCCL error"}, parser,
+              1003);
+  EXPECT_EQ(p.crash, "cuda-error");
+  EXPECT_TRUE(p.crash_sticky);
+  // The run steps past it (it was caught after all), then an NCCL error: a new crash, not sticky.
+  apply_lines(p, std::vector<std::string>{"global_step: 101", "global_step: 102"}, parser, 1010);
+  apply_lines(p, std::vector<std::string>{"torch.distributed.DistBackendError: NCCL error"}, parser,
+              1011);
+  EXPECT_EQ(p.crash, "nccl-error");
+  EXPECT_FALSE(p.crash_sticky);
+}
+
 // Over random runs (any crash signature or none, stepped past or not, a near miss or not, any
 // step interval and confirm_hang): the gap between a hang's two dumps is never longer than
 // confirm_hang, never 0 unless confirmation is off, shorter only while the run waits after a
@@ -265,6 +325,7 @@ TEST(HangRule, TheConfirmationGapAndAllowanceAfterAFatalLineHoldOverRandomRuns) 
     JobProgress p = warmed_up();
     p.longest_interval = coin(rng) ? interval(rng) : 0;
     p.crash = crashes[pick(rng)];
+    p.crash_sticky = p.crash == "cuda-error" && coin(rng);
     p.crash_advances = p.advances - coin(rng);
     p.crash_seen = p.last_progress + (coin(rng) ? ago(rng) : -ago(rng));
     const double gap = confirm_gap(p, job), configured = job.confirm_hang.count();
@@ -273,7 +334,9 @@ TEST(HangRule, TheConfirmationGapAndAllowanceAfterAFatalLineHoldOverRandomRuns) 
     if (gap < configured) {
       ASSERT_TRUE(waits_after_fatal_crash(p)) << p.crash;
       ASSERT_GE(gap, std::min(configured, kAfterFatalCrashConfirmFloor));
-      ASSERT_GE(gap, std::min(configured, p.longest_interval));
+      if (!p.crash_sticky) {
+        ASSERT_GE(gap, std::min(configured, p.longest_interval));
+      }
     }
     JobProgress quiet = p;
     quiet.crash.clear();
@@ -281,7 +344,8 @@ TEST(HangRule, TheConfirmationGapAndAllowanceAfterAFatalLineHoldOverRandomRuns) 
     const double with = evaluate_stale(p, job, now).allowance;
     const double without = evaluate_stale(quiet, job, now).allowance;
     ASSERT_LE(with, without);
-    ASSERT_GE(with, std::min(without, std::max(kAfterFatalCrashFloor, 2 * p.longest_interval)));
+    const double twice = p.crash_sticky ? 0 : 2 * p.longest_interval;
+    ASSERT_GE(with, std::min(without, std::max(kAfterFatalCrashFloor, twice)));
   }
 }
 
