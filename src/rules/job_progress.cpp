@@ -562,18 +562,20 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
     // leave the task no time to end by itself). Slow steps kept such a lingering task 2 x 10 s
     // and a 10 s confirmation from its restart.
     if (waits_after_fatal_crash(p)) {
-      const double twice_interval = p.crash_sticky ? 0 : 2 * p.longest_interval;
+      const double twice_interval = 2 * p.longest_interval;
+      const double by_steps = std::max(kAfterFatalCrashFloor, twice_interval);
       const double line_after = p.crash_seen - std::max(p.last_progress, p.checkpoint_done);
-      const double after_crash =
-          p.crash_sticky ? std::max(kAfterFatalCrashFloor, line_after + kAfterFatalCrashFloor)
-                         : std::max(kAfterFatalCrashFloor, twice_interval);
+      const double by_line = std::max(kAfterFatalCrashFloor, line_after + kAfterFatalCrashFloor);
+      // Never later than two intervals all the same (a sticky line read late).
+      const bool sticky = p.crash_sticky && by_line < by_steps;
+      const double after_crash = sticky ? by_line : by_steps;
       if (after_crash < v.allowance) {
         v.allowance = after_crash;
+        const std::string why = " line (its other ranks wait in a collective)";
         // Said as it was worked out: the floor where two intervals are less.
         const std::string twice =
             "2 x " + format_seconds(p.longest_interval) + " longest step interval";
-        const std::string why = " line (its other ranks wait in a collective)";
-        if (p.crash_sticky)
+        if (sticky)
           v.how = format_seconds(kAfterFatalCrashFloor) + " after a sticky " + p.crash + why +
                   ", whatever its step interval (no rank steps again)";
         else

@@ -274,6 +274,9 @@ TEST(HangRule, AfterAStickyCudaErrorASlowRunIsFoundAndConfirmedWithinTwelveSecon
             "8s after a sticky cuda-error line (its other ranks wait in a collective), whatever "
             "its step interval (no rank steps again)");
   EXPECT_DOUBLE_EQ(confirm_gap(p, job), 4);
+  p.crash_seen = 1015;  // read late (a slow file system): never later than two intervals
+  EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 20);
+  p.crash_seen = 1001;
   p.advances = p.crash_advances + 1;  // it stepped on after all: the full allowance and gap
   EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 45);
   EXPECT_DOUBLE_EQ(confirm_gap(p, job), 10);
