@@ -61,8 +61,11 @@ def simulate(args, seed):
         if len(recent) >= args.threshold:
             failed.append(blamed)
         if args.check_sees > 0 or args.check_false > 0:
-            checked = [node] + [n for n in rng.sample(range(nodes), args.checked_nodes - 1)
-                                if n != node]
+            # The failed node and checked_nodes - 1 others: drawn from the other nodes' numbers
+            # (0 .. nodes - 2), each at or past the failed one moved up by one. Drawn from all
+            # nodes and the failed one dropped, a check sometimes covered one node fewer.
+            others = rng.sample(range(nodes - 1), args.checked_nodes - 1)
+            checked = [node] + [n + (n >= node) for n in others]
             for n in checked:
                 # A lemon passes its checks between its faults: only the one that just failed
                 # shows it; any other node fails its check as a healthy one would.
