@@ -12,6 +12,10 @@ peers of the crashed rank wait in a collective until NCCL's timeout), the run is
 cancelled and restarted; add --settle 60 so that the daemon has learned the step interval
 before the crash, as it has for a run it has watched for a while.
 
+--nccl-form abort: with --blame log, the NCCL error is not raised to Python (a DistBackendError
+traceback, which an elastic trainer may catch) but ends in PyTorch's NCCL watchdog taking the
+process down (its default async error handling): no rank steps past that, whatever the step time.
+
 --blame node-check: the error names no node (a CUDA error); [gpu] is on, and the task's node's
 kernel log shows an Xid 79 from just before it (stand-in nvidia-smi printing the H100 capture):
 what the restart avoids is found by node-check, in the dying task or after its end.
@@ -23,6 +27,7 @@ LLMWATCH_BENCH_KEEP_LOG=PATH keeps the last run's daemon log there (and the run'
 
 Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3] [--teardown 0]
                               [--settle 0] [--blame log|node-check|none]
+                              [--nccl-form traceback|abort]
 Needs root (it starts Slurm daemons). Prints a table.
 """
 import argparse, json, os, random, subprocess, time
@@ -76,7 +81,7 @@ def one_run(args):
             line = "CUDA error"
         else:
             with open(f"{work}/crash", "w") as f:
-                f.write("nccl\n")
+                f.write("nccl-abort\n" if args.nccl_form == "abort" else "nccl\n")
             line = "NCCL WARN"
         crashed = wait("the crash line", lambda: line in open(log).read() and time.time())
 
@@ -104,11 +109,13 @@ def main():
     p.add_argument("--teardown", default="0")
     p.add_argument("--settle", type=float, default=0)
     p.add_argument("--blame", choices=["log", "node-check", "none"], default="log")
+    p.add_argument("--nccl-form", choices=["traceback", "abort"], default="traceback")
     args = p.parse_args()
     args.interval_s = float(args.interval.rstrip("s"))
     rows = [one_run(args) for _ in range(args.runs)]
     print(f"daemon interval {args.interval}, steps of {args.step_time} s, "
-          f"teardown {args.teardown} s, settled {args.settle:g} s, blamed by {args.blame}")
+          f"teardown {args.teardown} s, settled {args.settle:g} s, blamed by {args.blame}"
+          + (f", the NCCL error as a {args.nccl_form}" if args.blame == "log" else ""))
     print("crash line -> restarted run RUNNING: " + ", ".join(f"{r:.1f} s" for r in rows))
 
 

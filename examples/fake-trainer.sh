@@ -11,6 +11,9 @@
 #                                   "nccl HOST" (HOST's rank prints an NCCL WARN, then a
 #                                   DistBackendError traceback), "nccl-peer ADDR" (this host's
 #                                   rank reports a failed completion from the peer at ADDR),
+#                                   "nccl-abort HOST" (HOST's NCCL WARN, then PyTorch's NCCL
+#                                   watchdog taking the process down, as its default async
+#                                   error handling prints it),
 #                                   "rank N" (rank N hits a CUDA error; its lines are prefixed
 #                                   [rankN]:), "cuda" (a CUDA error naming no node), "oom",
 #                                   "traceback" (a plain Python error), or
@@ -92,6 +95,13 @@ while [ "$step" -lt "$max_steps" ]; do
         echo "${host:-$me}:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error 12, opcode 0, len 0, vendor err 129"
         echo "Traceback (most recent call last):"
         echo "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error"
+        ;;
+      nccl-abort)
+        echo "${host:-$me}:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error 12, opcode 0, len 0, vendor err 129"
+        echo "[rank5]:[E1130 03:10:06.081662161 ProcessGroupNCCL.cpp:684] [Rank 5] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data."
+        echo "[rank5]:[E1130 03:10:06.081690629 ProcessGroupNCCL.cpp:698] [Rank 5] To avoid data inconsistency, we are taking the entire process down."
+        echo "[rank5]:[E1130 03:10:06.083402482 ProcessGroupNCCL.cpp:1899] [PG ID 0 PG GUID 0(default_pg) Rank 5] Process group watchdog thread terminated with exception: NCCL error: remote process exited or there was a network error, NCCL version 2.21.5"
+        echo "terminate called after throwing an instance of 'c10::DistBackendError'"
         ;;
       nccl-peer)
         echo "$me:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer $host with error 12, opcode 0, len 0, vendor err 129"

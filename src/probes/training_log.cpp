@@ -120,6 +120,18 @@ bool sticky_cuda_error(std::string_view line) {
   return false;
 }
 
+// A line that says the process printing it is being ended, whatever its trainer would do:
+// PyTorch's collective watchdog when it aborts a failed or timed-out collective (its default
+// async error handling: "To avoid data inconsistency, we are taking the entire process down.",
+// then "... watchdog thread terminated with exception: ..." from that thread), and the C++
+// runtime's std::terminate. Unlike an NCCL error raised to Python as a DistBackendError, which
+// an elastic trainer may catch and rebuild its communicators from, no rank steps past these.
+bool process_taken_down(std::string_view line) {
+  return line_contains(line, "taking the entire process down") ||
+         line_contains(line, "watchdog thread terminated with exception") ||
+         line_contains(line, "terminate called after throwing");
+}
+
 }  // namespace
 
 TrainingLogParser::TrainingLogParser(const std::string& user_regex) {
@@ -185,6 +197,15 @@ LogLine TrainingLogParser::parse(std::string_view line) const {
     out.crash = "xid";
   else if (line_contains(line, "Traceback (most recent call last)"))
     out.crash = "python-traceback";
+  if (out.crash != "xid" && out.crash != "python-traceback" && process_taken_down(line)) {
+    out.crash_sticky = true;
+    // The watchdog's teardown line names no error of its own (the lines before it did), but
+    // it is a collective's: said alone, it is the crash. std::terminate's names one only when
+    // it ends a DistBackendError; otherwise it marks the fatal crash already held.
+    if (out.crash.empty() &&
+        (line_contains(line, "entire process down") || line_contains(line, "DistBackendError")))
+      out.crash = "nccl-error";
+  }
   return out;
 }
 

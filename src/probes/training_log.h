@@ -26,8 +26,10 @@ struct LogLine {
   bool checkpoint_end = false;         // a save finished
   bool evaluation = false;             // a validation/evaluation pass prints (no steps then)
   std::string crash;                   // a crash signature name, e.g. "nccl-timeout"
-  // A CUDA error the process cannot go on from ("sticky": an illegal memory access, an
-  // uncorrectable ECC error): every later CUDA call returns it, so no rank steps again.
+  // An error the process cannot go on from: a CUDA error CUDA calls sticky (an illegal memory
+  // access, an uncorrectable ECC error: every later CUDA call returns it), or a line saying the
+  // process is being taken down (PyTorch's NCCL watchdog, std::terminate). No rank steps again.
+  // Set with `crash` empty, it marks the fatal crash a run already printed.
   bool crash_sticky = false;
 };
 

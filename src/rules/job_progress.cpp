@@ -321,8 +321,11 @@ std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lin
       p.crash = line.crash;
       p.crash_seen = now_;
       p.crash_sticky = line.crash_sticky;
-    } else if (line.crash_sticky && line.crash == p.crash && !p.crash_sticky) {
-      // The same signature, now in the words that say the process cannot go on.
+    } else if (line.crash_sticky && !p.crash_sticky && fatal_crash_signature(p.crash) &&
+               !p.trained_past_crash() &&
+               (line.crash.empty() || fatal_crash_signature(line.crash))) {
+      // The fatal crash held, now in words that say its process cannot go on: a sticky CUDA
+      // error after a caught one, NCCL's watchdog taking the process down after its timeout.
       p.crash_sticky = true;
     }
     if (line.max_steps) p.max_steps = line.max_steps;
@@ -504,7 +507,7 @@ bool waits_after_fatal_crash(const JobProgress& p) {
 double confirm_gap(const JobProgress& p, const JobSettings& job) {
   const double configured = static_cast<double>(job.confirm_hang.count());
   if (!waits_after_fatal_crash(p)) return configured;
-  // After a sticky CUDA error no rank can run a step between the dumps, however long one takes.
+  // After a line its process cannot go on from no rank can run a step between the dumps.
   const double interval = p.crash_sticky ? 0 : p.longest_interval;
   return std::min(configured, std::max(kAfterFatalCrashConfirmFloor, interval));
 }
@@ -557,7 +560,8 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
     // elastic trainer rebuilding its communicators) restarts last_progress past it, and the run
     // then has its full allowance again.
     // A sticky CUDA error (an illegal memory access, an uncorrectable ECC error) ends that
-    // process's CUDA for good: no rank can step again, however long its steps. The run gets
+    // process's CUDA for good, and NCCL's watchdog taking its process down ends the process:
+    // no rank can step again, however long its steps. The run gets
     // the floor from the line's read, not from the last step (a line late in a 10 s step would
     // leave the task no time to end by itself). Slow steps kept such a lingering task 2 x 10 s
     // and a 10 s confirmation from its restart.
@@ -576,8 +580,9 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
         const std::string twice =
             "2 x " + format_seconds(p.longest_interval) + " longest step interval";
         if (sticky)
-          v.how = format_seconds(kAfterFatalCrashFloor) + " after a sticky " + p.crash + why +
-                  ", whatever its step interval (no rank steps again)";
+          v.how = format_seconds(kAfterFatalCrashFloor) + " after a " + p.crash +
+                  " line its process cannot go on from (its other ranks wait in a collective), "
+                  "whatever its step interval (no rank steps again)";
         else
           v.how = (twice_interval < kAfterFatalCrashFloor
                        ? format_seconds(kAfterFatalCrashFloor) + " (" + twice + " is less)"

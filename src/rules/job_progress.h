@@ -49,7 +49,7 @@ struct JobProgress {
   std::string crash;                // crash signature seen in this task
   int crash_advances = 0;           // `advances` when it was seen: more since, it trains on
   double crash_seen = 0;            // when the read that saw it ran
-  bool crash_sticky = false;        // a CUDA error no rank goes on from (LogLine::crash_sticky)
+  bool crash_sticky = false;        // its process cannot go on (LogLine::crash_sticky)
   std::vector<std::string> recent;  // the last lines, as evidence
   std::uint64_t bytes_read = 0;     // total, for the bytes-per-cycle measurement
   double series_at = 0;             // when the progress series last got a row (store/)
@@ -206,17 +206,18 @@ bool may_be_node_fault(std::string_view crash);
 // restarts last_progress past it): the rank that printed it is gone and its peers wait in a
 // collective it left.
 bool waits_after_fatal_crash(const JobProgress& p);
-// Then the hang allowance is 2 x the longest step interval, at least this (after a sticky CUDA
-// error, which no rank steps past: this, counted from the line's read): a task that ends by
+// Then the hang allowance is 2 x the longest step interval, at least this (after a line its
+// process cannot go on from, which no rank steps past: this, counted from the line's read): a
+// task that ends by
 // itself (a torchrun teardown, srun --kill-on-bad-exit) is gone within a few seconds, and one
 // that lingers past it holds up the crash's restart (#30: crash -> new run RUNNING <= 15 s; at
 // 15 s the lingering task alone set it).
 inline constexpr double kAfterFatalCrashFloor = 8;
 // The gap between a hang's two dumps (confirm_hang): while the run waits after a fatal line, one
-// step interval (none after a sticky CUDA error), at least this, never more than confirm_hang. A
-// rank that caught the error and goes on runs Python between them; the peers waiting in the
-// collective do not move for as long as NCCL's own timeout, however long the gap. 0 (confirm_hang
-// off) stays 0.
+// step interval (none after a line its process cannot go on from), at least this, never more than
+// confirm_hang. A rank that caught the error and goes on runs Python between them; the peers
+// waiting in the collective do not move for as long as NCCL's own timeout, however long the gap. 0
+// (confirm_hang off) stays 0.
 inline constexpr double kAfterFatalCrashConfirmFloor = 4;
 double confirm_gap(const JobProgress& p, const JobSettings& job);
 

@@ -161,6 +161,47 @@ TEST(TrainingLog, ACudaErrorNoProcessGoesOnFromIsSticky) {
   }
 }
 
+// #30: the lines PyTorch's NCCL watchdog prints as it takes its process down (its default async
+// error handling), and std::terminate's, say no rank goes on; an NCCL error raised to Python, or
+// the watchdog's warning before it decides, does not.
+TEST(TrainingLog, AProcessTakenDownIsACrashItDoesNotGoOnFrom) {
+  TrainingLogParser parser;
+  struct Case {
+    const char* line;
+    const char* crash;
+  };
+  for (const Case& c : {
+           Case{"[rank1]:[E1010 06:10:06 ProcessGroupNCCL.cpp:758] [Rank 1] To avoid data "
+                "inconsistency, we are taking the entire process down.",
+                "nccl-error"},
+           Case{"[E ProcessGroupNCCL.cpp:852] [Rank 16] NCCL watchdog thread terminated with "
+                "exception: NCCL error: remote process exited or there was a network error, "
+                "NCCL version 2.19.3",
+                "nccl-error"},
+           Case{"[rank0]:[E709 ProcessGroupNCCL.cpp:1899] [PG ID 0 PG GUID 0(default_pg) Rank 0] "
+                "Process group watchdog thread terminated with exception: [Rank 0] Watchdog "
+                "caught collective operation timeout: WorkNCCL(SeqNum=20585, OpType=ALLREDUCE)",
+                "nccl-timeout"},
+           Case{"terminate called after throwing an instance of 'c10::DistBackendError'",
+                "nccl-error"},
+           Case{"terminate called after throwing an instance of 'std::runtime_error'", ""},
+       }) {
+    auto l = parser.parse(c.line);
+    EXPECT_EQ(l.crash, c.crash) << c.line;
+    EXPECT_TRUE(l.crash_sticky) << c.line;
+  }
+  for (const char* other :
+       {"torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote "
+        "process exited or there was a network error",
+        "[Rank 1] Some NCCL operations have failed or timed out. Due to the asynchronous nature "
+        "of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+        "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2) ran for 600012 "
+        "milliseconds before timing out.",
+        "INFO: the watchdog thread terminated cleanly"}) {
+    EXPECT_FALSE(parser.parse(other).crash_sticky) << other;
+  }
+}
+
 TEST(TrainingLog, UserRegexFirstGroupIsTheStep) {
   TrainingLogParser parser(R"(step=(\d+))");
   EXPECT_EQ(*parser.parse("[train] step=1234 loss=2.0").step, 1234);

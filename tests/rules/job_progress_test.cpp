@@ -271,8 +271,8 @@ TEST(HangRule, AfterAStickyCudaErrorASlowRunIsFoundAndConfirmedWithinTwelveSecon
   p.crash_seen = 1001;          // early in the step: 8 s from the line all the same
   hung_first_at(p, job, 1010);
   EXPECT_EQ(evaluate_stale(p, job, 1010).how,
-            "8s after a sticky cuda-error line (its other ranks wait in a collective), whatever "
-            "its step interval (no rank steps again)");
+            "8s after a cuda-error line its process cannot go on from (its other ranks wait in a "
+            "collective), whatever its step interval (no rank steps again)");
   EXPECT_DOUBLE_EQ(confirm_gap(p, job), 4);
   p.crash_seen = 1015;  // read late (a slow file system): never later than two intervals
   EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 20);
@@ -311,6 +311,84 @@ TEST(HangRule, TheStickyMarkFollowsTheCrashItBelongsTo) {
   EXPECT_FALSE(p.crash_sticky);
 }
 
+// #30 at slow steps, after an NCCL error: PyTorch's watchdog takes the process down on a failed
+// or timed-out collective (its default async error handling), and a task whose abort hangs
+// lingered 2 x 10 s and a 10 s confirmation, as after an NCCL error a trainer may catch. Its
+// teardown words mark the crash held as one no rank goes on from, in the orders PyTorch prints
+// them: the timeout first (1.x), the teardown first (2.4), std::terminate's last.
+TEST(HangRule, NcclsWatchdogTakingTheProcessDownIsACrashNoRankGoesOnFrom) {
+  TrainingLogParser parser;
+  const JobSettings job;  // the shipped defaults
+  const std::string teardown =
+      "[rank5]:[E1130 ProcessGroupNCCL.cpp:698] [Rank 5] To avoid data inconsistency, we are "
+      "taking the entire process down.";
+  const std::string timeout =
+      "[rank5]:[E1130 ProcessGroupNCCL.cpp:563] [Rank 5] Watchdog caught collective operation "
+      "timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600012 ms";
+  const std::string terminate =
+      "terminate called after throwing an instance of 'std::runtime_error'";
+  {
+    JobProgress p = warmed_up();
+    p.longest_interval = 10;
+    apply_lines(p, std::vector<std::string>{timeout}, parser, 1006);
+    EXPECT_EQ(p.crash, "nccl-timeout");
+    EXPECT_FALSE(p.crash_sticky);
+    EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 20);
+    apply_lines(p, std::vector<std::string>{teardown, terminate}, parser, 1007);
+    EXPECT_EQ(p.crash, "nccl-timeout");  // the cause the run printed first stays its name
+    EXPECT_TRUE(p.crash_sticky);
+    hung_first_at(p, job, 1015);  // 8 s from the timeout's read, not 2 intervals from the step
+    EXPECT_DOUBLE_EQ(confirm_gap(p, job), 4);
+  }
+  {
+    JobProgress p = warmed_up();
+    p.longest_interval = 10;
+    apply_lines(p,
+                std::vector<std::string>{
+                    "[Rank 5] Some NCCL operations have failed or timed out. Due to the "
+                    "asynchronous nature of CUDA kernels, subsequent GPU operations might run "
+                    "on corrupted/incomplete data.",
+                    teardown,
+                    "[PG ID 0 PG GUID 0(default_pg) Rank 5] Process group watchdog thread "
+                    "terminated with exception: NCCL error: remote process exited or there was a "
+                    "network error, NCCL version 2.21.5"},
+                parser, 1002);
+    EXPECT_EQ(p.crash, "nccl-error");
+    EXPECT_TRUE(p.crash_sticky);
+    hung_first_at(p, job, 1011);
+  }
+  {
+    // std::terminate after an error a trainer may catch, or after none: the held crash only.
+    JobProgress p = warmed_up();
+    apply_lines(p, std::vector<std::string>{terminate}, parser, 1002);
+    EXPECT_EQ(p.crash, "");
+    EXPECT_FALSE(p.crash_sticky);
+    apply_lines(p,
+                std::vector<std::string>{"torch.OutOfMemoryError: CUDA out of memory", terminate},
+                parser, 1003);
+    EXPECT_EQ(p.crash, "cuda-oom");
+    EXPECT_FALSE(p.crash_sticky);
+  }
+  {
+    // A DistBackendError raised to Python is not a teardown: an elastic trainer may catch it.
+    JobProgress p = warmed_up();
+    apply_lines(p,
+                std::vector<std::string>{"torch.distributed.DistBackendError: NCCL error in: "
+                                         "ProcessGroupNCCL.cpp:1970, unhandled system error"},
+                parser, 1002);
+    EXPECT_EQ(p.crash, "nccl-error");
+    EXPECT_FALSE(p.crash_sticky);
+    // It was caught: the run steps on, and a later teardown line is a new crash of its own.
+    apply_lines(p, std::vector<std::string>{"global_step: 101", "global_step: 102"}, parser, 1010);
+    apply_lines(p, std::vector<std::string>{terminate}, parser, 1011);
+    EXPECT_FALSE(p.crash_sticky);
+    apply_lines(p, std::vector<std::string>{teardown}, parser, 1012);
+    EXPECT_EQ(p.crash, "nccl-error");
+    EXPECT_TRUE(p.crash_sticky);
+    EXPECT_EQ(p.crash_seen, 1012);
+  }
+}
+
 // Over random runs (any crash signature or none, stepped past or not, a near miss or not, any
 // step interval and confirm_hang): the gap between a hang's two dumps is never longer than
 // confirm_hang, never 0 unless confirmation is off, shorter only while the run waits after a
@@ -328,7 +406,7 @@ TEST(HangRule, TheConfirmationGapAndAllowanceAfterAFatalLineHoldOverRandomRuns) 
     JobProgress p = warmed_up();
     p.longest_interval = coin(rng) ? interval(rng) : 0;
     p.crash = crashes[pick(rng)];
-    p.crash_sticky = p.crash == "cuda-error" && coin(rng);
+    p.crash_sticky = fatal_crash_signature(p.crash) && coin(rng);
     p.crash_advances = p.advances - coin(rng);
     p.crash_seen = p.last_progress + (coin(rng) ? ago(rng) : -ago(rng));
     const double gap = confirm_gap(p, job), configured = job.confirm_hang.count();
