@@ -115,7 +115,7 @@ def main():
     rows = [one_run(args) for _ in range(args.runs)]
     print(f"daemon interval {args.interval}, steps of {args.step_time} s, "
           f"teardown {args.teardown} s, settled {args.settle:g} s, blamed by {args.blame}"
-          + (f", the NCCL error as a {args.nccl_form}" if args.blame == "log" else ""))
+          + (f", the NCCL error as {args.nccl_form}" if args.blame == "log" else ""))
     print("crash line -> restarted run RUNNING: " + ", ".join(f"{r:.1f} s" for r in rows))
 
 

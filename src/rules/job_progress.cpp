@@ -117,6 +117,7 @@ std::string JobProgress::write(bool hot, bool cold) const {
   text("crash", crash);
   number("crash_advances", crash_advances, 0);
   time("crash_seen", crash_seen);
+  time("crash_written", crash_written);
   flag("crash_sticky", crash_sticky);
   number("bytes_read", bytes_read, std::uint64_t{0});
   time("series_at", series_at);
@@ -199,6 +200,7 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.crash = j.value("crash", "");
   p.crash_advances = j.value("crash_advances", 0);
   p.crash_seen = j.value("crash_seen", 0.0);
+  p.crash_written = j.value("crash_written", 0.0);
   p.crash_sticky = j.value("crash_sticky", false);
   p.bytes_read = j.value("bytes_read", std::uint64_t{0});
   p.series_at = j.value("series_at", 0.0);
@@ -234,9 +236,9 @@ bool is_new_task(const JobProgress& p, const std::string& task, std::int64_t tas
 }
 
 void shift_times(JobProgress& p, double seconds) {
-  for (double* t :
-       {&p.task_seen, &p.last_progress, &p.checkpoint_since, &p.checkpoint_done,
-        &p.checkpoint_began, &p.evaluation_since, &p.last_read, &p.silent_until, &p.crash_seen})
+  for (double* t : {&p.task_seen, &p.last_progress, &p.checkpoint_since, &p.checkpoint_done,
+                    &p.checkpoint_began, &p.evaluation_since, &p.last_read, &p.silent_until,
+                    &p.crash_seen, &p.crash_written})
     if (*t > 0) *t += seconds;
 }
 
@@ -319,7 +321,8 @@ std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lin
     if (!line.crash.empty() && replaces_crash(p, line.crash)) {
       if (p.crash.empty() || p.trained_past_crash()) p.crash_advances = p.advances;
       p.crash = line.crash;
-      p.crash_seen = now_;
+      p.crash_seen = p.crash_written = now_;
+      set_ |= kCrashWritten;
       p.crash_sticky = line.crash_sticky;
     } else if (line.crash_sticky && !p.crash_sticky && fatal_crash_signature(p.crash) &&
                !p.trained_past_crash() &&
@@ -406,6 +409,10 @@ std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish(double writt
   // The clocks these lines set move from the time of the read to the time of the write (a write
   // at the read's very time still moves them to the lines' own, below).
   if (written > 0 && written <= now_) {
+    // A crash line was written by the read's mtime at the latest (lines after it only move
+    // that on), not at the read, which the sampler brings up to 5 s later: a dying task's 8 s
+    // count from there. Not the clocking lines' write: those came before it.
+    if (set_ & kCrashWritten) p.crash_written = written;
     // Where the log's growth tells the clocking lines apart from the lines after them (a hung
     // rank's heartbeats), the write of the last of them: the others came before it.
     if (clocks_written > 0 && clocks_written < written) written = clocks_written;
@@ -561,14 +568,17 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
     // then has its full allowance again.
     // A sticky CUDA error (an illegal memory access, an uncorrectable ECC error) ends that
     // process's CUDA for good, and NCCL's watchdog taking its process down ends the process:
-    // no rank can step again, however long its steps. The run gets
-    // the floor from the line's read, not from the last step (a line late in a 10 s step would
-    // leave the task no time to end by itself). Slow steps kept such a lingering task 2 x 10 s
-    // and a 10 s confirmation from its restart.
+    // no rank can step again, however long its steps. The run gets the floor from the line's
+    // write (the read's mtime; its read where that is not known), not from the last step (a
+    // line late in a 10 s step would leave the task no time to end by itself). Slow steps kept
+    // such a lingering task 2 x 10 s and a 10 s confirmation from its restart.
     if (waits_after_fatal_crash(p)) {
       const double twice_interval = 2 * p.longest_interval;
       const double by_steps = std::max(kAfterFatalCrashFloor, twice_interval);
-      const double line_after = p.crash_seen - std::max(p.last_progress, p.checkpoint_done);
+      // From the line's write where the log told it (never after its read).
+      const double line_at =
+          p.crash_written > 0 ? std::min(p.crash_written, p.crash_seen) : p.crash_seen;
+      const double line_after = line_at - std::max(p.last_progress, p.checkpoint_done);
       const double by_line = std::max(kAfterFatalCrashFloor, line_after + kAfterFatalCrashFloor);
       // Never later than two intervals all the same (a sticky line read late).
       const bool sticky = p.crash_sticky && by_line < by_steps;

@@ -42,13 +42,16 @@ struct JobProgress {
   double observed_interval = 0;
   int advances = 0;  // step advances seen in this task
   std::optional<double> step_time, loss;
-  double checkpoint_since = 0;      // a save is in progress since (0: none)
-  double checkpoint_done = 0;       // when the last save finished: the step clock restarts
-  double checkpoint_began = 0;      // when the last save began, kept after it ends (goodput)
-  double evaluation_since = 0;      // an evaluation pass prints since (0: none); a step ends it
-  std::string crash;                // crash signature seen in this task
-  int crash_advances = 0;           // `advances` when it was seen: more since, it trains on
-  double crash_seen = 0;            // when the read that saw it ran
+  double checkpoint_since = 0;  // a save is in progress since (0: none)
+  double checkpoint_done = 0;   // when the last save finished: the step clock restarts
+  double checkpoint_began = 0;  // when the last save began, kept after it ends (goodput)
+  double evaluation_since = 0;  // an evaluation pass prints since (0: none); a step ends it
+  std::string crash;            // crash signature seen in this task
+  int crash_advances = 0;       // `advances` when it was seen: more since, it trains on
+  double crash_seen = 0;        // when the read that saw it ran
+  // When its line was written, as near as the log tells (that read's mtime, at or after the
+  // line): what the 8 s after a line no process goes on from count from. 0: not known.
+  double crash_written = 0;
   bool crash_sticky = false;        // its process cannot go on (LogLine::crash_sticky)
   std::vector<std::string> recent;  // the last lines, as evidence
   std::uint64_t bytes_read = 0;     // total, for the bytes-per-cycle measurement
@@ -126,7 +129,8 @@ class ProgressUpdate {
   bool counters_rose_ = false;
   // The clocks these lines set: they move to the write time in finish().
   static constexpr unsigned kProgress = 1, kCheckpointSince = 2, kCheckpointDone = 4,
-                            kEvaluationSince = 8, kCheckpointInterval = 16, kCheckpointBegan = 32;
+                            kEvaluationSince = 8, kCheckpointInterval = 16, kCheckpointBegan = 32,
+                            kCrashWritten = 64;
   unsigned set_ = 0;
   // A save or an evaluation pass that outlasted a read fell between the steps: its time is no
   // step interval (it has its own grace; #30: one 15-minute save made the allowance 75
@@ -207,11 +211,10 @@ bool may_be_node_fault(std::string_view crash);
 // collective it left.
 bool waits_after_fatal_crash(const JobProgress& p);
 // Then the hang allowance is 2 x the longest step interval, at least this (after a line its
-// process cannot go on from, which no rank steps past: this, counted from the line's read): a
-// task that ends by
-// itself (a torchrun teardown, srun --kill-on-bad-exit) is gone within a few seconds, and one
-// that lingers past it holds up the crash's restart (#30: crash -> new run RUNNING <= 15 s; at
-// 15 s the lingering task alone set it).
+// process cannot go on from, which no rank steps past: this, counted from the line's write): a
+// task that ends by itself (a torchrun teardown, srun --kill-on-bad-exit) is gone within a few
+// seconds, and one that lingers past it holds up the crash's restart (#30: crash -> new run RUNNING
+// <= 15 s; at 15 s the lingering task alone set it).
 inline constexpr double kAfterFatalCrashFloor = 8;
 // The gap between a hang's two dumps (confirm_hang): while the run waits after a fatal line, one
 // step interval (none after a line its process cannot go on from), at least this, never more than

@@ -389,6 +389,35 @@ TEST(HangRule, NcclsWatchdogTakingTheProcessDownIsACrashNoRankGoesOnFrom) {
   }
 }
 
+// #30: the 8 s after a line no process goes on from counted from the read that saw it, which the
+// daemon's sampler makes up to 5 s after the write: a task lingering after such a line at 10 s
+// steps was restarted 13 s after it. They count from the line's write now (the read's mtime:
+// at or after the line, as heartbeats after it only move it on), and from the read where the
+// mtime cannot be true; both are kept across a restart of llmwatch, and a clock jump moves both.
+TEST(HangRule, TheEightSecondsAfterAFatalLineCountFromItsWrite) {
+  TrainingLogParser parser;
+  const JobSettings job;
+  const std::vector<std::string> lines{
+      "RuntimeError: CUDA error: an illegal memory access was "
+      "encountered"};
+  JobProgress p = warmed_up();
+  p.longest_interval = 10;
+  apply_lines(p, lines, parser, 1010, 1006);  // written 6 s after the step, read 4 s later
+  EXPECT_DOUBLE_EQ(p.crash_seen, 1010);       // still this read's: "seen in this read"
+  EXPECT_DOUBLE_EQ(p.crash_written, 1006);
+  hung_first_at(p, job, 1015);  // 8 s from the write (it was 1019: 8 s from the read)
+  JobProgress kept = JobProgress::from_json(p.to_json());
+  EXPECT_DOUBLE_EQ(kept.crash_written, 1006);
+  shift_times(kept, 100);
+  EXPECT_DOUBLE_EQ(kept.crash_written, 1106);
+  hung_first_at(kept, job, 1115);
+  JobProgress unknown = warmed_up();
+  unknown.longest_interval = 10;
+  apply_lines(unknown, lines, parser, 1010, 1011);  // an mtime after the read: not true
+  EXPECT_DOUBLE_EQ(unknown.crash_written, 1010);
+  hung_first_at(unknown, job, 1019);
+}
+
 // Over random runs (any crash signature or none, stepped past or not, a near miss or not, any
 // step interval and confirm_hang): the gap between a hang's two dumps is never longer than
 // confirm_hang, never 0 unless confirmation is off, shorter only while the run waits after a
@@ -409,6 +438,7 @@ TEST(HangRule, TheConfirmationGapAndAllowanceAfterAFatalLineHoldOverRandomRuns) 
     p.crash_sticky = fatal_crash_signature(p.crash) && coin(rng);
     p.crash_advances = p.advances - coin(rng);
     p.crash_seen = p.last_progress + (coin(rng) ? ago(rng) : -ago(rng));
+    p.crash_written = coin(rng) ? p.crash_seen - ago(rng) : 0;  // its write, where known
     const double gap = confirm_gap(p, job), configured = job.confirm_hang.count();
     ASSERT_LE(gap, configured);
     ASSERT_EQ(gap == 0, configured == 0);
