@@ -13,7 +13,9 @@
 #                                   rank reports a failed completion from the peer at ADDR),
 #                                   "nccl-abort HOST" (HOST's NCCL WARN, then PyTorch's NCCL
 #                                   watchdog taking the process down, as its default async
-#                                   error handling prints it),
+#                                   error handling prints it), "nccl-exit HOST" (the
+#                                   "nccl" lines, then srun's word that the rank's task
+#                                   exited, as srun prints it while the other tasks run on),
 #                                   "rank N" (rank N hits a CUDA error; its lines are prefixed
 #                                   [rankN]:), "cuda" (a CUDA error naming no node), "oom",
 #                                   "traceback" (a plain Python error), or
@@ -95,6 +97,12 @@ while [ "$step" -lt "$max_steps" ]; do
         echo "${host:-$me}:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error 12, opcode 0, len 0, vendor err 129"
         echo "Traceback (most recent call last):"
         echo "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error"
+        ;;
+      nccl-exit)
+        echo "${host:-$me}:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error 12, opcode 0, len 0, vendor err 129"
+        echo "[rank5]: Traceback (most recent call last):"
+        echo "[rank5]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error"
+        echo "srun: error: ${host:-$me}: task 5: Exited with exit code 1"
         ;;
       nccl-abort)
         echo "${host:-$me}:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error 12, opcode 0, len 0, vendor err 129"

@@ -120,13 +120,18 @@ bool sticky_cuda_error(std::string_view line) {
   return false;
 }
 
-// A line that says the process printing it is being ended, whatever its trainer would do:
+// A line that says a rank's process is being ended or has ended, whatever its trainer would do:
 // PyTorch's collective watchdog when it aborts a failed or timed-out collective (its default
 // async error handling: "To avoid data inconsistency, we are taking the entire process down.",
-// then "... watchdog thread terminated with exception: ..." from that thread), and the C++
-// runtime's std::terminate. Unlike an NCCL error raised to Python as a DistBackendError, which
-// an elastic trainer may catch and rebuild its communicators from, no rank steps past these.
+// then "... watchdog thread terminated with exception: ..." from that thread), the C++
+// runtime's std::terminate, and srun's word that a task exited ("srun: error: node-2: task 1:
+// Exited with exit code 3", "... tasks 0-3: Killed"), which srun prints at once while the other
+// tasks run on (Slurm 22.05 on the local cluster: the line 0 s after the exit, srun itself 25 s
+// later, when the last task ended). Unlike an NCCL error raised to Python as a DistBackendError,
+// which an elastic trainer may catch and rebuild its communicators from, no rank steps past these.
 bool process_taken_down(std::string_view line) {
+  if (line_contains(line, "srun: error: "))
+    return line_contains(line, ": task ") || line_contains(line, ": tasks ");
   return line_contains(line, "taking the entire process down") ||
          line_contains(line, "watchdog thread terminated with exception") ||
          line_contains(line, "terminate called after throwing");
@@ -201,7 +206,7 @@ LogLine TrainingLogParser::parse(std::string_view line) const {
     out.crash_sticky = true;
     // The watchdog's teardown line names no error of its own (the lines before it did), but
     // it is a collective's: said alone, it is the crash. std::terminate's names one only when
-    // it ends a DistBackendError; otherwise it marks the fatal crash already held.
+    // it ends a DistBackendError; otherwise it, and srun's, mark the fatal crash already held.
     if (out.crash.empty() &&
         (line_contains(line, "entire process down") || line_contains(line, "DistBackendError")))
       out.crash = "nccl-error";

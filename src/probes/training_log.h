@@ -27,8 +27,9 @@ struct LogLine {
   bool evaluation = false;             // a validation/evaluation pass prints (no steps then)
   std::string crash;                   // a crash signature name, e.g. "nccl-timeout"
   // An error the process cannot go on from: a CUDA error CUDA calls sticky (an illegal memory
-  // access, an uncorrectable ECC error: every later CUDA call returns it), or a line saying the
-  // process is being taken down (PyTorch's NCCL watchdog, std::terminate). No rank steps again.
+  // access, an uncorrectable ECC error: every later CUDA call returns it), or a line saying a
+  // rank's process is being taken down or has ended (PyTorch's NCCL watchdog, std::terminate,
+  // srun's "task N: Exited with exit code"). No rank steps again.
   // Set with `crash` empty, it marks the fatal crash a run already printed.
   bool crash_sticky = false;
 };

@@ -162,8 +162,8 @@ TEST(TrainingLog, ACudaErrorNoProcessGoesOnFromIsSticky) {
 }
 
 // #30: the lines PyTorch's NCCL watchdog prints as it takes its process down (its default async
-// error handling), and std::terminate's, say no rank goes on; an NCCL error raised to Python, or
-// the watchdog's warning before it decides, does not.
+// error handling), std::terminate's and srun's word that a task exited say no rank goes on; an
+// NCCL error raised to Python, or the watchdog's warning before it decides, does not.
 TEST(TrainingLog, AProcessTakenDownIsACrashItDoesNotGoOnFrom) {
   TrainingLogParser parser;
   struct Case {
@@ -185,6 +185,9 @@ TEST(TrainingLog, AProcessTakenDownIsACrashItDoesNotGoOnFrom) {
            Case{"terminate called after throwing an instance of 'c10::DistBackendError'",
                 "nccl-error"},
            Case{"terminate called after throwing an instance of 'std::runtime_error'", ""},
+           // As srun printed it on the local cluster while the job's other task ran on.
+           Case{"srun: error: node-2: task 1: Exited with exit code 3", ""},
+           Case{"srun: error: node-[1-2]: tasks 0-3: Killed", ""},
        }) {
     auto l = parser.parse(c.line);
     EXPECT_EQ(l.crash, c.crash) << c.line;
@@ -197,7 +200,9 @@ TEST(TrainingLog, AProcessTakenDownIsACrashItDoesNotGoOnFrom) {
         "of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
         "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2) ran for 600012 "
         "milliseconds before timing out.",
-        "INFO: the watchdog thread terminated cleanly"}) {
+        "INFO: the watchdog thread terminated cleanly",
+        "srun: error: Unable to create step for job 7: Job/step already completing or completed",
+        "srun: Job step aborted: Waiting up to 32 seconds for job step to finish."}) {
     EXPECT_FALSE(parser.parse(other).crash_sticky) << other;
   }
 }

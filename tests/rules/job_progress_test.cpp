@@ -389,6 +389,31 @@ TEST(HangRule, NcclsWatchdogTakingTheProcessDownIsACrashNoRankGoesOnFrom) {
   }
 }
 
+// #30 at slow steps, after an NCCL error raised to Python: a rank launched by srun whose
+// DistBackendError went uncaught exits, and srun says so at once ("task 5: Exited with exit
+// code 1") while its peers linger in the collective. That rank is gone: 8 s from the line, not
+// two intervals. Without srun's line (a trainer that caught the error) the two intervals stay.
+TEST(HangRule, SrunsWordThatTheRankExitedEndsTheWaitAfterItsNcclError) {
+  TrainingLogParser parser;
+  const JobSettings job;
+  JobProgress p = warmed_up();
+  p.longest_interval = 10;
+  apply_lines(p,
+              std::vector<std::string>{"[rank5]: Traceback (most recent call last):",
+                                       "[rank5]: torch.distributed.DistBackendError: NCCL error "
+                                       "in: ProcessGroupNCCL.cpp:1970, unhandled system error"},
+              parser, 1003);
+  EXPECT_EQ(p.crash, "nccl-error");
+  EXPECT_FALSE(p.crash_sticky);
+  EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 20);
+  apply_lines(p, std::vector<std::string>{"srun: error: node-3: task 5: Exited with exit code 1"},
+              parser, 1004);
+  EXPECT_EQ(p.crash, "nccl-error");
+  EXPECT_TRUE(p.crash_sticky);
+  hung_first_at(p, job, 1012);  // 8 s from the error's line (read at 1003)
+  EXPECT_DOUBLE_EQ(confirm_gap(p, job), 4);
+}
+
 // #30: the 8 s after a line no process goes on from counted from the read that saw it, which the
 // daemon's sampler makes up to 5 s after the write: a task lingering after such a line at 10 s
 // steps was restarted 13 s after it. They count from the line's write now (the read's mtime:
