@@ -177,6 +177,9 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
     // one scheduled after it, so two jobs due within one interval are both found at their
     // deadlines; kWakePastDeadline after it, so the allowance has run out when it looks.
     double next_tick_at = 0;
+    // When the last cycle judged the jobs (its clock): a deadline that runs out while it runs is
+    // not missed until the next tick.
+    double looked_at = 0;
     std::function<void()> schedule_wake;
     // The running tasks whose end a restart waits for, as the last cycle said.
     std::vector<std::string> awaited;
@@ -193,6 +196,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
         return;
       }
       awaited = r.awaited;
+      looked_at = r.started;
       try {
         schedule_wake();
       } catch (const std::exception& e) {
@@ -203,7 +207,9 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
       wake_timer.cancel();
       if (!snapshot.queue) return;
       double now = unix_now();
-      auto at = earliest_hang_deadline(config, store, now, next_tick_at - 0.5);
+      // A cycle that did not run looked at nothing: as if it had, now.
+      auto at = earliest_hang_deadline(config, store, looked_at > 0 ? looked_at : now, now,
+                                       next_tick_at - 0.5);
       if (!at) return;
       wake_timer.expires_after(
           std::chrono::milliseconds(static_cast<long>((*at - now + kWakePastDeadline) * 1000)));
@@ -339,6 +345,7 @@ int cmd_daemon(const std::string& config_path, Config config, const std::string&
       }
       const int waiting = r.waiting;
       awaited = r.awaited;
+      looked_at = r.started;
       next_tick_at = unix_now() + static_cast<double>(config.interval.count());
       try {
         schedule_wake();

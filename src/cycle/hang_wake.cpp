@@ -11,8 +11,9 @@
 
 namespace llmwatch {
 
-std::optional<double> earliest_hang_deadline(const Config& config, Store& store, double now,
-                                             double before) {
+std::optional<double> earliest_hang_deadline(const Config& config, Store& store, double looked_at,
+                                             double now, double before) {
+  looked_at = std::min(looked_at, now);
   std::optional<double> out;
   for (const auto& job : config.jobs) {
     std::string label = job_label(job);
@@ -26,19 +27,19 @@ std::optional<double> earliest_hang_deadline(const Config& config, Store& store,
     if (!running) continue;
     JobProgress p = store.progress(label);
     // A hang's first dump waits for its second (confirm_hang, shorter after a fatal line): wake
-    // when it is due. One that is already overdue is the next cycle's, whenever it comes (never
-    // a wake "now" in a loop).
+    // when it is due. One already due at the last look was that cycle's, whenever it comes
+    // (never a wake "now" in a loop); one due since, now.
     if (const double gap = confirm_gap(p, job); gap > 0)
       if (auto pending = read_hang_confirm(store, label)) {
-        double due = pending->ts + gap;
-        if (due > now && due < before && (!out || due < *out)) out = due;
+        double due = std::max(now, pending->ts + gap);
+        if (pending->ts + gap > looked_at && due < before && (!out || due < *out)) out = due;
       }
     if (p.task.empty()) continue;
-    StaleVerdict v = evaluate_stale(p, job, now);
-    if (v.hung || v.allowance <= 0) continue;  // already found, or no rule in force
+    StaleVerdict v = evaluate_stale(p, job, looked_at);
+    if (v.hung || v.allowance <= 0) continue;  // found by the last look, or no rule in force
     // Progress is clocked at the log's write (or, when its mtime cannot be true, at the read),
     // so the allowance may already have run out when the tick looks: then the wake is now.
-    double at = std::max(now, now + (v.allowance - v.idle));
+    double at = std::max(now, looked_at + (v.allowance - v.idle));
     if (at < before && (!out || at < *out)) out = at;
   }
   return out;

@@ -16,9 +16,13 @@ class Store;
 // hang was found 46 s after a 45 s allowance began.
 inline constexpr double kWakePastDeadline = 0.02;
 
-// The earliest time (Unix seconds) after `now` at which a running job's allowance runs out or
-// its hang's second dump is due; nullopt when none would before `before`.
-std::optional<double> earliest_hang_deadline(const Config& config, Store& store, double now,
-                                             double before);
+// The earliest time (Unix seconds), `now` at the soonest, at which a running job's allowance
+// runs out or its hang's second dump is due; nullopt when none would before `before`.
+// `looked_at`: when the last cycle judged the jobs (its clock). A deadline that ran out between
+// that look and now was not acted on by it: the wake is now, not the next tick (#30: a dying
+// task's 8 s ran out while the cycle brought forward by its crash line ran, and the hang was
+// found 30 s late). One that had run out by the look was that cycle's to find.
+std::optional<double> earliest_hang_deadline(const Config& config, Store& store, double looked_at,
+                                             double now, double before);
 
 }  // namespace llmwatch
