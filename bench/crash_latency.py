@@ -15,6 +15,8 @@ before the crash, as it has for a run it has watched for a while.
 --nccl-form abort: with --blame log, the NCCL error is not raised to Python (a DistBackendError
 traceback, which an elastic trainer may catch) but ends in PyTorch's NCCL watchdog taking the
 process down (its default async error handling): no rank steps past that, whatever the step time.
+--nccl-form rank-exit: the traceback, then srun's word that the rank's task exited ("srun: error:
+HOST: task 5: Exited with exit code 1", printed while the other tasks run on).
 
 --blame node-check: the error names no node (a CUDA error); [gpu] is on, and the task's node's
 kernel log shows an Xid 79 from just before it (stand-in nvidia-smi printing the H100 capture):
@@ -23,11 +25,12 @@ what the restart avoids is found by node-check, in the dying task or after its e
 node-check would say more at the task's end, so the restart is queued behind the task at once
 (before 2026-11-28 it waited for the task's end, Slurm asked about that task alone meanwhile).
 
-LLMWATCH_BENCH_KEEP_LOG=PATH keeps the last run's daemon log there (and the run's, PATH.train).
+LLMWATCH_BENCH_KEEP_LOG=PATH keeps the daemon's log there (and the run's, PATH.train); with
+--runs N, each run's as PATH.K, K from 0.
 
 Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3] [--teardown 0]
                               [--settle 0] [--blame log|node-check|none]
-                              [--nccl-form traceback|abort]
+                              [--nccl-form traceback|abort|rank-exit]
 Needs root (it starts Slurm daemons). Prints a table.
 """
 import argparse, json, os, random, subprocess, time
@@ -35,7 +38,7 @@ import argparse, json, os, random, subprocess, time
 from bench_cluster import ROOT, cluster_run, job_setup, sh, start_daemon, wait
 
 
-def one_run(args):
+def one_run(args, run=0):
     with cluster_run("llmwatch-crash-bench-") as (d, procs):
         gpu = ""
         if args.blame == "node-check":
@@ -81,7 +84,8 @@ def one_run(args):
             line = "CUDA error"
         else:
             with open(f"{work}/crash", "w") as f:
-                f.write("nccl-abort\n" if args.nccl_form == "abort" else "nccl\n")
+                f.write({"abort": "nccl-abort", "rank-exit": "nccl-exit"}.get(args.nccl_form, "nccl")
+                        + "\n")
             line = "NCCL WARN"
         crashed = wait("the crash line", lambda: line in open(log).read() and time.time())
 
@@ -94,7 +98,7 @@ def one_run(args):
 
         running = wait("the restarted run RUNNING", rerun, timeout=300)
         if os.environ.get("LLMWATCH_BENCH_KEEP_LOG"):  # the daemon's log and the run's, to read
-            keep = os.environ["LLMWATCH_BENCH_KEEP_LOG"]
+            keep = os.environ["LLMWATCH_BENCH_KEEP_LOG"] + (f".{run}" if args.runs > 1 else "")
             subprocess.run(["cp", f"{d}/daemon.log", keep])
             subprocess.run(["cp", log, keep + ".train"])
         return running - crashed
@@ -109,10 +113,10 @@ def main():
     p.add_argument("--teardown", default="0")
     p.add_argument("--settle", type=float, default=0)
     p.add_argument("--blame", choices=["log", "node-check", "none"], default="log")
-    p.add_argument("--nccl-form", choices=["traceback", "abort"], default="traceback")
+    p.add_argument("--nccl-form", choices=["traceback", "abort", "rank-exit"], default="traceback")
     args = p.parse_args()
     args.interval_s = float(args.interval.rstrip("s"))
-    rows = [one_run(args) for _ in range(args.runs)]
+    rows = [one_run(args, run) for run in range(args.runs)]
     print(f"daemon interval {args.interval}, steps of {args.step_time} s, "
           f"teardown {args.teardown} s, settled {args.settle:g} s, blamed by {args.blame}"
           + (f", the NCCL error as {args.nccl_form}" if args.blame == "log" else ""))
