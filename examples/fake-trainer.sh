@@ -63,6 +63,11 @@ save() {
   truth save_end
 }
 
+# NCCL's warning on HOST ($1) of a failed completion from the peer at ADDR ($2).
+nccl_warn() {
+  echo "$1:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer $2 with error 12, opcode 0, len 0, vendor err 129"
+}
+
 finish() {
   sleep "${FAKE_TEARDOWN_SECONDS:-0}"
   truth exit
@@ -94,25 +99,25 @@ while [ "$step" -lt "$max_steps" ]; do
     case $kind in
       none) ;;
       nccl)
-        echo "${host:-$me}:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error 12, opcode 0, len 0, vendor err 129"
+        nccl_warn "${host:-$me}" 10.11.0.2
         echo "Traceback (most recent call last):"
         echo "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error"
         ;;
       nccl-exit)
-        echo "${host:-$me}:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error 12, opcode 0, len 0, vendor err 129"
+        nccl_warn "${host:-$me}" 10.11.0.2
         echo "[rank5]: Traceback (most recent call last):"
         echo "[rank5]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error"
         echo "srun: error: ${host:-$me}: task 5: Exited with exit code 1"
         ;;
       nccl-abort)
-        echo "${host:-$me}:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with error 12, opcode 0, len 0, vendor err 129"
+        nccl_warn "${host:-$me}" 10.11.0.2
         echo "[rank5]:[E1130 03:10:06.081662161 ProcessGroupNCCL.cpp:684] [Rank 5] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data."
         echo "[rank5]:[E1130 03:10:06.081690629 ProcessGroupNCCL.cpp:698] [Rank 5] To avoid data inconsistency, we are taking the entire process down."
         echo "[rank5]:[E1130 03:10:06.083402482 ProcessGroupNCCL.cpp:1899] [PG ID 0 PG GUID 0(default_pg) Rank 5] Process group watchdog thread terminated with exception: NCCL error: remote process exited or there was a network error, NCCL version 2.21.5"
         echo "terminate called after throwing an instance of 'c10::DistBackendError'"
         ;;
       nccl-peer)
-        echo "$me:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer $host with error 12, opcode 0, len 0, vendor err 129"
+        nccl_warn "$me" "$host"
         echo "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error"
         ;;
       rank)

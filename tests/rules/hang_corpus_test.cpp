@@ -81,6 +81,33 @@ Replay replay(const std::string& path, const JobSettings& job, double interval,
   return r;
 }
 
+// The hung timelines after a rank's fatal line (10 s steps): how soon each is found at most
+// after its last step, and the words its finding says how by.
+struct AfterFatalLine {
+  const char* timeline;
+  double bound;
+  const char* words;
+};
+constexpr AfterFatalLine kAfterFatalLines[] = {
+    // An NCCL error with no step after it: two step intervals (20 s), found at the first read
+    // that sees the line (the replay reads every 30 s; the daemon's sampler brings that read to
+    // 3 s after the line). It was the 45 s floor.
+    {"hung-after-nccl-error.tl", 30.1, "after a nccl-error line"},
+    // A sticky CUDA error 9 s after the last step: found 8 s after its write (17 s; 18 s when
+    // counted from the read 1 s later), where two step intervals waited 20 s.
+    {"hung-after-sticky-cuda-error.tl", 17.1,
+     "after a cuda-error line its process cannot go on from"},
+    // An NCCL error 3 s after the last step, and srun's word that the rank exited: 8 s after the
+    // read's mtime, which a heartbeat 2 s after them moved on (13 s), where the error alone
+    // waits two intervals (20 s).
+    {"hung-after-nccl-error-rank-exited.tl", 13.1,
+     "after a nccl-error line its process cannot go on from"},
+    // NCCL's watchdog taking a rank's process down 8 s after the last step: found 8 s after its
+    // write (16 s; 18 s from the read 2 s later), where an NCCL error waited 20 s.
+    {"hung-after-nccl-watchdog-abort.tl", 16.1,
+     "after a nccl-error line its process cannot go on from"},
+};
+
 TEST(HangCorpus, TheShippedDefaultsFindEveryHangWithinTwoMinutesAndNoHealthyRun) {
   const double interval = static_cast<double>(Config{}.interval.count());
   EXPECT_EQ(interval, 30);
@@ -109,38 +136,12 @@ TEST(HangCorpus, TheShippedDefaultsFindEveryHangWithinTwoMinutesAndNoHealthyRun)
       if (name == "hung-silent.tl" || name == "hung-in-collective.tl") {
         EXPECT_LE(delay, 45.1) << name << ": found " << delay << " s after the last step";
       }
-      // A rank's NCCL error with no step after it: two step intervals (20 s), found at the
-      // first read that sees the line (the replay reads every 30 s; the daemon's sampler
-      // brings that read to 3 s after the line). It was the 45 s floor.
-      if (name == "hung-after-nccl-error.tl") {
-        EXPECT_LE(delay, 30.1) << name << ": found " << delay << " s after the last step";
-        EXPECT_NE(r.how.find("after a nccl-error line"), std::string::npos) << r.how;
-      }
-      // A sticky CUDA error 9 s after the last step (10 s steps): found 8 s after its write
-      // (17 s; 18 s when counted from the read 1 s later), where two step intervals waited 20 s.
-      if (name == "hung-after-sticky-cuda-error.tl") {
-        EXPECT_LE(delay, 17.1) << name << ": found " << delay << " s after the last step";
-        EXPECT_NE(r.how.find("after a cuda-error line its process cannot go on from"),
-                  std::string::npos)
-            << r.how;
-      }
-      // An NCCL error 3 s after the last step, and srun's word that the rank exited: 8 s after
-      // the read's mtime, which a heartbeat 2 s after them moved on (13 s), where the error
-      // alone waits two intervals (20 s).
-      if (name == "hung-after-nccl-error-rank-exited.tl") {
-        EXPECT_LE(delay, 13.1) << name << ": found " << delay << " s after the last step";
-        EXPECT_NE(r.how.find("after a nccl-error line its process cannot go on from"),
-                  std::string::npos)
-            << r.how;
-      }
-      // NCCL's watchdog taking a rank's process down 8 s after the last step: found 8 s after
-      // its write (16 s; 18 s from the read 2 s later), where an NCCL error waited 20 s.
-      if (name == "hung-after-nccl-watchdog-abort.tl") {
-        EXPECT_LE(delay, 16.1) << name << ": found " << delay << " s after the last step";
-        EXPECT_NE(r.how.find("after a nccl-error line its process cannot go on from"),
-                  std::string::npos)
-            << r.how;
-      }
+      // After a fatal line, how soon each timeline is found at most, and what the finding says.
+      for (const auto& [timeline, bound, words] : kAfterFatalLines)
+        if (name == timeline) {
+          EXPECT_LE(delay, bound) << name << ": found " << delay << " s after the last step";
+          EXPECT_NE(r.how.find(words), std::string::npos) << r.how;
+        }
       worst = std::max(worst, delay);
       RecordProperty("detection_s_" + name, std::to_string(delay) + " (" + r.how + ")");
     }
