@@ -127,11 +127,16 @@ bool sticky_cuda_error(std::string_view line) {
 // runtime's std::terminate, and srun's word that a task exited ("srun: error: node-2: task 1:
 // Exited with exit code 3", "... tasks 0-3: Killed"), which srun prints at once while the other
 // tasks run on (Slurm 22.05 on the local cluster: the line 0 s after the exit, srun itself 25 s
-// later, when the last task ended). Unlike an NCCL error raised to Python as a DistBackendError,
-// which an elastic trainer may catch and rebuild its communicators from, no rank steps past these.
+// later, when the last task ended), and torchrun's elastic agent (or NVIDIA's ft_launcher,
+// built on it) when a worker it started exited with an error: "failed (exitcode: 1) local_rank:
+// 0 (pid: 4242) of binary: /usr/bin/python3", printed as it sees the exit, before it stops the
+// other workers on its node (30 s for them to end). Unlike an NCCL error raised to Python as a
+// DistBackendError, which an elastic trainer may catch and rebuild its communicators from, no
+// rank steps past these.
 bool process_taken_down(std::string_view line) {
   if (line_contains(line, "srun: error: "))
     return line_contains(line, ": task ") || line_contains(line, ": tasks ");
+  if (line_contains(line, "failed (exitcode: ")) return line_contains(line, " local_rank: ");
   return line_contains(line, "taking the entire process down") ||
          line_contains(line, "watchdog thread terminated with exception") ||
          line_contains(line, "terminate called after throwing");
@@ -202,6 +207,8 @@ LogLine TrainingLogParser::parse(std::string_view line) const {
     out.crash = "xid";
   else if (line_contains(line, "Traceback (most recent call last)"))
     out.crash = "python-traceback";
+  // The launcher's restart of its worker group (torch/distributed/elastic/agent/server/api.py).
+  if (line_contains(line, "will restart worker group")) out.workers_restart = true;
   if (out.crash != "xid" && out.crash != "python-traceback" && process_taken_down(line)) {
     out.crash_sticky = true;
     // The watchdog's teardown line names no error of its own (the lines before it did), but

@@ -29,9 +29,13 @@ struct LogLine {
   // An error the process cannot go on from: a CUDA error CUDA calls sticky (an illegal memory
   // access, an uncorrectable ECC error: every later CUDA call returns it), or a line saying a
   // rank's process is being taken down or has ended (PyTorch's NCCL watchdog, std::terminate,
-  // srun's "task N: Exited with exit code"). No rank steps again.
-  // Set with `crash` empty, it marks the fatal crash a run already printed.
+  // srun's "task N: Exited with exit code", torchrun's "failed (exitcode: 1) local_rank: 0").
+  // No rank steps again. Set with `crash` empty, it marks the fatal crash a run already printed.
   bool crash_sticky = false;
+  // The launcher restarts its worker group in the job (torchrun or NVIDIA's ft_launcher with
+  // --max-restarts: "Worker group FAILED. 2/3 attempts left; will restart worker group"): the
+  // run starts again from its checkpoint, and its processes that printed a crash are gone.
+  bool workers_restart = false;
 };
 
 class TrainingLogParser {

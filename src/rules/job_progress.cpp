@@ -114,6 +114,7 @@ std::string JobProgress::write(bool hot, bool cold) const {
   time("checkpoint_done", checkpoint_done);
   time("checkpoint_began", checkpoint_began);
   time("evaluation_since", evaluation_since);
+  time("restart_since", restart_since);
   text("crash", crash);
   number("crash_advances", crash_advances, 0);
   time("crash_seen", crash_seen);
@@ -197,6 +198,7 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.checkpoint_done = j.value("checkpoint_done", 0.0);
   p.checkpoint_began = j.value("checkpoint_began", 0.0);
   p.evaluation_since = j.value("evaluation_since", 0.0);
+  p.restart_since = j.value("restart_since", 0.0);
   p.crash = j.value("crash", "");
   p.crash_advances = j.value("crash_advances", 0);
   p.crash_seen = j.value("crash_seen", 0.0);
@@ -237,8 +239,8 @@ bool is_new_task(const JobProgress& p, const std::string& task, std::int64_t tas
 
 void shift_times(JobProgress& p, double seconds) {
   for (double* t : {&p.task_seen, &p.last_progress, &p.checkpoint_since, &p.checkpoint_done,
-                    &p.checkpoint_began, &p.evaluation_since, &p.last_read, &p.silent_until,
-                    &p.crash_seen, &p.crash_written})
+                    &p.checkpoint_began, &p.evaluation_since, &p.restart_since, &p.last_read,
+                    &p.silent_until, &p.crash_seen, &p.crash_written})
     if (*t > 0) *t += seconds;
 }
 
@@ -284,7 +286,7 @@ ProgressUpdate::ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, 
       step_before_(p.step),
       progress_before_(p.last_progress),
       allowance_(allowance),
-      phase_under_way_(p.checkpoint_since > 0 || p.evaluation_since > 0) {}
+      phase_under_way_(p.checkpoint_since > 0 || p.evaluation_since > 0 || p.restart_since > 0) {}
 
 std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lines) {
   JobProgress& p = p_;
@@ -309,6 +311,8 @@ std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lin
     }
     if (line.evaluation && p.evaluation_since == 0)
       p.evaluation_since = now, set_ |= kEvaluationSince, clocked = at;
+    // The latest restart's: each node's launcher says it, and a later round loads again.
+    if (line.workers_restart) p.restart_since = now, set_ |= kRestartSince, clocked = at;
     if (line.checkpoint_end) {
       clocked = at;
       p.checkpoint_since = 0;
@@ -348,7 +352,8 @@ std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lin
       set_ |= kProgress;
       p.checkpoint_since = 0;
       p.evaluation_since = 0;
-      set_ &= ~(kCheckpointSince | kEvaluationSince);
+      p.restart_since = 0;
+      set_ &= ~(kCheckpointSince | kEvaluationSince | kRestartSince);
       p.quick_deaths = 0;
       advances_.emplace_back(*line.step, now);
       clocked = at;
@@ -391,7 +396,8 @@ std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lin
     set_ |= kProgress;
     p.checkpoint_since = 0;  // a step after a save means the save is over
     p.evaluation_since = 0;  // and after an evaluation pass, that the pass is over
-    set_ &= ~(kCheckpointSince | kEvaluationSince);
+    p.restart_since = 0;     // and after a restart of the workers, that they run again
+    set_ &= ~(kCheckpointSince | kEvaluationSince | kRestartSince);
     advances_.emplace_back(*line.step, now);
     clocked = at;
   }
@@ -422,6 +428,7 @@ std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish(double writt
     if (set_ & kCheckpointBegan) p.checkpoint_began = written;
     if (set_ & kCheckpointInterval) p.checkpoint_interval -= now_ - written;
     if (set_ & kEvaluationSince) p.evaluation_since = written;
+    if (set_ & kRestartSince) p.restart_since = written;
     for (auto& advance : advances_) advance.second = written;
   }
   const double at = (set_ & kProgress) ? p.last_progress : now_;
@@ -507,8 +514,10 @@ bool may_be_node_fault(std::string_view crash) {
 }
 
 bool waits_after_fatal_crash(const JobProgress& p) {
+  // Not while the launcher restarts its workers: the ranks that printed the crash are gone, and
+  // the new ones load the run again (startup_grace bounds that, as at the run's start).
   return p.step && p.longest_interval > 0 && fatal_crash_signature(p.crash) &&
-         !p.trained_past_crash() && p.crash_seen >= p.last_progress;
+         !p.trained_past_crash() && p.crash_seen >= p.last_progress && p.restart_since <= 0;
 }
 
 double confirm_gap(const JobProgress& p, const JobSettings& job) {
@@ -606,6 +615,17 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
       double grace =
           p.evaluation_since - p.last_progress + static_cast<double>(job.evaluation_grace.count());
       if (grace > v.allowance) v.allowance = grace, v.how = "evaluation_grace from its start";
+    }
+    if (p.restart_since > 0) {
+      // torchrun or ft_launcher restarts its worker group in the job (--max-restarts): the
+      // new workers rendezvous and load the model and its checkpoint before they step, as a
+      // run does at its start, so they get the startup grace from the restart's line. Without
+      // it a crash's short wait cancelled a run its launcher was already restarting.
+      v.phase = "restart";
+      double grace =
+          p.restart_since - p.last_progress + static_cast<double>(job.startup_grace.count());
+      if (grace > v.allowance)
+        v.allowance = grace, v.how = "startup_grace from the launcher's restart of its workers";
     }
     if (p.checkpoint_since > 0) {
       v.phase = "checkpoint";

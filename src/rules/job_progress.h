@@ -46,9 +46,12 @@ struct JobProgress {
   double checkpoint_done = 0;   // when the last save finished: the step clock restarts
   double checkpoint_began = 0;  // when the last save began, kept after it ends (goodput)
   double evaluation_since = 0;  // an evaluation pass prints since (0: none); a step ends it
-  std::string crash;            // crash signature seen in this task
-  int crash_advances = 0;       // `advances` when it was seen: more since, it trains on
-  double crash_seen = 0;        // when the read that saw it ran
+  // The launcher restarts its worker group in the job since (LogLine::workers_restart; 0: none):
+  // the run loads again before its next step, as at its start. A step ends it.
+  double restart_since = 0;
+  std::string crash;       // crash signature seen in this task
+  int crash_advances = 0;  // `advances` when it was seen: more since, it trains on
+  double crash_seen = 0;   // when the read that saw it ran
   // When its line was written, as near as the log tells (that read's mtime, at or after the
   // line): what the 8 s after a line no process goes on from count from. 0: not known.
   double crash_written = 0;
@@ -130,7 +133,7 @@ class ProgressUpdate {
   // The clocks these lines set: they move to the write time in finish().
   static constexpr unsigned kProgress = 1, kCheckpointSince = 2, kCheckpointDone = 4,
                             kEvaluationSince = 8, kCheckpointInterval = 16, kCheckpointBegan = 32,
-                            kCrashWritten = 64;
+                            kCrashWritten = 64, kRestartSince = 128;
   unsigned set_ = 0;
   // A save or an evaluation pass that outlasted a read fell between the steps: its time is no
   // step interval (it has its own grace; #30: one 15-minute save made the allowance 75

@@ -188,6 +188,16 @@ TEST(TrainingLog, AProcessTakenDownIsACrashItDoesNotGoOnFrom) {
            // As srun printed it on the local cluster while the job's other task ran on.
            Case{"srun: error: node-2: task 1: Exited with exit code 3", ""},
            Case{"srun: error: node-[1-2]: tasks 0-3: Killed", ""},
+           // torchrun's elastic agent, as PyTorch 1.x and 2.4 print it, and NVIDIA's ft_launcher.
+           Case{"ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) "
+                "local_rank: 0 (pid: 17966) of binary: /opt/conda/bin/python",
+                ""},
+           Case{"E1202 03:10:14.512000 140 torch/distributed/elastic/multiprocessing/api.py:869] "
+                "failed (exitcode: -6) local_rank: 5 (pid: 4242) of binary: /usr/bin/python3",
+                ""},
+           Case{"[ERROR] [ft_launcher@node-3] failed (exitcode: 1) local_rank: 0 (pid: 77) of "
+                "binary: /usr/bin/python3",
+                ""},
        }) {
     auto l = parser.parse(c.line);
     EXPECT_EQ(l.crash, c.crash) << c.line;
@@ -202,9 +212,34 @@ TEST(TrainingLog, AProcessTakenDownIsACrashItDoesNotGoOnFrom) {
         "milliseconds before timing out.",
         "INFO: the watchdog thread terminated cleanly",
         "srun: error: Unable to create step for job 7: Job/step already completing or completed",
-        "srun: Job step aborted: Waiting up to 32 seconds for job step to finish."}) {
+        "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+        "WARNING: download failed (exitcode: 22) for shard 7, retrying",
+        "[default] Worker group FAILED. 3/3 attempts left; will restart worker group"}) {
     EXPECT_FALSE(parser.parse(other).crash_sticky) << other;
   }
+}
+
+// #30: torchrun (or ft_launcher) with --max-restarts restarts its worker group in the job: the
+// processes that printed the crash are gone and the run loads its checkpoint again.
+TEST(TrainingLog, ALauncherRestartingItsWorkersIsSaid) {
+  TrainingLogParser parser;
+  for (const char* restart :
+       {"INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED. 3/3 "
+        "attempts left; will restart worker group",
+        "I1202 03:10:15.001000 140 torch/distributed/elastic/agent/server/api.py:855] [default] "
+        "Worker group FAILED. 2/3 attempts left; will restart worker group",
+        "[INFO] [ft_launcher@node-3] [default] Worker group FAILED. 3/5 attempts left; will "
+        "restart worker group"}) {
+    auto l = parser.parse(restart);
+    EXPECT_TRUE(l.workers_restart) << restart;
+    EXPECT_TRUE(l.crash.empty()) << restart;
+    EXPECT_FALSE(l.crash_sticky) << restart;
+  }
+  for (const char* other :
+       {"ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 "
+        "(pid: 17966) of binary: /opt/conda/bin/python",
+        "[default] Worker group FAILED. 0/3 attempts left; giving up", "restart worker"})
+    EXPECT_FALSE(parser.parse(other).workers_restart) << other;
 }
 
 TEST(TrainingLog, UserRegexFirstGroupIsTheStep) {

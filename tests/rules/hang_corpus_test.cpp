@@ -104,6 +104,9 @@ constexpr AfterFatalLine kAfterFatalLines[] = {
      "after a nccl-error line its process cannot go on from"},
     // NCCL's watchdog taking a rank's process down 8 s after the last step: found 8 s after its
     // write (16 s; 18 s from the read 2 s later), where an NCCL error waited 20 s.
+    // The same under torchrun, whose agent says the worker failed (13 s; 20 s before).
+    {"hung-after-nccl-error-torchrun-worker-failed.tl", 13.1,
+     "after a nccl-error line its process cannot go on from"},
     {"hung-after-nccl-watchdog-abort.tl", 16.1,
      "after a nccl-error line its process cannot go on from"},
 };

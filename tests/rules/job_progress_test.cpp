@@ -414,6 +414,63 @@ TEST(HangRule, SrunsWordThatTheRankExitedEndsTheWaitAfterItsNcclError) {
   EXPECT_DOUBLE_EQ(confirm_gap(p, job), 4);
 }
 
+// #30: the same under torchrun, whose elastic agent says a worker failed as it sees the exit
+// ("failed (exitcode: 1) local_rank: 5 ...") and then stops the node's other workers.
+TEST(HangRule, TorchrunsWordThatAWorkerFailedEndsTheWaitAfterItsNcclError) {
+  TrainingLogParser parser;
+  const JobSettings job;
+  JobProgress p = warmed_up();
+  p.longest_interval = 10;
+  apply_lines(p,
+              std::vector<std::string>{
+                  "[rank5]: torch.distributed.DistBackendError: NCCL error in: "
+                  "ProcessGroupNCCL.cpp:1970, unhandled system error",
+                  "E1202 03:10:14.512000 140 torch/distributed/elastic/multiprocessing/api.py:869] "
+                  "failed (exitcode: 1) local_rank: 5 (pid: 4242) of binary: /usr/bin/python3"},
+              parser, 1003);
+  EXPECT_EQ(p.crash, "nccl-error");
+  EXPECT_TRUE(p.crash_sticky);
+  hung_first_at(p, job, 1012);  // past 8 s from the lines (read at 1003), not 2 intervals
+}
+
+// #30: torchrun (or ft_launcher) with --max-restarts restarts its worker group after that
+// failure: the new workers rendezvous and load the checkpoint, as at the run's start. They get
+// the startup grace from the restart's line, not a crash's 8 s (which cancelled a run its
+// launcher was restarting), and with it the configured confirmation gap; their first step ends
+// it. The restart's time is kept across a restart of llmwatch, and a clock jump moves it.
+TEST(HangRule, ALaunchersRestartOfItsWorkersGetsTheStartupGraceFromItsLine) {
+  TrainingLogParser parser;
+  JobSettings job;
+  job.startup_grace = Seconds(600);
+  JobProgress p = warmed_up();
+  p.longest_interval = 10;
+  apply_lines(p,
+              std::vector<std::string>{
+                  "[rank5]: torch.distributed.DistBackendError: NCCL error in: "
+                  "ProcessGroupNCCL.cpp:1970, unhandled system error",
+                  "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) "
+                  "local_rank: 5 (pid: 4242) of binary: /usr/bin/python3",
+                  "INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED. "
+                  "3/3 attempts left; will restart worker group"},
+              parser, 1004, 1003);
+  EXPECT_DOUBLE_EQ(p.restart_since, 1003);  // its write
+  EXPECT_FALSE(waits_after_fatal_crash(p));
+  EXPECT_DOUBLE_EQ(confirm_gap(p, job), static_cast<double>(job.confirm_hang.count()));
+  StaleVerdict v = evaluate_stale(p, job, 1100);
+  EXPECT_EQ(v.phase, "restart");
+  EXPECT_NE(v.how.find("restart of its workers"), std::string::npos) << v.how;
+  hung_first_at(p, job, 1604);  // 600 s after the restart's line, not 8 s after the crash's
+  JobProgress kept = JobProgress::from_json(p.to_json());
+  EXPECT_DOUBLE_EQ(kept.restart_since, 1003);
+  shift_times(kept, 100);
+  EXPECT_DOUBLE_EQ(kept.restart_since, 1103);
+  // The new workers resume from the checkpoint of step 80: the restart is over.
+  apply_lines(p, std::vector<std::string>{"Training epoch 0, iteration 80/99999 | global_step: 80"},
+              parser, 1300);
+  EXPECT_DOUBLE_EQ(p.restart_since, 0);
+  EXPECT_EQ(evaluate_stale(p, job, 1301).phase, "training");
+}
+
 // #30: the 8 s after a line no process goes on from counted from the read that saw it, which the
 // daemon's sampler makes up to 5 s after the write: a task lingering after such a line at 10 s
 // steps was restarted 13 s after it. They count from the line's write now (the read's mtime:
