@@ -17,6 +17,8 @@ traceback, which an elastic trainer may catch) but ends in PyTorch's NCCL watchd
 process down (its default async error handling): no rank steps past that, whatever the step time.
 --nccl-form rank-exit: the traceback, then srun's word that the rank's task exited ("srun: error:
 HOST: task 5: Exited with exit code 1", printed while the other tasks run on).
+--nccl-form torchrun: the traceback, then torchrun's elastic agent saying the worker failed
+("failed (exitcode: 1) local_rank: 5 (pid: ...) of binary: ...").
 
 --blame node-check: the error names no node (a CUDA error); [gpu] is on, and the task's node's
 kernel log shows an Xid 79 from just before it (stand-in nvidia-smi printing the H100 capture):
@@ -30,7 +32,7 @@ LLMWATCH_BENCH_KEEP_LOG=PATH keeps the daemon's log there (and the run's, PATH.t
 
 Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3] [--teardown 0]
                               [--settle 0] [--blame log|node-check|none]
-                              [--nccl-form traceback|abort|rank-exit]
+                              [--nccl-form traceback|abort|rank-exit|torchrun]
 Needs root (it starts Slurm daemons). Prints a table.
 """
 import argparse, json, os, random, subprocess, time
@@ -84,7 +86,8 @@ def one_run(args, run=0):
             line = "CUDA error"
         else:
             with open(f"{work}/crash", "w") as f:
-                f.write({"abort": "nccl-abort", "rank-exit": "nccl-exit"}.get(args.nccl_form, "nccl")
+                f.write({"abort": "nccl-abort", "rank-exit": "nccl-exit",
+                         "torchrun": "nccl-torchrun"}.get(args.nccl_form, "nccl")
                         + "\n")
             line = "NCCL WARN"
         crashed = wait("the crash line", lambda: line in open(log).read() and time.time())
@@ -113,7 +116,7 @@ def main():
     p.add_argument("--teardown", default="0")
     p.add_argument("--settle", type=float, default=0)
     p.add_argument("--blame", choices=["log", "node-check", "none"], default="log")
-    p.add_argument("--nccl-form", choices=["traceback", "abort", "rank-exit"], default="traceback")
+    p.add_argument("--nccl-form", choices=["traceback", "abort", "rank-exit", "torchrun"], default="traceback")
     args = p.parse_args()
     args.interval_s = float(args.interval.rstrip("s"))
     rows = [one_run(args, run) for run in range(args.runs)]

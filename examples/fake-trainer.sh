@@ -16,6 +16,9 @@
 #                                   error handling prints it), "nccl-exit HOST" (the
 #                                   "nccl" lines, then srun's word that the rank's task
 #                                   exited, as srun prints it while the other tasks run on),
+#                                   "nccl-torchrun HOST" (the "nccl" lines, then torchrun's
+#                                   elastic agent saying the worker failed, as PyTorch 2.4
+#                                   prints it),
 #                                   "rank N" (rank N hits a CUDA error; its lines are prefixed
 #                                   [rankN]:), "cuda" (a CUDA error naming no node), "oom",
 #                                   "traceback" (a plain Python error), or
@@ -108,6 +111,12 @@ while [ "$step" -lt "$max_steps" ]; do
         echo "[rank5]: Traceback (most recent call last):"
         echo "[rank5]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error"
         echo "srun: error: ${host:-$me}: task 5: Exited with exit code 1"
+        ;;
+      nccl-torchrun)
+        nccl_warn "${host:-$me}" 10.11.0.2
+        echo "[rank5]: Traceback (most recent call last):"
+        echo "[rank5]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error"
+        echo "E$(date '+%m%d %H:%M:%S').512000 140 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 5 (pid: $$) of binary: /usr/bin/python3"
         ;;
       nccl-abort)
         nccl_warn "${host:-$me}" 10.11.0.2
