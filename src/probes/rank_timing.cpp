@@ -344,6 +344,7 @@ std::optional<TimingSummary> unchanged_summary(const std::string& path, const Fi
 TimingSummary parsed_summary(const std::string& path, const FileKey& file, std::string_view text,
                              std::shared_ptr<const RankWindows>& windows) {
   const std::size_t hash = std::hash<std::string_view>{}(text);
+  std::shared_ptr<const RankWindows> before;  // its nodes and ranks, read once (held)
   {
     std::lock_guard lock(memo_mu);
     auto m = memo.find(path);
@@ -353,12 +354,13 @@ TimingSummary parsed_summary(const std::string& path, const FileKey& file, std::
       windows = m->second.windows;
       return m->second.parsed;
     }
+    if (m != memo.end()) before = m->second.windows;
   }
   SummaryMemo fresh;
   fresh.file = file;
   fresh.size = text.size();
   fresh.hash = hash;
-  fresh.parsed = parse_timing_summary(text);
+  fresh.parsed = parse_timing_summary(text, before.get());
   fresh.windows = std::make_shared<const RankWindows>(std::move(fresh.parsed.windows));
   fresh.parsed.windows = {};
   windows = fresh.windows;
@@ -448,6 +450,44 @@ std::string rank_columns(const SummaryKeys& text, SummaryScratch& work, RankWind
   return "";
 }
 
+// A "v":2 summary's figures into its rows, whose nodes and ranks are set; why not, or "".
+std::string node_figures(const SummaryKeys& text, SummaryScratch& work, RankWindows& windows) {
+  std::string why;
+  const auto &slowest = work.rank, &now = work.now, &best = work.best, &peers = work.host;
+  if (!numbers_of(text, "slowest", work.rank, why) || !numbers_of(text, "now", work.now, why) ||
+      !numbers_of(text, "best", work.best, why) || !numbers_of(text, "peers", work.host, why) ||
+      !numbers_of(text, "spread_of", work.spread_of, why) ||
+      !numbers_of(text, "spread", work.spread, why))
+    return why;
+  const std::size_t n = windows.nodes.size();
+  if (slowest.size() != n || now.size() != n || best.size() != n || peers.size() != n)
+    return "\"hosts\", \"ranks\", \"slowest\", \"now\", \"best\" and \"peers\" are not of "
+           "one length";
+  if (work.spread_of.size() != work.spread.size())
+    return "\"spread_of\" and \"spread\" are not of one length";
+  for (std::size_t i = 0; i < n; ++i) {
+    NodeWindow& w = windows.nodes[i];
+    const auto first = windows.node_ranks.begin() + w.ranks_from;
+    const auto last = windows.node_ranks.begin() + w.ranks_to;
+    if (!whole_at_most(slowest[i], kMaxSummaryRank) ||
+        std::find(first, last, static_cast<int>(slowest[i])) == last)
+      return "a \"slowest\" rank is not one of its node's ranks";
+    w.slowest = static_cast<int>(slowest[i]);
+    w.now = now[i];
+    w.best = std::min(best[i], now[i]);  // its best is never worse than now
+    w.peers = peers[i];
+    w.spread = -1;
+  }
+  for (std::size_t i = 0; i < work.spread_of.size(); ++i) {
+    if (!whole_at_most(work.spread_of[i], static_cast<double>(n) - 1))
+      return "a \"spread_of\" index names no node";
+    NodeWindow& w = windows.nodes[static_cast<std::size_t>(work.spread_of[i])];
+    if (w.spread >= 0) return "a node's spread is given twice";
+    w.spread = work.spread[i];
+  }
+  return "";
+}
+
 // A "v":2 summary's rows, a node each, into `windows.nodes`; why not, or "".
 std::string node_rows(const SummaryKeys& text, SummaryScratch& work, RankWindows& windows) {
   windows.nodes.resize(work.names.size());
@@ -464,46 +504,33 @@ std::string node_rows(const SummaryKeys& text, SummaryScratch& work, RankWindows
       }))
     return "no \"ranks\" array of rank ranges (\"0-7\"), at most " +
            std::to_string(kMaxSummaryRanks) + " ranks";
-  std::string why;
-  const auto &slowest = work.rank, &now = work.now, &best = work.best, &peers = work.host;
-  if (!numbers_of(text, "slowest", work.rank, why) || !numbers_of(text, "now", work.now, why) ||
-      !numbers_of(text, "best", work.best, why) || !numbers_of(text, "peers", work.host, why) ||
-      !numbers_of(text, "spread_of", work.spread_of, why) ||
-      !numbers_of(text, "spread", work.spread, why))
-    return why;
-  const std::size_t n = windows.nodes.size();
-  if (at != n || slowest.size() != n || now.size() != n || best.size() != n || peers.size() != n)
+  if (at != windows.nodes.size())
     return "\"hosts\", \"ranks\", \"slowest\", \"now\", \"best\" and \"peers\" are not of "
            "one length";
-  if (work.spread_of.size() != work.spread.size())
-    return "\"spread_of\" and \"spread\" are not of one length";
   if (any_listed_twice(windows.node_ranks, work.sorted)) return "a rank is listed twice";
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < windows.nodes.size(); ++i) windows.nodes[i].host = work.host_at[i];
+  return node_figures(text, work, windows);
+}
+
+// A "v":2 summary whose "hosts" and "ranks" arrays are the text they were in `before`, the same
+// job's summary read before: its nodes and ranks are `before`'s, and only its figures are read.
+std::string node_rows_like(const SummaryKeys& text, const RankWindows& before, SummaryScratch& work,
+                           RankWindows& windows) {
+  windows.hosts = before.hosts;
+  windows.node_ranks = before.node_ranks;
+  windows.nodes.resize(before.nodes.size());
+  for (std::size_t i = 0; i < windows.nodes.size(); ++i) {
     NodeWindow& w = windows.nodes[i];
-    w.host = work.host_at[i];
-    const auto first = windows.node_ranks.begin() + w.ranks_from;
-    const auto last = windows.node_ranks.begin() + w.ranks_to;
-    if (!whole_at_most(slowest[i], kMaxSummaryRank) ||
-        std::find(first, last, static_cast<int>(slowest[i])) == last)
-      return "a \"slowest\" rank is not one of its node's ranks";
-    w.slowest = static_cast<int>(slowest[i]);
-    w.now = now[i];
-    w.best = std::min(best[i], now[i]);  // its best is never worse than now
-    w.peers = peers[i];
+    w.host = before.nodes[i].host;
+    w.ranks_from = before.nodes[i].ranks_from;
+    w.ranks_to = before.nodes[i].ranks_to;
   }
-  for (std::size_t i = 0; i < work.spread_of.size(); ++i) {
-    if (!whole_at_most(work.spread_of[i], static_cast<double>(n) - 1))
-      return "a \"spread_of\" index names no node";
-    NodeWindow& w = windows.nodes[static_cast<std::size_t>(work.spread_of[i])];
-    if (w.spread >= 0) return "a node's spread is given twice";
-    w.spread = work.spread[i];
-  }
-  return "";
+  return node_figures(text, work, windows);
 }
 
 }  // namespace
 
-TimingSummary parse_timing_summary(std::string_view text) {
+TimingSummary parse_timing_summary(std::string_view text, const RankWindows* before) {
   TimingSummary out;
   auto fail = [&](std::string why) {
     out = {};
@@ -526,6 +553,20 @@ TimingSummary parse_timing_summary(std::string_view text) {
   SummaryScratch& work = scratch();
   work.names.clear();
   auto host_names = array_of(keys, "hosts");
+  if (version == 2 && host_names) {
+    if (auto ranks = array_of(keys, "ranks")) {
+      const std::hash<std::string_view> hash;
+      RankWindows::Layout& layout = out.windows.layout;
+      layout = {host_names->size(), hash(*host_names), ranks->size(), hash(*ranks)};
+      if (before && !before->nodes.empty() && before->layout == layout) {
+        std::string why = node_rows_like(keys, *before, work, out.windows);
+        if (!why.empty()) return fail(why);
+        if (std::isnan(window_s)) window_s = 0;
+        out.windows.window_s = window_s;
+        return out;
+      }
+    }
+  }
   if (!host_names || !each_item(*host_names, [&](std::string_view item) {
         auto name = quoted(item);
         // A node name as Slurm spells it: with no escapes, brackets or commas inside. One pass

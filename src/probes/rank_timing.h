@@ -57,6 +57,12 @@ struct RankWindows {
   std::vector<NodeWindow> nodes;  // "v":2: the nodes' figures; `ranks` is then empty
   std::vector<int> node_ranks;    // "v":2: every node's ranks, one node after another
   double window_s = 0;            // "v":2: the time the judged windows cover
+  // "v":2: the text of its "hosts" and "ranks" arrays, as a size and a hash each: which nodes
+  // and ranks the job has. A rewrite with the same layout takes both from the summary before.
+  struct Layout {
+    std::size_t hosts_size = 0, hosts_hash = 0, ranks_size = 0, ranks_hash = 0;
+    bool operator==(const Layout&) const = default;
+  } layout;
   std::size_t size() const { return ranks.size(); }
   bool empty() const { return ranks.empty() && nodes.empty(); }
   const RankWindow& operator[](std::size_t i) const { return ranks[i]; }
@@ -119,7 +125,11 @@ struct TimingSummary {
   RankWindows windows;
   std::string error;
 };
-TimingSummary parse_timing_summary(std::string_view text);
+// `before`: the same job's summary read before, if any. Rank 0 rewrites the figures every few
+// steps, but the job's nodes and ranks stay as they were: where its "hosts" and "ranks" arrays
+// are the text they were, their nodes and ranks are taken from `before`, not read again (at
+// 1,000 jobs of 512 ranks they were a third of reading the rewritten summaries).
+TimingSummary parse_timing_summary(std::string_view text, const RankWindows* before = nullptr);
 
 // The last `tail_bytes` of every rank-*.jsonl (6 KiB: the last ~55 steps, the judged window and one
 // before it for the own-best score) in `dir` (at most `max_files`, lowest ranks first): bounded

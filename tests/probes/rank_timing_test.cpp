@@ -317,6 +317,58 @@ TEST(RankTiming, ANodeRowSummaryIsJudgedExactlyAsEveryRanksWindow) {
   EXPECT_GT(suspects, 150) << "the slow nodes were found, not only agreed on";
 }
 
+// #28: a rewritten summary whose "hosts" and "ranks" arrays are the text they were takes the
+// job's nodes and ranks from the summary read before (their reading was a third of a rewritten
+// 512-rank summary's). Over random jobs, rewrites with the same layout and with another one (a
+// node more or fewer, another node's name, ranks placed otherwise) read exactly as they read
+// alone; a rewrite whose figures are not whole is the same error with its reason either way.
+TEST(RankTiming, ARewriteOfTheSameLayoutReadsAsItReadsAlone) {
+  std::mt19937 rng(2812);
+  std::uniform_int_distribution<int> nodes(2, 24), per_node(1, 8), pick(0, 3);
+  auto same = [](const RankWindows& a, const RankWindows& b) {
+    if (a.hosts != b.hosts || a.node_ranks != b.node_ranks || a.nodes.size() != b.nodes.size() ||
+        a.window_s != b.window_s || !(a.layout == b.layout))
+      return false;
+    for (std::size_t i = 0; i < a.nodes.size(); ++i) {
+      const NodeWindow &x = a.nodes[i], &y = b.nodes[i];
+      if (x.host != y.host || x.slowest != y.slowest || x.now != y.now || x.best != y.best ||
+          x.peers != y.peers || x.spread != y.spread || x.ranks_from != y.ranks_from ||
+          x.ranks_to != y.ranks_to)
+        return false;
+    }
+    return true;
+  };
+  int reused = 0;
+  for (int job = 0; job < 300; ++job) {
+    testing::TimingSim sim;
+    sim.nodes = nodes(rng);
+    sim.ranks_per_node = per_node(rng);
+    auto before = parse_timing_summary(testing::summary_json_v2(rank_windows(sim.run(rng)), 1e9));
+    ASSERT_TRUE(before.error.empty()) << before.error;
+    const int change = pick(rng);  // 0, 1: the same layout; 2: other nodes; 3: other ranks
+    if (change == 2) sim.nodes += sim.nodes > 2 && pick(rng) < 2 ? -1 : 1;
+    if (change == 3) sim.ranks_per_node = sim.ranks_per_node % 8 + 1;
+    std::string text = testing::summary_json_v2(rank_windows(sim.run(rng)), 1e9 + 30, 60, 69);
+    if (change >= 2 && pick(rng) == 0) text.replace(text.find("\"node-1\""), 8, "\"node-01\"");
+    auto alone = parse_timing_summary(text);
+    auto after = parse_timing_summary(text, &before.windows);
+    ASSERT_TRUE(alone.error.empty()) << alone.error;
+    ASSERT_EQ(after.error, "") << job;
+    ASSERT_TRUE(same(alone.windows, after.windows)) << job << ": " << text;
+    EXPECT_EQ(alone.ts, after.ts);
+    EXPECT_EQ(alone.step, after.step);
+    reused += before.windows.layout == after.windows.layout;
+    // Its figures not whole: an error, whoever's nodes it takes.
+    std::string broken = text;
+    broken.replace(broken.find("\"now\":[") + 7, 0, "-");
+    EXPECT_EQ(parse_timing_summary(broken).error,
+              parse_timing_summary(broken, &before.windows).error);
+    EXPECT_NE(parse_timing_summary(broken, &before.windows).error, "");
+  }
+  EXPECT_GT(reused, 100) << "the same layouts were met, and taken from the summary before";
+  EXPECT_LT(reused, 250) << "other layouts were met too";
+}
+
 TEST(RankTiming, ANodeRowSummaryThatIsNotWholeIsAnErrorWithItsReason) {
   const std::string good =
       R"({"v":2,"ts":1800000000,"step":5,"window_s":9,"hosts":["node-1","node-2"],)"
