@@ -414,6 +414,14 @@ TEST(HangRule, SrunsWordThatTheRankExitedEndsTheWaitAfterItsNcclError) {
   EXPECT_DOUBLE_EQ(confirm_gap(p, job), 4);
 }
 
+// An NCCL error raised to Python on rank 5, and torchrun's word that its worker failed.
+constexpr const char* kRaisedNcclError =
+    "[rank5]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, "
+    "unhandled system error";
+constexpr const char* kTorchrunWorkerFailed =
+    "E1202 03:10:14.512000 140 torch/distributed/elastic/multiprocessing/api.py:869] failed "
+    "(exitcode: 1) local_rank: 5 (pid: 4242) of binary: /usr/bin/python3";
+
 // #30: the same under torchrun, whose elastic agent says a worker failed as it sees the exit
 // ("failed (exitcode: 1) local_rank: 5 ...") and then stops the node's other workers.
 TEST(HangRule, TorchrunsWordThatAWorkerFailedEndsTheWaitAfterItsNcclError) {
@@ -421,13 +429,7 @@ TEST(HangRule, TorchrunsWordThatAWorkerFailedEndsTheWaitAfterItsNcclError) {
   const JobSettings job;
   JobProgress p = warmed_up();
   p.longest_interval = 10;
-  apply_lines(p,
-              std::vector<std::string>{
-                  "[rank5]: torch.distributed.DistBackendError: NCCL error in: "
-                  "ProcessGroupNCCL.cpp:1970, unhandled system error",
-                  "E1202 03:10:14.512000 140 torch/distributed/elastic/multiprocessing/api.py:869] "
-                  "failed (exitcode: 1) local_rank: 5 (pid: 4242) of binary: /usr/bin/python3"},
-              parser, 1003);
+  apply_lines(p, std::vector<std::string>{kRaisedNcclError, kTorchrunWorkerFailed}, parser, 1003);
   EXPECT_EQ(p.crash, "nccl-error");
   EXPECT_TRUE(p.crash_sticky);
   hung_first_at(p, job, 1012);  // past 8 s from the lines (read at 1003), not 2 intervals
@@ -446,10 +448,7 @@ TEST(HangRule, ALaunchersRestartOfItsWorkersGetsTheStartupGraceFromItsLine) {
   p.longest_interval = 10;
   apply_lines(p,
               std::vector<std::string>{
-                  "[rank5]: torch.distributed.DistBackendError: NCCL error in: "
-                  "ProcessGroupNCCL.cpp:1970, unhandled system error",
-                  "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) "
-                  "local_rank: 5 (pid: 4242) of binary: /usr/bin/python3",
+                  kRaisedNcclError, kTorchrunWorkerFailed,
                   "INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED. "
                   "3/3 attempts left; will restart worker group"},
               parser, 1004, 1003);
