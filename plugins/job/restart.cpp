@@ -6,6 +6,8 @@
 //   account, node count, time limit and output pattern, plus --exclude of nodes that are
 //   drained or down, that a crash or the ledger implicated, or that the job excluded itself
 //   (a `scontrol requeue`d job would instead wait ~2 minutes before Slurm lets it start again).
+// - A job with no script file (sbatch --wrap, a script on stdin) is resubmitted from the copy
+//   of its script Slurm kept (job/batch_script.h).
 // - It runs as the job's owner (sbatch --uid when llmwatch is root) with --export=NONE.
 // - After a crash the log attributes to nodes, it is queued behind the dying task
 //   (--dependency=afternotok), so that Slurm starts it the moment that task is gone
@@ -13,6 +15,7 @@
 #include <algorithm>
 
 #include "action.h"
+#include "job/batch_script.h"
 #include "job/exclusions.h"
 #include "registry.h"
 #include "rules/queued_restart.h"
@@ -111,8 +114,6 @@ class RestartAction : public ActionPlugin {
       return wait;
     }
     const SlurmJob& t = *r.task;
-    if (t.command.empty())
-      return {ActionState::Failed, "squeue did not report the batch script of " + t.display_id()};
     // Identity: the run is resubmitted as its owner, never as llmwatch's user (root under
     // the systemd unit), and with none of llmwatch's environment (its secrets).
     std::vector<std::string> args = {"--job-name=" + t.name, "--export=NONE"};
@@ -143,7 +144,9 @@ class RestartAction : public ActionPlugin {
       args.push_back("--dependency=afternotok:" + behind->display_id());
       args.push_back("--kill-on-invalid-dep=yes");
     }
-    args.push_back(t.command);
+    auto script = script_to_resubmit(t, ctx);  // Slurm's copy for a job with no script file
+    if (!script) return {ActionState::Failed, script.error()};
+    args.push_back(*script);
     auto submitted = ctx.slurm.submit(args);
     if (!submitted.job_id) return {ActionState::Failed, submitted.error};
     const std::string id = std::to_string(*submitted.job_id);
@@ -152,7 +155,7 @@ class RestartAction : public ActionPlugin {
           kv::queued_restart(r.job),
           QueuedRestart{id, behind->display_id(), behind->start_time, exclude, ctx.now}.to_text(),
           ctx.now);
-    std::string detail = (behind ? "queued " : "resubmitted ") + t.command + " as job " + id;
+    std::string detail = (behind ? "queued " : "resubmitted ") + *script + " as job " + id;
     if (behind) detail += ", to start once " + behind->display_id() + " is gone";
     if (!exclude.empty()) detail += (behind ? ", excluding " : " excluding ") + exclude;
     return {ActionState::Done, detail};

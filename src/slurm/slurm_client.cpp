@@ -127,6 +127,17 @@ std::map<std::string, std::string> SlurmClient::show_job(const std::string& job_
   return records.empty() ? std::map<std::string, std::string>{} : records.front();
 }
 
+Result<std::string> SlurmClient::batch_script(const std::string& job_id) {
+  auto r = run("scontrol", {"write", "batch_script", job_id, "-"}, {}, kTextCap);
+  const std::string what = "scontrol write batch_script " + job_id;
+  if (!r.ok()) return Error{r.describe(what)};
+  if (r.out_truncated) return Error{what + ": over " + std::to_string(kTextCap >> 20) + " MiB"};
+  // scontrol says "job script retrieval failed" on its stderr and still exits 0.
+  if (r.out.rfind("#!", 0) != 0)
+    return Error{what + ": no script (" + sanitize_line(r.err.empty() ? r.out : r.err, 120) + ")"};
+  return r.out;
+}
+
 Result<JobDetails> SlurmClient::job_details(const std::vector<std::string>& task_ids) {
   if (task_ids.empty()) return JobDetails{};
   std::string ids;

@@ -53,6 +53,10 @@ class SlurmClient {
   virtual SqueueParse tasks_named(const std::string& name, const std::string& user);
   // `scontrol show job ID` as key/value pairs (text mode fills StdOut/Command/WorkDir from it).
   virtual std::map<std::string, std::string> show_job(const std::string& job_id);
+  // `scontrol write batch_script ID -`: the batch script Slurm keeps for a job while it knows it
+  // (its text, "#!..."), for a job submitted with no script file (sbatch --wrap, or a script
+  // on sbatch's stdin: Command=(null)).
+  virtual Result<std::string> batch_script(const std::string& job_id);
   // What `show_job` tells of a running task's files, for many tasks in one squeue call
   // (slurm_text.h, parse_job_details), keyed by task id; StdOut and StdErr are Slurm's
   // patterns, expanded by the caller. An error names the command; a task Slurm no longer

@@ -77,6 +77,55 @@ TEST(Restart, DeadRunIsResubmittedExcludingADrainedNode) {
       60));
 }
 
+// A run submitted with `sbatch --wrap` has no script file (Command=(null)): its resubmission
+// failed with sbatch's "Unable to open file (null)" (found by bench/crash_latency.py --trainer
+// python, 2026-12-02). It is resubmitted from the copy of its script Slurm kept.
+TEST(Restart, ARunSubmittedWithWrapIsResubmittedFromTheScriptSlurmKept) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  std::string work = c.dir / "work";
+  std::filesystem::create_directories(work);
+  std::string config = write_config(c, "on_absent = [\"alert\", \"restart\"]\n");
+  auto sub = c.slurm({"sbatch", "--parsable", "--job-name=itest-train", "--nodes=1",
+                      "--chdir=" + work, "--output=" + work + "/train-%j.out", "--wrap",
+                      "FAKE_STEP_TIME=0.3 FAKE_TRAINER_DIR=" + work + " exec " + source_dir() +
+                          "/examples/fake-trainer.sh"});
+  ASSERT_TRUE(sub.ok()) << sub.err;
+  std::string first = sub.out.substr(0, sub.out.find_first_of(";\n"));
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(config, {"run", "--once"});
+        auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
+        return s.is_object() && s["jobs"][0].value("step", 0) >= 2;
+      },
+      60));
+  write_file(work + "/crash", "traceback\n");
+  ASSERT_TRUE(eventually([&] { return queued(c, "itest-train").empty(); }));
+  auto run = llmwatch(config, {"run", "--once"});
+  ASSERT_TRUE(run.ok()) << run.err;
+  auto again = queued(c, "itest-train");
+  ASSERT_EQ(again.size(), 1u) << llmwatch(config, {"events"}).out;
+  std::string second = std::to_string(again[0]["job_id"].get<long long>());
+  auto show = c.slurm({"scontrol", "show", "job", second});
+  EXPECT_NE(show.out.find("Command=" + (c.dir / "state") + "/scripts/" + first + "-"),
+            std::string::npos)
+      << show.out;
+  // The copy is its owner's words, kept from other users.
+  for (const auto& f : std::filesystem::directory_iterator(c.dir / "state/scripts"))
+    EXPECT_EQ(f.status().permissions() & std::filesystem::perms::all,
+              std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  // The resubmitted run resumes from the checkpoint and trains on.
+  ASSERT_TRUE(eventually(
+      [&] {
+        llmwatch(config, {"run", "--once"});
+        auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
+        return s.is_object() && s["jobs"][0]["task"] == second &&
+               s["jobs"][0].value("step", 0) >= 3;
+      },
+      60));
+}
+
 TEST(Restart, CrashLoopStopsAndHoldsTheArray) {
   LLMWATCH_REQUIRE_CLUSTER();
   LocalCluster c;
