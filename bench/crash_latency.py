@@ -20,6 +20,11 @@ HOST: task 5: Exited with exit code 1", printed while the other tasks run on).
 --nccl-form torchrun: the traceback, then torchrun's elastic agent saying the worker failed
 ("failed (exitcode: 1) local_rank: 5 (pid: ...) of binary: ...").
 
+--trainer python: with --blame log, a Python trainer (Debian's python3, whose frames gdb reads
+with python3.11-dbg's py-bt) prints the same lines and lingers in a Python function, so the hang
+is confirmed by two stack dumps (the second 4 s after the first, after a line no rank goes on
+from), not by one as for the shell trainer.
+
 --blame node-check: the error names no node (a CUDA error); [gpu] is on, and the task's node's
 kernel log shows an Xid 79 from just before it (stand-in nvidia-smi printing the H100 capture):
 what the restart avoids is found by node-check, in the dying task or after its end.
@@ -33,11 +38,66 @@ LLMWATCH_BENCH_KEEP_LOG=PATH keeps the daemon's log there (and the run's, PATH.t
 Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3] [--teardown 0]
                               [--settle 0] [--blame log|node-check|none]
                               [--nccl-form traceback|abort|rank-exit|torchrun]
+                              [--trainer shell|python]
 Needs root (it starts Slurm daemons). Prints a table.
 """
 import argparse, json, os, random, subprocess, time
 
 from bench_cluster import ROOT, cluster_run, job_setup, sh, start_daemon, wait
+
+# The Python trainer (--trainer python), submitted with --wrap: NeMo step lines every
+# FAKE_STEP_TIME s, resumed from
+# its checkpoint file; at the step after $FAKE_TRAINER_DIR/crash appears, the lines of
+# fake-trainer.sh's NCCL crash kind it names, then it lingers in a collective for
+# FAKE_TEARDOWN_SECONDS (its peers would wait there until NCCL's timeout).
+PY_TRAINER = r'''
+import os, sys, time
+# As fake-trainer.sh: a restart resubmits with --export=NONE, so the run's own directory and
+# the defaults then (the copy of the --wrap script Slurm kept carries no environment).
+d = os.environ.get("FAKE_TRAINER_DIR", os.getcwd())
+step_time = float(os.environ.get("FAKE_STEP_TIME", "2"))
+teardown = float(os.environ.get("FAKE_TEARDOWN_SECONDS", "0"))
+NCCL = ("node-1:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2 with "
+        "error 12, opcode 0, len 0, vendor err 129")
+RAISED = ["[rank5]: Traceback (most recent call last):",
+          "[rank5]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, "
+          "remote process exited or there was a network error"]
+LINES = {
+    "nccl": RAISED,
+    "nccl-exit": RAISED + ["srun: error: node-1: task 5: Exited with exit code 1"],
+    "nccl-torchrun": RAISED + [
+        "E1202 03:10:14.512000 140 torch/distributed/elastic/multiprocessing/api.py:869] failed "
+        "(exitcode: 1) local_rank: 5 (pid: %d) of binary: /usr/bin/python3" % os.getpid()],
+    "nccl-abort": [
+        "[rank5]:[E1130 03:10:06.081690629 ProcessGroupNCCL.cpp:698] [Rank 5] To avoid data "
+        "inconsistency, we are taking the entire process down.",
+        "terminate called after throwing an instance of 'c10::DistBackendError'"],
+}
+
+def wait_in_allreduce(seconds):
+    time.sleep(seconds)
+
+def train():
+    ckpt = os.path.join(d, "checkpoint")
+    step = int(open(ckpt).read()) if os.path.exists(ckpt) else 0
+    while True:
+        crash = os.path.join(d, "crash")
+        if os.path.exists(crash):
+            kind = open(crash).read().split()[0]
+            os.remove(crash)
+            print(NCCL)
+            print("\n".join(LINES[kind]), flush=True)
+            wait_in_allreduce(teardown)
+            sys.exit(1)
+        time.sleep(step_time)
+        step += 1
+        print(f"Training epoch 0, iteration {step}/99999 | global_step: {step} | "
+              f"reduced_train_loss: 2.5 | train_step_timing in s: {step_time}", flush=True)
+        if step % 5 == 0:
+            open(ckpt, "w").write(str(step))
+
+train()
+'''
 
 
 def one_run(args, run=0):
@@ -55,11 +115,16 @@ def one_run(args, run=0):
                    f'nvidia_smi = "{ROOT}/tests/helpers/fake-nvidia-smi"\n'
                    f'node_state_dir = "{d}/nodestate"\n')
         work, cfg = job_setup(d, args.interval, "bench-crash", gpu)
+        trainer = [f"{ROOT}/examples/fake-trainer.sh"]
+        if args.trainer == "python":
+            with open(f"{work}/train.py", "w") as f:
+                f.write(PY_TRAINER)
+            trainer = ["--wrap", f"exec /usr/bin/python3 -u {work}/train.py"]
         out = sh("sbatch", "--parsable", "--job-name=bench-crash", "--nodes=1", f"--chdir={work}",
                  f"--output={work}/train-%j.out",
                  f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME={args.step_time},"
                  f"FAKE_TEARDOWN_SECONDS={args.teardown}",
-                 f"{ROOT}/examples/fake-trainer.sh")
+                 *trainer)
         first = out.stdout.strip().split(";")[0]
         log = f"{work}/train-{first}.out"
         # The daemon starts once the run steps, as it watches a run in production: one started
@@ -116,13 +181,18 @@ def main():
     p.add_argument("--teardown", default="0")
     p.add_argument("--settle", type=float, default=0)
     p.add_argument("--blame", choices=["log", "node-check", "none"], default="log")
-    p.add_argument("--nccl-form", choices=["traceback", "abort", "rank-exit", "torchrun"], default="traceback")
+    p.add_argument("--nccl-form", choices=["traceback", "abort", "rank-exit", "torchrun"],
+                   default="traceback")
+    p.add_argument("--trainer", choices=["shell", "python"], default="shell")
     args = p.parse_args()
+    if args.trainer == "python" and args.blame != "log":
+        p.error("--trainer python prints the NCCL forms only: use it with --blame log")
     args.interval_s = float(args.interval.rstrip("s"))
     rows = [one_run(args, run) for run in range(args.runs)]
     print(f"daemon interval {args.interval}, steps of {args.step_time} s, "
           f"teardown {args.teardown} s, settled {args.settle:g} s, blamed by {args.blame}"
-          + (f", the NCCL error as {args.nccl_form}" if args.blame == "log" else ""))
+          + (f", the NCCL error as {args.nccl_form}" if args.blame == "log" else "")
+          + f", a {args.trainer} trainer")
     print("crash line -> restarted run RUNNING: " + ", ".join(f"{r:.1f} s" for r in rows))
 
 
