@@ -24,27 +24,50 @@ std::vector<nlohmann::json> queued(const LocalCluster& c, const std::string& nam
   return out;
 }
 
-TEST(Restart, DeadRunIsResubmittedExcludingADrainedNode) {
-  LLMWATCH_REQUIRE_CLUSTER();
-  LocalCluster c;
-  ASSERT_TRUE(c.error.empty()) << c.error;
-  std::string work = c.dir / "work";
-  std::filesystem::create_directories(work);
-  std::string config = write_config(c, "on_absent = [\"alert\", \"restart\"]\n");
-  auto sub = c.slurm({"sbatch", "--parsable", "--job-name=itest-train", "--nodes=1",
-                      "--chdir=" + work, "--output=" + work + "/train-%j.out",
-                      "--export=ALL,FAKE_STEP_TIME=0.3,FAKE_TRAINER_DIR=" + work,
-                      source_dir() + "/examples/fake-trainer.sh"});
-  ASSERT_TRUE(sub.ok()) << sub.err;
-  std::string first = sub.out.substr(0, sub.out.find_first_of(";\n"));
-  // llmwatch sees it running (and remembers how it was submitted).
-  ASSERT_TRUE(eventually(
+// Runs cycles until `status` shows the watched run at `step` or past it (in task `task`, when
+// one is given), for at most 60 s.
+bool trains_to(const std::string& config, int step, const std::string& task = "") {
+  return eventually(
       [&] {
         llmwatch(config, {"run", "--once"});
         auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
-        return s.is_object() && s["jobs"][0].value("step", 0) >= 2;
+        return s.is_object() && (task.empty() || s["jobs"][0]["task"] == task) &&
+               s["jobs"][0].value("step", 0) >= step;
       },
-      60));
+      60);
+}
+
+// A local cluster running `itest-train`, submitted with `how` (sbatch's arguments after its
+// name, node count, workdir and output), and a config that restarts it once it is gone.
+struct DeadRunSetup {
+  LocalCluster c;
+  std::string work = c.dir / "work", config, first;
+  template <class How>  // std::vector<std::string>(const std::string& work)
+  explicit DeadRunSetup(How how) {
+    if (!c.error.empty()) return;
+    std::filesystem::create_directories(work);
+    config = write_config(c, "on_absent = [\"alert\", \"restart\"]\n");
+    std::vector<std::string> args = {
+        "sbatch",    "--parsable",      "--job-name=itest-train",
+        "--nodes=1", "--chdir=" + work, "--output=" + work + "/train-%j.out"};
+    for (auto& a : how(work)) args.push_back(std::move(a));
+    auto sub = c.slurm(args);
+    EXPECT_TRUE(sub.ok()) << sub.err;
+    first = sub.out.substr(0, sub.out.find_first_of(";\n"));
+  }
+};
+
+TEST(Restart, DeadRunIsResubmittedExcludingADrainedNode) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  DeadRunSetup setup([](const std::string& work) {
+    return std::vector<std::string>{"--export=ALL,FAKE_STEP_TIME=0.3,FAKE_TRAINER_DIR=" + work,
+                                    source_dir() + "/examples/fake-trainer.sh"};
+  });
+  ASSERT_TRUE(setup.c.error.empty()) << setup.c.error;
+  LocalCluster& c = setup.c;
+  const std::string &work = setup.work, &config = setup.config, &first = setup.first;
+  // llmwatch sees it running (and remembers how it was submitted).
+  ASSERT_TRUE(trains_to(config, 2));
   // An administrator drains node-3; then the run dies with no successor (a Python error: a
   // person's scancel would be a decision, never restarted).
   ASSERT_TRUE(
@@ -67,14 +90,7 @@ TEST(Restart, DeadRunIsResubmittedExcludingADrainedNode) {
   ASSERT_TRUE(llmwatch(config, {"run", "--once"}).ok());
   EXPECT_EQ(queued(c, "itest-train").size(), 1u);
   // The resubmitted run resumes from the checkpoint and trains on.
-  ASSERT_TRUE(eventually(
-      [&] {
-        llmwatch(config, {"run", "--once"});
-        auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
-        return s.is_object() && s["jobs"][0]["task"] == second &&
-               s["jobs"][0].value("step", 0) >= 3;
-      },
-      60));
+  ASSERT_TRUE(trains_to(config, 3, second));
 }
 
 // A run submitted with `sbatch --wrap` has no script file (Command=(null)): its resubmission
@@ -82,24 +98,15 @@ TEST(Restart, DeadRunIsResubmittedExcludingADrainedNode) {
 // python, 2026-12-02). It is resubmitted from the copy of its script Slurm kept.
 TEST(Restart, ARunSubmittedWithWrapIsResubmittedFromTheScriptSlurmKept) {
   LLMWATCH_REQUIRE_CLUSTER();
-  LocalCluster c;
-  ASSERT_TRUE(c.error.empty()) << c.error;
-  std::string work = c.dir / "work";
-  std::filesystem::create_directories(work);
-  std::string config = write_config(c, "on_absent = [\"alert\", \"restart\"]\n");
-  auto sub = c.slurm({"sbatch", "--parsable", "--job-name=itest-train", "--nodes=1",
-                      "--chdir=" + work, "--output=" + work + "/train-%j.out", "--wrap",
-                      "FAKE_STEP_TIME=0.3 FAKE_TRAINER_DIR=" + work + " exec " + source_dir() +
-                          "/examples/fake-trainer.sh"});
-  ASSERT_TRUE(sub.ok()) << sub.err;
-  std::string first = sub.out.substr(0, sub.out.find_first_of(";\n"));
-  ASSERT_TRUE(eventually(
-      [&] {
-        llmwatch(config, {"run", "--once"});
-        auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
-        return s.is_object() && s["jobs"][0].value("step", 0) >= 2;
-      },
-      60));
+  DeadRunSetup setup([](const std::string& work) {
+    return std::vector<std::string>{"--wrap", "FAKE_STEP_TIME=0.3 FAKE_TRAINER_DIR=" + work +
+                                                  " exec " + source_dir() +
+                                                  "/examples/fake-trainer.sh"};
+  });
+  ASSERT_TRUE(setup.c.error.empty()) << setup.c.error;
+  LocalCluster& c = setup.c;
+  const std::string &work = setup.work, &config = setup.config, &first = setup.first;
+  ASSERT_TRUE(trains_to(config, 2));
   write_file(work + "/crash", "traceback\n");
   ASSERT_TRUE(eventually([&] { return queued(c, "itest-train").empty(); }));
   auto run = llmwatch(config, {"run", "--once"});
@@ -116,14 +123,7 @@ TEST(Restart, ARunSubmittedWithWrapIsResubmittedFromTheScriptSlurmKept) {
     EXPECT_EQ(f.status().permissions() & std::filesystem::perms::all,
               std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   // The resubmitted run resumes from the checkpoint and trains on.
-  ASSERT_TRUE(eventually(
-      [&] {
-        llmwatch(config, {"run", "--once"});
-        auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
-        return s.is_object() && s["jobs"][0]["task"] == second &&
-               s["jobs"][0].value("step", 0) >= 3;
-      },
-      60));
+  ASSERT_TRUE(trains_to(config, 3, second));
 }
 
 TEST(Restart, CrashLoopStopsAndHoldsTheArray) {
@@ -261,13 +261,7 @@ TEST(Restart, ARunSlurmHoldsAfterAFailedLaunchIsReleasedOnceAndStartsElsewhere) 
   EXPECT_NE(c.slurm({"scontrol", "show", "job", id}).out.find("ExcNodeList=" + kept_off),
             std::string::npos)
       << events;
-  ASSERT_TRUE(eventually(
-      [&] {
-        llmwatch(config, {"run", "--once"});
-        auto s = nlohmann::json::parse(llmwatch(config, {"status", "--json"}).out, nullptr, false);
-        return s.is_object() && s["jobs"][0]["task"] == id && s["jobs"][0].value("step", 0) >= 2;
-      },
-      60))
+  ASSERT_TRUE(trains_to(config, 2, id))
       << c.jobs().dump().substr(0, 3000) << llmwatch(config, {"events"}).out;
   auto show = c.slurm({"scontrol", "show", "job", id});
   EXPECT_EQ(show.out.find(" NodeList=" + bad + "\n"), std::string::npos) << show.out;
