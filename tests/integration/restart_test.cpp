@@ -122,8 +122,11 @@ TEST(Restart, ARunSubmittedWithWrapIsResubmittedFromTheScriptSlurmKept) {
   for (const auto& f : std::filesystem::directory_iterator(c.dir / "state/scripts"))
     EXPECT_EQ(f.status().permissions() & std::filesystem::perms::all,
               std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-  // The resubmitted run resumes from the checkpoint and trains on.
+  // The resubmitted run resumes from the checkpoint and trains on, in a log of its own: the
+  // crashed run's stays as it was (its log's pattern, out-%j, not scontrol's expanded name).
   ASSERT_TRUE(trains_to(config, 3, second));
+  EXPECT_NE(read_file(work + "/train-" + first + ".out").find("Traceback"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(work + "/train-" + second + ".out"));
 }
 
 TEST(Restart, CrashLoopStopsAndHoldsTheArray) {

@@ -38,13 +38,17 @@
 namespace llmwatch {
 namespace {
 
-// What squeue's text form lacks (batch script, log paths), from `scontrol show job`.
+// What squeue's text form lacks (batch script, log paths), from `scontrol show job`; also asked
+// for a task squeue's JSON gave no batch script (sbatch --wrap). scontrol's log paths are the
+// task's own, expanded ("out-7.txt"): the JSON's pattern ("out-%j.txt") is kept where it gave
+// one, or a restart's run would write over the crashed run's log.
 void take_from_scontrol(SlurmJob& task, std::map<std::string, std::string> show) {
   if (show.empty()) return;
-  task.std_out = show["StdOut"];
-  task.std_err = show["StdErr"];
+  if (task.std_out.empty()) task.std_out = show["StdOut"];
+  // Its stderr where it has one of its own: scontrol names the stdout file when it has none.
+  if (task.std_err.empty() && show["StdErr"] != show["StdOut"]) task.std_err = show["StdErr"];
   task.command = show["Command"];
-  task.workdir = show["WorkDir"];
+  if (task.workdir.empty()) task.workdir = show["WorkDir"];
   if (show["Account"] != "(null)") task.account = show["Account"];
   task.partition = show["Partition"];
   task.group = show["GroupName"];
