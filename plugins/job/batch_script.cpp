@@ -1,6 +1,7 @@
 #include "job/batch_script.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -8,13 +9,21 @@
 
 namespace llmwatch {
 
-Result<std::string> script_to_resubmit(const SlurmJob& t, ActionContext& ctx) {
-  if (!t.command.empty() && t.command != "(null)") return t.command;
+ScriptToResubmit::~ScriptToResubmit() {
+  if (copy) ::unlink(path.c_str());
+}
+
+Result<ScriptToResubmit> script_to_resubmit(const SlurmJob& t, ActionContext& ctx) {
+  const std::string dir = ctx.config.state_dir + "/scripts";
+  // A run resubmitted from a copy names that copy, removed once sbatch read it: it has no
+  // script file either.
+  const bool ours = t.command.rfind(dir + "/", 0) == 0;
+  if (!t.command.empty() && t.command != "(null)" && !ours)
+    return ScriptToResubmit{t.command, false};
   auto text = ctx.slurm.batch_script(t.display_id());
   if (!text)
     return Error{t.display_id() + " has no batch script file (sbatch --wrap, or a script on " +
                  "sbatch's stdin), and Slurm's copy of it cannot be had: " + text.error()};
-  const std::string dir = ctx.config.state_dir + "/scripts";
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Error{"cannot make " + dir + ": " + ec.message()};
@@ -25,7 +34,7 @@ Result<std::string> script_to_resubmit(const SlurmJob& t, ActionContext& ctx) {
   Status written = write_file_atomic(path, *text);
   ::umask(before);
   if (!written) return Error{written.error()};
-  return path;
+  return ScriptToResubmit{path, true};
 }
 
 }  // namespace llmwatch

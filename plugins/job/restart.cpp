@@ -146,8 +146,8 @@ class RestartAction : public ActionPlugin {
     }
     auto script = script_to_resubmit(t, ctx);  // Slurm's copy for a job with no script file
     if (!script) return {ActionState::Failed, script.error()};
-    args.push_back(*script);
-    auto submitted = ctx.slurm.submit(args);
+    args.push_back(script->path);
+    auto submitted = ctx.slurm.submit(args);  // a copy is removed once sbatch has read it
     if (!submitted.job_id) return {ActionState::Failed, submitted.error};
     const std::string id = std::to_string(*submitted.job_id);
     if (behind)
@@ -155,7 +155,10 @@ class RestartAction : public ActionPlugin {
           kv::queued_restart(r.job),
           QueuedRestart{id, behind->display_id(), behind->start_time, exclude, ctx.now}.to_text(),
           ctx.now);
-    std::string detail = (behind ? "queued " : "resubmitted ") + *script + " as job " + id;
+    std::string detail =
+        (behind ? "queued " : "resubmitted ") +
+        (script->copy ? "Slurm's copy of " + t.display_id() + "'s script" : script->path) +
+        " as job " + id;
     if (behind) detail += ", to start once " + behind->display_id() + " is gone";
     if (!exclude.empty()) detail += (behind ? ", excluding " : " excluding ") + exclude;
     return {ActionState::Done, detail};

@@ -118,15 +118,22 @@ TEST(Restart, ARunSubmittedWithWrapIsResubmittedFromTheScriptSlurmKept) {
   EXPECT_NE(show.out.find("Command=" + (c.dir / "state") + "/scripts/" + first + "-"),
             std::string::npos)
       << show.out;
-  // The copy is its owner's words, kept from other users.
-  for (const auto& f : std::filesystem::directory_iterator(c.dir / "state/scripts"))
-    EXPECT_EQ(f.status().permissions() & std::filesystem::perms::all,
-              std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  // sbatch sent the script's text to slurmctld: the copy (its owner's words) is not kept,
+  // one a restart, in llmwatch's state.
+  EXPECT_TRUE(std::filesystem::is_empty(c.dir / "state/scripts"));
   // The resubmitted run resumes from the checkpoint and trains on, in a log of its own: the
   // crashed run's stays as it was (its log's pattern, out-%j, not scontrol's expanded name).
   ASSERT_TRUE(trains_to(config, 3, second));
   EXPECT_NE(read_file(work + "/train-" + first + ".out").find("Traceback"), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(work + "/train-" + second + ".out"));
+  // The resubmitted run names the removed copy: its own crash is restarted from Slurm's copy.
+  write_file(work + "/crash", "traceback\n");
+  ASSERT_TRUE(eventually([&] { return queued(c, "itest-train").empty(); }));
+  ASSERT_TRUE(llmwatch(config, {"run", "--once"}).ok());
+  again = queued(c, "itest-train");
+  ASSERT_EQ(again.size(), 1u) << llmwatch(config, {"events"}).out;
+  EXPECT_NE(std::to_string(again[0]["job_id"].get<long long>()), second);
+  EXPECT_TRUE(std::filesystem::is_empty(c.dir / "state/scripts"));
 }
 
 TEST(Restart, CrashLoopStopsAndHoldsTheArray) {
