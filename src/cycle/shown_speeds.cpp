@@ -1,5 +1,7 @@
 #include "cycle/shown_speeds.h"
 
+#include <algorithm>
+#include <cmath>
 #include <mutex>
 #include <unordered_map>
 
@@ -8,21 +10,38 @@
 namespace llmwatch {
 namespace {
 
+// A score from 0 to 1 to the hundredth, as the finding and `status` print it ("0.71×"): the
+// view (and the gauge read from it) then changes when a shown speed does, not with each
+// rewrite's jitter in the fourth digit, so an unchanged view is not written to the state
+// again. Written by hand: to_chars and the writer's checks were most of a view's cost.
+void append_hundredths(std::string& out, double score) {
+  if (!std::isfinite(score)) {
+    out += "null";
+    return;
+  }
+  const long long h = std::llround(std::clamp(score, 0.0, 1e9) * 100);
+  out += std::to_string(h / 100);
+  if (const long long frac = h % 100; frac != 0) {
+    out += '.';
+    out += static_cast<char>('0' + frac / 10);
+    if (frac % 10 != 0) out += static_cast<char>('0' + frac % 10);
+  }
+}
+
 std::string speeds_json(const StragglerVerdict& verdict, std::size_t shown) {
-  JsonWriter out;
-  out.begin_array();
+  std::string out = "[";
   for (std::size_t i = 0; i < shown && i < verdict.nodes.size(); ++i) {
     const NodeSpeed& n = verdict.nodes[i];
-    out.begin_object()
-        .key("node")
-        .value(n.node)
-        .key("relative")
-        .value(n.relative)
-        .key("suspect")
-        .value(n.suspect)
-        .end_object();
+    if (i) out += ',';
+    JsonWriter name;  // a node name is the job's own writing: escaped, made valid UTF-8
+    name.value(n.node);
+    out += "{\"node\":";
+    out += name.str();
+    out += ",\"relative\":";
+    append_hundredths(out, n.relative);
+    out += n.suspect ? ",\"suspect\":true}" : ",\"suspect\":false}";
   }
-  return out.end_array().take();
+  return out + "]";
 }
 
 }  // namespace

@@ -12,8 +12,8 @@
 namespace llmwatch {
 
 // `[{"node":..,"relative":..,"suspect":..},...]` for the first `shown` nodes of `verdict`
-// (slowest first), `[]` without one. The same verdict object and count give the text made
-// before for `job`; anything else is written anew.
+// (slowest first), each speed to the hundredth, `[]` without one. The same verdict object and count
+// give the text made before for `job`; anything else is written anew.
 std::string shown_speeds_json(const std::string& job,
                               const std::shared_ptr<const StragglerVerdict>& verdict,
                               std::size_t shown);

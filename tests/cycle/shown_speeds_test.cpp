@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 namespace llmwatch {
@@ -46,6 +47,34 @@ TEST(ShownSpeeds, ANewVerdictOrCountIsNeverAnsweredWithTheTextBefore) {
   // Another job with the same verdict object has its own text; the first job's stays right.
   EXPECT_EQ(shown_speeds_json("shown-c", before, 2), shown_speeds_json("shown-d", before, 2));
   EXPECT_EQ(nlohmann::json::parse(shown_speeds_json("shown-b", before, 2))[0]["node"], "node-1");
+}
+
+// A speed is shown to the hundredth, as the finding prints it: a rewrite that moves a node's
+// score in the third digit gives the same view (not written to the state again), and the
+// text is JSON whatever the score or the name.
+TEST(ShownSpeeds, ASpeedIsShownToTheHundredth) {
+  auto j = nlohmann::json::parse(shown_speeds_json("shown-e",
+                                                   verdict_of({{"node-3", 0.7149},
+                                                               {"node-1", 0.9951},
+                                                               {"node-2", 1.0},
+                                                               {"node-4", 0.0},
+                                                               {"node-5", 0.0049},
+                                                               {"node-6", 0.5},
+                                                               {"node-7", 1.7}}),
+                                                   8));
+  std::vector<double> shown;
+  for (const auto& n : j) shown.push_back(n["relative"]);
+  EXPECT_EQ(shown, (std::vector<double>{0.71, 1, 1, 0, 0, 0.5, 1.7}));
+  EXPECT_EQ(shown_speeds_json("shown-f", verdict_of({{"node-3", 0.7101}}), 1),
+            shown_speeds_json("shown-g", verdict_of({{"node-3", 0.7149}}), 1));
+  EXPECT_NE(shown_speeds_json("shown-f", verdict_of({{"node-3", 0.7101}}), 1),
+            shown_speeds_json("shown-g", verdict_of({{"node-3", 0.7151}}), 1));
+  auto odd = verdict_of({{"a\"b\\\x01\xff", NAN}, {"n", INFINITY}, {"m", -0.3}});
+  auto k = nlohmann::json::parse(shown_speeds_json("shown-h", odd, 3));
+  EXPECT_EQ(k[0]["node"], "a\"b\\\x01\xef\xbf\xbd");
+  EXPECT_TRUE(k[0]["relative"].is_null());
+  EXPECT_TRUE(k[1]["relative"].is_null());
+  EXPECT_EQ(k[2]["relative"], 0);
 }
 
 }  // namespace
