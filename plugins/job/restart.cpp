@@ -139,6 +139,11 @@ class RestartAction : public ActionPlugin {
     if (!t.account.empty()) args.push_back("--account=" + t.account);
     if (!t.std_out.empty()) args.push_back("--output=" + t.std_out);
     if (!t.std_err.empty()) args.push_back("--error=" + t.std_err);
+    // A log named with no %j (train.out) is the crashed run's file too: Slurm's default open
+    // mode truncated it, and the traceback its post-mortem named with it. Appended, the new
+    // run's lines follow the old ones, where llmwatch's cursor on that file already stands.
+    // A file of the new job's own (%j) does not exist yet: there the two modes are one.
+    args.push_back("--open-mode=append");
     // afternotok: a task that ends well after all (exit 0) has Slurm withdraw the queued run.
     if (behind) {
       args.push_back("--dependency=afternotok:" + behind->display_id());

@@ -136,6 +136,33 @@ TEST(Restart, ARunSubmittedWithWrapIsResubmittedFromTheScriptSlurmKept) {
   EXPECT_TRUE(std::filesystem::is_empty(c.dir / "state/scripts"));
 }
 
+// A run that logs to one file (`--output=train.out`, no %j) is resubmitted to that file: the
+// restarted run used to truncate it (Slurm's default open mode), and with it the crashed run's
+// traceback, the evidence its post-mortem named. The new run's lines now follow the old ones.
+TEST(Restart, ARunLoggingToOneFileKeepsTheCrashInItsLogAfterTheRestart) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  DeadRunSetup setup([](const std::string& work) {
+    return std::vector<std::string>{"--output=" + work + "/train.out",
+                                    "--export=ALL,FAKE_STEP_TIME=0.3,FAKE_TRAINER_DIR=" + work,
+                                    source_dir() + "/examples/fake-trainer.sh"};
+  });
+  ASSERT_TRUE(setup.c.error.empty()) << setup.c.error;
+  LocalCluster& c = setup.c;
+  const std::string &work = setup.work, &config = setup.config;
+  ASSERT_TRUE(trains_to(config, 2));
+  write_file(work + "/crash", "traceback\n");
+  ASSERT_TRUE(eventually([&] { return queued(c, "itest-train").empty(); }));
+  ASSERT_TRUE(llmwatch(config, {"run", "--once"}).ok());
+  auto again = queued(c, "itest-train");
+  ASSERT_EQ(again.size(), 1u) << llmwatch(config, {"events"}).out;
+  std::string second = std::to_string(again[0]["job_id"].get<long long>());
+  ASSERT_TRUE(trains_to(config, 3, second));
+  const std::string log = read_file(work + "/train.out");
+  const auto traceback = log.find("Traceback");
+  EXPECT_NE(traceback, std::string::npos) << log;
+  EXPECT_NE(log.find("resumed at step", traceback), std::string::npos) << log;
+}
+
 TEST(Restart, CrashLoopStopsAndHoldsTheArray) {
   LLMWATCH_REQUIRE_CLUSTER();
   LocalCluster c;
