@@ -1,6 +1,8 @@
 // requeue: `scontrol requeue` the running task, an alternative to cancel + restart for jobs
 // submitted with --requeue. Slurm holds a requeued job back ~2 minutes (its BeginTime is set
-// about 121 s ahead) before it can start again, so cancel + restart is faster for arrays.
+// about 121 s ahead) before it can start again, so cancel + restart is faster for arrays. The
+// task keeps its id and so its log, which Slurm truncates at the new start unless the job
+// appends (--open-mode=append, JobFileAppend=1): seen on the local cluster, 2026-12-02.
 // Pending again, it is kept off the nodes the cycle excludes, as a restart is (#30).
 #include "action.h"
 #include "job/exclusions.h"
@@ -29,9 +31,11 @@ class RequeueAction : public ActionPlugin {
       return {ActionState::Failed, requeue.error()};
     // Slurm takes a list only for a pending task: it is set once the requeue made it one.
     const std::string kept_off = keep_pending_task_off(*r.task, r.exclude, ctx.slurm);
-    return {ActionState::Done, "scontrol requeue " + r.task->display_id() +
-                                   " (Slurm delays its restart ~2 min)" +
-                                   (kept_off.empty() ? "" : ", " + kept_off)};
+    return {ActionState::Done,
+            "scontrol requeue " + r.task->display_id() +
+                " (Slurm delays its restart ~2 min, and empties its log then unless the job "
+                "appends)" +
+                (kept_off.empty() ? "" : ", " + kept_off)};
   }
 };
 
