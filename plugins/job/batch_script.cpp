@@ -1,17 +1,12 @@
 #include "job/batch_script.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <filesystem>
 
 #include "util/files.h"
 
 namespace llmwatch {
-
-ScriptToResubmit::~ScriptToResubmit() {
-  if (copy) ::unlink(path.c_str());
-}
 
 Result<ScriptToResubmit> script_to_resubmit(const SlurmJob& t, ActionContext& ctx) {
   const std::string dir = ctx.config.state_dir + "/scripts";

@@ -12,21 +12,13 @@
 namespace llmwatch {
 
 // What to hand sbatch. `copy` is set when `path` is a copy of Slurm's that llmwatch wrote:
-// sbatch sends the script's text to slurmctld, so the copy is removed once sbatch returns
-// (ScriptToResubmit's destructor). The run resubmitted from it then names a file that is
-// gone, so its own restart takes Slurm's copy again: a job whose script is one of those
-// copies is treated as one with none.
+// sbatch sends the script's text to slurmctld, so the caller removes the copy once sbatch
+// returns. The run resubmitted from it then names a file that is gone, so its own restart
+// takes Slurm's copy again: a job whose script is one of those copies is treated as one with
+// none.
 struct ScriptToResubmit {
   std::string path;
   bool copy = false;
-  ScriptToResubmit(std::string p, bool c) : path(std::move(p)), copy(c) {}
-  ScriptToResubmit(ScriptToResubmit&& o) noexcept : path(std::move(o.path)), copy(o.copy) {
-    o.copy = false;
-  }
-  ScriptToResubmit(const ScriptToResubmit&) = delete;
-  ScriptToResubmit& operator=(const ScriptToResubmit&) = delete;
-  ScriptToResubmit& operator=(ScriptToResubmit&&) = delete;
-  ~ScriptToResubmit();
 };
 
 // The script to resubmit `t` with: its own script file, or Slurm's copy of it written to

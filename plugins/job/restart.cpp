@@ -13,6 +13,7 @@
 //   (--dependency=afternotok), so that Slurm starts it the moment that task is gone
 //   (rules/queued_restart.h).
 #include <algorithm>
+#include <filesystem>
 
 #include "action.h"
 #include "job/batch_script.h"
@@ -152,7 +153,9 @@ class RestartAction : public ActionPlugin {
     auto script = script_to_resubmit(t, ctx);  // Slurm's copy for a job with no script file
     if (!script) return {ActionState::Failed, script.error()};
     args.push_back(script->path);
-    auto submitted = ctx.slurm.submit(args);  // a copy is removed once sbatch has read it
+    auto submitted = ctx.slurm.submit(args);
+    std::error_code ignored;  // a copy left behind holds nothing Slurm does not keep
+    if (script->copy) std::filesystem::remove(script->path, ignored);
     if (!submitted.job_id) return {ActionState::Failed, submitted.error};
     const std::string id = std::to_string(*submitted.job_id);
     if (behind)

@@ -102,12 +102,16 @@ std::string tail_of(const std::string& path, std::size_t bytes, std::string& why
   return out;
 }
 
+bool space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 // Where each of a summary's keys' values begins, found in one pass over its text: a row-a-node
 // summary quotes every node's name and ranks, and a search of the whole text for each key
 // ("now":) stopped at every one of those quotes, most of its parse (llmwatch_bench --ranks 512).
 // The summary's strings hold no escapes (checked where they are read). An array's value is
 // stepped over whole, to its closing bracket (its strings hold none: array_of reads it so):
-// stopping at each of its 128 quoted names and ranks was a seventh of a rewrite's parse.
+// stopping at each of its 128 quoted names and ranks was about a ninth of a rewrite's read.
 class SummaryKeys {
  public:
   explicit SummaryKeys(std::string_view text) {
@@ -119,9 +123,7 @@ class SummaryKeys {
       if (next < text.size() && text[next] == ':') {
         keys_[count_++] = {text.substr(at + 1, close - at - 1), text.substr(next + 1)};
         std::size_t value = next + 1;
-        while (value < text.size() && (text[value] == ' ' || text[value] == '\t' ||
-                                       text[value] == '\r' || text[value] == '\n'))
-          ++value;
+        while (value < text.size() && space(text[value])) ++value;
         if (value < text.size() && text[value] == '[')
           if (const std::size_t end = text.find(']', value); end != std::string_view::npos)
             next = end;  // an unclosed array is scanned as before: its error is array_of's
@@ -158,10 +160,6 @@ std::optional<std::string_view> array_of(const SummaryKeys& keys, std::string_vi
 double non_negative(const SummaryKeys& keys, std::string_view key) {
   auto after = keys.after(key);
   return after ? non_negative_value(value_at(*after)) : NAN;
-}
-
-bool space(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
 // Calls `f` with each comma-separated item of an array's text, trimmed; false as soon as `f` is.

@@ -57,6 +57,25 @@ struct DeadRunSetup {
   }
 };
 
+// Crashes the trainer of `setup` (a Python traceback), waits for its task to be gone, runs one
+// cycle and returns the id of the one run that cycle resubmitted; "" (and a failure) if not.
+std::string crash_and_restart(DeadRunSetup& setup) {
+  write_file(setup.work + "/crash", "traceback\n");
+  if (!eventually([&] { return queued(setup.c, "itest-train").empty(); })) {
+    ADD_FAILURE() << "the crashed run is still queued";
+    return "";
+  }
+  auto run = llmwatch(setup.config, {"run", "--once"});
+  EXPECT_TRUE(run.ok()) << run.err;
+  auto again = queued(setup.c, "itest-train");
+  if (again.size() != 1) {
+    ADD_FAILURE() << again.size() << " runs queued after the restart\n"
+                  << llmwatch(setup.config, {"events"}).out;
+    return "";
+  }
+  return std::to_string(again[0]["job_id"].get<long long>());
+}
+
 TEST(Restart, DeadRunIsResubmittedExcludingADrainedNode) {
   LLMWATCH_REQUIRE_CLUSTER();
   DeadRunSetup setup([](const std::string& work) {
@@ -65,21 +84,15 @@ TEST(Restart, DeadRunIsResubmittedExcludingADrainedNode) {
   });
   ASSERT_TRUE(setup.c.error.empty()) << setup.c.error;
   LocalCluster& c = setup.c;
-  const std::string &work = setup.work, &config = setup.config, &first = setup.first;
+  const std::string &config = setup.config, &first = setup.first;
   // llmwatch sees it running (and remembers how it was submitted).
   ASSERT_TRUE(trains_to(config, 2));
   // An administrator drains node-3; then the run dies with no successor (a Python error: a
   // person's scancel would be a decision, never restarted).
   ASSERT_TRUE(
       c.slurm({"scontrol", "update", "nodename=node-3", "state=drain", "reason=itest"}).ok());
-  write_file(work + "/crash", "traceback\n");
-  ASSERT_TRUE(eventually([&] { return queued(c, "itest-train").empty(); }));
-  auto run = llmwatch(config, {"run", "--once"});
-  ASSERT_TRUE(run.ok()) << run.err;
-  auto again = queued(c, "itest-train");
-  ASSERT_EQ(again.size(), 1u) << run.err << llmwatch(config, {"events"}).out
-                              << llmwatch(config, {"status"}).out;
-  std::string second = std::to_string(again[0]["job_id"].get<long long>());
+  const std::string second = crash_and_restart(setup);
+  ASSERT_FALSE(second.empty()) << llmwatch(config, {"status"}).out;
   EXPECT_NE(second, first);
   auto show = c.slurm({"scontrol", "show", "job", second});
   EXPECT_NE(show.out.find("ExcNodeList=node-3"), std::string::npos) << show.out;
@@ -107,13 +120,8 @@ TEST(Restart, ARunSubmittedWithWrapIsResubmittedFromTheScriptSlurmKept) {
   LocalCluster& c = setup.c;
   const std::string &work = setup.work, &config = setup.config, &first = setup.first;
   ASSERT_TRUE(trains_to(config, 2));
-  write_file(work + "/crash", "traceback\n");
-  ASSERT_TRUE(eventually([&] { return queued(c, "itest-train").empty(); }));
-  auto run = llmwatch(config, {"run", "--once"});
-  ASSERT_TRUE(run.ok()) << run.err;
-  auto again = queued(c, "itest-train");
-  ASSERT_EQ(again.size(), 1u) << llmwatch(config, {"events"}).out;
-  std::string second = std::to_string(again[0]["job_id"].get<long long>());
+  const std::string second = crash_and_restart(setup);
+  ASSERT_FALSE(second.empty());
   auto show = c.slurm({"scontrol", "show", "job", second});
   EXPECT_NE(show.out.find("Command=" + (c.dir / "state") + "/scripts/" + first + "-"),
             std::string::npos)
@@ -127,12 +135,9 @@ TEST(Restart, ARunSubmittedWithWrapIsResubmittedFromTheScriptSlurmKept) {
   EXPECT_NE(read_file(work + "/train-" + first + ".out").find("Traceback"), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(work + "/train-" + second + ".out"));
   // The resubmitted run names the removed copy: its own crash is restarted from Slurm's copy.
-  write_file(work + "/crash", "traceback\n");
-  ASSERT_TRUE(eventually([&] { return queued(c, "itest-train").empty(); }));
-  ASSERT_TRUE(llmwatch(config, {"run", "--once"}).ok());
-  again = queued(c, "itest-train");
-  ASSERT_EQ(again.size(), 1u) << llmwatch(config, {"events"}).out;
-  EXPECT_NE(std::to_string(again[0]["job_id"].get<long long>()), second);
+  const std::string third = crash_and_restart(setup);
+  ASSERT_FALSE(third.empty());
+  EXPECT_NE(third, second);
   EXPECT_TRUE(std::filesystem::is_empty(c.dir / "state/scripts"));
 }
 
@@ -147,15 +152,10 @@ TEST(Restart, ARunLoggingToOneFileKeepsTheCrashInItsLogAfterTheRestart) {
                                     source_dir() + "/examples/fake-trainer.sh"};
   });
   ASSERT_TRUE(setup.c.error.empty()) << setup.c.error;
-  LocalCluster& c = setup.c;
   const std::string &work = setup.work, &config = setup.config;
   ASSERT_TRUE(trains_to(config, 2));
-  write_file(work + "/crash", "traceback\n");
-  ASSERT_TRUE(eventually([&] { return queued(c, "itest-train").empty(); }));
-  ASSERT_TRUE(llmwatch(config, {"run", "--once"}).ok());
-  auto again = queued(c, "itest-train");
-  ASSERT_EQ(again.size(), 1u) << llmwatch(config, {"events"}).out;
-  std::string second = std::to_string(again[0]["job_id"].get<long long>());
+  const std::string second = crash_and_restart(setup);
+  ASSERT_FALSE(second.empty());
   ASSERT_TRUE(trains_to(config, 3, second));
   const std::string log = read_file(work + "/train.out");
   const auto traceback = log.find("Traceback");
