@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -182,7 +183,7 @@ bool each_item(std::string_view array, F&& f) {
 // rounds once (Clinger's fast path), so it is what from_chars gives, at a fraction of the cost.
 // Returns where the digits stopped; `ok` (and `out`) only for 1 to 15 digits not ending at their
 // point ("5." is left to from_chars, as are a sign, an exponent, more digits).
-const char* scan_plain_decimal(const char* p, const char* end, double& out, bool& ok) {
+const char* scan_digits_bytewise(const char* p, const char* end, double& out, bool& ok) {
   static constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
   // The whole digits, then the fraction's, each in a loop of its own: one loop that also
@@ -206,6 +207,54 @@ const char* scan_plain_decimal(const char* p, const char* end, double& out, bool
     out = fraction > 0 ? static_cast<double>(mantissa) / kPow10[fraction]
                        : static_cast<double>(mantissa);
   return p;
+}
+
+// The value of the first `count` (1 to 8) bytes of `w`, each a digit's value (0 to 9),
+// the first the most significant; the bytes past them are ignored. Eight at once (SWAR): the
+// shift drops the bytes past them and puts zeros in front, as leading digits.
+std::uint64_t digits_value(std::uint64_t w, unsigned count) {
+  std::uint64_t v = w << (8 * (8 - count));
+  v = (v * 10 + (v >> 8)) & 0x00FF00FF00FF00FFull;    // pairs of digits, in 16 bits each
+  v = (v * 100 + (v >> 16)) & 0x0000FFFF0000FFFFull;  // fours, in 32 bits each
+  return (v * 10000 + (v >> 32)) & 0xFFFFFFFFull;     // all eight
+}
+
+// As scan_digits_bytewise, for a number that ends within the 8 bytes at `p`, as the helper's
+// do ("0.412345", "0.4", "17"): read from those bytes at once, where a loop a digit was about 12
+// instructions a character and most of a summary's parse (llmwatch_bench --ranks 512). Anything
+// else (a longer number, no digit before the point, 8 bytes not left) is read byte by byte.
+const char* scan_plain_decimal(const char* p, const char* end, double& out, bool& ok) {
+  static_assert(std::endian::native == std::endian::little, "the bytes are read little-endian");
+  static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7};
+  if (end - p < 8) return scan_digits_bytewise(p, end, out, ok);
+  constexpr std::uint64_t kHigh = 0xF0F0F0F0F0F0F0F0ull, kThrees = 0x3030303030303030ull;
+  std::uint64_t w = 0;
+  std::memcpy(&w, p, 8);
+  // A byte is a digit when its high nibble is 3 and stays 3 once 6 is added (0x30-0x39); a
+  // carry out of a byte only reaches the bytes after it, past the first non-digit.
+  const std::uint64_t not_digit =
+      ((w & kHigh) ^ kThrees) | (((w + 0x0606060606060606ull) & kHigh) ^ kThrees);
+  const unsigned whole = static_cast<unsigned>(std::countr_zero(not_digit)) / 8;  // 8: none
+  if (whole == 0 || whole == 8) return scan_digits_bytewise(p, end, out, ok);
+  const std::uint64_t digits = w & 0x0F0F0F0F0F0F0F0Full;  // a digit's byte is its value
+  if (p[whole] != '.') {                                   // a whole number
+    out = static_cast<double>(digits_value(digits, whole));
+    ok = true;
+    return p + whole;
+  }
+  const std::uint64_t below = (1ull << (8 * whole)) - 1;  // the bytes before the point
+  const std::uint64_t after = not_digit & ~below & ~(0xFFull << (8 * whole));
+  // Where the fraction stops: at a non-digit in the 8 bytes, or at their end when the byte
+  // after them is not a digit (a helper's "0.412345" is 8 bytes).
+  unsigned stop = after ? static_cast<unsigned>(std::countr_zero(after)) / 8 : 8;
+  if (stop == whole + 1 ||
+      (stop == 8 && end - p > 8 && static_cast<unsigned char>(p[8] - '0') < 10))
+    return scan_digits_bytewise(p, end, out, ok);
+  // The digits without the point: those before it, then those after it moved down a byte.
+  const std::uint64_t joined = (digits & below) | ((digits >> 8) & ~below);
+  out = static_cast<double>(digits_value(joined, stop - 1)) / kPow10[stop - 1 - whole];
+  ok = true;
+  return p + stop;
 }
 
 // A finite, non-negative number that is the whole item.
@@ -323,12 +372,12 @@ void number_hosts(const std::vector<std::string_view>& names, std::vector<std::u
 constexpr std::size_t kSummaryMaxBytes = 8 << 20;  // 16,384 ranks are ~400 KiB
 
 // The last summary read from each directory: one that rank 0 has not rewritten is neither read
-// nor parsed again. Known by its stat, and, where that moved, by its text's size and 64-bit hash
-// (a rewrite with the same windows keeps the same object, and its verdict). The text itself is
-// not kept: 13 KiB a 512-rank job, 13 MiB at 1,000 such jobs.
+// nor parsed again. Known by its stat; a rewrite whose windows are the same as before keeps the
+// same object, and its verdict (a rewrite always carries a new "ts"). The text itself is not
+// kept, nor hashed: 13 KiB a 512-rank job, 13 MiB at 1,000 such jobs, and a hash of each
+// rewrite's whole text cost more than its figures' comparison.
 struct SummaryMemo {
   FileKey file;
-  std::size_t size = 0, hash = 0;
   TimingSummary parsed;
   std::shared_ptr<const RankWindows> windows;
 };
@@ -347,29 +396,41 @@ std::optional<TimingSummary> unchanged_summary(const std::string& path, const Fi
   return m->second.parsed;
 }
 
-// The parse of `text` without its windows, which go to `windows`: the same object while the text
-// is unchanged. The text is parsed outside the lock: the jobs' reads run on several threads.
+bool same_rank(const RankWindow& a, const RankWindow& b) {
+  return a.rank == b.rank && a.host == b.host && a.now == b.now && a.best == b.best &&
+         a.window_s == b.window_s;
+}
+
+bool same_node(const NodeWindow& a, const NodeWindow& b) {
+  return a.host == b.host && a.slowest == b.slowest && a.now == b.now && a.best == b.best &&
+         a.peers == b.peers && a.spread == b.spread && a.ranks_from == b.ranks_from &&
+         a.ranks_to == b.ranks_to;
+}
+
+// Whether two reads of a job's summary judge alike: the same nodes, ranks and figures.
+bool same_windows(const RankWindows& a, const RankWindows& b) {
+  return a.window_s == b.window_s && a.layout == b.layout &&
+         std::equal(a.nodes.begin(), a.nodes.end(), b.nodes.begin(), b.nodes.end(), same_node) &&
+         std::equal(a.ranks.begin(), a.ranks.end(), b.ranks.begin(), b.ranks.end(), same_rank) &&
+         a.node_ranks == b.node_ranks && a.hosts == b.hosts;
+}
+
+// The parse of `text` without its windows, which go to `windows`: the object read before while
+// they are the same. The text is parsed outside the lock: the jobs' reads run on several threads.
 TimingSummary parsed_summary(const std::string& path, const FileKey& file, std::string_view text,
                              std::shared_ptr<const RankWindows>& windows) {
-  const std::size_t hash = std::hash<std::string_view>{}(text);
   std::shared_ptr<const RankWindows> before;  // its nodes and ranks, read once (held)
   {
     std::lock_guard lock(memo_mu);
-    auto m = memo.find(path);
-    if (m != memo.end() && m->second.windows && m->second.size == text.size() &&
-        m->second.hash == hash) {
-      m->second.file = file;
-      windows = m->second.windows;
-      return m->second.parsed;
-    }
-    if (m != memo.end()) before = m->second.windows;
+    if (auto m = memo.find(path); m != memo.end()) before = m->second.windows;
   }
   SummaryMemo fresh;
   fresh.file = file;
-  fresh.size = text.size();
-  fresh.hash = hash;
   fresh.parsed = parse_timing_summary(text, before.get());
-  fresh.windows = std::make_shared<const RankWindows>(std::move(fresh.parsed.windows));
+  if (before && fresh.parsed.error.empty() && same_windows(fresh.parsed.windows, *before))
+    fresh.windows = before;
+  else
+    fresh.windows = std::make_shared<const RankWindows>(std::move(fresh.parsed.windows));
   fresh.parsed.windows = {};
   windows = fresh.windows;
   TimingSummary out = fresh.parsed;

@@ -502,6 +502,36 @@ TEST(RankTiming, ASummarysNumbersAreExactlyWhatFromCharsReads) {
   }
 }
 
+// The fast path reads eight bytes at a time: whatever byte follows a number's digits, at
+// whichever of those eight places, the number is what it is, and a byte that is not a digit,
+// a point, a space or a comma makes the array not numbers.
+TEST(RankTiming, ABytePastASummarysDigitsEndsTheNumberWhereverItFalls) {
+  auto summary_with = [](const std::string& now) {
+    return parse_timing_summary(R"({"v":1,"ts":1,"step":1,"hosts":["node-1"],"host":[0,0],)"
+                                R"("rank":[0,1],"now":[)" +
+                                now + R"(,0.4],"best":[0.4,0.4]})");
+  };
+  for (std::size_t digits = 1; digits <= 12; ++digits) {
+    const std::string whole = std::string("123456789012").substr(0, digits);
+    const std::string fraction = "0." + std::string("987654321098").substr(0, digits);
+    for (const std::string& number : {whole, fraction}) {
+      auto plain = summary_with(number + "  ");
+      ASSERT_TRUE(plain.error.empty()) << number << ": " << plain.error;
+      double want = 0;
+      std::from_chars(number.data(), number.data() + number.size(), want);
+      EXPECT_EQ(plain.windows[0].now, want) << number;
+      for (int byte = 1; byte < 256; ++byte) {
+        const char c = static_cast<char>(byte);
+        if ((c >= '0' && c <= '9') || c == '.' || c == ',' || c == ' ' || c == '\t' || c == '\r' ||
+            c == '\n' || c == ']' || c == 'e' || c == 'E')
+          continue;
+        auto bad = summary_with(number + c + "1234567");
+        EXPECT_FALSE(bad.error.empty()) << number << " then byte " << byte;
+      }
+    }
+  }
+}
+
 // One file for the job, read instead of one per rank; but only one written for this task.
 TEST(RankTiming, ASummarySinceTheTaskStartedIsReadInsteadOfTheRankFiles) {
   TempDir dir;
@@ -524,6 +554,16 @@ TEST(RankTiming, ASummarySinceTheTaskStartedIsReadInsteadOfTheRankFiles) {
   auto rewritten = read_rank_timing(dir.path);
   ASSERT_TRUE(rewritten.windows);
   EXPECT_EQ((*rewritten.windows)[1].now, 0.6);
+  // Rewritten again with the same figures, as each rewrite is with its own "ts": the same
+  // windows, so the verdict on them is kept, and the new time.
+  write_file(dir / "summary.tmp",
+             R"({"v":1,"ts":1800000000.5,"step":6,"hosts":["node-1","node-2"],)"
+             R"("host":[0,1],"rank":[0,1],"now":[0.4,0.6],"best":[0.4,0.4]})"
+             "\n");
+  std::filesystem::rename(dir / "summary.tmp", dir / "summary.json");
+  auto same_figures = read_rank_timing(dir.path);
+  EXPECT_EQ(same_figures.windows, rewritten.windows) << "the same figures: the same object";
+  EXPECT_EQ(same_figures.written, 1800000000.5);
   EXPECT_TRUE(now.ranks.empty()) << "no rank file is opened beside a summary";
   auto earlier = read_rank_timing(dir.path, 6 << 10, 4096, 1'800'000'001);
   EXPECT_FALSE(earlier.windows) << "an earlier task's summary says nothing of this one";
