@@ -58,7 +58,8 @@ struct JobWork {
   // Slow-node localisation (#28): the ranks' timing as read this cycle ([[job]] timing_dir),
   // the suspect it names, and whether evicting it pays (the cost sum, for on_straggler).
   std::optional<RankTimingRead> timing;
-  // The verdict whose `speeds_shown` slowest nodes (at most 8) the views and metrics show:
+  // The verdict whose `speeds_shown` slowest nodes (at most 8, those slower than jitter) the
+  // views and metrics show:
   // shared with the kept verdict, not copied (8,000 node records a cycle at 1,000 jobs).
   std::shared_ptr<const StragglerVerdict> speeds;
   std::size_t speeds_shown = 0;

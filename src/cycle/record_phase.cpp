@@ -122,6 +122,9 @@ void remember_job(CycleState& s, JobWork& w) {
         .value(e.state)
         .end_object();
   view.end_array().key("node_speeds").raw(shown_speeds_json(w.label, w.speeds, w.speeds_shown));
+  // How many nodes were judged: the speeds shown are only the slow ones, so a job judged healthy
+  // is told apart from one not judged at all.
+  if (w.speeds) view.key("nodes_judged").value(static_cast<std::uint64_t>(w.speeds->judged()));
   s.store.put(kv::job_view(w.label), view.end_object().take(), s.now);
   record_goodput(s, w);
   // The job's progress is not read after this phase: moved into the store, not copied.

@@ -103,7 +103,7 @@ std::string render_metrics(const Config& config, Store& store, double now) {
 
   // Per watched job.
   std::ostringstream running, step, step_time, tps, mfu_m, loss, restarts, since, ratio, lost, ends,
-      speed, ettr, gpu_seconds, node_lost;
+      speed, judged, ettr, gpu_seconds, node_lost;
   // The goodput ledger (#29), 30 days: a per-job ETTR, and the GPU-seconds per bucket and cause.
   auto ledger = GoodputLedger(store).rows(now - 30 * 86400.0);
   {  // a counter: every row since the ledger began, so it never goes down
@@ -133,6 +133,8 @@ std::string render_metrics(const Config& config, Store& store, double now) {
         if (n.is_object() && n.value("relative", -1.0) >= 0)
           sample(speed, "llmwatch_node_relative_speed",
                  {{"job", label}, {"node", n.value("node", "")}}, n.value("relative", 1.0));
+      if (auto j = view.find("nodes_judged"); j != view.end() && j->is_number_unsigned())
+        sample(judged, "llmwatch_job_nodes_judged", l, j->get<double>());
     }
     sample(running, "llmwatch_job_running", l, is_running ? 1 : 0);
     if (p.step) sample(step, "llmwatch_job_step", l, static_cast<double>(*p.step));
@@ -184,10 +186,15 @@ std::string render_metrics(const Config& config, Store& store, double now) {
          "GPU-seconds lost in the last 30 days to failures the post-mortems attributed to the "
          "node (goodput ledger), for the nodes that lost the most.",
          node_lost);
-  family("llmwatch_node_relative_speed", "gauge",
-         "A node's pace against the other nodes of its job (1: as its peers; 0.7: its ranks "
-         "compute 1.43x longer), from per-rank timing.",
-         speed);
+  family(
+      "llmwatch_node_relative_speed", "gauge",
+      "A node's pace against the other nodes of its job (1: as its peers; 0.7: its ranks "
+      "compute 1.43x longer), from per-rank timing: the job's 8 slowest under 0.95x, or suspects.",
+      speed);
+  family("llmwatch_job_nodes_judged", "gauge",
+         "Nodes of the job judged for speed at its last timing read; llmwatch_node_relative_speed "
+         "carries only those slower than 0.95x their peers (or suspects), at most 8.",
+         judged);
   family("llmwatch_job_lost_seconds", "gauge",
          "Wall time lost to interruptions (from the last step before each to the first after).",
          lost);

@@ -96,7 +96,8 @@ TEST(Metrics, NodeRelativeSpeedPerJobNode) {
   double now = 1'800'000'000;
   store.put(kv::job_view("tr"),
             "{\"entries\":[],\"node_speeds\":[{\"node\":\"node-3\",\"relative\":0.71,"
-            "\"suspect\":true},{\"node\":\"node-1\",\"relative\":1,\"suspect\":false}]}",
+            "\"suspect\":true},{\"node\":\"node-1\",\"relative\":1,\"suspect\":false}],"
+            "\"nodes_judged\":12}",
             now);
   std::string text = render_metrics(config, store, now);
   EXPECT_NE(text.find("llmwatch_node_relative_speed{job=\"tr\",node=\"node-3\"} 0.71\n"),
@@ -104,6 +105,7 @@ TEST(Metrics, NodeRelativeSpeedPerJobNode) {
       << text;
   EXPECT_NE(text.find("llmwatch_node_relative_speed{job=\"tr\",node=\"node-1\"} 1\n"),
             std::string::npos);
+  EXPECT_NE(text.find("llmwatch_job_nodes_judged{job=\"tr\"} 12\n"), std::string::npos) << text;
   expect_valid_for_promtool(text);
 }
 

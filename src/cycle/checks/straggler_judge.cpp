@@ -66,6 +66,22 @@ constexpr double kTimingStaleAfter = 600;
 // _SPREAD_FOR): the suspect flags shown are then as the rank files would give them.
 constexpr std::size_t kNodesShown = 8;
 
+// Of those, the views and metrics show the ones slower than healthy jitter: under this share of
+// their peers' pace, or a suspect (whatever straggler_speed is set to). A healthy job's 8 slowest
+// of 64 nodes are a new draw at each rewrite of its summary: each rewrite wrote its view to the
+// state again and swapped series of the gauge in and out (churn Prometheus pays for, at 1,000
+// jobs 300 rewrites a cycle), though they said only "within jitter".
+constexpr double kShownBelow = 0.95;
+
+// How many of the verdict's first (slowest) nodes the views show.
+std::size_t shown_in_views(const std::vector<NodeSpeed>& nodes, std::size_t most,
+                           double slow_below) {
+  const double below = std::max(kShownBelow, slow_below);
+  std::size_t n = 0;
+  while (n < most && n < nodes.size() && (nodes[n].suspect || nodes[n].relative < below)) ++n;
+  return n;
+}
+
 // The task's nodes (its Slurm hostlist), sorted: expanded once per allocation, not once per
 // verdict (a 64-node job's summary is rewritten every few cycles).
 struct Allocation {
@@ -243,7 +259,7 @@ std::vector<Finding> judge_straggler(JobWork& w, Store& store, double now) {
   }
   const std::size_t shown = std::min(nodes.size(), kNodesShown);
   w.speeds = verdict;
-  w.speeds_shown = shown;
+  w.speeds_shown = shown_in_views(nodes, shown, settings.slow_below);
   if (nodes.empty() || !nodes.front().suspect) return out;
   // What its GPUs did over the slow window, against the job's other nodes' GPUs.
   NodeSpeed suspect = nodes.front();  // a copy: its GPU cause is this cycle's
