@@ -46,7 +46,7 @@ struct NodeSpeed : SpeedScores {
 
 struct StragglerVerdict {
   std::vector<NodeSpeed> nodes;   // slowest first (the `keep` slowest, where it is set)
-  std::vector<std::string> more;  // the other judged nodes' names, slowest first
+  std::vector<std::string> more;  // the other judged nodes' names, in no order
   std::string not_judged;         // why nothing could be judged ("" when it was)
   double window_s = 0;            // the longest time a node's judged window covers
   const NodeSpeed* suspect() const {

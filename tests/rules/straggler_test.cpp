@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "rank_timing_sim.h"
 #include "test_util.h"
 
@@ -189,6 +191,13 @@ TEST(Straggler, KeepingTheSlowestNodesWholeKeepsEveryNodesName) {
       std::vector<std::string> names_all, names_few;
       all.for_each_name([&](const std::string& n) { names_all.push_back(n); });
       few.for_each_name([&](const std::string& n) { names_few.push_back(n); });
+      // The kept first, in the same order; the others in no order.
+      ASSERT_EQ(names_few.size(), names_all.size()) << job;
+      EXPECT_TRUE(
+          std::equal(names_few.begin(), names_few.begin() + few.nodes.size(), names_all.begin()))
+          << job;
+      std::sort(names_few.begin() + few.nodes.size(), names_few.end());
+      std::sort(names_all.begin() + few.nodes.size(), names_all.end());
       EXPECT_EQ(names_few, names_all) << job;
     }
   }

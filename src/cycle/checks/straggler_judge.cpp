@@ -92,11 +92,33 @@ struct Allocation {
   // looking each name up, which was 40 % of judging a rewritten summary. Forgotten with the
   // allocation it was checked against.
   std::vector<std::string> hosts_inside;
+  // Or, for a "v":2 summary, the size and hash of its "hosts" array's text (RankWindows::Layout,
+  // already trusted to take a rewrite's nodes from the summary before): the same text is the
+  // same hosts, and no 64 names are compared a rewrite.
+  std::size_t inside_size = 0, inside_hash = 0;
   void set(const std::string& list) {
     hostlist = list;
     sorted = hosts_in(list);
     std::sort(sorted.begin(), sorted.end());
+    forget_inside();
+  }
+  void forget_inside() {
     hosts_inside.clear();
+    inside_size = inside_hash = 0;
+  }
+  bool inside(const RankWindows& w) const {
+    if (w.hosts.empty()) return false;
+    if (w.layout.hosts_size > 0)
+      return w.layout.hosts_size == inside_size && w.layout.hosts_hash == inside_hash;
+    return w.hosts == hosts_inside;
+  }
+  void found_inside(const RankWindows& w) {
+    if (w.layout.hosts_size > 0) {
+      inside_size = w.layout.hosts_size;
+      inside_hash = w.layout.hosts_hash;
+    } else {
+      hosts_inside = w.hosts;
+    }
   }
   bool holds(const std::string& node) const {
     return std::binary_search(sorted.begin(), sorted.end(), node);
@@ -154,15 +176,15 @@ Judged kept_verdict(const std::string& key, const std::shared_ptr<const RankWind
   if (moved) k.allocation.set(allocation);
   Allocation& mine = k.allocation;
   if (rejudge || moved) {
-    if (windows && !windows->hosts.empty() && windows->hosts == mine.hosts_inside) {
+    if (windows && mine.inside(*windows)) {
       k.outside.clear();
     } else {
       k.outside = outside_allocation(*k.verdict, mine);
-      mine.hosts_inside.clear();
+      mine.forget_inside();
       if (windows && k.outside.empty() &&
           std::all_of(windows->hosts.begin(), windows->hosts.end(),
                       [&](const std::string& h) { return mine.holds(h); }))
-        mine.hosts_inside = windows->hosts;
+        mine.found_inside(*windows);
     }
   }
   return {k.verdict, k.outside};
