@@ -178,6 +178,10 @@ bool each_item(std::string_view array, F&& f) {
   }
 }
 
+// The powers of ten a plain decimal's fraction is divided by: exact doubles, up to 15 digits.
+constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                             1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+
 // A short plain decimal ("0.412345", "17") read from `p`, as an integer over a power of ten:
 // exact, because both are exact doubles (at most 15 digits, 10^k for k <= 22) and one division
 // rounds once (Clinger's fast path), so it is what from_chars gives, at a fraction of the cost.
@@ -185,8 +189,6 @@ bool each_item(std::string_view array, F&& f) {
 // point ("5." is left to from_chars, as are a sign, an exponent, more digits).
 [[gnu::noinline]] const char* scan_digits_bytewise(const char* p, const char* end, double& out,
                                                    bool& ok) {
-  static constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                      1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
   // The whole digits, then the fraction's, each in a loop of its own: one loop that also
   // tracked whether it had passed the point was a quarter of a summary's parse.
   std::uint64_t mantissa = 0;  // wraps past 19 digits: such an item is not `ok` anyway
@@ -229,7 +231,6 @@ std::uint64_t digits_value(std::uint64_t w, unsigned count) {
 [[gnu::always_inline]] inline const char* scan_plain_decimal(const char* p, const char* end,
                                                              double& out, bool& ok) {
   static_assert(std::endian::native == std::endian::little, "the bytes are read little-endian");
-  static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7};
   if (end - p < 8) return scan_digits_bytewise(p, end, out, ok);
   constexpr std::uint64_t kHigh = 0xF0F0F0F0F0F0F0F0ull, kThrees = 0x3030303030303030ull;
   std::uint64_t w = 0;

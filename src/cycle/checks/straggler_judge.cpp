@@ -73,12 +73,12 @@ constexpr std::size_t kNodesShown = 8;
 // jobs 300 rewrites a cycle), though they said only "within jitter".
 constexpr double kShownBelow = 0.95;
 
-// How many of the verdict's first (slowest) nodes the views show.
-std::size_t shown_in_views(const std::vector<NodeSpeed>& nodes, std::size_t most,
+// How many of the verdict's first (slowest) `shown` nodes the views show.
+std::size_t shown_in_views(const std::vector<NodeSpeed>& nodes, std::size_t shown,
                            double slow_below) {
   const double below = std::max(kShownBelow, slow_below);
   std::size_t n = 0;
-  while (n < most && n < nodes.size() && (nodes[n].suspect || nodes[n].relative < below)) ++n;
+  while (n < shown && (nodes[n].suspect || nodes[n].relative < below)) ++n;
   return n;
 }
 
