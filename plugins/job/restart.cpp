@@ -150,12 +150,13 @@ class RestartAction : public ActionPlugin {
       args.push_back("--dependency=afternotok:" + behind->display_id());
       args.push_back("--kill-on-invalid-dep=yes");
     }
-    auto script = script_to_resubmit(t, ctx);  // Slurm's copy for a job with no script file
+    auto script = script_to_resubmit(t, r.job, ctx);  // a copy of Slurm's for one with none
     if (!script) return {ActionState::Failed, script.error()};
     args.push_back(script->path);
     auto submitted = ctx.slurm.submit(args);
     std::error_code ignored;  // a copy left behind holds nothing Slurm does not keep
-    if (script->copy) std::filesystem::remove(script->path, ignored);
+    if (script->copy && (submitted.job_id || !script->kept))
+      std::filesystem::remove(script->path, ignored);
     if (!submitted.job_id) return {ActionState::Failed, submitted.error};
     const std::string id = std::to_string(*submitted.job_id);
     if (behind)
@@ -163,10 +164,11 @@ class RestartAction : public ActionPlugin {
           kv::queued_restart(r.job),
           QueuedRestart{id, behind->display_id(), behind->start_time, exclude, ctx.now}.to_text(),
           ctx.now);
-    std::string detail =
-        (behind ? "queued " : "resubmitted ") +
-        (script->copy ? "Slurm's copy of " + t.display_id() + "'s script" : script->path) +
-        " as job " + id;
+    std::string detail = (behind ? "queued " : "resubmitted ") +
+                         (script->copy ? "Slurm's copy of " + t.display_id() + "'s script" +
+                                             (script->kept ? " (kept while it ran)" : "")
+                                       : script->path) +
+                         " as job " + id;
     if (behind) detail += ", to start once " + behind->display_id() + " is gone";
     if (!exclude.empty()) detail += (behind ? ", excluding " : " excluding ") + exclude;
     return {ActionState::Done, detail};

@@ -22,11 +22,12 @@ inline constexpr const char* kHangConfirmPrefix = "hangconfirm:";
 inline constexpr const char* kSaveRequestedPrefix = "save.requested:";
 inline constexpr const char* kAllocationCheckedPrefix = "alloccheck:";
 inline constexpr const char* kQueuedRestartPrefix = "queuedrestart:";
+inline constexpr const char* kKeptScriptPrefix = "script:";
 inline constexpr const char* kJobKeyPrefixes[] = {
-    kProgressPrefix,     kProgressColdPrefix, kLastJobPrefix,       kGoodputPrefix,
-    kPostMortemPrefix,   kLogRankTimesPrefix, kJobViewPrefix,       kNearMissPrefix,
-    kStacksPrefix,       kHangConfirmPrefix,  kSaveRequestedPrefix, kAllocationCheckedPrefix,
-    kQueuedRestartPrefix};
+    kProgressPrefix,      kProgressColdPrefix, kLastJobPrefix,       kGoodputPrefix,
+    kPostMortemPrefix,    kLogRankTimesPrefix, kJobViewPrefix,       kNearMissPrefix,
+    kStacksPrefix,        kHangConfirmPrefix,  kSaveRequestedPrefix, kAllocationCheckedPrefix,
+    kQueuedRestartPrefix, kKeptScriptPrefix};
 
 inline std::string progress(const std::string& job) {
   return kProgressPrefix + job;
@@ -72,6 +73,11 @@ inline std::string allocation_checked(const std::string& job) {
 // rule withdraws when that task goes on.
 inline std::string queued_restart(const std::string& job) {
   return kQueuedRestartPrefix + job;
+}
+// KeptScript (store/kept_script.h): the batch script of a task with no script file, kept while
+// Slurm still had it, for a restart after Slurm forgot the task.
+inline std::string kept_script(const std::string& job) {
+  return kKeptScriptPrefix + job;
 }
 
 // Per node: when llmwatch drained it ("" once returned), and its last health summary.

@@ -101,6 +101,15 @@ class FakeSlurm : public SlurmClient {
     return out;
   }
   int detail_calls = 0;
+  // `scontrol write batch_script`: the scripts Slurm keeps, by task id (absent: it forgot it).
+  std::map<std::string, std::string> scripts;
+  std::vector<std::string> scripts_asked;
+  Result<std::string> batch_script(const std::string& id) override {
+    scripts_asked.push_back(id);
+    if (auto it = scripts.find(id); it != scripts.end()) return it->second;
+    return Error{"scontrol write batch_script " + id +
+                 ": no script (job script retrieval failed: Invalid job id specified?)"};
+  }
   std::map<std::string, std::string> accounting(const std::string& id, std::int64_t) override {
     auto it = accounted_jobs.find(id);
     return it == accounted_jobs.end() ? std::map<std::string, std::string>{} : it->second;

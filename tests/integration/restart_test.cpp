@@ -43,7 +43,8 @@ struct DeadRunSetup {
   LocalCluster c;
   std::string work = c.dir / "work", config, first;
   template <class How>  // std::vector<std::string>(const std::string& work)
-  explicit DeadRunSetup(How how) {
+  explicit DeadRunSetup(How how, std::map<std::string, std::string> cluster_env = {})
+      : c(4, std::move(cluster_env)) {
     if (!c.error.empty()) return;
     std::filesystem::create_directories(work);
     config = write_config(c, "on_absent = [\"alert\", \"restart\"]\n");
@@ -106,9 +107,19 @@ TEST(Restart, DeadRunIsResubmittedExcludingADrainedNode) {
   ASSERT_TRUE(trains_to(config, 3, second));
 }
 
+// The files under llmwatch's copies of Slurm's scripts (state/scripts), by name.
+std::vector<std::string> kept_scripts(LocalCluster& c) {
+  std::vector<std::string> out;
+  std::error_code none;
+  for (const auto& f : std::filesystem::recursive_directory_iterator(c.dir / "state/scripts", none))
+    if (f.is_regular_file()) out.push_back(f.path().filename().string());
+  return out;
+}
+
 // A run submitted with `sbatch --wrap` has no script file (Command=(null)): its resubmission
 // failed with sbatch's "Unable to open file (null)" (found by bench/crash_latency.py --trainer
-// python, 2026-12-02). It is resubmitted from the copy of its script Slurm kept.
+// python, 2026-12-02). It is resubmitted from the copy of its script Slurm kept, as llmwatch
+// kept it while the task ran.
 TEST(Restart, ARunSubmittedWithWrapIsResubmittedFromTheScriptSlurmKept) {
   LLMWATCH_REQUIRE_CLUSTER();
   DeadRunSetup setup([](const std::string& work) {
@@ -123,22 +134,56 @@ TEST(Restart, ARunSubmittedWithWrapIsResubmittedFromTheScriptSlurmKept) {
   const std::string second = crash_and_restart(setup);
   ASSERT_FALSE(second.empty());
   auto show = c.slurm({"scontrol", "show", "job", second});
-  EXPECT_NE(show.out.find("Command=" + (c.dir / "state") + "/scripts/" + first + "-"),
+  EXPECT_NE(show.out.find("Command=" + (c.dir / "state") + "/scripts/kept/" + first + "-"),
             std::string::npos)
       << show.out;
-  // sbatch sent the script's text to slurmctld: the copy (its owner's words) is not kept,
-  // one a restart, in llmwatch's state.
-  EXPECT_TRUE(std::filesystem::is_empty(c.dir / "state/scripts"));
+  // sbatch sent the script's text to slurmctld: the crashed task's copy (its owner's words) is
+  // not kept, one a restart, in llmwatch's state; only the running task's is.
+  EXPECT_EQ(kept_scripts(c), std::vector<std::string>{}) << "before the new task is seen";
   // The resubmitted run resumes from the checkpoint and trains on, in a log of its own: the
   // crashed run's stays as it was (its log's pattern, out-%j, not scontrol's expanded name).
   ASSERT_TRUE(trains_to(config, 3, second));
   EXPECT_NE(read_file(work + "/train-" + first + ".out").find("Traceback"), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(work + "/train-" + second + ".out"));
-  // The resubmitted run names the removed copy: its own crash is restarted from Slurm's copy.
+  // The resubmitted run names the removed copy: it has no script file either, and its own
+  // crash is restarted from the copy kept while it ran.
+  ASSERT_EQ(kept_scripts(c).size(), 1u);
+  EXPECT_EQ(kept_scripts(c)[0].rfind(second + "-", 0), 0u) << kept_scripts(c)[0];
   const std::string third = crash_and_restart(setup);
   ASSERT_FALSE(third.empty());
   EXPECT_NE(third, second);
-  EXPECT_TRUE(std::filesystem::is_empty(c.dir / "state/scripts"));
+  EXPECT_EQ(kept_scripts(c), std::vector<std::string>{});
+}
+
+// A --wrap run whose crash is looked at only after slurmctld forgot it (MinJobAge: a restarted
+// daemon, a self job that ran late, a restart that waited): Slurm's copy of its script is gone
+// with it, and the restart failed ("Slurm's copy of it cannot be had") until the run waited for
+// a person. llmwatch keeps the copy from the cycle that first saw the task run.
+TEST(Restart, AWrapRunSlurmHasForgottenIsResubmittedFromTheCopyKeptWhenItRan) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  DeadRunSetup setup(
+      [](const std::string& work) {
+        return std::vector<std::string>{"--wrap", "FAKE_STEP_TIME=0.3 FAKE_TRAINER_DIR=" + work +
+                                                      " exec " + source_dir() +
+                                                      "/examples/fake-trainer.sh"};
+      },
+      {{"LLMWATCH_CLUSTER_MIN_JOB_AGE", "2"}});
+  ASSERT_TRUE(setup.c.error.empty()) << setup.c.error;
+  LocalCluster& c = setup.c;
+  const std::string &config = setup.config, &first = setup.first;
+  ASSERT_TRUE(trains_to(config, 2));
+  write_file(setup.work + "/crash", "traceback\n");
+  ASSERT_TRUE(eventually([&] {
+    return queued(c, "itest-train").empty() && !c.slurm({"scontrol", "show", "job", first}).ok();
+  }));
+  ASSERT_TRUE(llmwatch(config, {"run", "--once"}).ok());
+  auto again = queued(c, "itest-train");
+  ASSERT_EQ(again.size(), 1u) << llmwatch(config, {"events"}).out;
+  const std::string second = std::to_string(again[0]["job_id"].get<long long>());
+  EXPECT_NE(second, first);
+  ASSERT_TRUE(trains_to(config, 3, second));
+  // Once resubmitted, the copy is not kept: sbatch sent its text to slurmctld.
+  for (const auto& f : kept_scripts(c)) EXPECT_NE(f.rfind(first + "-", 0), 0u) << f;
 }
 
 // A run that logs to one file (`--output=train.out`, no %j) is resubmitted to that file: the

@@ -5,7 +5,9 @@
 #include "job/exclusions.h"
 #include "registry.h"
 #include "rules/queued_restart.h"
+#include "slurm/script_file.h"
 #include "slurm/slurm_text.h"
+#include "store/kept_script.h"
 #include "store/keys.h"
 #include "store/store.h"
 #include "test_util.h"
@@ -67,7 +69,17 @@ class RecordingSlurm : public SlurmClient {
     submitted.push_back(args);
     envs.push_back(env);
     inherited.push_back(own_job);
+    scripts_read.push_back(testing::read_file(args.back()));  // the script, as sbatch read it
+    if (fail_submit) return {std::nullopt, "sbatch: error: Batch job submission failed"};
     return {42, ""};
+  }
+  std::vector<std::string> scripts_read;
+  bool fail_submit = false;
+  // `scontrol write batch_script`: Slurm has forgotten every task.
+  int scripts_asked = 0;
+  Result<std::string> batch_script(const std::string& id) override {
+    ++scripts_asked;
+    return Error{"scontrol write batch_script " + id + ": no script (Invalid job id specified?)"};
   }
   // What `scontrol show job` answers, by id (absent: Slurm forgot it).
   std::map<std::string, std::map<std::string, std::string>> shown;
@@ -127,6 +139,47 @@ TEST(RestartAction, ResubmitsAsTheOwnerWithNoneOfLlmwatchsEnvironment) {
     EXPECT_TRUE(has(args, "--gid=trainers"));
   }
   for (const auto& a : args) EXPECT_EQ(a.rfind("--export=ALL", 0), std::string::npos) << a;
+}
+
+// A --wrap run restarted after Slurm forgot it (MinJobAge): before, "Slurm's copy of it cannot
+// be had" and the run waited for a person. The copy kept while it ran is resubmitted, and only
+// that task's: a kept copy of another run (the same id requeued) is never taken for it.
+TEST(RestartAction, AWrapRunSlurmForgotIsResubmittedFromTheCopyKeptWhileItRan) {
+  RecordedRestart t;
+  t.config.state_dir = t.dir.path;
+  ActionRequest r;
+  r.job = "tr";
+  r.task = task(3, 1, "FAILED");
+  r.task->command = "(null)";
+  r.task->user = running_as_root() ? "alice" : current_user_name();
+  r.task->group = "trainers";
+  r.task->start_time = 1700000000;
+  const std::string script = "#!/bin/bash\nexec python3 train.py\n";
+  SlurmJob other_run = *r.task;
+  other_run.start_time -= 600;
+  put_kept_script(t.store, "tr", {other_run.run_key(), ""}, 0);
+  ASSERT_TRUE(write_script_copy(kept_script_path(t.dir.path, other_run.run_key()), "#!/bin/sh\n"));
+  auto out = find_action("restart")->execute(r, t.ctx);
+  EXPECT_EQ(out.state, ActionState::Failed);
+  EXPECT_NE(out.detail.find("none was kept when it ran"), std::string::npos) << out.detail;
+  EXPECT_TRUE(t.slurm.submitted.empty());
+  put_kept_script(t.store, "tr", {r.task->run_key(), ""}, 0);
+  const std::string kept = kept_script_path(t.dir.path, r.task->run_key());
+  ASSERT_TRUE(write_script_copy(kept, script));
+  // sbatch fails: the kept copy stays for the next try.
+  t.slurm.fail_submit = true;
+  out = find_action("restart")->execute(r, t.ctx);
+  EXPECT_EQ(out.state, ActionState::Failed);
+  EXPECT_TRUE(std::filesystem::exists(kept));
+  t.slurm.fail_submit = false;
+  out = find_action("restart")->execute(r, t.ctx);
+  ASSERT_EQ(out.state, ActionState::Done) << out.detail;
+  EXPECT_NE(out.detail.find("(kept while it ran)"), std::string::npos) << out.detail;
+  ASSERT_EQ(t.slurm.scripts_read.size(), 2u);
+  EXPECT_EQ(t.slurm.scripts_read[1], script);
+  EXPECT_EQ(t.slurm.scripts_asked, 1);  // only while no copy of this run was kept
+  // The copy is gone once sbatch has taken it.
+  EXPECT_FALSE(std::filesystem::exists(kept));
 }
 
 TEST(RestartAction, NeverSubmitsForAnUnknownOrForeignOwner) {

@@ -14,6 +14,7 @@
 
 #include "cycle/check.h"
 #include "cycle/checks/node_check_srun.h"
+#include "cycle/checks/script_keeper.h"
 #include "cycle/checks/straggler_judge.h"
 #include "cycle/crash_suspects.h"
 #include "cycle/failure_domain.h"
@@ -747,6 +748,7 @@ class JobLogCheck : public Check {
     auto limit = std::chrono::duration_cast<Limit>(s.config.file_timeout);
     std::vector<FileAsk> asks(s.work.size());
     fill_new_tasks(s, errors_);
+    scripts_.keep(s, errors_);
     per_job(s, [&](size_t i) { asks[i] = before_files(s.work[i], s.slurm, s.now, limit); });
     std::vector<DeadlineTask<JobFiles>> calls;
     std::vector<size_t> job_of;  // call -> job
@@ -863,6 +865,7 @@ class JobLogCheck : public Check {
   std::vector<std::string> errors_;
   std::vector<double> seconds_;
   CancelsByTask cancels_;
+  ScriptKeeper scripts_;  // across cycles: the daemon reads a kept script's row once a task
   double now_ = 0;
 };
 
