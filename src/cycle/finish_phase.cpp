@@ -80,7 +80,9 @@ void finish_phase(CycleState& s) {
       const double before = s.now - static_cast<double>(s.config.keep_history.count());
       s.store.compact(before, s.now - 86400);
       // A [[job]] no longer configured: its state goes once it is as old as the history.
-      s.store.forget_jobs(configured_labels(s.config), before);
+      const auto labels = configured_labels(s.config);
+      s.store.forget_jobs(labels, before);
+      remove_unnamed_kept_scripts(s.config.state_dir, s.store, labels);
       // A node no watched task runs on any more: its GPU telemetry series is no one's evidence
       // (cycle/checks/node_history.h). Not on a cycle that could not see the queue.
       if (s.queue_ok()) s.store.forget_telemetry(watched_nodes(running_tasks(s.work)));

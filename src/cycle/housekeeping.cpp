@@ -3,6 +3,8 @@
 #include <chrono>
 #include <filesystem>
 
+#include "slurm/script_file.h"
+#include "store/kept_script.h"
 #include "util/units.h"
 
 namespace llmwatch {
@@ -18,6 +20,23 @@ int remove_old_own_logs(const std::string& state_dir, Seconds max_age, double no
     double mtime = std::chrono::duration<double>(t.time_since_epoch()).count();
     if (!ec && now - mtime > static_cast<double>(max_age.count()) && fs::remove(it->path(), ec))
       ++count;
+  }
+  return count;
+}
+
+int remove_unnamed_kept_scripts(const std::string& state_dir, Store& store,
+                                const std::set<std::string>& labels) {
+  const fs::path dir = fs::path(kept_script_path(state_dir, "x")).parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return 0;
+  std::set<fs::path> named;  // by file name: state_dir's spelling ("a//b", "a/") is not compared
+  for (const auto& label : labels)
+    if (auto kept = read_kept_script(store, label); kept && kept->error.empty())
+      named.insert(fs::path(kept_script_path(state_dir, kept->task)).filename());
+  int count = 0;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code gone;
+    if (!named.count(it->path().filename()) && fs::remove(it->path(), gone)) ++count;
   }
   return count;
 }
