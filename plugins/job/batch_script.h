@@ -15,8 +15,8 @@ namespace llmwatch {
 // What to hand sbatch. `copy` is set when `path` is a copy of Slurm's that llmwatch wrote:
 // sbatch sends the script's text to slurmctld, so the caller removes the copy once sbatch
 // has taken it (a kept one stays while sbatch fails: the next try needs it). The run resubmitted
-// from it then names a file that is gone, so its own restart takes Slurm's copy again: a job whose
-// script is one of those copies is treated as one with none.
+// from it then names a file that is gone, so it is treated as one with no script file: its own
+// copy is kept while it runs, and its restart takes that (or Slurm's) in turn.
 struct ScriptToResubmit {
   std::string path;
   bool copy = false;
