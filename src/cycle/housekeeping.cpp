@@ -26,7 +26,7 @@ int remove_old_own_logs(const std::string& state_dir, Seconds max_age, double no
 
 int remove_unnamed_kept_scripts(const std::string& state_dir, Store& store,
                                 const std::set<std::string>& labels) {
-  const fs::path dir = fs::path(kept_script_path(state_dir, "x")).parent_path();
+  const fs::path dir = kept_scripts_dir(state_dir);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return 0;
   std::set<fs::path> named;  // by file name: state_dir's spelling ("a//b", "a/") is not compared

@@ -7,6 +7,18 @@
 #include "util/files.h"
 
 namespace llmwatch {
+namespace {
+
+// A run key is a task id (digits and one '_') and its start: "7_3@1700000000" names
+// "7_3-1700000000.sh".
+std::string copy_name(const std::string& run_key) {
+  std::string name = run_key;
+  for (char& c : name)
+    if (c == '@') c = '-';
+  return name + ".sh";
+}
+
+}  // namespace
 
 std::string script_copies_dir(const std::string& state_dir) {
   return state_dir + "/scripts";
@@ -17,24 +29,32 @@ bool names_own_script(const SlurmJob& t, const std::string& state_dir) {
   return t.command.rfind(script_copies_dir(state_dir) + "/", 0) != 0;
 }
 
-std::string kept_script_path(const std::string& state_dir, const std::string& run_key) {
-  // A run key is a task id (digits and one '_') and its start: "7_3@1700000000".
-  std::string name = run_key;
-  for (char& c : name)
-    if (c == '@') c = '-';
-  return script_copies_dir(state_dir) + "/kept/" + name + ".sh";
+std::string resubmitted_copy_path(const std::string& state_dir, const std::string& run_key) {
+  return script_copies_dir(state_dir) + "/" + copy_name(run_key);
 }
 
-Status write_script_copy(const std::string& path, const std::string& text) {
-  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Error{"cannot make " + dir.string() + ": " + ec.message()};
-  ::chmod(dir.c_str(), 0700);
-  if (dir.filename() == "kept") ::chmod(dir.parent_path().c_str(), 0700);  // scripts/ too
-  const mode_t before = ::umask(077);
+std::string kept_scripts_dir(const std::string& state_dir) {
+  return script_copies_dir(state_dir) + "/kept";
+}
+
+std::string kept_script_path(const std::string& state_dir, const std::string& run_key) {
+  return kept_scripts_dir(state_dir) + "/" + copy_name(run_key);
+}
+
+// Each directory is made private before the file is in it, so no other user can ever read the
+// file, and no umask is changed: it is the process's, and other checks' threads write files
+// while this runs.
+Status write_script_copy(const std::string& state_dir, const std::string& path,
+                         const std::string& text) {
+  for (const std::filesystem::path& dir : {std::filesystem::path(script_copies_dir(state_dir)),
+                                           std::filesystem::path(path).parent_path()}) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Error{"cannot make " + dir.string() + ": " + ec.message()};
+    ::chmod(dir.c_str(), 0700);
+  }
   Status written = write_file_atomic(path, text);
-  ::umask(before);
+  if (written) ::chmod(path.c_str(), 0600);
   return written;
 }
 

@@ -15,12 +15,16 @@ std::string script_copies_dir(const std::string& state_dir);
 
 bool names_own_script(const SlurmJob& t, const std::string& state_dir);
 
-// The copy of a task's script kept while it ran (cycle/checks/script_keeper.h), by its
-// run_key(): <state_dir>/scripts/kept/<task>-<start>.sh.
+// A task's copies, by its run_key(): the one written for a resubmission,
+// <state_dir>/scripts/<task>-<start>.sh, and the one kept while it ran
+// (cycle/checks/script_keeper.h), in kept_scripts_dir.
+std::string resubmitted_copy_path(const std::string& state_dir, const std::string& run_key);
+std::string kept_scripts_dir(const std::string& state_dir);
 std::string kept_script_path(const std::string& state_dir, const std::string& run_key);
 
-// Writes `text` to `path` byte for byte, 0600 in a 0700 directory: it holds what its owner
-// wrote (sbatch, run as root with --uid, reads it).
-Status write_script_copy(const std::string& path, const std::string& text);
+// Writes `text` to `path` (one of the paths above) byte for byte, 0600 in 0700 directories: it
+// holds what its owner wrote (sbatch, run as root with --uid, reads it).
+Status write_script_copy(const std::string& state_dir, const std::string& path,
+                         const std::string& text);
 
 }  // namespace llmwatch

@@ -22,7 +22,7 @@ TEST(Housekeeping, AKeptScriptNoConfiguredJobNamesIsRemoved) {
   const std::string gone_job = kept_script_path(state.path, "8@1700000000");
   const std::string earlier = kept_script_path(state.path, "6@1600000000");
   for (const auto& p : {running, gone_job, earlier})
-    ASSERT_TRUE(write_script_copy(p, "#!/bin/sh\n"));
+    ASSERT_TRUE(write_script_copy(state.path, p, "#!/bin/sh\n"));
   put_kept_script(store, "train", {"7@1700000000", ""}, 0);
   put_kept_script(store, "left-the-config", {"8@1700000000", ""}, 0);
   EXPECT_EQ(remove_unnamed_kept_scripts(state.path + "/", store, {"train", "not-kept"}), 2);

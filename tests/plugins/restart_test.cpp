@@ -158,14 +158,15 @@ TEST(RestartAction, AWrapRunSlurmForgotIsResubmittedFromTheCopyKeptWhileItRan) {
   SlurmJob other_run = *r.task;
   other_run.start_time -= 600;
   put_kept_script(t.store, "tr", {other_run.run_key(), ""}, 0);
-  ASSERT_TRUE(write_script_copy(kept_script_path(t.dir.path, other_run.run_key()), "#!/bin/sh\n"));
+  ASSERT_TRUE(write_script_copy(t.dir.path, kept_script_path(t.dir.path, other_run.run_key()),
+                                "#!/bin/sh\n"));
   auto out = find_action("restart")->execute(r, t.ctx);
   EXPECT_EQ(out.state, ActionState::Failed);
   EXPECT_NE(out.detail.find("none was kept when it ran"), std::string::npos) << out.detail;
   EXPECT_TRUE(t.slurm.submitted.empty());
   put_kept_script(t.store, "tr", {r.task->run_key(), ""}, 0);
   const std::string kept = kept_script_path(t.dir.path, r.task->run_key());
-  ASSERT_TRUE(write_script_copy(kept, script));
+  ASSERT_TRUE(write_script_copy(t.dir.path, kept, script));
   // sbatch fails: the kept copy stays for the next try.
   t.slurm.fail_submit = true;
   out = find_action("restart")->execute(r, t.ctx);

@@ -748,7 +748,7 @@ class JobLogCheck : public Check {
     auto limit = std::chrono::duration_cast<Limit>(s.config.file_timeout);
     std::vector<FileAsk> asks(s.work.size());
     fill_new_tasks(s, errors_);
-    scripts_.keep(s, errors_);
+    keep_scripts_of_wrapped_tasks(s, errors_);
     per_job(s, [&](size_t i) { asks[i] = before_files(s.work[i], s.slurm, s.now, limit); });
     std::vector<DeadlineTask<JobFiles>> calls;
     std::vector<size_t> job_of;  // call -> job
@@ -865,7 +865,6 @@ class JobLogCheck : public Check {
   std::vector<std::string> errors_;
   std::vector<double> seconds_;
   CancelsByTask cancels_;
-  ScriptKeeper scripts_;  // across cycles: the daemon reads a kept script's row once a task
   double now_ = 0;
 };
 

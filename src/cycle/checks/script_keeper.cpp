@@ -8,7 +8,7 @@
 
 namespace llmwatch {
 
-void ScriptKeeper::keep(CycleState& s, const std::vector<std::string>& errors) {
+void keep_scripts_of_wrapped_tasks(CycleState& s, const std::vector<std::string>& errors) {
   int asked = 0;
   for (size_t i = 0; i < s.work.size(); ++i) {
     const JobWork& w = s.work[i];
@@ -16,22 +16,18 @@ void ScriptKeeper::keep(CycleState& s, const std::vector<std::string>& errors) {
     const SlurmJob& task = *w.obs.running;
     // Its command is unknown until squeue's details of a new task came: asked next cycle.
     if (task.command.empty() || names_own_script(task, s.config.state_dir)) continue;
-    const std::string known = w.label + "\n" + task.run_key();
-    if (known_.count(known)) continue;
+    // Kept already (or it could not be had): the store's row says, a read a --wrap job a cycle.
     auto before = read_kept_script(s.store, w.label);
-    if (before && before->task == task.run_key()) {
-      known_.insert(known);
-      continue;
-    }
-    if (asked == kPerCycle) continue;
+    if (before && before->task == task.run_key()) continue;
+    if (asked == kScriptsAskedPerCycle) continue;
     ++asked;
     KeptScript k{task.run_key(), ""};
     auto text = s.slurm.batch_script(task.display_id());
-    Status written = text ? write_script_copy(kept_script_path(s.config.state_dir, k.task), *text)
+    Status written = text ? write_script_copy(s.config.state_dir,
+                                              kept_script_path(s.config.state_dir, k.task), *text)
                           : Status{Error{text.error()}};
     if (!written) k.error = written.error();
     put_kept_script(s.store, w.label, k, s.now);
-    known_.insert(known);
     // One copy a [[job]]: the run's earlier task is not restarted once a later one runs.
     std::error_code ignored;
     if (before)

@@ -23,7 +23,7 @@ struct Keeping {
   Keeping() { config.state_dir = dir.path; }
 
   // One watched job a task, each running task `id` of job label "job-<id>".
-  void cycle(ScriptKeeper& keeper, const std::vector<SlurmJob>& tasks, double now = 1000) {
+  void cycle(const std::vector<SlurmJob>& tasks, double now = 1000) {
     CycleState s(config, store, slurm, now);
     for (const auto& t : tasks) {
       JobWork w;
@@ -31,7 +31,7 @@ struct Keeping {
       w.obs.running = t;
       s.work.push_back(std::move(w));
     }
-    keeper.keep(s, std::vector<std::string>(s.work.size()));
+    keep_scripts_of_wrapped_tasks(s, std::vector<std::string>(s.work.size()));
   }
 };
 
@@ -49,8 +49,7 @@ TEST(ScriptKeeper, KeepsSlurmsCopyOfAWrapTaskByteForByteOnceATask) {
   Keeping k;
   const std::string script = "#!/bin/sh\n# caf\xe9 \xff\r\nexec python3 train.py \"$@\"\n";
   k.slurm.scripts["7"] = script;
-  ScriptKeeper keeper;
-  k.cycle(keeper, {wrapped(7)});
+  k.cycle({wrapped(7)});
   auto kept = read_kept_script(k.store, "job-7");
   ASSERT_TRUE(kept);
   EXPECT_EQ(kept->task, wrapped(7).run_key());
@@ -64,16 +63,16 @@ TEST(ScriptKeeper, KeepsSlurmsCopyOfAWrapTaskByteForByteOnceATask) {
   ASSERT_EQ(::stat((k.config.state_dir + "/scripts").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   EXPECT_EQ(k.store.get("script:job-7")->find("exec python3"), std::string::npos);
-  // Later cycles, and a new process (`run --once`) that finds it in the store, ask no more.
-  k.cycle(keeper, {wrapped(7)});
-  ScriptKeeper next_process;
-  k.cycle(next_process, {wrapped(7)});
+  // Later cycles (each a new check, in the daemon as in `run --once`) find it in the store and
+  // ask no more.
+  k.cycle({wrapped(7)});
+  k.cycle({wrapped(7)});
   EXPECT_EQ(k.slurm.scripts_asked, std::vector<std::string>{"7"});
   // The same id requeued is another run: its script is asked again, and the earlier copy goes
   // (one a [[job]]).
   auto requeued = wrapped(7);
   requeued.start_time += 600;
-  k.cycle(keeper, {requeued});
+  k.cycle({requeued});
   EXPECT_EQ(k.slurm.scripts_asked.size(), 2u);
   EXPECT_EQ(read_kept_script(k.store, "job-7")->task, requeued.run_key());
   EXPECT_FALSE(std::filesystem::exists(path));
@@ -84,15 +83,14 @@ TEST(ScriptKeeper, KeepsSlurmsCopyOfAWrapTaskByteForByteOnceATask) {
 // does a task whose copy could not be had, after its one try.
 TEST(ScriptKeeper, AsksOnlyForTasksWithNoScriptFileAndOnlyOnce) {
   Keeping k;
-  ScriptKeeper keeper;
-  k.cycle(keeper, {wrapped(1, "/home/alice/train.sh"), wrapped(2, ""), wrapped(3)});
-  k.cycle(keeper, {wrapped(1, "/home/alice/train.sh"), wrapped(2, ""), wrapped(3)});
+  k.cycle({wrapped(1, "/home/alice/train.sh"), wrapped(2, ""), wrapped(3)});
+  k.cycle({wrapped(1, "/home/alice/train.sh"), wrapped(2, ""), wrapped(3)});
   EXPECT_EQ(k.slurm.scripts_asked, std::vector<std::string>{"3"});
   auto kept = read_kept_script(k.store, "job-3");
   ASSERT_TRUE(kept);
   EXPECT_NE(kept->error.find("Invalid job id"), std::string::npos) << kept->error;
   // A run llmwatch resubmitted from a copy names that copy, which is gone: asked too.
-  k.cycle(keeper, {wrapped(4, k.config.state_dir + "/scripts/3-1700000003.sh")});
+  k.cycle({wrapped(4, k.config.state_dir + "/scripts/3-1700000003.sh")});
   EXPECT_EQ(k.slurm.scripts_asked.back(), "4");
 }
 
@@ -101,14 +99,13 @@ TEST(ScriptKeeper, AsksOnlyForTasksWithNoScriptFileAndOnlyOnce) {
 TEST(ScriptKeeper, AsksAtMostItsShareOfSlurmACycle) {
   Keeping k;
   std::vector<SlurmJob> tasks;
-  for (int id = 1; id <= ScriptKeeper::kPerCycle + 3; ++id) {
+  for (int id = 1; id <= kScriptsAskedPerCycle + 3; ++id) {
     tasks.push_back(wrapped(id));
     k.slurm.scripts[std::to_string(id)] = "#!/bin/sh\ntrue\n";
   }
-  ScriptKeeper keeper;
-  k.cycle(keeper, tasks);
-  EXPECT_EQ(k.slurm.scripts_asked.size(), static_cast<size_t>(ScriptKeeper::kPerCycle));
-  k.cycle(keeper, tasks);
+  k.cycle(tasks);
+  EXPECT_EQ(k.slurm.scripts_asked.size(), static_cast<size_t>(kScriptsAskedPerCycle));
+  k.cycle(tasks);
   EXPECT_EQ(k.slurm.scripts_asked.size(), tasks.size());
   for (const auto& t : tasks) EXPECT_TRUE(read_kept_script(k.store, "job-" + t.display_id()));
 }
