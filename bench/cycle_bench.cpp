@@ -77,6 +77,7 @@ struct Sizes {
   int rewritten = 3;     // of every 10 summaries, rewritten each cycle (3: 10 s steps, 30 s cycles)
   int job_nodes = 0;     // nodes a watched job runs on; 0: 8 ranks a node, or 2 without timing
   int summary_rows = 1;  // the summary's form: a row a node ("v":2), or a column a rank ("v":1)
+  int stepping = 10;     // of every 10 watched jobs, logging steps each cycle; the rest are silent
   std::string format = "json";
 };
 
@@ -266,6 +267,8 @@ int main(int argc, char** argv) {
       s.job_nodes = std::stoi(v);
     else if (k == "--summary-rows")
       s.summary_rows = std::stoi(v);
+    else if (k == "--stepping")  // < 10: some runs silent (hung, paused, between long steps)
+      s.stepping = std::stoi(v);
   }
   std::string dir =
       (std::filesystem::temp_directory_path() / ("llmwatch-bench-" + std::to_string(getpid())))
@@ -317,7 +320,8 @@ int main(int argc, char** argv) {
   auto db_size = [&] { return std::filesystem::file_size(Store::db_path(config.state_dir)); };
   auto size_after_first = db_size();
   for (int c = 0; c < cycles; ++c) {
-    for (int i = 0; i < s.watched; ++i) append_steps(config.jobs[i].logs[0], 21 + 3 * c, 3);
+    for (int i = 0; i < s.watched; ++i)
+      if (i % 10 < s.stepping) append_steps(config.jobs[i].logs[0], 21 + 3 * c, 3);
     now += 30;
     // At 10 s steps rank 0 writes every 10 steps (100 s): 3 of every 10 summaries are new
     // at each 30 s cycle.

@@ -97,6 +97,10 @@ struct JobProgress {
   // baselines, the evidence lines) and may be written less often.
   std::string hot_json() const;
   std::string cold_json() const;
+  // The cold parts (cold_json's fields) hold the same values.
+  bool same_cold(const JobProgress& o) const {
+    return recent == o.recent && step_times == o.step_times && losses == o.losses;
+  }
   static JobProgress from_json(const std::string& text);  // a whole or a hot document
   static void read_cold(JobProgress& p, const std::string& cold);
 

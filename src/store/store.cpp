@@ -103,6 +103,7 @@ JobProgress Store::progress(const std::string& job) {
   known.text = std::move(text);
   known.parsed = parsed;
   known.cold_at = 0;  // not written by this process yet: the next put writes it
+  known.cold_dirty = true;
   return parsed;
 }
 
@@ -110,17 +111,21 @@ void Store::put_progress(const std::string& job, JobProgress progress, double no
   std::string hot = progress.hot_json();
   auto it = progress_.find(job);
   bool known = it != progress_.end();
+  const bool cold_changed =
+      !known || it->second.cold_dirty || !progress.same_cold(it->second.parsed);
   // The cold part goes at most every kColdEvery, and at once for a new task or a crash (what
   // a post-mortem after a restart of llmwatch needs). A clock gone back writes it too.
-  bool cold_due = !known || now - it->second.cold_at >= kColdEvery || now < it->second.cold_at ||
-                  it->second.parsed.task != progress.task ||
-                  it->second.parsed.crash != progress.crash;
+  bool cold_due =
+      cold_changed &&
+      (!known || now - it->second.cold_at >= kColdEvery || now < it->second.cold_at ||
+       it->second.parsed.task != progress.task || it->second.parsed.crash != progress.crash);
   if (cold_due) put(kv::progress_cold(job), progress.cold_json(), now);
   if (!known || it->second.text != hot) put(kv::progress(job), hot, now);
   auto& memo = known ? it->second : progress_[job];
   memo.text = std::move(hot);
   memo.parsed = std::move(progress);
   if (cold_due) memo.cold_at = now;
+  memo.cold_dirty = cold_changed && !cold_due;
 }
 
 std::optional<SlurmJob> Store::last_job(const std::string& job) {

@@ -100,7 +100,8 @@ class Store {
   // seen (new log lines always move its cursors). Its cold part
   // (step-time and loss baselines, evidence lines: most of the bytes) is written at most every
   // kColdEvery, and at once for a new task or a crash; a restart of llmwatch, or another process,
-  // sees it that old.
+  // sees it that old. An unchanged cold part is not even serialised: comparing the fields is
+  // cheaper than writing them out to find that the text is the same.
   JobProgress progress(const std::string& job);
   // By value: a caller done with its progress moves it in (the daemon, once a cycle).
   void put_progress(const std::string& job, JobProgress progress, double now);
@@ -295,6 +296,9 @@ class Store {
     std::string text;  // the hot part as last read or written
     JobProgress parsed;
     double cold_at = 0;  // when this process last wrote the cold part
+    // The cold part may differ from what is stored: it changed since this process last wrote
+    // it, or was read (another writer's, or a whole document without a cold row).
+    bool cold_dirty = true;
   };
   // Checks the kv memo against other connections' commits; called at a transaction's start.
   void trust_kv_memo();

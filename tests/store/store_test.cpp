@@ -155,6 +155,35 @@ TEST(Store, TheColdPartOfProgressIsWrittenLessOftenButNeverLostForANewTaskOrACra
   EXPECT_EQ(other.progress("tr").recent, std::vector<std::string>{"starting"});
 }
 
+// An unchanged cold part is not serialised again (its fields are compared instead); one this
+// process read rather than wrote may not be stored as a cold row at all (a whole document from
+// an older llmwatch), so the next put writes it, and nothing is lost when the hot part drops it.
+TEST(Store, AColdPartReadFromAWholeDocumentIsWrittenAtTheNextPut) {
+  testing::TempDir dir;
+  Store daemon(dir.path), other(dir.path);
+  JobProgress p;
+  p.task = "7";
+  p.step = 1;
+  p.recent = {"step 1"};
+  p.step_times = {1.5};
+  other.put(kv::progress("tr"), p.to_json(), 1000);
+  JobProgress read = daemon.progress("tr");
+  ASSERT_EQ(read.recent, p.recent);
+  read.step = 2;
+  daemon.put_progress("tr", read, 1010);
+  Store fresh(dir.path);
+  EXPECT_EQ(fresh.progress("tr").step, 2);
+  EXPECT_EQ(fresh.progress("tr").recent, p.recent);
+  EXPECT_EQ(fresh.progress("tr").step_times, p.step_times);
+  // Changed when not due, then unchanged: written when due all the same.
+  read.recent.push_back("step 2");
+  daemon.put_progress("tr", read, 1040);
+  EXPECT_EQ(Store(dir.path).progress("tr").recent.size(), 1u);
+  read.step = 3;
+  daemon.put_progress("tr", read, 1010 + Store::kColdEvery);
+  EXPECT_EQ(Store(dir.path).progress("tr").recent.size(), 2u);
+}
+
 TEST(Store, AnUnchangedValueIsNotRewritten) {
   testing::TempDir dir;
   Store store(dir.path);
