@@ -194,6 +194,10 @@ LogLine TrainingLogParser::parse(std::string_view line) const {
   if (line_contains(line, "Validation DataLoader") || line_contains(line, "Running Evaluation") ||
       line_contains(line, "Validating") || contains_nocase(line, "evaluating"))
     out.evaluation = true;
+  if (line_contains(line, "*** JOB ") && line_contains(line, " CANCELLED AT ")) {
+    out.slurm_ends_task = true;
+    return out;
+  }
   if (line_contains(line, "Watchdog caught collective operation timeout"))
     out.crash = "nccl-timeout";
   else if (line_contains(line, "CUDA out of memory") || line_contains(line, "OutOfMemoryError"))

@@ -36,6 +36,10 @@ struct LogLine {
   // --max-restarts: "Worker group FAILED. 2/3 attempts left; will restart worker group"): the
   // run starts again from its checkpoint, and its processes that printed a crash are gone.
   bool workers_restart = false;
+  // slurmstepd's "*** JOB 7 ON node-1 CANCELLED AT ... ***": Slurm is ending the whole task (a
+  // scancel, its time limit, a preemption or requeue), and signals its processes next. Not a
+  // STEP's line: srun ends a job step that way when another of its tasks failed (a crash's).
+  bool slurm_ends_task = false;
 };
 
 class TrainingLogParser {

@@ -120,6 +120,7 @@ std::string JobProgress::write(bool hot, bool cold) const {
   time("crash_seen", crash_seen);
   time("crash_written", crash_written);
   flag("crash_sticky", crash_sticky);
+  time("slurm_ending_read", slurm_ending_read);
   number("bytes_read", bytes_read, std::uint64_t{0});
   time("series_at", series_at);
   number("quick_deaths", quick_deaths, 0);
@@ -204,6 +205,7 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.crash_seen = j.value("crash_seen", 0.0);
   p.crash_written = j.value("crash_written", 0.0);
   p.crash_sticky = j.value("crash_sticky", false);
+  p.slurm_ending_read = j.value("slurm_ending_read", 0.0);
   p.bytes_read = j.value("bytes_read", std::uint64_t{0});
   p.series_at = j.value("series_at", 0.0);
   p.quick_deaths = j.value("quick_deaths", 0);
@@ -240,7 +242,7 @@ bool is_new_task(const JobProgress& p, const std::string& task, std::int64_t tas
 void shift_times(JobProgress& p, double seconds) {
   for (double* t : {&p.task_seen, &p.last_progress, &p.checkpoint_since, &p.checkpoint_done,
                     &p.checkpoint_began, &p.evaluation_since, &p.restart_since, &p.last_read,
-                    &p.silent_until, &p.crash_seen, &p.crash_written})
+                    &p.silent_until, &p.crash_seen, &p.crash_written, &p.slurm_ending_read})
     if (*t > 0) *t += seconds;
 }
 
@@ -322,13 +324,17 @@ std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lin
       p.checkpoint_done = now;
       set_ |= kCheckpointDone;
     }
-    if (!line.crash.empty() && replaces_crash(p, line.crash)) {
+    if (line.slurm_ends_task) p.slurm_ending_read = now_;
+    // What a task prints once Slurm said it ends it is the end's doing (its processes'
+    // SIGTERM tracebacks), judged with its end: no crash of its own.
+    const bool own = !p.slurm_ending(now_);
+    if (own && !line.crash.empty() && replaces_crash(p, line.crash)) {
       if (p.crash.empty() || p.trained_past_crash()) p.crash_advances = p.advances;
       p.crash = line.crash;
       p.crash_seen = p.crash_written = now_;
       set_ |= kCrashWritten;
       p.crash_sticky = line.crash_sticky;
-    } else if (line.crash_sticky && !p.crash_sticky && fatal_crash_signature(p.crash) &&
+    } else if (own && line.crash_sticky && !p.crash_sticky && fatal_crash_signature(p.crash) &&
                !p.trained_past_crash() &&
                (line.crash.empty() || fatal_crash_signature(line.crash))) {
       // The fatal crash held, now in words that say its process cannot go on: a sticky CUDA

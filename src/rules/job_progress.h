@@ -55,7 +55,10 @@ struct JobProgress {
   // When its line was written, as near as the log tells (that read's mtime, at or after the
   // line): what the 8 s after a line no process goes on from count from. 0: not known.
   double crash_written = 0;
-  bool crash_sticky = false;        // its process cannot go on (LogLine::crash_sticky)
+  bool crash_sticky = false;  // its process cannot go on (LogLine::crash_sticky)
+  // When a read found slurmstepd's line that Slurm is ending this task (LogLine::slurm_ends_task;
+  // 0: none): what its processes print after it (torchrun's SIGTERM traceback) is the end's.
+  double slurm_ending_read = 0;
   std::vector<std::string> recent;  // the last lines, as evidence
   std::uint64_t bytes_read = 0;     // total, for the bytes-per-cycle measurement
   double series_at = 0;             // when the progress series last got a row (store/)
@@ -90,6 +93,14 @@ struct JobProgress {
   // A crash signature was printed and the step advanced after it: a handled error (a wandb
   // or HTTP retry), not a dying task.
   bool trained_past_crash() const { return !crash.empty() && advances > crash_advances; }
+  // Slurm said it is ending this task, kSlurmEndingHolds ago at most: the task is judged by its
+  // end, as one Slurm shows COMPLETING is, though a snapshot taken before still shows it running
+  // (a cycle a crash line wakes). A task still running long after the line was not ended by it
+  // (a cancel slurmctld did not keep; a line a user printed) and is judged as any other.
+  static constexpr double kSlurmEndingHolds = 120;
+  bool slurm_ending(double now) const {
+    return slurm_ending_read > 0 && now - slurm_ending_read < kSlurmEndingHolds;
+  }
 
   std::string to_json() const;  // every field
   // The same split in two for the store: the hot part changes every cycle and is small

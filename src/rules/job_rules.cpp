@@ -276,8 +276,8 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
   // queue: the SIGTERM traceback torchrun prints on a requeue or preemption is no crash, and
   // a task being killed makes no progress by design (#26.1 follow-up: a requeued run got a
   // restart journaled beside itself). A real crash seen now is classified a cycle later.
-  if (obs.running->ending()) return out;
   const JobProgress& p = *obs.progress;
+  if (obs.running->ending() || p.slurm_ending(now)) return out;
   if (auto f = time_limit_finding(job, label, *obs.running, p, now)) out.push_back(*f);
   std::vector<std::string> evidence(p.recent.begin(), p.recent.end());
   if (!p.crash.empty()) {

@@ -400,6 +400,16 @@ int Store::count_actions(const std::string& kind, const std::string& subject, do
   return static_cast<int>(st.integer(0));
 }
 
+bool Store::cancelled_task(const std::string& run_key, double since) {
+  auto st = db_.prepare(
+      "SELECT idem_key FROM actions WHERE kind='cancel' AND started>=? "
+      "AND state NOT IN ('dry-run','skipped','waiting','withdrawn')");
+  st.bind(1, since);
+  while (st.step())
+    if (cancelled_run_key(st.text(0)) == run_key) return true;
+  return false;
+}
+
 CancelsByTask Store::cancels_done(double since) {
   CancelsByTask out;
   auto st = db_.prepare(

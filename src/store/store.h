@@ -212,6 +212,10 @@ class Store {
   // The cancels journaled as done since `since`, by the task each was about (one query a
   // cycle: cancels are few, held to max_cancels_per_hour).
   CancelsByTask cancels_done(double since);
+  // Whether llmwatch cancelled exactly this task (`run_key`, "7@1799999000"), by a cancel
+  // started since `since`: a cancel of the task before it, in the second this one started, is
+  // not one of it.
+  bool cancelled_task(const std::string& run_key, double since);
   // Charges one incident to `node` for the end of `task` (a task episode, "7@1799999000"):
   // once, however many findings told of that end (a crash seen while it ran, then its end),
   // and never again once withdrawn.

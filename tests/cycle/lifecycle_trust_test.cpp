@@ -733,6 +733,60 @@ TEST(LifecycleTrust, APersonsCancelSeenOnlyInTheLogIsNotUndone) {
   EXPECT_TRUE(run.slurm.submitted.empty()) << run.submitted();
 }
 
+// A person cancels a run and torchrun prints its SIGTERM traceback after slurmstepd's line, read
+// (a followed log's crash wakes a cycle at once) while the tick's snapshot still shows the task
+// RUNNING. Slurm said it is ending the task: the traceback is the cancel's, and the end is
+// judged once it shows. Before, it was a critical crash, and the restart that waited for the
+// task's end resubmitted the run the person had just cancelled (the quickstart, stop 69).
+TEST(LifecycleTrust, ATracebackAfterSlurmsCancelLineIsNoCrashThoughTheTaskStillShowsRunning) {
+  EndingRun run;
+  write_file(run.log, "global_step: 1\n");
+  run.slurm.jobs = {run.task("RUNNING")};
+  run.cycle(run.now);
+  write_file(run.log,
+             "slurmstepd-node-1: error: *** JOB 7 ON node-1 CANCELLED AT 2027-01-15T08:00:00 ***\n"
+             "Terminated\nTraceback (most recent call last):\n"
+             "torch.distributed.elastic.multiprocessing.api.SignalException: Process 4711 got "
+             "signal: 15\n",
+             true);
+  auto r = run.cycle(run.now + 5);
+  EXPECT_FALSE(run.finding(r, "crashed")) << run.finding(r, "crashed")->summary;
+  run.slurm.jobs = {run.task("CANCELLED")};
+  run.shows_ended("CANCELLED", "0:15");
+  r = run.cycle(run.now + 35);
+  const Finding* f = run.finding(r, "ended");
+  ASSERT_TRUE(f) << event_lines(*run.store);
+  EXPECT_NE(f->summary.find("(by a person)"), std::string::npos) << f->summary;
+  EXPECT_TRUE(run.slurm.submitted.empty()) << run.submitted() << "\n" << event_lines(*run.store);
+}
+
+// llmwatch cancels hung task 7 and resubmits the run, which Slurm starts within the same second
+// (task 8); later a person cancels task 8. That cancel is the person's: llmwatch's was of task 7.
+// Before, any cancel of the run journaled at or after task 8's start second counted as
+// llmwatch's, so the end said "(by llmwatch)" and a person's cancel behind a queued restart
+// went untold (the quickstart, stop 69).
+TEST(LifecycleTrust, ACancelOfTheTaskBeforeIsNotTakenForACancelOfTheTaskAfter) {
+  EndingRun run;
+  SlurmJob eighth = run.task("RUNNING");
+  eighth.job_id = 8;
+  eighth.start_time = 1'800'000'010;
+  auto id = run.store->begin_action("cancel:7@1799999000", "cancel", "tr", "job:tr/hung: no step",
+                                    1'800'000'010.4);
+  ASSERT_TRUE(id);
+  run.store->finish_action(*id, "done", "scancel 7", 1'800'000'010.5);
+  write_file(run.log, "global_step: 1\n");
+  run.slurm.jobs = {eighth};
+  run.cycle(run.now + 20);
+  eighth.state = "CANCELLED";
+  run.slurm.jobs = {eighth};
+  run.shows_ended("CANCELLED", "0:15", "8");
+  auto r = run.cycle(run.now + 50);
+  const Finding* f = run.finding(r, "ended");
+  ASSERT_TRUE(f) << event_lines(*run.store);
+  EXPECT_NE(f->summary.find("task 8 ended: cancelled (by a person)"), std::string::npos)
+      << f->summary;
+}
+
 // A restart whose sbatch fails is tried again after a backoff, and a run still down after the
 // last try is a critical alert (#26.5: the failed row took the key for good; one sbatch timeout
 // left a crashed run down with a single warning).

@@ -304,6 +304,36 @@ TEST(PostMortem, APersonsCancelReadFromTheLogAloneIsLeftAlone) {
       << run.events();
 }
 
+// A person cancels while the daemon follows the log: torchrun's SIGTERM traceback, after
+// slurmstepd's "CANCELLED AT", wakes a cycle at once on the tick's snapshot, which still shows
+// the task RUNNING. Before, that cycle called it a critical crash, and the restart waiting for
+// the task's end resubmitted the run the person had just cancelled (the quickstart's hang
+// paragraph, stop 69). Now the end decides: cancelled by a person, and nothing is started.
+TEST(PostMortem, APersonsCancelWhileTheDaemonFollowsTheLogIsLeftAlone) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c(2);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  EndingRun run(c);
+  std::string first = run.start(1);
+  ASSERT_FALSE(first.empty());
+  const std::string state = c.dir / "state";
+  auto cycles = [&] {
+    return std::atoi(llmwatch_sql(state, "SELECT COUNT(*) FROM cycles").c_str());
+  };
+  const int before = cycles();
+  BackgroundProcess daemon({llmwatch_bin(), "--config", run.config, "daemon"},
+                           c.dir / "daemon.log");
+  ASSERT_TRUE(eventually([&] { return cycles() > before; }, 30)) << read_file(daemon.log);
+  ASSERT_TRUE(c.slurm({"scancel", first}).ok());
+  const std::string ended = "task " + first + " ended: cancelled (by a person)";
+  ASSERT_TRUE(eventually([&] { return run.events().find(ended) != std::string::npos; }, 60))
+      << run.events() << read_file(daemon.log);
+  std::string out = read_file(run.work + "/train-" + first + ".out");
+  EXPECT_NE(out.find("SignalException"), std::string::npos) << out;
+  EXPECT_TRUE(run.live().empty()) << run.events() << read_file(daemon.log);
+  EXPECT_EQ(run.events().find("/crashed"), std::string::npos) << run.events();
+}
+
 // A handled traceback (a wandb retry) in a run that trains on: told as a warning, and the run
 // is never started a second time beside itself (#26.1: on_crash resubmitted it, and two runs
 // wrote one checkpoint directory).

@@ -162,6 +162,49 @@ TEST(ProgressUpdate, TheCrashIsNamedByTheExceptionNotTheTracebacksHeader) {
   EXPECT_FALSE(handled.trained_past_crash()) << "a fatal error after it is a new crash";
 }
 
+// slurmstepd's line that Slurm ends the task (a scancel, a time limit, a preemption): the SIGTERM
+// tracebacks its processes print after it are the end's, not a crash; a crash printed before it
+// is the run's own and stays as its evidence. A STEP's line (srun ending a step after one of its
+// tasks failed) is no such line. A task still running long after the line was not ended by it:
+// a crash it prints then is a crash again.
+TEST(ProgressUpdate, WhatATaskPrintsOnceSlurmSaidItEndsItIsNoCrash) {
+  TrainingLogParser parser;
+  auto feed = [&](JobProgress& p, std::vector<std::string> lines, double now) {
+    ProgressUpdate u(p, parser, now);
+    u.feed(std::vector<std::string_view>(lines.begin(), lines.end()));
+    u.finish();
+  };
+  const std::string job_line =
+      "slurmstepd: error: *** JOB 7 ON node-1 CANCELLED AT 2027-01-15T08:00:00 DUE TO TIME "
+      "LIMIT ***";
+  const std::vector<std::string> sigterm = {
+      "Traceback (most recent call last):",
+      "torch.distributed.elastic.multiprocessing.api.SignalException: Process 4 got signal: 15"};
+  JobProgress p = warmed_up();
+  feed(p, {job_line, sigterm[0], sigterm[1]}, 2000);
+  EXPECT_EQ(p.crash, "");
+  EXPECT_TRUE(p.slurm_ending(2000));
+  EXPECT_EQ(JobProgress::from_json(p.to_json()).slurm_ending_read, 2000) << "survives a restart";
+
+  JobProgress crashed = warmed_up();
+  feed(crashed,
+       {"RuntimeError: CUDA error: an illegal memory access was encountered", job_line, sigterm[0]},
+       2000);
+  EXPECT_EQ(crashed.crash, "cuda-error");
+
+  JobProgress step = warmed_up();
+  feed(step,
+       {"slurmstepd: error: *** STEP 7.0 ON node-1 CANCELLED AT 2027-01-15T08:00:00 ***",
+        sigterm[0]},
+       2000);
+  EXPECT_EQ(step.crash, "python-traceback");
+  EXPECT_FALSE(step.slurm_ending(2000));
+
+  feed(p, {sigterm[0]}, 2000 + JobProgress::kSlurmEndingHolds);
+  EXPECT_FALSE(p.slurm_ending(2000 + JobProgress::kSlurmEndingHolds));
+  EXPECT_EQ(p.crash, "python-traceback");
+}
+
 // A rank printed an NCCL error and no step followed: its peers wait in a collective until
 // NCCL's own timeout. The run gets two of its longest step intervals (at least 8 s), not the
 // 45 s floor (#30: such a task was cancelled ~55 s after its last step). A signature a trainer

@@ -677,8 +677,10 @@ void prepare_end(CycleState& s, JobWork& w, const QueueIndex& index, const Clust
   if (auto pm = PostMortem::from_json(s.store.get(kv::post_mortem(w.label)).value_or(""));
       pm && pm->same_task(w.last->display_id(), w.last->start_time))
     w.ended = std::move(pm);
+  // By the task's own key: the cancel of the task before it may fall in the second it started.
+  // (A minute before its start too: its start is slurmctld's clock, perhaps another host's.)
   w.cancelled_by_llmwatch =
-      s.store.count_actions("cancel", w.label, static_cast<double>(w.last->start_time)) > 0;
+      s.store.cancelled_task(w.last->run_key(), static_cast<double>(w.last->start_time) - 60);
 }
 
 class JobLogCheck : public Check {
