@@ -149,6 +149,12 @@ TrainingLogParser::TrainingLogParser(const std::string& user_regex) {
     user_ = std::regex(user_regex, std::regex::ECMAScript | std::regex::optimize);
 }
 
+StepdCancel stepd_cancel(std::string_view line) {
+  if (!line_contains(line, " CANCELLED AT ")) return StepdCancel::None;
+  if (line_contains(line, "*** JOB ")) return StepdCancel::Job;
+  return line_contains(line, "*** STEP ") ? StepdCancel::Step : StepdCancel::None;
+}
+
 LogLine TrainingLogParser::parse(std::string_view line) const {
   LogLine out;
   // NeMo 2 lines and NeMo 1 / Lightning progress bars
@@ -194,7 +200,7 @@ LogLine TrainingLogParser::parse(std::string_view line) const {
   if (line_contains(line, "Validation DataLoader") || line_contains(line, "Running Evaluation") ||
       line_contains(line, "Validating") || contains_nocase(line, "evaluating"))
     out.evaluation = true;
-  if (line_contains(line, "*** JOB ") && line_contains(line, " CANCELLED AT ")) {
+  if (stepd_cancel(line) == StepdCancel::Job) {
     out.slurm_ends_task = true;
     return out;
   }

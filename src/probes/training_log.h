@@ -42,6 +42,12 @@ struct LogLine {
   bool slurm_ends_task = false;
 };
 
+// slurmstepd's own line that Slurm cancels a job or one of its steps, in the task's output:
+// "slurmstepd: error: *** JOB 7 ON node-1 CANCELLED AT 2026-11-24T10:00:00 DUE TO TIME LIMIT ***"
+// (or "*** STEP 7.0 ON ..."). The parser and the post-mortem (rules/end_cause) read it alike.
+enum class StepdCancel { None, Job, Step };
+StepdCancel stepd_cancel(std::string_view line);
+
 class TrainingLogParser {
  public:
   // user_regex: its first capture group is the step (empty: built-in formats only).

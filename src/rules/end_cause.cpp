@@ -4,6 +4,7 @@
 #include <optional>
 #include <string_view>
 
+#include "probes/training_log.h"
 #include "util/strings.h"
 
 namespace llmwatch {
@@ -30,12 +31,11 @@ constexpr Signature kSignatures[] = {
     {EndClass::Software, {"Traceback (most recent call last)", "", "", "", "", "", "", ""}},
 };
 
-// slurmstepd's own line in the task's output, "slurmstepd: error: *** JOB 7 ON node-1
-// CANCELLED AT 2026-11-24T10:00:00 DUE TO TIME LIMIT ***": what Slurm did, written when
-// Slurm itself may since have forgotten the task. The class it names; nullopt when none.
+// slurmstepd's own line in the task's output (probes/training_log.h's stepd_cancel): what
+// Slurm did, written when Slurm itself may since have forgotten the task. The class it names;
+// nullopt when none.
 std::optional<EndClass> stepd_verdict(const std::string& line) {
-  if (!contains(line, "*** JOB ") && !contains(line, "*** STEP ")) return std::nullopt;
-  if (!contains(line, " CANCELLED AT ")) return std::nullopt;
+  if (stepd_cancel(line) == StepdCancel::None) return std::nullopt;
   if (contains(line, "DUE TO TIME LIMIT")) return EndClass::Timeout;
   if (contains(line, "DUE TO PREEMPTION")) return EndClass::Preempted;
   if (contains(line, "DUE TO NODE FAILURE")) return EndClass::NodeFailure;

@@ -389,21 +389,24 @@ bool Store::withdraw_action(const std::string& idem_key, const std::string& why,
   return st.step();
 }
 
+// Journal entries that did something: dry-run, skipped, waiting and withdrawn ones did nothing
+// (they use up no budget, and cancelled no task).
+static const std::string kDidSomething = "state NOT IN ('dry-run','skipped','waiting','withdrawn')";
+
 int Store::count_actions(const std::string& kind, const std::string& subject, double since,
                          double until) {
-  // Dry-run, skipped and withdrawn entries did nothing, so they do not use up a budget.
   auto st = db_.prepare(
       "SELECT COUNT(*) FROM actions WHERE kind=? AND (?='' OR subject=?) AND started>=? "
-      "AND started<? AND state NOT IN ('dry-run','skipped','waiting','withdrawn')");
+      "AND started<? AND " +
+      kDidSomething);
   st.bind(1, kind).bind(2, subject).bind(3, subject).bind(4, since).bind(5, until);
   st.step();
   return static_cast<int>(st.integer(0));
 }
 
 bool Store::cancelled_task(const std::string& run_key, double since) {
-  auto st = db_.prepare(
-      "SELECT idem_key FROM actions WHERE kind='cancel' AND started>=? "
-      "AND state NOT IN ('dry-run','skipped','waiting','withdrawn')");
+  auto st = db_.prepare("SELECT idem_key FROM actions WHERE kind='cancel' AND started>=? AND " +
+                        kDidSomething);
   st.bind(1, since);
   while (st.step())
     if (cancelled_run_key(st.text(0)) == run_key) return true;
