@@ -5,8 +5,11 @@
 #   $FAKE_TRAINER_DIR/kill-switch   present: save and exit (and exit at once on start)
 #   $FAKE_TRAINER_DIR/save-switch   present: save a checkpoint now, then remove the file
 #   FAKE_SAVE_SECONDS              how long a checkpoint save takes (default 0)
-#   $FAKE_TRAINER_DIR/hang          holds an array task id: that task stops stepping but keeps
-#                                   printing heartbeat lines, like a rank stuck in a collective
+#   $FAKE_TRAINER_DIR/hang          holds an array task id, or "job ID" (a job's own id): that
+#                                   task stops stepping but keeps printing heartbeat lines, like
+#                                   a rank stuck in a collective. A job's id is what a job that
+#                                   is no array is hung by: its resubmitted run has a new id and
+#                                   trains on (every such job's task id is "none")
 #   $FAKE_TRAINER_DIR/crash         how to die at the next step, printed the way real runs die:
 #                                   "nccl HOST" (HOST's rank prints an NCCL WARN, then a
 #                                   DistBackendError traceback), "nccl-peer ADDR" (this host's
@@ -46,6 +49,7 @@ step_time=${FAKE_STEP_TIME:-1}
 max_steps=${FAKE_MAX_STEPS:-100000}
 ckpt_every=${FAKE_CKPT_EVERY:-5}
 task=${SLURM_ARRAY_TASK_ID:-none}
+job_id=${SLURM_JOB_ID:-}
 me=${SLURMD_NODENAME:-$(hostname)}
 trap 'echo "Traceback (most recent call last):"; echo "torch.distributed.elastic.multiprocessing.api.SignalException: Process $$ got signal: 15"; exit 143' TERM
 
@@ -86,7 +90,8 @@ truth start
 sleep "${FAKE_LOAD_SECONDS:-0}"
 echo "[NeMo I $(date '+%Y-%m-%d %H:%M:%S') nemo_logging:393] Global Checkpoint Load : Rank : 0 : resumed at step $step (task $task on $me) : Time spent in load_checkpoint: 0.012s"
 while [ "$step" -lt "$max_steps" ]; do
-  if [ -e "$dir/hang" ] && [ "$(cat "$dir/hang" 2>/dev/null)" = "$task" ]; then
+  if [ -e "$dir/hang" ] && hang=$(cat "$dir/hang" 2>/dev/null) &&
+    { [ "$hang" = "$task" ] || { [ -n "$job_id" ] && [ "$hang" = "job $job_id" ]; }; }; then
     echo "[rank0] heartbeat: still waiting in ALLREDUCE (step $step)"
     sleep "$step_time"
     continue
