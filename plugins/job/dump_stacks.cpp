@@ -30,20 +30,6 @@ namespace {
 
 constexpr size_t kKeptDumps = 20;
 
-// Old dumps go, newest first kept: forensics must never fill the state directory.
-void prune(const std::filesystem::path& dir) {
-  std::error_code ec;
-  std::vector<std::filesystem::directory_entry> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-    if (e.is_regular_file(ec)) files.push_back(e);
-  if (files.size() <= kKeptDumps) return;
-  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
-    std::error_code e1, e2;
-    return a.last_write_time(e1) > b.last_write_time(e2);
-  });
-  for (size_t i = kKeptDumps; i < files.size(); ++i) std::filesystem::remove(files[i].path(), ec);
-}
-
 // Confirmation of a hang (confirm_hang): a second dump confirm_hang after the first (less after a
 // fatal line: confirm_gap in rules/job_progress.h), taken in a later cycle (the wait never holds
 // up the cycle and every other job in it: it used to be a sleep inside the cycle). Stacks that
@@ -178,7 +164,7 @@ class DumpStacksAction : public ActionPlugin {
                                std::to_string(static_cast<long long>(ctx.now)) + ".txt"))
                            .string();
     std::string where = write_file_atomic(file, valid_utf8(res.out)).ok() ? file : "not kept";
-    prune(dir);
+    keep_newest_files(dir.string(), kKeptDumps);
     nlohmann::json record = {
         {"ts", ctx.now}, {"task", r.task->display_id()}, {"file", where}, {"summary", summary}};
     ctx.store.put(kv::stacks(r.job), json_dump(record), ctx.now);

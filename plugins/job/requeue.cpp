@@ -2,10 +2,12 @@
 // submitted with --requeue. Slurm holds a requeued job back ~2 minutes (its BeginTime is set
 // about 121 s ahead) before it can start again, so cancel + restart is faster for arrays. The
 // task keeps its id and so its log, which Slurm truncates at the new start unless the job
-// appends (--open-mode=append, JobFileAppend=1): seen on the local cluster, 2026-12-02.
+// appends (--open-mode=append, JobFileAppend=1): seen on the local cluster, 2026-12-02. So the
+// log's last lines are kept first (job/kept_log.h), as the dump keeps the stacks.
 // Pending again, it is kept off the nodes the cycle excludes, as a restart is (#30).
 #include "action.h"
 #include "job/exclusions.h"
+#include "job/kept_log.h"
 #include "registry.h"
 
 namespace llmwatch {
@@ -27,6 +29,9 @@ class RequeueAction : public ActionPlugin {
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     if (!r.task || !r.task->running()) return {ActionState::Skipped, "no running task to requeue"};
+    // Before the requeue: once Slurm starts the task again, the file holds only the new run's.
+    // A log that cannot be kept holds nothing up.
+    const std::string kept = keep_task_log(*r.task, ctx);
     if (auto requeue = ctx.slurm.control("requeue", r.task->display_id()); !requeue)
       return {ActionState::Failed, requeue.error()};
     // Slurm takes a list only for a pending task: it is set once the requeue made it one.
@@ -34,8 +39,8 @@ class RequeueAction : public ActionPlugin {
     return {ActionState::Done,
             "scontrol requeue " + r.task->display_id() +
                 " (Slurm delays its restart ~2 min, and empties its log then unless the job "
-                "appends)" +
-                (kept_off.empty() ? "" : ", " + kept_off)};
+                "appends; " +
+                kept + ")" + (kept_off.empty() ? "" : ", " + kept_off)};
   }
 };
 

@@ -3,11 +3,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace llmwatch {
 
@@ -49,6 +52,19 @@ Status write_file_atomic(const std::string& path, const std::string& text) {
     return Error{error};
   }
   return {};
+}
+
+void keep_newest_files(const std::string& dir, std::size_t keep) {
+  std::error_code ec;
+  std::vector<std::filesystem::directory_entry> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.is_regular_file(ec)) files.push_back(e);
+  if (files.size() <= keep) return;
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
+    std::error_code e1, e2;
+    return a.last_write_time(e1) > b.last_write_time(e2);
+  });
+  for (size_t i = keep; i < files.size(); ++i) std::filesystem::remove(files[i].path(), ec);
 }
 
 }  // namespace llmwatch

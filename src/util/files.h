@@ -1,6 +1,7 @@
 #pragma once
 // Whole-file reads and crash-safe writes, for the small files llmwatch keeps (node-check
 // results and state, the metrics textfile, tables).
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -17,5 +18,9 @@ Result<std::string> read_file_or_why(const std::string& path);
 // Writes through a temporary file in the same directory and renames it over `path`, so a
 // reader never sees half of it (a killed writer leaves only its temporary).
 Status write_file_atomic(const std::string& path, const std::string& text);
+
+// Removes all but the `keep` newest regular files of `dir` (by their last write): forensics
+// llmwatch keeps (stacks, logs) must never fill the state directory.
+void keep_newest_files(const std::string& dir, std::size_t keep);
 
 }  // namespace llmwatch

@@ -137,6 +137,42 @@ TEST(HangRestart, HungRunIsCancelledAndResumesOnTheNextArrayTask) {
   EXPECT_EQ(cancels, 1u);
 }
 
+// The requeue action on the real cluster: Slurm starts a requeued task under the same id, and
+// opens its output file anew then, truncated (stop 66: a job logging to a fixed name kept only
+// its second start's line). The hung run's lines are kept before the requeue.
+TEST(HangRestart, ARequeuedRunsLogIsKeptBeforeSlurmStartsItAgain) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  TrainingRun run(c, "on_hang = [\"requeue\"]\n");
+  const std::string log = run.work + "/train.out";
+  auto r = c.slurm({"sbatch", "--parsable", "--requeue", "--job-name=itest-train",
+                    "--chdir=" + run.work, "--output=" + log,
+                    "--export=ALL,FAKE_TRAINER_DIR=" + run.work + ",FAKE_STEP_TIME=0.5",
+                    source_dir() + "/examples/fake-trainer.sh"});
+  ASSERT_TRUE(r.ok()) << r.describe("sbatch") << r.err;
+  const std::string id = r.out.substr(0, r.out.find_first_of(";\n"));
+  nlohmann::json j;
+  ASSERT_TRUE(run.stepped_to(4, j)) << j.dump();
+  write_file(run.work + "/hang", "job " + id);
+  ASSERT_TRUE(eventually(
+      [&] {
+        run.cycle_and_status();
+        return run.events().find("requeue done") != std::string::npos;
+      },
+      60))
+      << run.events();
+  std::vector<std::string> kept;
+  for (const auto& e : std::filesystem::directory_iterator(c.dir / "state/logs"))
+    kept.push_back(e.path().string());
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(std::filesystem::path(kept[0]).filename().string().rfind(id + "-", 0), 0u) << kept[0];
+  std::string copy = read_file(kept[0]);
+  EXPECT_NE(copy.find("heartbeat: still waiting in ALLREDUCE"), std::string::npos) << copy;
+  EXPECT_NE(copy.find("global_step: 4 "), std::string::npos) << copy;
+  EXPECT_NE(run.events().find("kept in " + kept[0]), std::string::npos) << run.events();
+}
+
 // A cancel that slurmctld did not keep (killed right after scancel returned: the chaos soak's
 // hung task was still RUNNING 55 s later) is issued again on the real cluster. The lost cancel is
 // journaled as llmwatch journals a done one; the task, RUNNING, is then cancelled for real and

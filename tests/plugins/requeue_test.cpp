@@ -2,16 +2,23 @@
 // a task of its own, so a task that hangs again after its requeue is requeued again, and every
 // requeue is a restart in the budgets (the cluster's hourly one and the job's max_restarts).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "cycle/phases.h"
+#include "job/kept_log.h"
 #include "phase_fixture.h"
+#include "util/identity.h"
 
 namespace llmwatch {
 namespace {
 
 using testing::PhaseFixture;
+using testing::read_file;
+using testing::write_file;
 
 constexpr double kNow = 1'700'000'600;
 
@@ -155,6 +162,68 @@ TEST(RequeueAction, ARefusedRestartStillKeepsAnArraysNextTaskOffBadNodes) {
     EXPECT_EQ(p.slurm.exclusions_set,
               (std::vector<std::string>{"40_[2-9] node-3", "40_[3-9] node-3"}))
         << p.events();
+  }
+}
+
+// A requeue of `log`'s task, run as its owner `user`, at kNow; the journal's line of it.
+std::string requeue_logging_to(PhaseFixture& p, const std::string& log, const std::string& user) {
+  auto s = p.state(kNow);
+  auto& w = p.watch(s, "tr", 42);
+  w.obs.running->std_out = log;
+  w.obs.running->user = user;
+  w.obs.entries = {*w.obs.running};
+  s.findings = {make_finding("job:tr", "tr", "hung", Severity::Critical, "no step for 20m")};
+  act_phase(s);
+  return p.events();
+}
+
+// The defect (stop 66, on the local cluster): the requeued task keeps its id and so its log,
+// and Slurm empties that file when it starts the task again: the hung run's last lines, the
+// evidence of why it was requeued, were lost. They are kept before the requeue now.
+TEST(RequeueAction, TheHungRunsLogIsKeptBeforeSlurmEmptiesIt) {
+  PhaseFixture p("[[job]]\nname = \"tr\"\non_hang = [\"requeue\"]\n");
+  const std::string log = p.dir / "train.out";
+  write_file(log, "step 7\n[rank3] heartbeat: still waiting in ALLREDUCE\n");
+  std::string events = requeue_logging_to(p, log, current_user_name());
+  EXPECT_EQ(requeues(p), 1);
+  const std::string copy = p.dir / "state/logs/42-1700000000.log";
+  EXPECT_EQ(read_file(copy), "step 7\n[rank3] heartbeat: still waiting in ALLREDUCE\n");
+  EXPECT_NE(events.find("kept in " + copy), std::string::npos) << events;
+  struct stat st {};
+  ASSERT_EQ(::stat(copy.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u) << "it holds what the job's owner wrote";
+}
+
+// A long log is kept by its end, where the hang is: never the whole of a 10 GiB file.
+TEST(RequeueAction, OnlyTheEndOfALongLogIsKept) {
+  PhaseFixture p("[[job]]\nname = \"tr\"\non_hang = [\"requeue\"]\n");
+  const std::string log = p.dir / "train.out";
+  write_file(log, std::string(kKeptLogBytes, 'a') + "the last line\n");
+  requeue_logging_to(p, log, current_user_name());
+  std::string kept = read_file(p.dir / "state/logs/42-1700000000.log");
+  EXPECT_EQ(kept.size(), kKeptLogBytes);
+  EXPECT_TRUE(kept.ends_with("the last line\n"));
+}
+
+// The owner names the path and llmwatch may read as root: a symlink is not followed, and a
+// file the owner does not own is not copied. The requeue happens all the same.
+TEST(RequeueAction, ALogThatIsNotTheOwnersOwnFileIsNotCopied) {
+  PhaseFixture p("[[job]]\nname = \"tr\"\non_hang = [\"requeue\"]\n");
+  const std::string secret = p.dir / "secret";
+  write_file(secret, "not the job's\n");
+  const std::string link = p.dir / "train.out";
+  ASSERT_EQ(::symlink(secret.c_str(), link.c_str()), 0);
+  std::string events = requeue_logging_to(p, link, current_user_name());
+  EXPECT_EQ(requeues(p), 1);
+  EXPECT_NE(events.find("its log not kept: " + link), std::string::npos) << events;
+  EXPECT_FALSE(std::filesystem::exists(p.dir / "state/logs/42-1700000000.log"));
+  if (running_as_root() && lookup_user("nobody")) {
+    PhaseFixture q("[[job]]\nname = \"tr\"\non_hang = [\"requeue\"]\n");
+    const std::string log = q.dir / "train.out";
+    write_file(log, "root's\n");
+    events = requeue_logging_to(q, log, "nobody");
+    EXPECT_NE(events.find("not owned by the job's owner"), std::string::npos) << events;
+    EXPECT_FALSE(std::filesystem::exists(q.dir / "state/logs/42-1700000000.log"));
   }
 }
 
