@@ -55,17 +55,28 @@ std::string kept_logs_dir(const std::string& state_dir) {
   return state_dir + "/logs";
 }
 
-std::string keep_task_log(const SlurmJob& t, const ActionContext& ctx) {
-  auto owner = lookup_user(t.user);
-  if (!owner) return "its log not kept: its owner '" + t.user + "' is unknown here";
-  const std::string path = job_stdout_path(t);
-  const uid_t uid = owner->uid;
+namespace {
+
+// One file's tail kept as `copy`; what was done, or why not, for the action's line.
+std::string keep_one(const std::string& what, const std::string& path, const std::string& copy,
+                     uid_t uid, const ActionContext& ctx) {
   auto read = call_with_deadline<Result<std::string>>(
       "keep " + path,
       std::chrono::duration_cast<std::chrono::milliseconds>(ctx.config.probe_timeout),
       [path, uid] { return tail_owned_by(path, uid, kKeptLogBytes); });
-  if (!read.ok()) return "its log not kept: " + read.error;
-  if (!*read.value) return "its log not kept: " + read.value->error();
+  if (!read.ok()) return what + " not kept: " + read.error;
+  if (!*read.value) return what + " not kept: " + read.value->error();
+  if (auto written = write_file_atomic(copy, **read.value); !written)
+    return what + " not kept: " + written.error();
+  ::chmod(copy.c_str(), 0600);
+  return what + "'s last " + format_size((*read.value)->size()) + " kept in " + copy;
+}
+
+}  // namespace
+
+std::string keep_task_log(const SlurmJob& t, const ActionContext& ctx) {
+  auto owner = lookup_user(t.user);
+  if (!owner) return "its log not kept: its owner '" + t.user + "' is unknown here";
   const std::string dir = kept_logs_dir(ctx.config.state_dir);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -74,12 +85,13 @@ std::string keep_task_log(const SlurmJob& t, const ActionContext& ctx) {
   std::string name = t.run_key();
   for (char& c : name)
     if (c == '@') c = '-';
-  const std::string copy = dir + "/" + name + ".log";
-  if (auto written = write_file_atomic(copy, **read.value); !written)
-    return "its log not kept: " + written.error();
-  ::chmod(copy.c_str(), 0600);
+  std::string said =
+      keep_one("its log", job_stdout_path(t), dir + "/" + name + ".log", owner->uid, ctx);
+  // --error to a file of its own is emptied the same way.
+  if (std::string err = job_stderr_path(t); !err.empty())
+    said += "; " + keep_one("its error log", err, dir + "/" + name + ".err.log", owner->uid, ctx);
   keep_newest_files(dir, kKeptLogs);
-  return "its log's last " + format_size((*read.value)->size()) + " kept in " + copy;
+  return said;
 }
 
 }  // namespace llmwatch

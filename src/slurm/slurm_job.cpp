@@ -169,11 +169,24 @@ std::string expand_slurm_pattern(const std::string& pattern, const SlurmJob& job
   return out;
 }
 
-std::string job_stdout_path(const SlurmJob& job) {
-  std::string pattern = job.std_out;
-  if (pattern.empty()) pattern = job.array_task_id ? "slurm-%A_%a.out" : "slurm-%j.out";
+namespace {
+// A --output or --error pattern as the file it names: relative ones are in the job's workdir.
+std::string output_file(std::string pattern, const SlurmJob& job) {
   if (pattern[0] != '/' && !job.workdir.empty()) pattern = job.workdir + "/" + pattern;
   return expand_slurm_pattern(pattern, job);
+}
+}  // namespace
+
+std::string job_stdout_path(const SlurmJob& job) {
+  if (job.std_out.empty())
+    return output_file(job.array_task_id ? "slurm-%A_%a.out" : "slurm-%j.out", job);
+  return output_file(job.std_out, job);
+}
+
+std::string job_stderr_path(const SlurmJob& job) {
+  if (job.std_err.empty()) return "";
+  std::string path = output_file(job.std_err, job);
+  return path == job_stdout_path(job) ? "" : path;
 }
 
 const SlurmJob* running_task(const std::vector<SlurmJob>& entries) {

@@ -143,6 +143,8 @@ using JobDetails = std::map<std::string, std::map<std::string, std::string>>;
 std::string expand_slurm_pattern(const std::string& pattern, const SlurmJob& job);
 // The log a job writes to: its StdOut, or Slurm's default name in its workdir.
 std::string job_stdout_path(const SlurmJob& job);
+// Its StdErr where that is a file of its own; "" where it goes to StdOut's.
+std::string job_stderr_path(const SlurmJob& job);
 
 // The group a step or a resubmission runs as on the owner's behalf: the task's own group,
 // else the owner's primary group; "" when neither is known. Never root's group for another

@@ -166,10 +166,12 @@ TEST(RequeueAction, ARefusedRestartStillKeepsAnArraysNextTaskOffBadNodes) {
 }
 
 // A requeue of `log`'s task, run as its owner `user`, at kNow; the journal's line of it.
-std::string requeue_logging_to(PhaseFixture& p, const std::string& log, const std::string& user) {
+std::string requeue_logging_to(PhaseFixture& p, const std::string& log, const std::string& user,
+                               const std::string& err = "") {
   auto s = p.state(kNow);
   auto& w = p.watch(s, "tr", 42);
   w.obs.running->std_out = log;
+  w.obs.running->std_err = err;
   w.obs.running->user = user;
   w.obs.entries = {*w.obs.running};
   s.findings = {make_finding("job:tr", "tr", "hung", Severity::Critical, "no step for 20m")};
@@ -192,6 +194,26 @@ TEST(RequeueAction, TheHungRunsLogIsKeptBeforeSlurmEmptiesIt) {
   struct stat st {};
   ASSERT_EQ(::stat(copy.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u) << "it holds what the job's owner wrote";
+}
+
+// --error to a file of its own is emptied by the same restart: kept beside it. One that names
+// StdOut's file (squeue's JSON gives StdOut's where --error was not given) is kept once.
+TEST(RequeueAction, AnErrorLogOfItsOwnIsKeptToo) {
+  PhaseFixture p("[[job]]\nname = \"tr\"\non_hang = [\"requeue\"]\n");
+  const std::string log = p.dir / "train.out", err = p.dir / "train.err";
+  write_file(log, "step 7\n");
+  write_file(err, "NCCL WARN Got completion from peer 10.0.0.3 with error 12\n");
+  std::string events = requeue_logging_to(p, log, current_user_name(), err);
+  EXPECT_EQ(read_file(p.dir / "state/logs/42-1700000000.err.log"),
+            "NCCL WARN Got completion from peer 10.0.0.3 with error 12\n");
+  EXPECT_EQ(read_file(p.dir / "state/logs/42-1700000000.log"), "step 7\n");
+  EXPECT_NE(events.find("its error log's last"), std::string::npos) << events;
+  PhaseFixture q("[[job]]\nname = \"tr\"\non_hang = [\"requeue\"]\n");
+  const std::string same = q.dir / "train.out";
+  write_file(same, "step 7\n");
+  events = requeue_logging_to(q, same, current_user_name(), same);
+  EXPECT_EQ(events.find("its error log"), std::string::npos) << events;
+  EXPECT_FALSE(std::filesystem::exists(q.dir / "state/logs/42-1700000000.err.log"));
 }
 
 // A long log is kept by its end, where the hang is: never the whole of a 10 GiB file.
