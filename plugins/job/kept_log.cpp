@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 #include "slurm/slurm_job.h"
 #include "util/deadline_call.h"
@@ -49,14 +48,6 @@ Result<std::string> tail_owned_by(const std::string& path, uid_t uid, std::size_
   return text;
 }
 
-}  // namespace
-
-std::string kept_logs_dir(const std::string& state_dir) {
-  return state_dir + "/logs";
-}
-
-namespace {
-
 // One file's tail kept as `copy`; what was done, or why not, for the action's line.
 std::string keep_one(const std::string& what, const std::string& path, const std::string& copy,
                      uid_t uid, const ActionContext& ctx) {
@@ -66,30 +57,27 @@ std::string keep_one(const std::string& what, const std::string& path, const std
       [path, uid] { return tail_owned_by(path, uid, kKeptLogBytes); });
   if (!read.ok()) return what + " not kept: " + read.error;
   if (!*read.value) return what + " not kept: " + read.value->error();
-  if (auto written = write_file_atomic(copy, **read.value); !written)
+  if (auto written = write_private_file(copy, **read.value); !written)
     return what + " not kept: " + written.error();
-  ::chmod(copy.c_str(), 0600);
   return what + "'s last " + format_size((*read.value)->size()) + " kept in " + copy;
 }
 
 }  // namespace
 
+std::string kept_logs_dir(const std::string& state_dir) {
+  return state_dir + "/requeued-logs";
+}
+
 std::string keep_task_log(const SlurmJob& t, const ActionContext& ctx) {
   auto owner = lookup_user(t.user);
   if (!owner) return "its log not kept: its owner '" + t.user + "' is unknown here";
   const std::string dir = kept_logs_dir(ctx.config.state_dir);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return "its log not kept: cannot make " + dir + ": " + ec.message();
-  ::chmod(dir.c_str(), 0700);
-  std::string name = t.run_key();
-  for (char& c : name)
-    if (c == '@') c = '-';
-  std::string said =
-      keep_one("its log", job_stdout_path(t), dir + "/" + name + ".log", owner->uid, ctx);
+  if (Status made = make_private_dir(dir); !made) return "its log not kept: " + made.error();
+  const std::string stem = dir + "/" + run_key_file_stem(t.run_key());
+  std::string said = keep_one("its log", job_stdout_path(t), stem + ".log", owner->uid, ctx);
   // --error to a file of its own is emptied the same way.
   if (std::string err = job_stderr_path(t); !err.empty())
-    said += "; " + keep_one("its error log", err, dir + "/" + name + ".err.log", owner->uid, ctx);
+    said += "; " + keep_one("its error log", err, stem + ".err.log", owner->uid, ctx);
   keep_newest_files(dir, kKeptLogs);
   return said;
 }

@@ -1,7 +1,5 @@
 #include "slurm/script_file.h"
 
-#include <sys/stat.h>
-
 #include <filesystem>
 
 #include "util/files.h"
@@ -9,13 +7,9 @@
 namespace llmwatch {
 namespace {
 
-// A run key is a task id (digits and one '_') and its start: "7_3@1700000000" names
-// "7_3-1700000000.sh".
+// "7_3@1700000000" names "7_3-1700000000.sh".
 std::string copy_name(const std::string& run_key) {
-  std::string name = run_key;
-  for (char& c : name)
-    if (c == '@') c = '-';
-  return name + ".sh";
+  return run_key_file_stem(run_key) + ".sh";
 }
 
 }  // namespace
@@ -46,16 +40,10 @@ std::string kept_script_path(const std::string& state_dir, const std::string& ru
 // while this runs.
 Status write_script_copy(const std::string& state_dir, const std::string& path,
                          const std::string& text) {
-  for (const std::filesystem::path& dir : {std::filesystem::path(script_copies_dir(state_dir)),
-                                           std::filesystem::path(path).parent_path()}) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return Error{"cannot make " + dir.string() + ": " + ec.message()};
-    ::chmod(dir.c_str(), 0700);
-  }
-  Status written = write_file_atomic(path, text);
-  if (written) ::chmod(path.c_str(), 0600);
-  return written;
+  for (const std::string& dir :
+       {script_copies_dir(state_dir), std::filesystem::path(path).parent_path().string()})
+    if (Status made = make_private_dir(dir); !made) return made;
+  return write_private_file(path, text);
 }
 
 }  // namespace llmwatch

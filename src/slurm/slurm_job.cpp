@@ -183,6 +183,12 @@ std::string job_stdout_path(const SlurmJob& job) {
   return output_file(job.std_out, job);
 }
 
+std::string run_key_file_stem(std::string run_key) {
+  for (char& c : run_key)
+    if (c == '@') c = '-';
+  return run_key;
+}
+
 std::string job_stderr_path(const SlurmJob& job) {
   if (job.std_err.empty()) return "";
   std::string path = output_file(job.std_err, job);

@@ -143,6 +143,9 @@ using JobDetails = std::map<std::string, std::map<std::string, std::string>>;
 std::string expand_slurm_pattern(const std::string& pattern, const SlurmJob& job);
 // The log a job writes to: its StdOut, or Slurm's default name in its workdir.
 std::string job_stdout_path(const SlurmJob& job);
+// A run key (SlurmJob::run_key: a task id, digits and one '_', and its start) as a file name's
+// stem: "7_3@1700000000" names "7_3-1700000000".
+std::string run_key_file_stem(std::string run_key);
 // Its StdErr where that is a file of its own; "" where it goes to StdOut's.
 std::string job_stderr_path(const SlurmJob& job);
 

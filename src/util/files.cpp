@@ -1,6 +1,7 @@
 #include "util/files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -52,6 +53,20 @@ Status write_file_atomic(const std::string& path, const std::string& text) {
     return Error{error};
   }
   return {};
+}
+
+Status make_private_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error{"cannot make " + dir + ": " + ec.message()};
+  ::chmod(dir.c_str(), 0700);
+  return {};
+}
+
+Status write_private_file(const std::string& path, const std::string& text) {
+  Status written = write_file_atomic(path, text);
+  if (written) ::chmod(path.c_str(), 0600);
+  return written;
 }
 
 void keep_newest_files(const std::string& dir, std::size_t keep) {

@@ -19,6 +19,13 @@ Result<std::string> read_file_or_why(const std::string& path);
 // reader never sees half of it (a killed writer leaves only its temporary).
 Status write_file_atomic(const std::string& path, const std::string& text);
 
+// A directory (and its parents) only its owner may enter: 0700, made so before anything is
+// put in it, without changing the process's umask (other threads write files meanwhile).
+Status make_private_dir(const std::string& dir);
+// write_file_atomic, then 0600: for files in a private directory that hold what a job's owner
+// wrote (scripts, logs).
+Status write_private_file(const std::string& path, const std::string& text);
+
 // Removes all but the `keep` newest regular files of `dir` (by their last write): forensics
 // llmwatch keeps (stacks, logs) must never fill the state directory.
 void keep_newest_files(const std::string& dir, std::size_t keep);

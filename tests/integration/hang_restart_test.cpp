@@ -52,6 +52,16 @@ struct TrainingRun {
 
   std::string events() { return llmwatch(config, {"events", "--json"}).out; }
 
+  // Cycles until the events hold `text` (`seconds` at most).
+  bool cycled_until(const std::string& text, int seconds) {
+    return eventually(
+        [&] {
+          cycle_and_status();
+          return events().find(text) != std::string::npos;
+        },
+        seconds);
+  }
+
   // Cycles until the run has stepped to `step` (90 s at most); `j` is its status then.
   bool stepped_to(int step, nlohmann::json& j) {
     return eventually(
@@ -94,13 +104,7 @@ TEST(HangRestart, HungRunIsCancelledAndResumesOnTheNextArrayTask) {
   write_file(run.work + "/hang", task.substr(task.find('_') + 1));
 
   // Detected: a hung finding and a cancel of exactly that task.
-  ASSERT_TRUE(eventually(
-      [&] {
-        run.cycle_and_status();
-        return run.events().find("job:itest-train/hung") != std::string::npos;
-      },
-      60))
-      << run.events();
+  ASSERT_TRUE(run.cycled_until("job:itest-train/hung", 60)) << run.events();
   std::string events = run.events();
   // Before the cancel: Slurm starts the next task within a second of it.
   EXPECT_NE(events.find("cancel done: scancel " + task + "; its next task excluding " +
@@ -155,15 +159,9 @@ TEST(HangRestart, ARequeuedRunsLogIsKeptBeforeSlurmStartsItAgain) {
   nlohmann::json j;
   ASSERT_TRUE(run.stepped_to(4, j)) << j.dump();
   write_file(run.work + "/hang", "job " + id);
-  ASSERT_TRUE(eventually(
-      [&] {
-        run.cycle_and_status();
-        return run.events().find("requeue done") != std::string::npos;
-      },
-      60))
-      << run.events();
+  ASSERT_TRUE(run.cycled_until("requeue done", 60)) << run.events();
   std::vector<std::string> kept;
-  for (const auto& e : std::filesystem::directory_iterator(c.dir / "state/logs"))
+  for (const auto& e : std::filesystem::directory_iterator(c.dir / "state/requeued-logs"))
     kept.push_back(e.path().string());
   ASSERT_EQ(kept.size(), 1u);
   EXPECT_EQ(std::filesystem::path(kept[0]).filename().string().rfind(id + "-", 0), 0u) << kept[0];
@@ -242,13 +240,7 @@ TEST(HangRestart, DryRunRecordsButNeverCancels) {
   ASSERT_TRUE(run.stepped_to(2, j)) << j.dump();
   std::string task = j["task"];
   write_file(run.work + "/hang", task.substr(task.find('_') + 1));
-  ASSERT_TRUE(eventually(
-      [&] {
-        run.cycle_and_status();
-        return run.events().find("dry-run: would cancel " + task) != std::string::npos;
-      },
-      60))
-      << run.events();
+  ASSERT_TRUE(run.cycled_until("dry-run: would cancel " + task, 60)) << run.events();
   // The hung task is still running: nothing was done.
   bool still_running = false;
   j = run.job();

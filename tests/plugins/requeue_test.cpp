@@ -188,7 +188,7 @@ TEST(RequeueAction, TheHungRunsLogIsKeptBeforeSlurmEmptiesIt) {
   write_file(log, "step 7\n[rank3] heartbeat: still waiting in ALLREDUCE\n");
   std::string events = requeue_logging_to(p, log, current_user_name());
   EXPECT_EQ(requeues(p), 1);
-  const std::string copy = p.dir / "state/logs/42-1700000000.log";
+  const std::string copy = p.dir / "state/requeued-logs/42-1700000000.log";
   EXPECT_EQ(read_file(copy), "step 7\n[rank3] heartbeat: still waiting in ALLREDUCE\n");
   EXPECT_NE(events.find("kept in " + copy), std::string::npos) << events;
   struct stat st {};
@@ -204,16 +204,33 @@ TEST(RequeueAction, AnErrorLogOfItsOwnIsKeptToo) {
   write_file(log, "step 7\n");
   write_file(err, "NCCL WARN Got completion from peer 10.0.0.3 with error 12\n");
   std::string events = requeue_logging_to(p, log, current_user_name(), err);
-  EXPECT_EQ(read_file(p.dir / "state/logs/42-1700000000.err.log"),
+  EXPECT_EQ(read_file(p.dir / "state/requeued-logs/42-1700000000.err.log"),
             "NCCL WARN Got completion from peer 10.0.0.3 with error 12\n");
-  EXPECT_EQ(read_file(p.dir / "state/logs/42-1700000000.log"), "step 7\n");
+  EXPECT_EQ(read_file(p.dir / "state/requeued-logs/42-1700000000.log"), "step 7\n");
   EXPECT_NE(events.find("its error log's last"), std::string::npos) << events;
   PhaseFixture q("[[job]]\nname = \"tr\"\non_hang = [\"requeue\"]\n");
   const std::string same = q.dir / "train.out";
   write_file(same, "step 7\n");
   events = requeue_logging_to(q, same, current_user_name(), same);
   EXPECT_EQ(events.find("its error log"), std::string::npos) << events;
-  EXPECT_FALSE(std::filesystem::exists(q.dir / "state/logs/42-1700000000.err.log"));
+  EXPECT_FALSE(std::filesystem::exists(q.dir / "state/requeued-logs/42-1700000000.err.log"));
+}
+
+// <state_dir>/logs holds the self job's own logs (llmwatch-%j.out, pruned by age): the kept
+// copies went there at first, and keeping the newest of them removed the self job's oldest.
+TEST(RequeueAction, TheSelfJobsOwnLogsAreNotPrunedWithTheKeptCopies) {
+  PhaseFixture p("[[job]]\nname = \"tr\"\non_hang = [\"requeue\"]\n");
+  std::filesystem::create_directories(p.dir / "state/logs");
+  for (size_t i = 0; i <= kKeptLogs; ++i)
+    write_file(p.dir / ("state/logs/llmwatch-" + std::to_string(i) + ".out"), "cycle done\n");
+  const std::string log = p.dir / "train.out";
+  write_file(log, "step 7\n");
+  requeue_logging_to(p, log, current_user_name());
+  size_t own = 0;
+  for (const auto& e : std::filesystem::directory_iterator(p.dir / "state/logs"))
+    own += e.path().extension() == ".out";
+  EXPECT_EQ(own, kKeptLogs + 1);
+  EXPECT_EQ(read_file(p.dir / "state/requeued-logs/42-1700000000.log"), "step 7\n");
 }
 
 // A long log is kept by its end, where the hang is: never the whole of a 10 GiB file.
@@ -222,7 +239,7 @@ TEST(RequeueAction, OnlyTheEndOfALongLogIsKept) {
   const std::string log = p.dir / "train.out";
   write_file(log, std::string(kKeptLogBytes, 'a') + "the last line\n");
   requeue_logging_to(p, log, current_user_name());
-  std::string kept = read_file(p.dir / "state/logs/42-1700000000.log");
+  std::string kept = read_file(p.dir / "state/requeued-logs/42-1700000000.log");
   EXPECT_EQ(kept.size(), kKeptLogBytes);
   EXPECT_TRUE(kept.ends_with("the last line\n"));
 }
@@ -238,14 +255,14 @@ TEST(RequeueAction, ALogThatIsNotTheOwnersOwnFileIsNotCopied) {
   std::string events = requeue_logging_to(p, link, current_user_name());
   EXPECT_EQ(requeues(p), 1);
   EXPECT_NE(events.find("its log not kept: " + link), std::string::npos) << events;
-  EXPECT_FALSE(std::filesystem::exists(p.dir / "state/logs/42-1700000000.log"));
+  EXPECT_FALSE(std::filesystem::exists(p.dir / "state/requeued-logs/42-1700000000.log"));
   if (running_as_root() && lookup_user("nobody")) {
     PhaseFixture q("[[job]]\nname = \"tr\"\non_hang = [\"requeue\"]\n");
     const std::string log = q.dir / "train.out";
     write_file(log, "root's\n");
     events = requeue_logging_to(q, log, "nobody");
     EXPECT_NE(events.find("not owned by the job's owner"), std::string::npos) << events;
-    EXPECT_FALSE(std::filesystem::exists(q.dir / "state/logs/42-1700000000.log"));
+    EXPECT_FALSE(std::filesystem::exists(q.dir / "state/requeued-logs/42-1700000000.log"));
   }
 }
 
