@@ -56,6 +56,11 @@ struct JobSettings {
   // at factor 4 and floor 45 s (a 40 s floor calls a healthy irregular run hung).
   Seconds stale_floor{45};
   Seconds stale_ceiling{7200};
+  // How long a learned step interval counts towards the allowance: the longest of the last
+  // hour's, so one healthy hiccup (a slow shard read, a congested collective) does not make
+  // every later hang of the task wait stale_factor x that hiccup (#30: 160 s, not 45 s, two hours
+  // after a 40 s wait). 0: the longest of the whole task, as before.
+  Seconds stale_memory{3600};
   // dump confirms a hang: a second dump this long after the first, in a later cycle; stacks
   // that moved make it a near miss (no cancel or restart, the hang clock restarts), once per
   // task. Nothing is cancelled on time alone. 0: off.

@@ -109,6 +109,8 @@ const std::vector<KeySpec<JobSettings>>& job_keys() {
       {"stale_factor", KeyKind::Float, LW_SET(JobSettings, stale_factor, d)},
       {"stale_floor", KeyKind::Duration, LW_SET(JobSettings, stale_floor, dur)},
       {"stale_ceiling", KeyKind::Duration, LW_SET(JobSettings, stale_ceiling, dur)},
+      {"stale_memory", KeyKind::Duration, LW_SET(JobSettings, stale_memory, dur), false,
+       kOffAtZero},
       {"confirm_hang", KeyKind::Duration, LW_SET(JobSettings, confirm_hang, dur), false,
        kOffAtZero},
       {"startup_grace", KeyKind::Duration, LW_SET(JobSettings, startup_grace, dur)},

@@ -106,6 +106,12 @@ std::string JobProgress::write(bool hot, bool cold) const {
   number("best_step", best_step, std::int64_t{-1});
   time("last_progress", last_progress);
   time("longest_interval", longest_interval);
+  if (!interval_peaks.empty()) {
+    w.key("interval_peaks").begin_array();
+    for (const auto& [since, longest] : interval_peaks)
+      w.begin_array().value(since).value(longest).end_array();
+    w.end_array();
+  }
   time("last_read", last_read);
   time("silent_until", silent_until);
   time("observed_interval", observed_interval);
@@ -191,6 +197,11 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.best_step = j.value("best_step", std::int64_t{-1});
   p.last_progress = j.value("last_progress", 0.0);
   p.longest_interval = j.value("longest_interval", 0.0);
+  if (j.contains("interval_peaks") && j["interval_peaks"].is_array())
+    for (const auto& peak : j["interval_peaks"])
+      if (peak.is_array() && peak.size() == 2 && peak[0].is_number() && peak[1].is_number() &&
+          p.interval_peaks.size() < 2 * JobProgress::kIntervalStretches)
+        p.interval_peaks.emplace_back(peak[0].get<double>(), peak[1].get<double>());
   p.last_read = j.value("last_read", 0.0);
   p.silent_until = j.value("silent_until", 0.0);
   p.observed_interval = j.value("observed_interval", 0.0);
@@ -244,6 +255,7 @@ void shift_times(JobProgress& p, double seconds) {
                     &p.checkpoint_began, &p.evaluation_since, &p.restart_since, &p.last_read,
                     &p.silent_until, &p.crash_seen, &p.crash_written, &p.slurm_ending_read})
     if (*t > 0) *t += seconds;
+  for (auto& peak : p.interval_peaks) peak.first += seconds;
 }
 
 void start_task(JobProgress& p, const std::string& task, const std::string& log_path,
@@ -281,13 +293,14 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
 }
 
 ProgressUpdate::ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, double now,
-                               double allowance)
+                               double allowance, double memory)
     : p_(p),
       parser_(parser),
       now_(now),
       step_before_(p.step),
       progress_before_(p.last_progress),
       allowance_(allowance),
+      memory_(memory),
       phase_under_way_(p.checkpoint_since > 0 || p.evaluation_since > 0 || p.restart_since > 0) {}
 
 std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lines) {
@@ -444,15 +457,41 @@ std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish(double writt
   if (step_before && p.step && *p.step > *step_before && progress_before_ > 0 &&
       p.advances > kWarmupAdvances && !was_a_hang && !phase_) {
     double per_step = (at - progress_before_) / static_cast<double>(*p.step - *step_before);
-    p.longest_interval = std::max(p.longest_interval, per_step);
     // A log seen silent at a read between the two steps: the run stays silent that long while
     // healthy (a buffered logger), whatever the steps' own length.
+    double sample = per_step;
     if (p.silent_until > progress_before_ && p.silent_until < at)
-      p.longest_interval = std::max(p.longest_interval, p.silent_until - progress_before_);
+      sample = std::max(sample, p.silent_until - progress_before_);
+    learn_interval(p, sample, at, memory_);
     p.observed_interval =
         p.observed_interval > 0 ? 0.7 * p.observed_interval + 0.3 * per_step : per_step;
   }
   return std::move(advances_);
+}
+
+void learn_interval(JobProgress& p, double sample, double at, double memory) {
+  auto& peaks = p.interval_peaks;
+  if (memory <= 0) {
+    peaks.clear();
+    p.longest_interval = std::max(p.longest_interval, sample);
+    return;
+  }
+  // An interval learned before the stretches were kept (a state from an older llmwatch, or
+  // memory turned on): it counts from now.
+  if (peaks.empty() && p.longest_interval > 0) peaks.emplace_back(at, p.longest_interval);
+  const double stretch = memory / JobProgress::kIntervalStretches;
+  // A new stretch every `stretch`; a clock that went back (a jump not seen as one) joins the
+  // latest.
+  if (peaks.empty() || at - peaks.back().first >= stretch)
+    peaks.emplace_back(at, sample);
+  else
+    peaks.back().second = std::max(peaks.back().second, sample);
+  // Every interval of the oldest stretch is older than memory: forgotten. The newest stays.
+  while (peaks.size() > 1 && (peaks.front().first + stretch <= at - memory ||
+                              peaks.size() > JobProgress::kIntervalStretches + 1))
+    peaks.erase(peaks.begin());
+  p.longest_interval = 0;
+  for (const auto& peak : peaks) p.longest_interval = std::max(p.longest_interval, peak.second);
 }
 
 std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,

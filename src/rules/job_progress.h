@@ -32,6 +32,12 @@ struct JobProgress {
   // The longest time the run took per step, or kept its log silent while healthy, after
   // warm-up: what the hang allowance is a multiple of.
   double longest_interval = 0;
+  // What longest_interval is made of where stale_memory is set: the longest interval learned in
+  // each stretch of stale_memory / kIntervalStretches, oldest first, as (when the stretch began,
+  // its longest). longest_interval is the largest of those kept, and a stretch older than
+  // stale_memory is dropped once a newer interval is learned (never while the run is silent).
+  static constexpr std::size_t kIntervalStretches = 6;
+  std::vector<std::pair<double, double>> interval_peaks;
   // When this task's logs were last read; and that time again when the read found no new
   // progress: the log was seen silent from last_progress until then, a lower bound of a real
   // silence (#30: a logger that flushes every 30 s is silent for 30 s between steps).
@@ -127,7 +133,10 @@ class ProgressUpdate {
   // `allowance`: the hang allowance in force before these lines (0: none known). A gap
   // longer than it was a hang (its finding fired), never a step interval to learn (#27: a hang
   // that cleared by itself raised the allowance from 12s to 1m27s).
-  ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, double now, double allowance = 0);
+  // `memory`: how long a learned step interval counts (JobSettings::stale_memory; 0: for the
+  // whole task).
+  ProgressUpdate(JobProgress& p, const TrainingLogParser& parser, double now, double allowance = 0,
+                 double memory = 0);
   // Returns the index of the last line that set one of the read's clocks (a step, a save's
   // start or end, an evaluation pass), if one did.
   std::optional<size_t> feed(std::span<const std::string_view> lines);
@@ -144,6 +153,7 @@ class ProgressUpdate {
   std::optional<std::int64_t> step_before_;
   double progress_before_;
   double allowance_;
+  double memory_;
   bool counters_rose_ = false;
   // The clocks these lines set: they move to the write time in finish().
   static constexpr unsigned kProgress = 1, kCheckpointSince = 2, kCheckpointDone = 4,
@@ -159,6 +169,10 @@ class ProgressUpdate {
   bool phase_ = false;    // and a step came after it
   std::vector<std::pair<std::int64_t, double>> advances_;
 };
+
+// Learns one step interval (or silence) `sample`, seen at `at`: longest_interval becomes the
+// longest learned within the last `memory` seconds (0: ever, in this task).
+void learn_interval(JobProgress& p, double sample, double at, double memory);
 
 // When the lines of one read were written: the file's mtime taken after the read (#30: the
 // time of the read is up to one interval late, and a hang was found ~80 s after the last step

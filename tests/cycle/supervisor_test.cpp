@@ -158,6 +158,35 @@ TEST(Supervisor, AHangIsStillFoundWhenTheClockIsSteady) {
   EXPECT_EQ(w.slurm.cancelled, std::vector<std::string>{"7"});
 }
 
+// #30: a hiccup's interval counts for stale_memory, read by the cycle from the job's settings.
+// 10 s steps, one 20 s gap, then three minutes of 10 s steps: with a 2-minute memory the
+// allowance is 4 x 10 s again and a hang is found 41 s after its last step; with none (the
+// whole task's longest, as before) it is 4 x 20 s.
+TEST(Supervisor, AHiccupOlderThanStaleMemoryNoLongerWidensTheAllowance) {
+  for (const char* memory : {"2m", "0s"}) {
+    World w(job("tr", "stale_memory = \"" + std::string(memory) + "\"\n") +
+            "stale_factor = 4.0\nstale_floor = \"10s\"\n");
+    // The test's job() sets a fixed allowance; this one adapts.
+    w.config.jobs.back().stale_after.reset();
+    std::string log = w.training("tr", "");
+    const double t0 = unix_now();
+    double t = t0;
+    int step = 0;
+    auto step_at = [&](double at) {
+      write_file(log, "global_step: " + std::to_string(++step) + "\n", true);
+      t = at;
+      return w.cycle_after(at);
+    };
+    for (int i = 0; i < 5; ++i) step_at(t0 + 10 * i);
+    w.cycle_after(t + 10);  // the hiccup: no step this cycle
+    step_at(t + 20);
+    for (double until = t + 180; t < until;) step_at(t + 10);
+    const double last = t;
+    auto later = w.cycle_after(last + 41);
+    EXPECT_EQ(has_kind(later, "hung"), std::string(memory) == "2m") << "stale_memory " << memory;
+  }
+}
+
 // The defect: requeue keeps the job id (scontrol requeue, preemption); the run that resumed
 // from an earlier checkpoint prints lower steps, and was declared hung while it progressed.
 TEST(Supervisor, ARequeuedRunResumingAtALowerStepIsNotHung) {

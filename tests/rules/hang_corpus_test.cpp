@@ -61,7 +61,8 @@ Replay replay(const std::string& path, const JobSettings& job, double interval,
       if (parsed.step || parsed.checkpoint_end) r.last_step_at = timeline[next].first;
     }
     const double before = p.last_progress;
-    ProgressUpdate update(p, parser, now, evaluate_stale(p, job, now).allowance);
+    ProgressUpdate update(p, parser, now, evaluate_stale(p, job, now).allowance,
+                          static_cast<double>(job.stale_memory.count()));
     auto clocked = update.feed(batch);
     update.finish(written_time(mtime, p.last_read, now),
                   clocked ? written_by(growth, 0, 0, batch_start + *clocked + 1) : 0);
@@ -136,7 +137,10 @@ TEST(HangCorpus, TheShippedDefaultsFindEveryHangWithinTwoMinutesAndNoHealthyRun)
       // the deadline (#30's target: 45 s; a wake one second past it made 46).
       // And under heartbeat lines: the last step is clocked at its own write, not at the
       // lines the hung rank printed after it in the same read (it was 70 s).
-      if (name == "hung-silent.tl" || name == "hung-in-collective.tl") {
+      // And two hours after a healthy 40 s hiccup, which the allowance remembers only for
+      // stale_memory (it was 4 x that hiccup for the rest of the task).
+      if (name == "hung-silent.tl" || name == "hung-in-collective.tl" ||
+          name == "hung-hours-after-a-stall.tl") {
         EXPECT_LE(delay, 45.1) << name << ": found " << delay << " s after the last step";
       }
       // After a fatal line, how soon each timeline is found at most, and what the finding says.
@@ -152,6 +156,21 @@ TEST(HangCorpus, TheShippedDefaultsFindEveryHangWithinTwoMinutesAndNoHealthyRun)
   EXPECT_GE(healthy, 15);
   EXPECT_GE(hung, 7);
   RecordProperty("worst_detection_s", std::to_string(worst));
+}
+
+// What stale_memory trades: a healthy 90 s gap that comes back every 40 minutes stays learned at
+// the shipped hour, and a memory shorter than its return forgets it and calls the next one hung
+// (a dump would then see it moving: a near miss, not a cancel). The timeline is on that edge.
+TEST(HangCorpus, AMemoryShorterThanAGapsReturnForgetsIt) {
+  const std::string timeline = testing::fixture("hang-corpus") + "/healthy-recurring-long-gaps.tl";
+  const double interval = static_cast<double>(Config{}.interval.count());
+  const double sample_every = static_cast<double>(kLogSampleEvery.count());
+  JobSettings job;
+  EXPECT_FALSE(replay(timeline, job, interval, sample_every).hung);
+  job.stale_memory = Seconds(1200);
+  Replay forgot = replay(timeline, job, interval, sample_every);
+  EXPECT_TRUE(forgot.hung);
+  EXPECT_EQ(forgot.how, "stale_floor; 4 x 10s longest step interval is less");
 }
 
 }  // namespace

@@ -89,6 +89,7 @@ TEST(JobProgressJson, DefaultsAreLeftOutAndReadBackTheSame) {
   p.consumed_samples = 0;
   p.cursors["/l"] = {1, 2, 3};
   p.step_times = {1.5, 2.5};
+  p.interval_peaks = {{900, 40}, {1500, 10}};
   std::string whole = p.to_json();
   JobProgress back = JobProgress::from_json(whole);
   EXPECT_EQ(back.to_json(), whole);
@@ -96,6 +97,9 @@ TEST(JobProgressJson, DefaultsAreLeftOutAndReadBackTheSame) {
   EXPECT_EQ(back.consumed_samples, 0.0);
   EXPECT_TRUE(back.nan_loss);
   EXPECT_EQ(back.cursors["/l"].offset, 3u);
+  EXPECT_EQ(back.interval_peaks, p.interval_peaks);
+  shift_times(back, 100);  // a clock jump moves when each stretch began
+  EXPECT_DOUBLE_EQ(back.interval_peaks.front().first, 1000);
 }
 
 // A hang that cleared by itself is not a step interval (#27: its gap was learned, and the
@@ -127,6 +131,55 @@ TEST(ProgressUpdate, AHangGapNeverTeachesTheAllowance) {
   EXPECT_EQ(evaluate_stale(p, job, 1110).how, "5 x 20s longest step interval (floor 10s)");
   job.stale_floor = Seconds(600);
   EXPECT_EQ(evaluate_stale(p, job, 1110).how, "stale_floor; 5 x 20s longest step interval is less");
+}
+
+// #30: a learned step interval counts for stale_memory. One healthy 40 s hiccup made every later
+// hang of the task wait 4 x 40 s (160 s two hours on, where the floor is 45 s); a gap learned
+// within the last hour still counts, and nothing is forgotten while the run is silent.
+TEST(LearnInterval, AHiccupCountsForStaleMemoryThenIsForgotten) {
+  JobSettings job;  // the defaults: factor 4, floor 45 s, memory 1 h
+  const double memory = static_cast<double>(job.stale_memory.count());
+  ASSERT_EQ(memory, 3600);
+  JobProgress p = warmed_up();
+  learn_interval(p, 10, 500, memory);
+  learn_interval(p, 40, 600, memory);  // the hiccup
+  double t = 600;
+  for (; t < 600 + memory; t += 30) learn_interval(p, 10, t, memory);
+  EXPECT_DOUBLE_EQ(p.longest_interval, 40) << "forgotten within the hour, at " << t;
+  // A hang now, past the hour with no new step: the allowance stays as it was.
+  p.last_progress = t;
+  EXPECT_DOUBLE_EQ(evaluate_stale(p, job, t + 7200).allowance, 160);
+  // Steps again: once every interval of the hiccup's stretch is older than the hour, the 10 s
+  // steps are what counts, and the floor.
+  for (; t < 600 + memory + memory / JobProgress::kIntervalStretches + 30; t += 30)
+    learn_interval(p, 10, t, memory);
+  EXPECT_DOUBLE_EQ(p.longest_interval, 10);
+  p.last_progress = t;
+  EXPECT_DOUBLE_EQ(evaluate_stale(p, job, t).allowance, 45);
+  EXPECT_LE(p.interval_peaks.size(), JobProgress::kIntervalStretches + 1);
+  // A gap that comes back within the hour stays learned.
+  learn_interval(p, 30, t, memory);
+  for (double until = t + memory - 60; t < until; t += 30) learn_interval(p, 10, t, memory);
+  EXPECT_DOUBLE_EQ(p.longest_interval, 30);
+}
+
+// stale_memory = "0s" keeps the longest of the whole task, as before; an interval learned before
+// the stretches were kept (an older state) counts from the next one learned.
+TEST(LearnInterval, NoMemoryKeepsTheLongestAndAnOldStateCountsFromNow) {
+  JobProgress ever = warmed_up();
+  learn_interval(ever, 40, 600, 0);
+  for (double t = 630; t < 100000; t += 30) learn_interval(ever, 10, t, 0);
+  EXPECT_DOUBLE_EQ(ever.longest_interval, 40);
+  EXPECT_TRUE(ever.interval_peaks.empty());
+
+  JobProgress old = warmed_up();
+  old.longest_interval = 40;  // read from a state without stretches
+  learn_interval(old, 10, 50000, 3600);
+  EXPECT_DOUBLE_EQ(old.longest_interval, 40);
+  learn_interval(old, 10, 50000 + 3599, 3600);
+  EXPECT_DOUBLE_EQ(old.longest_interval, 40);
+  learn_interval(old, 10, 50000 + 3600 + 600, 3600);
+  EXPECT_DOUBLE_EQ(old.longest_interval, 10);
 }
 
 // Python prints the traceback's header first and the exception last: an NCCL error ending a

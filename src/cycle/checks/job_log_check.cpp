@@ -226,6 +226,7 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
     std::string id, regex;
     std::int64_t start_time = 0;
     double allowance = 0;  // in force before the new lines: a longer gap taught nothing
+    double memory = 0;     // how long a learned step interval counts (stale_memory)
     // When the logs followed so far grew (the daemon's samples): copied here, on the cycle's
     // thread, for the read on another.
     std::map<std::string, GrowthSeries> growth;
@@ -238,6 +239,7 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
          w.settings->progress_regex,
          task.start_time,
          evaluate_stale(w.progress, *w.settings, now).allowance,
+         static_cast<double>(w.settings->stale_memory.count()),
          {},
          {}};
     if (timers) t.hosts = hosts_in(task.nodes);
@@ -277,7 +279,7 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
           for (const auto& path : paths) {
             auto known = p.cursors.find(path);
             LogCursor cursor = known == p.cursors.end() ? LogCursor{} : known->second;
-            ProgressUpdate update(p, parser, now, t.allowance);
+            ProgressUpdate update(p, parser, now, t.allowance, t.memory);
             std::uint64_t clocked_end = 0;  // the file offset past the last clocking line read
             LogChunk chunk = scan_appended(
                 path, cursor, {},
