@@ -33,9 +33,12 @@ constexpr size_t kKeptDumps = 20;
 // Confirmation of a hang (confirm_hang): a second dump confirm_hang after the first (less after a
 // fatal line: confirm_gap in rules/job_progress.h), taken in a later cycle (the wait never holds
 // up the cycle and every other job in it: it used to be a sleep inside the cycle). Stacks that
-// moved disprove the hang, once per task: recorded as a near miss, after which the job check
-// restarts the hang clock (job_log_check.cpp) and the executor runs nothing but alerts for this
-// finding. Until the second dump, nothing is cancelled: the plan waits at the dump.
+// moved disprove the hang: recorded as a near miss, after which the job check restarts the hang
+// clock (job_log_check.cpp) and the executor runs nothing but alerts for this finding. Once per
+// silence: the benefit of the doubt is spent until the run steps again (stacks that move in a
+// retry loop that never steps are cancelled at the next hang). It was once per task, and a
+// healthy run that stepped on for hours after its near miss was cancelled, undumped, at its next
+// long silence. Until the second dump, nothing is cancelled: the plan waits at the dump.
 double gap_of(const ActionRequest& r, ActionContext& ctx) {
   return confirm_gap(ctx.store.progress(r.job), *r.settings);
 }
@@ -50,6 +53,15 @@ std::optional<PendingConfirm> pending_confirm(const ActionRequest& r, ActionCont
   if (p->task != r.task->display_id() || ctx.now < p->ts || ctx.now - p->ts > expires)
     return std::nullopt;
   return p;
+}
+
+// A near miss of this task with no step after it: its benefit of the doubt is spent. A record
+// without its step (an older llmwatch's) is spent for the whole task, as it was then.
+bool near_miss_spent(const nlohmann::json& near_miss, const std::string& task,
+                     const std::optional<std::int64_t>& step) {
+  if (!near_miss.is_object() || near_miss.value("task", "") != task) return false;
+  if (!near_miss.contains("step") || !near_miss["step"].is_number_integer()) return true;
+  return near_miss["step"].get<std::int64_t>() == step.value_or(-1);
 }
 
 bool confirms(const ActionRequest& r) {
@@ -76,8 +88,9 @@ std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
   if (!confirms(r)) return std::nullopt;
   auto before =
       nlohmann::json::parse(ctx.store.get(kv::near_miss(r.job)).value_or("{}"), nullptr, false);
-  if (before.is_object() && before.value("task", "") == r.task->display_id())
-    return std::nullopt;  // this task had its near miss: no second benefit of the doubt
+  const auto step = ctx.store.progress(r.job).step;
+  if (near_miss_spent(before, r.task->display_id(), step))
+    return std::nullopt;  // no step since its near miss: no second benefit of the doubt
   auto first = pending_confirm(r, ctx, gap);
   // No rank's training thread in this dump (not a Python run, no debug symbols): a second one
   // could prove nothing either way, so it is not waited for.
@@ -101,8 +114,10 @@ std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
   // can take longer than the run's whole allowance (the hang clock would have run out again by
   // the next cycle).
   double seen_moving = std::max(ctx.now, unix_now());
-  ctx.store.put(kv::near_miss(r.job),
-                json_dump({{"task", r.task->display_id()}, {"ts", seen_moving}}), ctx.now);
+  ctx.store.put(
+      kv::near_miss(r.job),
+      json_dump({{"task", r.task->display_id()}, {"ts", seen_moving}, {"step", step.value_or(-1)}}),
+      ctx.now);
   ActionOutcome out{ActionState::Done,
                     "near miss: the stacks moved between two dumps " +
                         format_duration(Seconds(std::llround(ctx.now - first->ts))) +
@@ -121,6 +136,11 @@ class DumpStacksAction : public ActionPlugin {
            "where they wait";
   }
   bool manual() const override { return true; }
+  // One dump per episode of its finding, not per task: a run seen moving (a near miss) that
+  // hangs again later in the same task is dumped again (its second hang was cancelled unseen).
+  std::string idem_key(const ActionRequest& r) const override {
+    return ActionPlugin::idem_key(r) + ":" + std::to_string(static_cast<long long>(r.episode));
+  }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     if (!r.task || !r.task->running()) return {ActionState::Skipped, "no running task of " + r.job};
     // srun and SLURM_JOB_ID know an array task by its own job id.

@@ -62,8 +62,8 @@ struct JobSettings {
   // after a 40 s wait). 0: the longest of the whole task, as before.
   Seconds stale_memory{3600};
   // dump confirms a hang: a second dump this long after the first, in a later cycle; stacks
-  // that moved make it a near miss (no cancel or restart, the hang clock restarts), once per
-  // task. Nothing is cancelled on time alone. 0: off.
+  // that moved make it a near miss (no cancel or restart, the hang clock restarts), once until
+  // the run steps again. Nothing is cancelled on time alone. 0: off.
   Seconds confirm_hang{10};
   Seconds startup_grace{1800};  // until the first step line
   // Between the first steps of a task, until its step interval is learned: cold page caches,

@@ -223,11 +223,7 @@ TEST(StepLoop, TheNodesALoopsCrashesWereChargedToAreClearedOfThem) {
             std::string::npos)
       << events;
   // Kept in the history as what they were.
-  auto count = [&](const std::string& what) {
-    std::size_t n = 0;
-    for (auto at = events.find(what); at != std::string::npos; at = events.find(what, at + 1)) ++n;
-    return n;
-  };
+  auto count = [&](const std::string& what) { return testing::count_of(events, what); };
   EXPECT_EQ(count("incident-withdrawn: tr ended, attributed to node-"), 3u) << events;
   EXPECT_EQ(count("withdrawn: incident of task "), 3u) << events;
 }

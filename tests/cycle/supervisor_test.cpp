@@ -440,6 +440,43 @@ TEST(Supervisor, ANearMissRestartsTheHangClockWhenTheRunWasSeenMoving) {
   EXPECT_TRUE(w.slurm.cancelled.empty()) << w.events();
 }
 
+// A near miss is spent until the run steps again, not for the rest of its task. The defect: a
+// healthy run whose stacks were seen moving through one long silence, which then stepped on for
+// hours, was cancelled on time alone at its next long silence (no second benefit of the doubt in
+// that task), though its stacks moved again. A run that never steps after its near miss (stacks
+// that move in a retry loop) is still cancelled at the next hang.
+TEST(Supervisor, ANearMissIsSpentUntilTheRunStepsAgainNotForItsWholeTask) {
+  World w(
+      "[[job]]\nname = \"tr\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n"
+      "confirm_hang = \"1s\"\n");
+  std::string log = w.training("tr", "global_step: 1\n");
+  auto stack = [](const std::string& innermost) {
+    return "=== llmwatch-stack node=node-1 pid=4242 comm=python3 ===\n"
+           "Traceback (most recent call first):\n"
+           "  File \"/work/train.py\", line 9, in " +
+           innermost + "\n";
+  };
+  double t0 = unix_now() - 121;  // the near miss is seen moving at the wall clock's now
+  w.slurm.step_outputs = {stack("evaluate"), stack("forward")};
+  w.cycle_after(t0);
+  ASSERT_TRUE(has_kind(w.cycle_after(t0 + 120), "hung"));
+  w.cycle_after(t0 + 121);
+  ASSERT_NE(w.events().find("near miss"), std::string::npos) << w.events();
+  // It steps on, then falls silent again, its stacks moving again.
+  write_file(log, "global_step: 2\n", true);
+  w.cycle_after(t0 + 130);
+  w.slurm.step_outputs = {stack("load_shard"), stack("forward")};
+  ASSERT_TRUE(has_kind(w.cycle_after(t0 + 200), "hung"));
+  w.cycle_after(t0 + 201);
+  EXPECT_TRUE(w.slurm.cancelled.empty()) << w.events();
+  EXPECT_EQ(testing::count_of(w.events(), "near miss: the stacks moved"), 2) << w.events();
+  // No step since: the next hang is not given the benefit of the doubt again.
+  w.slurm.step_outputs = {stack("retry"), stack("forward")};
+  ASSERT_TRUE(has_kind(w.cycle_after(t0 + 300), "hung"));
+  w.cycle_after(t0 + 301);
+  EXPECT_EQ(w.slurm.cancelled, std::vector<std::string>{"7"}) << w.events();
+}
+
 // The same in the start-up phase (#15): a run that printed no step yet was measured from when
 // its task was first seen, so the near miss did not restart its clock: the next cycle found it
 // "hung" again, its one near miss spent, and cancelled it.

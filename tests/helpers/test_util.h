@@ -48,6 +48,13 @@ inline bool eventually(const std::function<bool()>& ready, int seconds = 60) {
   return ready();
 }
 
+// How many times `what` occurs in `text` (overlapping ones too): events said once per episode.
+inline std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 inline std::string fixture(const std::string& name) {
   return std::string(LLMWATCH_TEST_FIXTURES) + "/" + name;
 }

@@ -17,12 +17,6 @@ std::string chromium() {
   return "";
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 TEST(GoodputReport, TheHtmlOpensInAHeadlessBrowserWithOneBarPerDay) {
   std::string browser = chromium();
   if (browser.empty()) GTEST_SKIP() << "chromium missing (setup.sh test installs it)";
@@ -57,8 +51,8 @@ TEST(GoodputReport, TheHtmlOpensInAHeadlessBrowserWithOneBarPerDay) {
   open.timeout = std::chrono::seconds(90);
   auto dom = run_process(open);
   ASSERT_TRUE(dom.ok()) << dom.describe("chromium --dump-dom") << dom.err;
-  EXPECT_EQ(count(dom.out, "<g class=\"day\">"), 3u) << dom.out;
-  EXPECT_EQ(count(dom.out, "<rect"), 6u) << dom.out;  // a rect per bucket per day
+  EXPECT_EQ(count_of(dom.out, "<g class=\"day\">"), 3u) << dom.out;
+  EXPECT_EQ(count_of(dom.out, "<rect"), 6u) << dom.out;  // a rect per bucket per day
   EXPECT_NE(dom.out.find("<svg"), std::string::npos);
   EXPECT_NE(dom.out.find("node-2"), std::string::npos) << "the table names the node";
 }

@@ -246,12 +246,7 @@ TEST(NodeHealth, ALemonStaysDrainedThroughPassingChecksUntilItsIncidentsAreWithd
   g.cycle();
   ASSERT_TRUE(g.drained("node-3")) << g.events();
   EXPECT_EQ(g.node("node-3")["Reason"].rfind("llmwatch: ", 0), 0u) << g.node("node-3")["Reason"];
-  auto count = [&](const std::string& what) {
-    std::string events = g.events();
-    size_t n = 0;
-    for (size_t p = 0; (p = events.find(what, p)) != std::string::npos; ++p) ++n;
-    return n;
-  };
+  auto count = [&](const std::string& what) { return testing::count_of(g.events(), what); };
   for (int i = 0; i < 2; ++i) {  // it passes a check after the drain, twice
     EXPECT_EQ(g.node_check("node-3"), 0);
     g.cycle();
