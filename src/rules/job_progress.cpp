@@ -114,6 +114,7 @@ std::string JobProgress::write(bool hot, bool cold) const {
   }
   time("last_read", last_read);
   time("silent_until", silent_until);
+  time("seen_alive_from", seen_alive_from);
   time("observed_interval", observed_interval);
   number("advances", advances, 0);
   time("checkpoint_since", checkpoint_since);
@@ -204,6 +205,7 @@ JobProgress JobProgress::from_json(const std::string& text) {
         p.interval_peaks.emplace_back(peak[0].get<double>(), peak[1].get<double>());
   p.last_read = j.value("last_read", 0.0);
   p.silent_until = j.value("silent_until", 0.0);
+  p.seen_alive_from = j.value("seen_alive_from", 0.0);
   p.observed_interval = j.value("observed_interval", 0.0);
   p.advances = j.value("advances", 0);
   p.checkpoint_since = j.value("checkpoint_since", 0.0);
@@ -251,9 +253,10 @@ bool is_new_task(const JobProgress& p, const std::string& task, std::int64_t tas
 }
 
 void shift_times(JobProgress& p, double seconds) {
-  for (double* t : {&p.task_seen, &p.last_progress, &p.checkpoint_since, &p.checkpoint_done,
-                    &p.checkpoint_began, &p.evaluation_since, &p.restart_since, &p.last_read,
-                    &p.silent_until, &p.crash_seen, &p.crash_written, &p.slurm_ending_read})
+  for (double* t :
+       {&p.task_seen, &p.last_progress, &p.checkpoint_since, &p.checkpoint_done,
+        &p.checkpoint_began, &p.evaluation_since, &p.restart_since, &p.last_read, &p.silent_until,
+        &p.seen_alive_from, &p.crash_seen, &p.crash_written, &p.slurm_ending_read})
     if (*t > 0) *t += seconds;
   for (auto& peak : p.interval_peaks) peak.first += seconds;
 }
@@ -466,6 +469,14 @@ std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish(double writt
     p.observed_interval =
         p.observed_interval > 0 ? 0.7 * p.observed_interval + 0.3 * per_step : per_step;
   }
+  if (p.seen_alive_from > 0 && step_before && p.step && *p.step > *step_before) {
+    // The silence a near miss saw the run alive through, now that it stepped: at least until the
+    // near miss and the last read that found it silent.
+    const double silence = std::max(p.silent_until, progress_before_) - p.seen_alive_from;
+    if (p.advances > kWarmupAdvances && !phase_ && silence > 0)
+      learn_interval(p, silence, at, memory_);
+    p.seen_alive_from = 0;
+  }
   return std::move(advances_);
 }
 
@@ -506,6 +517,14 @@ std::vector<std::pair<std::int64_t, double>> apply_lines(JobProgress& p,
 double written_time(double mtime, double last_read, double now) {
   if (mtime <= 0 || last_read <= 0) return now;  // the first read: nothing bounds the mtime
   return mtime >= last_read && mtime <= now ? mtime : now;
+}
+
+void seen_alive(JobProgress& p, double at) {
+  if (at <= p.last_progress) return;
+  // In training: the silence is measured from its last step (a later near miss in the same
+  // silence keeps where it began). Before the first step there is no interval to learn.
+  if (p.step && p.seen_alive_from <= 0) p.seen_alive_from = p.last_progress;
+  p.last_progress = at;
 }
 
 void finish_read(JobProgress& p, double progress_before, double now) {

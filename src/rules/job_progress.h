@@ -43,6 +43,11 @@ struct JobProgress {
   // silence (#30: a logger that flushes every 30 s is silent for 30 s between steps).
   double last_read = 0;
   double silent_until = 0;
+  // A near miss (stacks seen moving) restarted the hang clock in a silence that began here, at
+  // the step before it (0: none): when the run steps again, the silence it was seen alive
+  // through is a healthy interval, learned as one (it was never learned, being longer than the
+  // allowance, so every return of that silence was a hang finding and two more dumps).
+  double seen_alive_from = 0;
   // The time a step takes as observed between reads (not as printed), smoothed: the ETA's
   // rate (#27: a printed 1000 ms against a real 2 s between step lines). 0: none yet.
   double observed_interval = 0;
@@ -180,6 +185,9 @@ void learn_interval(JobProgress& p, double sample, double at, double memory);
 // read, when those bytes were not there yet, and not after now (a file server's clock ahead or
 // behind); else `now`, as before. The mtime is the last write, never earlier than a line.
 double written_time(double mtime, double last_read, double now);
+
+// A near miss: the run was seen moving at `at` in a silence; its hang clock restarts there.
+void seen_alive(JobProgress& p, double at);
 
 // After all of a task's logs were read at `now`: remembers the read, and whether the log was
 // silent since the progress before it (`progress_before`).

@@ -477,6 +477,45 @@ TEST(Supervisor, ANearMissIsSpentUntilTheRunStepsAgainNotForItsWholeTask) {
   EXPECT_EQ(w.slurm.cancelled, std::vector<std::string>{"7"}) << w.events();
 }
 
+// A silence the run was seen alive through (a near miss), once it steps again, is a healthy
+// interval: the same silence later in the task is no hang finding, and no two more dumps and an
+// alert. The defect: that silence, longer than the allowance, was never learned, so each return
+// was found "hung", dumped twice and announced. A real hang is still found, at 4 x the silence.
+TEST(Supervisor, ASilenceANearMissSawTheRunAliveThroughIsLearned) {
+  World w(
+      "[[job]]\nname = \"tr\"\nstartup_grace = \"60s\"\nstale_factor = 4.0\n"
+      "stale_floor = \"10s\"\nconfirm_hang = \"1s\"\non_hang = [\"dump\", \"alert\", "
+      "\"cancel\"]\n");
+  std::string log = w.training("tr", "");
+  auto stack = [](const std::string& innermost) {
+    return "=== llmwatch-stack node=node-1 pid=4242 comm=python3 ===\n"
+           "Traceback (most recent call first):\n"
+           "  File \"/work/train.py\", line 9, in " +
+           innermost + "\n";
+  };
+  const double t0 = unix_now() - 92;  // the near miss is seen moving at the wall clock's now
+  int step = 0;
+  auto step_at = [&](double at) {
+    write_file(log, "global_step: " + std::to_string(++step) + "\n", true);
+    testing::set_mtime(log, 1);  // clocked at the read (an mtime before it cannot be the write)
+    return w.cycle_after(at);
+  };
+  for (int i = 0; i < 6; ++i) step_at(t0 + 10 * i);              // 10 s steps: allowed 40 s
+  w.slurm.step_outputs = {stack("evaluate"), stack("forward")};  // it moves
+  for (double t = t0 + 60; t <= t0 + 90; t += 10) w.cycle_after(t);
+  ASSERT_TRUE(has_kind(w.cycle_after(t0 + 91), "hung"));
+  w.cycle_after(t0 + 92);
+  ASSERT_EQ(testing::count_of(w.events(), "near miss: the stacks moved"), 1u) << w.events();
+  for (int i = 0; i < 4; ++i) step_at(t0 + 100 + 10 * i);  // it steps on
+  // The same silence again: within what was learned.
+  for (double t = t0 + 140; t <= t0 + 185; t += 5)
+    EXPECT_FALSE(has_kind(w.cycle_after(t), "hung")) << "at t0+" << t - t0 << "\n" << w.events();
+  EXPECT_EQ(testing::count_of(w.events(), "first dump kept"), 1u) << w.events();
+  EXPECT_TRUE(w.slurm.cancelled.empty());
+  // A real hang: found once the learned silence's allowance runs out.
+  EXPECT_TRUE(has_kind(w.cycle_after(t0 + 130 + 4 * 60), "hung")) << w.events();
+}
+
 // The same in the start-up phase (#15): a run that printed no step yet was measured from when
 // its task was first seen, so the near miss did not restart its clock: the next cycle found it
 // "hung" again, its one near miss spent, and cancelled it.
