@@ -79,6 +79,14 @@ std::string job(const std::string& name, const std::string& extra = "") {
          "on_hang = [\"alert\", \"cancel\"]\n" + extra;
 }
 
+// What `llmwatch stacks` prints for one python3 rank whose training thread is in `innermost`.
+std::string stack(const std::string& innermost) {
+  return "=== llmwatch-stack node=node-1 pid=4242 comm=python3 ===\n"
+         "Traceback (most recent call first):\n"
+         "  File \"/work/train.py\", line 9, in " +
+         innermost + "\n";
+}
+
 bool has_kind(const CycleResult& r, const std::string& kind) {
   for (const auto& f : r.findings)
     if (f.kind == kind) return true;
@@ -421,12 +429,6 @@ TEST(Supervisor, ANearMissRestartsTheHangClockWhenTheRunWasSeenMoving) {
       "[[job]]\nname = \"tr\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n"
       "confirm_hang = \"1s\"\n");
   w.training("tr", "global_step: 1\n");
-  auto stack = [](const std::string& innermost) {
-    return "=== llmwatch-stack node=node-1 pid=4242 comm=python3 ===\n"
-           "Traceback (most recent call first):\n"
-           "  File \"/work/train.py\", line 9, in " +
-           innermost + "\n";
-  };
   w.slurm.step_outputs = {stack("evaluate"), stack("forward")};  // it moves
   double t0 = unix_now() - 220;
   w.cycle_after(t0);
@@ -450,12 +452,6 @@ TEST(Supervisor, ANearMissIsSpentUntilTheRunStepsAgainNotForItsWholeTask) {
       "[[job]]\nname = \"tr\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n"
       "confirm_hang = \"1s\"\n");
   std::string log = w.training("tr", "global_step: 1\n");
-  auto stack = [](const std::string& innermost) {
-    return "=== llmwatch-stack node=node-1 pid=4242 comm=python3 ===\n"
-           "Traceback (most recent call first):\n"
-           "  File \"/work/train.py\", line 9, in " +
-           innermost + "\n";
-  };
   double t0 = unix_now() - 121;  // the near miss is seen moving at the wall clock's now
   w.slurm.step_outputs = {stack("evaluate"), stack("forward")};
   w.cycle_after(t0);
@@ -487,12 +483,6 @@ TEST(Supervisor, ASilenceANearMissSawTheRunAliveThroughIsLearned) {
       "stale_floor = \"10s\"\nconfirm_hang = \"1s\"\non_hang = [\"dump\", \"alert\", "
       "\"cancel\"]\n");
   std::string log = w.training("tr", "");
-  auto stack = [](const std::string& innermost) {
-    return "=== llmwatch-stack node=node-1 pid=4242 comm=python3 ===\n"
-           "Traceback (most recent call first):\n"
-           "  File \"/work/train.py\", line 9, in " +
-           innermost + "\n";
-  };
   const double t0 = unix_now() - 92;  // the near miss is seen moving at the wall clock's now
   int step = 0;
   auto step_at = [&](double at) {
@@ -527,12 +517,6 @@ TEST(Supervisor, ANearMissBeforeTheFirstStepRestartsTheStartupClock) {
   std::string log = w.dir / "tr.log";
   write_file(log, "compiling the model\n");
   w.run("tr", 7, static_cast<std::int64_t>(t0), log);
-  auto stack = [](const std::string& innermost) {
-    return "=== llmwatch-stack node=node-1 pid=4242 comm=python3 ===\n"
-           "Traceback (most recent call first):\n"
-           "  File \"/work/train.py\", line 9, in " +
-           innermost + "\n";
-  };
   w.slurm.step_outputs = {stack("load_shard"), stack("compile")};  // it moves
   w.cycle_after(t0);
   auto r = w.cycle_after(t0 + 120);
