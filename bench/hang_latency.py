@@ -7,6 +7,9 @@
 
 Usage: bench/hang_latency.py [--build build] [--interval 5s] [--stale-floor 10s|default]
                              [--step-time 0.5] [--runs 3]
+                             [--stall 30 --stall-ago 160 --stale-memory 2m]
+With --stall, one step takes that many seconds longer (a healthy hiccup), and the run hangs
+--stall-ago seconds after it: how long that hiccup keeps widening the allowance (stale_memory).
 At the shipped defaults with 10 s steps (#30):
   bench/hang_latency.py --interval 30s --stale-floor default --step-time 10
 Needs root (it starts Slurm daemons). Prints a table.
@@ -20,6 +23,8 @@ from bench_cluster import ROOT, cluster_run, job_setup, sh, start_daemon, wait
 def one_run(args, n):
     with cluster_run("llmwatch-bench-") as (d, procs):
         floor = "" if args.stale_floor == "default" else f'stale_floor = "{args.stale_floor}"\n'
+        if args.stale_memory:
+            floor += f'stale_memory = "{args.stale_memory}"\n'
         work, cfg = job_setup(d, args.interval, "bench-train", 'startup_grace = "2m"\n' + floor)
         out = sh("sbatch", "--parsable", "--job-name=bench-train", "--array=1-3%1", f"--chdir={work}",
                  f"--output={work}/train-%A_%a.out", f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME={args.step_time}",
@@ -29,6 +34,11 @@ def one_run(args, n):
         log = f"{work}/train-{array}_1.out"
         steps = re.compile(r"global_step: (\d+)")
         wait("step 10", lambda: os.path.exists(log) and len(steps.findall(open(log).read())) >= 10)
+        if args.stall:
+            with open(f"{work}/stall", "w") as f:
+                f.write(args.stall)
+            wait("the stall", lambda: not os.path.exists(f"{work}/stall"), timeout=300)
+            time.sleep(args.stall_ago)  # a bench: the run trains on this long after its hiccup
         with open(f"{work}/hang", "w") as f:
             f.write("1")
         # Watch the log: the last progress line is the last time the step count grew.
@@ -47,7 +57,7 @@ def one_run(args, n):
             con.close()
             return row[0] if row else None
 
-        found = wait("the hung finding", hung_ts)
+        found = wait("the hung finding", hung_ts, timeout=600)
 
         def running2():
             q = json.loads(sh("squeue", "--json").stdout or "{}")
@@ -79,9 +89,14 @@ def main():
     p.add_argument("--stale-floor", default="10s")
     p.add_argument("--step-time", default="0.5")
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--stall", default="", help="seconds one step takes longer, before the hang")
+    p.add_argument("--stall-ago", type=float, default=160, help="seconds from the stall to the hang")
+    p.add_argument("--stale-memory", default="", help="the job's stale_memory (default: shipped)")
     args = p.parse_args()
     rows = [one_run(args, i) for i in range(args.runs)]
-    print(f"daemon interval {args.interval}, stale_floor {args.stale_floor}, steps of {args.step_time} s")
+    print(f"daemon interval {args.interval}, stale_floor {args.stale_floor}, steps of {args.step_time} s"
+          + (f", a {args.stall} s stall {args.stall_ago:g} s before the hang, stale_memory "
+             f"{args.stale_memory or 'default'}" if args.stall else ""))
     print(f"{'run':>3} {'detect s':>9} {'restart s':>10} {'log bytes read':>15} {'appended':>9} {'cycles':>7} {'wakes':>6}")
     for i, r in enumerate(rows, 1):
         print(f"{i:>3} {r['detect']:>9.1f} {r['restart']:>10.1f} {r['read']:>15} {r['appended']:>9} {r['cycles']:>7} {r['wakes']:>6}")

@@ -35,6 +35,8 @@
 #                                   run (kept: a bad sample every restart meets again);
 #                                   "STEP alternate": every second such death is the host's
 #                                   OOM killer's: SIGKILL, and only slurmstepd's line says it
+#   $FAKE_TRAINER_DIR/stall         "SECONDS": the next step takes that much longer, once (a
+#                                   healthy hiccup: a slow shard read); removed after it
 #   FAKE_TRUTH                      a file to append what really happened to, one
 #                                   "UNIX-TIME EVENT STEP" line each (start, step, save_begin,
 #                                   save_end, hang, exit): the goodput ledger's ground truth
@@ -153,6 +155,10 @@ while [ "$step" -lt "$max_steps" ]; do
     exit 0
   fi
   sleep "$step_time"
+  if [ -e "$dir/stall" ]; then
+    sleep "$(cat "$dir/stall")"
+    rm -f "$dir/stall"
+  fi
   step=$((step + 1))
   loss=$(awk -v s="$step" 'BEGIN { printf "%.3f", 2.0 + 10.0 / (1 + s / 10.0) }')
   echo "Training epoch 0, iteration $step/$((max_steps - 1)) | lr: 3.000e-04 | global_batch_size: 128 | global_step: $step | reduced_train_loss: $loss | train_step_timing in s: $step_time | consumed_samples: $((step * 128))"
