@@ -39,10 +39,6 @@ constexpr size_t kKeptDumps = 20;
 // retry loop that never steps are cancelled at the next hang). It was once per task, and a
 // healthy run that stepped on for hours after its near miss was cancelled, undumped, at its next
 // long silence. Until the second dump, nothing is cancelled: the plan waits at the dump.
-double gap_of(const ActionRequest& r, ActionContext& ctx) {
-  return confirm_gap(ctx.store.progress(r.job), *r.settings);
-}
-
 std::optional<PendingConfirm> pending_confirm(const ActionRequest& r, ActionContext& ctx,
                                               double gap) {
   auto p = read_hang_confirm(ctx.store, r.job);
@@ -83,12 +79,12 @@ std::optional<ActionOutcome> confirm_not_due(const ActionRequest& r, ActionConte
 
 // After a dump: the first is kept (and the plan waits), the second decides.
 std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx, double gap,
+                                     const std::optional<std::int64_t>& step,
                                      const std::string& dump_text,
                                      const std::vector<ProcessStack>& now_stacks) {
   if (!confirms(r)) return std::nullopt;
   auto before =
       nlohmann::json::parse(ctx.store.get(kv::near_miss(r.job)).value_or("{}"), nullptr, false);
-  const auto step = ctx.store.progress(r.job).step;
   if (near_miss_spent(before, r.task->display_id(), step))
     return std::nullopt;  // no step since its near miss: no second benefit of the doubt
   auto first = pending_confirm(r, ctx, gap);
@@ -160,7 +156,9 @@ class DumpStacksAction : public ActionPlugin {
                              "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--quiet", self_exe(),
                              "stacks", "--job", id, "--timeout", "20"});
     // Worked out once: the wait before the dump and the judgement after it use the same gap.
-    const double gap = confirms(r) ? gap_of(r, ctx) : 0;
+    // The progress read once: the gap and the near miss's step are both the hang's.
+    const JobProgress progress = confirms(r) ? ctx.store.progress(r.job) : JobProgress{};
+    const double gap = confirms(r) ? confirm_gap(progress, *r.settings) : 0;
     if (auto wait = confirm_not_due(r, ctx, gap)) return *wait;
     // The dump waits on every node of the task: it runs only in a cycle with time left for it
     // (the cycle's remote budget), and the plan after it (the cancel) waits with it.
@@ -176,7 +174,7 @@ class DumpStacksAction : public ActionPlugin {
     auto stacks = parse_stacks(res.out);
     if (stacks.empty()) return {ActionState::Failed, res.describe("srun llmwatch stacks in " + id)};
     std::string summary = summarize_stacks(stacks);
-    if (auto decided = confirm(r, ctx, gap, res.out, stacks)) return *decided;
+    if (auto decided = confirm(r, ctx, gap, progress.step, res.out, stacks)) return *decided;
     std::filesystem::path dir = std::filesystem::path(ctx.config.state_dir) / "stacks";
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);

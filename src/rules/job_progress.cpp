@@ -201,7 +201,7 @@ JobProgress JobProgress::from_json(const std::string& text) {
   if (j.contains("interval_peaks") && j["interval_peaks"].is_array())
     for (const auto& peak : j["interval_peaks"])
       if (peak.is_array() && peak.size() == 2 && peak[0].is_number() && peak[1].is_number() &&
-          p.interval_peaks.size() < 2 * JobProgress::kIntervalStretches)
+          p.interval_peaks.size() < JobProgress::kMaxIntervalPeaks)
         p.interval_peaks.emplace_back(peak[0].get<double>(), peak[1].get<double>());
   p.last_read = j.value("last_read", 0.0);
   p.silent_until = j.value("silent_until", 0.0);
@@ -457,8 +457,11 @@ std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish(double writt
   const auto& step_before = step_before_;
   if (p.step && (!step_before || *p.step > *step_before)) p.counters_rising = counters_rose_;
   bool was_a_hang = allowance_ > 0 && at - progress_before_ > allowance_;
-  if (step_before && p.step && *p.step > *step_before && progress_before_ > 0 &&
-      p.advances > kWarmupAdvances && !was_a_hang && !phase_) {
+  // The read stepped past the step before it, after warm-up and outside a save or evaluation
+  // pass: what it shows of the run's intervals can be learned.
+  const bool learns =
+      step_before && p.step && *p.step > *step_before && p.advances > kWarmupAdvances && !phase_;
+  if (learns && progress_before_ > 0 && !was_a_hang) {
     double per_step = (at - progress_before_) / static_cast<double>(*p.step - *step_before);
     // A log seen silent at a read between the two steps: the run stays silent that long while
     // healthy (a buffered logger), whatever the steps' own length.
@@ -473,8 +476,7 @@ std::vector<std::pair<std::int64_t, double>> ProgressUpdate::finish(double writt
     // The silence a near miss saw the run alive through, now that it stepped: at least until the
     // near miss and the last read that found it silent.
     const double silence = std::max(p.silent_until, progress_before_) - p.seen_alive_from;
-    if (p.advances > kWarmupAdvances && !phase_ && silence > 0)
-      learn_interval(p, silence, at, memory_);
+    if (learns && silence > 0) learn_interval(p, silence, at, memory_);
     p.seen_alive_from = 0;
   }
   return std::move(advances_);
@@ -499,7 +501,7 @@ void learn_interval(JobProgress& p, double sample, double at, double memory) {
     peaks.back().second = std::max(peaks.back().second, sample);
   // Every interval of the oldest stretch is older than memory: forgotten. The newest stays.
   while (peaks.size() > 1 && (peaks.front().first + stretch <= at - memory ||
-                              peaks.size() > JobProgress::kIntervalStretches + 1))
+                              peaks.size() > JobProgress::kMaxIntervalPeaks))
     peaks.erase(peaks.begin());
   p.longest_interval = 0;
   for (const auto& peak : peaks) p.longest_interval = std::max(p.longest_interval, peak.second);

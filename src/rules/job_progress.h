@@ -37,6 +37,7 @@ struct JobProgress {
   // its longest). longest_interval is the largest of those kept, and a stretch older than
   // stale_memory is dropped once a newer interval is learned (never while the run is silent).
   static constexpr std::size_t kIntervalStretches = 6;
+  static constexpr std::size_t kMaxIntervalPeaks = kIntervalStretches + 1;  // the newest, partial
   std::vector<std::pair<double, double>> interval_peaks;
   // When this task's logs were last read; and that time again when the read found no new
   // progress: the log was seen silent from last_progress until then, a lower bound of a real

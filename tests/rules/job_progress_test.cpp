@@ -156,7 +156,7 @@ TEST(LearnInterval, AHiccupCountsForStaleMemoryThenIsForgotten) {
   EXPECT_DOUBLE_EQ(p.longest_interval, 10);
   p.last_progress = t;
   EXPECT_DOUBLE_EQ(evaluate_stale(p, job, t).allowance, 45);
-  EXPECT_LE(p.interval_peaks.size(), JobProgress::kIntervalStretches + 1);
+  EXPECT_LE(p.interval_peaks.size(), JobProgress::kMaxIntervalPeaks);
   // A gap that comes back within the hour stays learned.
   learn_interval(p, 30, t, memory);
   for (double until = t + memory - 60; t < until; t += 30) learn_interval(p, 10, t, memory);
