@@ -29,6 +29,9 @@ struct ActionRequest {
   Finding finding;                   // why
   std::vector<std::string> exclude;  // nodes a resubmitted run must avoid
   std::vector<std::string> done;     // what other actions did for this finding this cycle
+  // An earlier action of the plan found the finding wrong (ActionOutcome::disproves): only
+  // alerts still run, and they say so at info, paging no one.
+  bool disproved = false;
   // A restart may be queued behind `task` while it dies (rules/queued_restart.h): its crash
   // names its nodes and cannot end a crash loop, so nothing its end shows would change the
   // restart.

@@ -30,11 +30,18 @@ class AlertAction : public ActionPlugin {
     m.severity = severity_name(r.finding.severity);
     m.subject = r.finding.subject;
     m.summary = r.finding.summary;
+    // A finding an earlier action disproved (a dump that saw the stacks move: a near miss) is
+    // news, not a page: told at info, and not marked told, so no "resolved" follows it and a
+    // later real episode is told at its own severity. It was told as the hang, then resolved.
+    if (r.disproved) {
+      m.severity = "info";
+      m.summary = "disproved, nothing done: " + r.finding.summary;
+    }
     m.evidence = r.finding.evidence;
     m.actions = r.done;
     m.ts = ctx.now;
     m.host = hostname();
-    ctx.store.set_notified(r.finding.key, ctx.now, m.severity);
+    if (!r.disproved) ctx.store.set_notified(r.finding.key, ctx.now, m.severity);
     auto queued = queue_alert(ctx.config, ctx.store, m, ctx.now);
     if (!queued.silenced_by.empty())
       return {ActionState::Skipped, "muted by " + queued.silenced_by};

@@ -132,6 +132,7 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
     ActionRequest req = base;
     req.action = name;
     req.done = done;
+    req.disproved = disproved;
     req.dry_run = config_.dry_run;
     req.now = now_;
     std::string key = plugin->idem_key(req);

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
+#include "alert/alert_message.h"
 #include "cycle/check.h"
 #include "fake_slurm.h"
 #include "probes/log_growth.h"
@@ -471,6 +473,77 @@ TEST(Supervisor, ANearMissIsSpentUntilTheRunStepsAgainNotForItsWholeTask) {
   ASSERT_TRUE(has_kind(w.cycle_after(t0 + 300), "hung"));
   w.cycle_after(t0 + 301);
   EXPECT_EQ(w.slurm.cancelled, std::vector<std::string>{"7"}) << w.events();
+}
+
+// The titles the alert channel was given about `key`, in order ("[CRITICAL] job:tr/hung — ...",
+// "[RESOLVED] ..."), grouped messages opened.
+std::vector<std::string> told_about(const std::string& alerts, const std::string& key) {
+  std::vector<std::string> titles;
+  std::istringstream in(alerts);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    AlertMessage m = AlertMessage::from_json(line);
+    std::vector<std::string> each = m.grouped.empty() ? std::vector{m.title()} : m.grouped;
+    for (const auto& title : each)
+      if (title.find("] " + key + " ") != std::string::npos) titles.push_back(title);
+  }
+  return titles;
+}
+
+// A near miss is no page. The defect: on_hang's alert ran after the dump disproved the hang, at
+// the hang's own severity ("[CRITICAL] ... hung"), and a "[RESOLVED]" followed once the run
+// stepped: a person was woken for a run that was never hung. It is told at info (for channels
+// that take info), and nothing is resolved that no one was paged for.
+TEST(Supervisor, ANearMissIsToldAtInfoNotPagedAsAHangAndNeverResolved) {
+  World w(
+      "[[job]]\nname = \"tr\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n"
+      "confirm_hang = \"1s\"\n");
+  std::string log = w.training("tr", "global_step: 1\n");
+  double t0 = unix_now() - 121;  // the near miss is seen moving at the wall clock's now
+  w.slurm.step_outputs = {stack("evaluate"), stack("forward")};  // it moves
+  w.cycle_after(t0);
+  ASSERT_TRUE(has_kind(w.cycle_after(t0 + 120), "hung"));
+  w.cycle_after(t0 + 121);
+  ASSERT_NE(w.events().find("near miss"), std::string::npos) << w.events();
+  write_file(log, "global_step: 2\n", true);  // it steps on
+  for (double t = t0 + 130; t <= t0 + 150; t += 10) w.cycle_after(t);
+  ASSERT_FALSE(w.firing("job:tr/hung")) << w.events();
+  auto told = told_about(w.alerts(), "job:tr/hung");
+  ASSERT_EQ(told.size(), 1u) << w.alerts();
+  EXPECT_EQ(told[0].rfind("[INFO] job:tr/hung — disproved, nothing done: 7: no step", 0), 0u)
+      << told[0];
+  EXPECT_NE(w.alerts().find("near miss: the stacks moved"), std::string::npos) << w.alerts();
+  EXPECT_TRUE(w.slurm.cancelled.empty());
+}
+
+// A hang that follows a near miss before its finding was resolved is another episode. The
+// defect: the finding stayed one firing episode (a run that never stepped after its near miss,
+// hung again within resolve_after_cycles), so the second hang's dump and alert were journaled
+// already: the run was cancelled and restarted undumped, and no one was told.
+TEST(Supervisor, AHangRightAfterANearMissIsDumpedAndToldBeforeItIsCancelled) {
+  World w(
+      "[[job]]\nname = \"tr\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n"
+      "confirm_hang = \"1s\"\n");
+  w.training("tr", "global_step: 1\n");
+  double t0 = unix_now() - 121;
+  w.slurm.step_outputs = {stack("evaluate"), stack("forward")};
+  w.cycle_after(t0);
+  ASSERT_TRUE(has_kind(w.cycle_after(t0 + 120), "hung"));
+  w.cycle_after(t0 + 121);
+  ASSERT_NE(w.events().find("near miss"), std::string::npos) << w.events();
+  // No step since, and no cycle saw it un-hung: the next cycle finds it hung again.
+  w.slurm.step_outputs = {stack("retry"), stack("retry")};
+  ASSERT_TRUE(has_kind(w.cycle_after(t0 + 200), "hung"));
+  w.cycle_after(t0 + 201);
+  EXPECT_EQ(w.slurm.cancelled, std::vector<std::string>{"7"}) << w.events();
+  EXPECT_EQ(testing::count_of(w.events(), "dump done"), 2u) << w.events();
+  // Told: the near miss at info, then the hang at critical (then resolved, its task gone).
+  auto told = told_about(w.alerts(), "job:tr/hung");
+  ASSERT_EQ(told.size(), 3u) << w.alerts();
+  EXPECT_EQ(told[0].rfind("[INFO] job:tr/hung — disproved", 0), 0u) << told[0];
+  EXPECT_EQ(told[1].rfind("[CRITICAL] job:tr/hung — 7: no step", 0), 0u) << told[1];
+  EXPECT_EQ(told[2].rfind("[RESOLVED] job:tr/hung", 0), 0u) << told[2];
+  EXPECT_NE(w.alerts().find("cancel: done — scancel 7"), std::string::npos) << w.alerts();
 }
 
 // A silence the run was seen alive through (a near miss), once it steps again, is a healthy
