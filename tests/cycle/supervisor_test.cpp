@@ -444,22 +444,32 @@ TEST(Supervisor, ANearMissRestartsTheHangClockWhenTheRunWasSeenMoving) {
   EXPECT_TRUE(w.slurm.cancelled.empty()) << w.events();
 }
 
+// A running task 7 of "tr" (60 s allowed, hangs confirmed 1 s apart) found hung at t0 + 120
+// whose two dumps see its stacks move: a near miss at t0 + 121, the wall clock's now. Returns
+// its log through `log` and t0 through `t0`.
+const char* const kConfirmedTr =
+    "[[job]]\nname = \"tr\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n"
+    "confirm_hang = \"1s\"\n";
+void near_miss(World& w, std::string& log, double& t0) {
+  log = w.training("tr", "global_step: 1\n");
+  t0 = unix_now() - 121;
+  w.slurm.step_outputs = {stack("evaluate"), stack("forward")};  // it moves
+  w.cycle_after(t0);
+  ASSERT_TRUE(has_kind(w.cycle_after(t0 + 120), "hung"));
+  w.cycle_after(t0 + 121);
+  ASSERT_NE(w.events().find("near miss"), std::string::npos) << w.events();
+}
+
 // A near miss is spent until the run steps again, not for the rest of its task. The defect: a
 // healthy run whose stacks were seen moving through one long silence, which then stepped on for
 // hours, was cancelled on time alone at its next long silence (no second benefit of the doubt in
 // that task), though its stacks moved again. A run that never steps after its near miss (stacks
 // that move in a retry loop) is still cancelled at the next hang.
 TEST(Supervisor, ANearMissIsSpentUntilTheRunStepsAgainNotForItsWholeTask) {
-  World w(
-      "[[job]]\nname = \"tr\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n"
-      "confirm_hang = \"1s\"\n");
-  std::string log = w.training("tr", "global_step: 1\n");
-  double t0 = unix_now() - 121;  // the near miss is seen moving at the wall clock's now
-  w.slurm.step_outputs = {stack("evaluate"), stack("forward")};
-  w.cycle_after(t0);
-  ASSERT_TRUE(has_kind(w.cycle_after(t0 + 120), "hung"));
-  w.cycle_after(t0 + 121);
-  ASSERT_NE(w.events().find("near miss"), std::string::npos) << w.events();
+  World w(kConfirmedTr);
+  std::string log;
+  double t0 = 0;
+  ASSERT_NO_FATAL_FAILURE(near_miss(w, log, t0));
   // It steps on, then falls silent again, its stacks moving again.
   write_file(log, "global_step: 2\n", true);
   w.cycle_after(t0 + 130);
@@ -495,16 +505,10 @@ std::vector<std::string> told_about(const std::string& alerts, const std::string
 // stepped: a person was woken for a run that was never hung. It is told at info (for channels
 // that take info), and nothing is resolved that no one was paged for.
 TEST(Supervisor, ANearMissIsToldAtInfoNotPagedAsAHangAndNeverResolved) {
-  World w(
-      "[[job]]\nname = \"tr\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n"
-      "confirm_hang = \"1s\"\n");
-  std::string log = w.training("tr", "global_step: 1\n");
-  double t0 = unix_now() - 121;  // the near miss is seen moving at the wall clock's now
-  w.slurm.step_outputs = {stack("evaluate"), stack("forward")};  // it moves
-  w.cycle_after(t0);
-  ASSERT_TRUE(has_kind(w.cycle_after(t0 + 120), "hung"));
-  w.cycle_after(t0 + 121);
-  ASSERT_NE(w.events().find("near miss"), std::string::npos) << w.events();
+  World w(kConfirmedTr);
+  std::string log;
+  double t0 = 0;
+  ASSERT_NO_FATAL_FAILURE(near_miss(w, log, t0));
   write_file(log, "global_step: 2\n", true);  // it steps on
   for (double t = t0 + 130; t <= t0 + 150; t += 10) w.cycle_after(t);
   ASSERT_FALSE(w.firing("job:tr/hung")) << w.events();
@@ -521,16 +525,10 @@ TEST(Supervisor, ANearMissIsToldAtInfoNotPagedAsAHangAndNeverResolved) {
 // hung again within resolve_after_cycles), so the second hang's dump and alert were journaled
 // already: the run was cancelled and restarted undumped, and no one was told.
 TEST(Supervisor, AHangRightAfterANearMissIsDumpedAndToldBeforeItIsCancelled) {
-  World w(
-      "[[job]]\nname = \"tr\"\nstale_after = \"60s\"\nstartup_grace = \"60s\"\n"
-      "confirm_hang = \"1s\"\n");
-  w.training("tr", "global_step: 1\n");
-  double t0 = unix_now() - 121;
-  w.slurm.step_outputs = {stack("evaluate"), stack("forward")};
-  w.cycle_after(t0);
-  ASSERT_TRUE(has_kind(w.cycle_after(t0 + 120), "hung"));
-  w.cycle_after(t0 + 121);
-  ASSERT_NE(w.events().find("near miss"), std::string::npos) << w.events();
+  World w(kConfirmedTr);
+  std::string log;
+  double t0 = 0;
+  ASSERT_NO_FATAL_FAILURE(near_miss(w, log, t0));
   // No step since, and no cycle saw it un-hung: the next cycle finds it hung again.
   w.slurm.step_outputs = {stack("retry"), stack("retry")};
   ASSERT_TRUE(has_kind(w.cycle_after(t0 + 200), "hung"));
