@@ -3,7 +3,8 @@
 #   {"schema":"llmwatch.alert/1","key":"job:tr11/hung","state":"firing"|"resolved",
 #    "severity":"info"|"warning"|"critical"|"unknown","subject":"tr11","summary":"...",
 #    "evidence":["log lines",...],"actions":["cancel: done — scancel 3_1",...],
-#    "ts":1795311385.2,"host":"mgmt-1"}
+#    "ts":1795311385.2,"host":"mgmt-1","notice":false}
+# ("notice": true for a message told once that no "resolved" will follow: a near miss.)
 # and LLMWATCH_KEY, LLMWATCH_STATE, LLMWATCH_SEVERITY, LLMWATCH_SUBJECT, LLMWATCH_SUMMARY set.
 # llmwatch's own environment is not passed on (it may hold secrets): configuration comes as
 # arguments. A non-zero exit or a timeout counts as a failed delivery. This one appends to

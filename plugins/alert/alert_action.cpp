@@ -34,6 +34,7 @@ class AlertAction : public ActionPlugin {
     // news, not a page: told at info, and not marked told, so no "resolved" follows it and a
     // later real episode is told at its own severity. It was told as the hang, then resolved.
     if (r.disproved) {
+      m.notice = true;
       m.severity = "info";
       m.summary = "disproved, nothing done: " + r.finding.summary;
     }

@@ -41,6 +41,7 @@ std::string AlertMessage::to_json() const {
                         {"actions", actions},
                         {"ts", ts},
                         {"host", host},
+                        {"notice", notice},
                         {"grouped", grouped}}
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -59,6 +60,7 @@ AlertMessage AlertMessage::from_json(const std::string& text) {
   m.grouped = j.value("grouped", std::vector<std::string>{});
   m.ts = j.value("ts", 0.0);
   m.host = j.value("host", "");
+  m.notice = j.value("notice", false);
   return m;
 }
 

@@ -19,6 +19,9 @@ struct AlertMessage {
   std::vector<std::string> actions;  // what llmwatch did (or would do, in dry-run)
   double ts = 0;
   std::string host;  // where llmwatch ran
+  // Told once, with nothing to resolve later: a finding an action disproved (a near miss).
+  // Alertmanager, which keeps a firing alert until its end, is given a short one.
+  bool notice = false;
 
   std::vector<std::string> grouped;  // titles of the alerts a grouped message carries
 

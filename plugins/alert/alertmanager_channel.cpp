@@ -7,7 +7,8 @@
 //   annotations: subject, summary, description (the evidence), actions (what llmwatch did)
 //   startsAt/endsAt: a resolved finding ends when it was resolved; a firing one expires after
 //                expire_after unless announced again (llmwatch repeats every
-//                alert_repeat_every, which config check keeps shorter).
+//                alert_repeat_every, which config check keeps shorter); a notice (a near miss:
+//                told once, never resolved) after kNoticeLasts.
 // Config: [[alert.alertmanager]] url = "http://alertmanager:9093" (the API path is added),
 // token / token_file, headers, timeout, expire_after.
 #include <nlohmann/json.hpp>
@@ -19,6 +20,9 @@
 #include "util/units.h"
 
 namespace llmwatch {
+
+// Long enough for Alertmanager's group_wait and a notification; nothing will resolve it.
+constexpr double kNoticeLasts = 300;
 
 std::string alertmanager_payload(const std::vector<AlertMessage>& messages, Seconds expire_after) {
   nlohmann::json alerts = nlohmann::json::array();
@@ -42,9 +46,9 @@ std::string alertmanager_payload(const std::vector<AlertMessage>& messages, Seco
           {"description", truncate_utf8(description, 8000)},
           {"actions", truncate_utf8(actions, 4000)}}},
         {"startsAt", format_utc(m.ts)},
-        {"endsAt",
-         format_utc(m.state == "resolved" ? m.ts
-                                          : m.ts + static_cast<double>(expire_after.count()))}};
+        {"endsAt", format_utc(m.state == "resolved" ? m.ts
+                              : m.notice            ? m.ts + kNoticeLasts
+                                         : m.ts + static_cast<double>(expire_after.count()))}};
     alerts.push_back(std::move(a));
   }
   return json_dump(alerts);

@@ -517,6 +517,7 @@ TEST(Supervisor, ANearMissIsToldAtInfoNotPagedAsAHangAndNeverResolved) {
   EXPECT_EQ(told[0].rfind("[INFO] job:tr/hung — disproved, nothing done: 7: no step", 0), 0u)
       << told[0];
   EXPECT_NE(w.alerts().find("near miss: the stacks moved"), std::string::npos) << w.alerts();
+  EXPECT_NE(w.alerts().find("\"notice\":true"), std::string::npos) << w.alerts();
   EXPECT_TRUE(w.slurm.cancelled.empty());
 }
 

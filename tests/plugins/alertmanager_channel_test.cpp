@@ -48,6 +48,18 @@ TEST(AlertmanagerChannel, OneAlertPerFindingWithLabelsAndEnds) {
   EXPECT_EQ(body[1]["endsAt"], "2026-11-22T22:14:18Z");
 }
 
+// A notice (a near miss, told once at info) is never resolved by llmwatch: Alertmanager would
+// have kept it firing for expire_after (7 h). It ends after five minutes.
+TEST(AlertmanagerChannel, ANoticeEndsByItselfSoon) {
+  AlertMessage m = message("job:tr11/hung", "firing");
+  m.notice = true;
+  auto body = nlohmann::json::parse(alertmanager_payload({m}, Seconds(7 * 3600)));
+  ASSERT_EQ(body.size(), 1u);
+  EXPECT_EQ(body[0]["endsAt"], "2026-11-22T22:19:18Z");
+  EXPECT_TRUE(AlertMessage::from_json(m.to_json()).notice);
+  EXPECT_FALSE(AlertMessage::from_json(message("k", "firing").to_json()).notice);
+}
+
 TEST(AlertmanagerChannel, ConfigNeedsUrlAndAnExpiryLongerThanTheRepeat) {
   EXPECT_EQ(errors("[[alert.alertmanager]]\nurl = \"http://127.0.0.1:9093\"\n"), "");
   EXPECT_NE(errors("[[alert.alertmanager]]\nname = \"am\"\n").find("needs url"), std::string::npos);
