@@ -322,6 +322,7 @@ void act_phase(CycleState& s) {
   }
   s.result.waiting = executor.waiting();
   s.result.awaited = executor.awaited();
+  s.disproved = executor.disproved();
   if (!s.fenced().empty()) {
     s.errors.push_back("not acting: " + s.fenced());
     return;  // nor deleting checkpoints: the holder of the lease decides that

@@ -118,6 +118,9 @@ struct CycleState {
   // llmwatch's own pending chain jobs, when the self-chain check found none or several: what
   // the successor action mends.
   std::vector<SlurmJob> self_pending;
+  // Findings an action of the act phase disproved (a hang whose stacks moved): the record
+  // phase resolves them at once.
+  std::vector<std::string> disproved;
   // What failed inside a phase's failure domains this cycle (logged, kept as events).
   std::vector<std::string> errors;
 

@@ -159,6 +159,7 @@ int Executor::run_plan(const ActionRequest& base, const std::vector<std::string>
     }
     if (outcome.defers) break;  // the rest of the plan runs next cycle, after this action
   }
+  if (disproved) disproved_.push_back(base.finding.key);
   return count;
 }
 

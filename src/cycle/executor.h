@@ -30,6 +30,8 @@ class Executor {
   int waiting() const { return waiting_; }
   // The running tasks whose end those waits are for (ActionOutcome::awaits).
   const std::vector<std::string>& awaited() const { return awaited_; }
+  // The findings an action disproved (ActionOutcome::disproves): resolved at once.
+  const std::vector<std::string>& disproved() const { return disproved_; }
   // A finding cleared: tell the channels once.
   void notify_resolved(const FindingRow& row);
 
@@ -57,6 +59,7 @@ class Executor {
   const TimeBudget* remote_ = nullptr;
   int waiting_ = 0;
   std::vector<std::string> awaited_;
+  std::vector<std::string> disproved_;
 };
 
 }  // namespace llmwatch

@@ -58,6 +58,10 @@ void resolve_cleared(CycleState& s, Executor& executor) {
        s.store.resolve_absent(s.scopes, seen, s.now, s.config.resolve_after_cycles))
     told(row, "resolved after " +
                   format_duration(Seconds(static_cast<long long>(s.now - row.first_seen))));
+  // Disproved this cycle (a near miss): no longer true, so not shown firing for
+  // resolve_after_cycles more cycles. Its alert was a notice, so no "resolved" is sent.
+  for (const auto& row : s.store.resolve_keys(s.disproved, s.now))
+    told(row, "disproved: " + row.summary);
   // Each retired key is its own scope: resolved at once (no check will look again). Most
   // cycles have none: the firing findings are then not read a third time.
   if (auto retired = retired_job_findings(s); !retired.empty())

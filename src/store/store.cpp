@@ -304,16 +304,29 @@ std::vector<FindingRow> Store::resolve_absent(const std::vector<std::string>& sc
     st.bind(1, row.key);
     if (st.step() && st.integer(0) < after_cycles)
       continue;  // hysteresis: gone, but not long enough
-    db_.prepare("UPDATE findings SET state='resolved', resolved_at=? WHERE key=?")
-        .bind(1, now)
-        .bind(2, row.key)
-        .run();
-    FindingRow r = row;
-    r.state = "resolved";
-    r.resolved_at = now;
-    resolved.push_back(r);
+    resolved.push_back(mark_resolved(row, now));
   }
   return resolved;
+}
+
+std::vector<FindingRow> Store::resolve_keys(const std::vector<std::string>& keys, double now) {
+  std::vector<FindingRow> resolved;
+  if (keys.empty()) return resolved;
+  for (const auto& row : firing())
+    if (std::find(keys.begin(), keys.end(), row.key) != keys.end())
+      resolved.push_back(mark_resolved(row, now));
+  return resolved;
+}
+
+FindingRow Store::mark_resolved(const FindingRow& row, double now) {
+  db_.prepare("UPDATE findings SET state='resolved', resolved_at=? WHERE key=?")
+      .bind(1, now)
+      .bind(2, row.key)
+      .run();
+  FindingRow r = row;
+  r.state = "resolved";
+  r.resolved_at = now;
+  return r;
 }
 
 void Store::set_notified(const std::string& key, double now, const std::string& severity) {

@@ -176,6 +176,10 @@ class Store {
   std::vector<FindingRow> resolve_absent(const std::vector<std::string>& scopes,
                                          const std::set<std::string>& seen, double now,
                                          int after_cycles = 1);
+  // Resolves these firing findings now, with no hysteresis: an action disproved them (a near
+  // miss), so they are no longer true, and showing them firing (status, llmwatch_alerts_firing)
+  // for resolve_after_cycles more cycles would say otherwise. Returns those that were firing.
+  std::vector<FindingRow> resolve_keys(const std::vector<std::string>& keys, double now);
   // The finding was told now, at `severity` (its own, or what the message said).
   void set_notified(const std::string& key, double now, const std::string& severity);
   std::vector<FindingRow> firing();
@@ -288,6 +292,8 @@ class Store {
   static constexpr double kSeriesThinStep = 86400;  // the most thinned by one compaction
 
  private:
+  FindingRow mark_resolved(const FindingRow& row, double now);
+
   // Raw SQL stays in store/: the journal shares the connection, tests reach it through
   // StoreTestAccess.
   friend class AlertJournal;

@@ -509,6 +509,9 @@ TEST(Supervisor, ANearMissIsToldAtInfoNotPagedAsAHangAndNeverResolved) {
   std::string log;
   double t0 = 0;
   ASSERT_NO_FATAL_FAILURE(near_miss(w, log, t0));
+  // No longer firing once disproved: status and llmwatch_alerts_firing showed a critical hang
+  // for resolve_after_cycles more cycles.
+  EXPECT_FALSE(w.firing("job:tr/hung")) << w.events();
   write_file(log, "global_step: 2\n", true);  // it steps on
   for (double t = t0 + 130; t <= t0 + 150; t += 10) w.cycle_after(t);
   ASSERT_FALSE(w.firing("job:tr/hung")) << w.events();
