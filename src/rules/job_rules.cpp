@@ -312,9 +312,6 @@ std::vector<Finding> evaluate_job(const JobSettings& job, const JobObservation& 
     f.evidence = evidence;
     f.evidence.push_back("log: " + p.log_path);
     f.episode = task_episode(obs.running->display_id(), obs.running->start_time);
-    // A near miss disproved the hang before: this is another one (its dump and alert are due).
-    if (obs.near_miss_at > 0)
-      f.episode += "~" + std::to_string(static_cast<long long>(obs.near_miss_at));
     out.push_back(f);
   }
   return out;

@@ -74,10 +74,6 @@ struct JobObservation {
   std::string similar_name;
   // About the first entry Slurm holds after a failed launch (SlurmJob::launch_failed), if any.
   LaunchFailureContext launch_failure;
-  // When the running task was last seen moving through a silence its hang finding was raised
-  // for (a near miss: stacks that moved between two dumps); 0: never. A hang after it is a new
-  // episode of the finding, dumped and told again, even if no cycle saw the run un-hung between.
-  double near_miss_at = 0;
 };
 
 // The newest entry of the job that squeue still lists after it ended (COMPLETED, FAILED,

@@ -524,10 +524,11 @@ TEST(Supervisor, ANearMissIsToldAtInfoNotPagedAsAHangAndNeverResolved) {
   EXPECT_TRUE(w.slurm.cancelled.empty());
 }
 
-// A hang that follows a near miss before its finding was resolved is another episode. The
-// defect: the finding stayed one firing episode (a run that never stepped after its near miss,
-// hung again within resolve_after_cycles), so the second hang's dump and alert were journaled
-// already: the run was cancelled and restarted undumped, and no one was told.
+// A hang that follows a near miss is another episode. The defect: the finding stayed one firing
+// episode (a run that never stepped after its near miss, hung again within
+// resolve_after_cycles), so the second hang's dump and alert were journaled already: the run was
+// cancelled and restarted undumped, and no one was told. The disproved finding is now resolved
+// in the cycle that disproved it, so the next hang is a new one.
 TEST(Supervisor, AHangRightAfterANearMissIsDumpedAndToldBeforeItIsCancelled) {
   World w(kConfirmedTr);
   std::string log;

@@ -734,10 +734,8 @@ class JobLogCheck : public Check {
       // A dump whose two rounds saw the stacks move disproved a hang: the clock restarts then.
       auto near_miss =
           nlohmann::json::parse(s.store.get(kv::near_miss(w.label)).value_or("{}"), nullptr, false);
-      if (near_miss.is_object() && near_miss.value("task", "") == w.progress.task) {
-        w.obs.near_miss_at = near_miss.value("ts", 0.0);
-        seen_alive(w.progress, w.obs.near_miss_at);
-      }
+      if (near_miss.is_object() && near_miss.value("task", "") == w.progress.task)
+        seen_alive(w.progress, near_miss.value("ts", 0.0));
       // Time the clock jumped by, or llmwatch did not watch, is not the job's idle time.
       if (s.clock.shift != 0) shift_times(w.progress, s.clock.shift);
       if (!s.clock.trusted) w.obs.clock_untrusted = s.clock.why;
