@@ -13,6 +13,11 @@
 //                                    else 2; --ranks 0 --job-nodes 64 is the same jobs untimed)
 //                  [--summary-rows 0|1]  (1: a row a node, as the helper writes it; 0: a column
 //                                         a rank, as it wrote it before; 1)
+//                  [--timing-read 0|1]  (0: the summaries are written as with 1, but no [[job]]
+//                                        names its timing_dir: the bench's own work the same,
+//                                        llmwatch's reading them the only difference; 1)
+//                  [--cold 0|1]  (1: the caches cold at each steady cycle, as after a login
+//                                 node's other work between two; 0)
 #include <malloc.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -20,6 +25,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -56,6 +62,14 @@ double system_cpu_seconds() {
   getrusage(RUSAGE_SELF, &u);
   return u.ru_stime.tv_sec + u.ru_stime.tv_usec / 1e6;
 }
+// Profiles of the steady cycles alone (the generator between them is most of the process's
+// CPU): with LLMWATCH_BENCH_PERF_CTL=FIFO, "enable" and "disable" are written to it around each
+// steady cycle, for `perf record -D -1 --control fifo:FIFO`.
+void perf_control(const char* what) {
+  static const char* fifo = std::getenv("LLMWATCH_BENCH_PERF_CTL");
+  if (fifo == nullptr) return;
+  std::ofstream(fifo) << what << "\n" << std::flush;
+}
 // VmRSS / VmHWM from /proc/self/status, in MiB.
 double status_mib(const char* field) {
   std::ifstream in("/proc/self/status");
@@ -84,6 +98,8 @@ struct Sizes {
   int rewritten = 3;     // of every 10 summaries, rewritten each cycle (3: 10 s steps, 30 s cycles)
   int job_nodes = 0;     // nodes a watched job runs on; 0: 8 ranks a node, or 2 without timing
   int summary_rows = 1;  // the summary's form: a row a node ("v":2), or a column a rank ("v":1)
+  int timing_read = 1;   // 0: the summaries are written, but llmwatch is not told where
+  int cold = 0;          // 1: each cycle starts with cold caches, as after 30 s of other work
   int stepping = 10;     // of every 10 watched jobs, logging steps each cycle; the rest are silent
   std::string format = "json";
 };
@@ -274,6 +290,10 @@ int main(int argc, char** argv) {
       s.job_nodes = std::stoi(v);
     else if (k == "--summary-rows")
       s.summary_rows = std::stoi(v);
+    else if (k == "--timing-read")
+      s.timing_read = std::stoi(v);
+    else if (k == "--cold")
+      s.cold = std::stoi(v);
     else if (k == "--stepping")  // < 10: some runs silent (hung, paused, between long steps)
       s.stepping = std::stoi(v);
   }
@@ -297,14 +317,16 @@ int main(int argc, char** argv) {
   config.state_dir = dir + "/state";
   // The shipped daemon interval (30 s) and a run stepping every 10 s: 3 steps per cycle.
   config.interval = Seconds(30);
+  std::vector<std::string> timing_dirs;  // where each job's rank 0 writes its summary
   for (int i = 0; i < s.watched; ++i) {
     JobSettings j;
     j.name = "train-" + std::to_string(i);
     j.logs = {dir + "/logs/train-" + std::to_string(i) + ".log"};
     j.stale_after = Seconds(3600);
     if (s.ranks > 0) {
-      j.timing_dir = dir + "/timing/" + std::to_string(i);
-      std::filesystem::create_directories(j.timing_dir);
+      timing_dirs.push_back(dir + "/timing/" + std::to_string(i));
+      std::filesystem::create_directories(timing_dirs.back());
+      if (s.timing_read) j.timing_dir = timing_dirs.back();
     }
     config.jobs.push_back(j);
     append_steps(j.logs[0], 1, 20);
@@ -315,7 +337,7 @@ int main(int argc, char** argv) {
   Supervisor supervisor(config, store, slurm);
   double now = unix_now();
   for (int i = 0; i < s.watched && s.ranks > 0; ++i)
-    write_summary(config.jobs[i].timing_dir, job_nodes(s, i), s.ranks, now, 0, s.summary_rows);
+    write_summary(timing_dirs[i], job_nodes(s, i), s.ranks, now, 0, s.summary_rows);
   // Cycle 1 reads every log from the top; later cycles read what was appended (2 steps each).
   double c0 = cpu_seconds();
   t0 = Clock::now();
@@ -334,13 +356,20 @@ int main(int argc, char** argv) {
     // at each 30 s cycle.
     for (int i = 0; i < s.watched && s.ranks > 0; ++i)
       if ((i + c) % 10 < s.rewritten)
-        write_summary(config.jobs[i].timing_dir, job_nodes(s, i), s.ranks, now, c + 1,
-                      s.summary_rows);
+        write_summary(timing_dirs[i], job_nodes(s, i), s.ranks, now, c + 1, s.summary_rows);
+    if (s.cold) {
+      // 64 MiB written through: what the cycle before left in the caches is gone.
+      static std::vector<char> other_work(64 << 20);
+      for (std::size_t k = 0; k < other_work.size(); k += 64)
+        other_work[k] = static_cast<char>(k + c);
+    }
+    perf_control("enable");
     c0 = cpu_seconds();
     double s0 = system_cpu_seconds();
     t0 = Clock::now();
     supervisor.run_cycle(now);
     slurm.end_cycle();
+    perf_control("disable");
     cpu.push_back(cpu_seconds() - c0);
     system_cpu.push_back(system_cpu_seconds() - s0);
     wall.push_back(since(t0));
@@ -460,7 +489,8 @@ int main(int argc, char** argv) {
               s.format.c_str(), s.nodes, s.jobs, s.watched,
               s.ranks > 0 ? (", each with a rank 0 summary of " + std::to_string(s.ranks) +
                              " ranks (" + (s.summary_rows ? "a row a node" : "a column a rank") +
-                             "), " + std::to_string(s.rewritten * 10) + "% rewritten a cycle")
+                             "), " + std::to_string(s.rewritten * 10) + "% rewritten a cycle" +
+                             (s.timing_read ? "" : ", none of them read"))
                                 .c_str()
                           : "");
   std::printf("|---|---|---|\n");

@@ -47,11 +47,16 @@ def main():
     ap.add_argument("--cycles", type=int, default=20)
     ap.add_argument("--rewritten", type=int, default=3,
                     help="of every 10 summaries, rewritten a cycle (0: none changes)")
+    ap.add_argument("--same-writes", action="store_true",
+                    help="untimed: the same summaries written between the cycles, none read "
+                    "(--timing-read 0), so that the bench's own work is the same in both halves")
     ap.add_argument("--bench", default="build/llmwatch_bench")
     ap.add_argument("extra", nargs="*", help="more llmwatch_bench arguments, for both")
     a = ap.parse_args()
     common = ["--cycles", str(a.cycles)] + a.extra
-    untimed_args = common + ["--ranks", "0", "--job-nodes", "64"]
+    untimed_args = common + (
+        ["--ranks", "512", "--rewritten", str(a.rewritten), "--timing-read", "0"]
+        if a.same_writes else ["--ranks", "0", "--job-nodes", "64"])
     timed_args = common + ["--ranks", "512", "--rewritten", str(a.rewritten)]
     untimed, timed, ratios = [], [], []
     for i in range(a.pairs):
