@@ -24,6 +24,7 @@ demo_packages=(
   cmake make g++ pkg-config
   libboost-dev libboost-filesystem-dev libspdlog-dev libfmt-dev libtomlplusplus-dev
   libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev libsimdjson-dev
+  libjemalloc-dev
   slurmctld slurmd slurm-client munge python3
 )
 # What only the tests need (the larger half of the download: a database for accounting,

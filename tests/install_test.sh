@@ -16,6 +16,16 @@ done
 [ -x "$prefix/share/llmwatch/slurm/local-cluster.sh" ] || { echo "local-cluster.sh lost its exec bit" >&2; exit 1; }
 "$prefix/bin/llmwatch" --version | grep -q '^llmwatch ' 
 "$prefix/bin/llmwatch" config check "$prefix/share/llmwatch/conf/llmwatch.toml" >/dev/null
+# It allocates with jemalloc, one arena (CMakeLists.txt: llmwatch_allocator), linked in: a copy
+# run on a compute node needs no jemalloc library there.
+if grep -q '^LLMWATCH_JEMALLOC:BOOL=ON' "$build/CMakeCache.txt" &&
+   ! grep -qE '^LLMWATCH_(SANITIZE|FUZZ):BOOL=ON' "$build/CMakeCache.txt"; then
+  stats=$(MALLOC_CONF=stats_print:true "$prefix/bin/llmwatch" --version 2>&1)
+  grep -q 'opt.narenas: 1$' <<<"$stats" || { echo "llmwatch does not run on jemalloc with one arena" >&2; exit 1; }
+  if ldd "$prefix/bin/llmwatch" | grep -q jemalloc; then
+    echo "llmwatch needs a jemalloc library at run time" >&2; exit 1
+  fi
+fi
 if command -v cpack >/dev/null && command -v dpkg-deb >/dev/null; then
   (cd "$build" && cpack -G DEB >/dev/null)
   deb=$(ls "$build"/llmwatch_*.deb | head -n 1)

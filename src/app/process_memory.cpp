@@ -4,6 +4,15 @@
 
 #include <cstdlib>
 
+// jemalloc's options where it is linked in (CMakeLists.txt: llmwatch_allocator): one arena, for
+// the reason glibc's is limited to one below (each worker thread's own arena was left half used).
+// Its per-thread caches keep the workers off the arena's lock, which glibc's one arena made them
+// wait on. MALLOC_CONF in the environment is read after this: an operator's choice wins.
+extern "C" {
+// NOLINTNEXTLINE: the name jemalloc reads
+[[gnu::used]] const char* malloc_conf = "narenas:1";
+}
+
 namespace llmwatch {
 
 void limit_malloc_arenas() {
