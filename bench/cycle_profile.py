@@ -2,7 +2,7 @@
 """Where timing's extra CPU goes in the steady cycle (#28), from perf profiles of the cycles alone.
 
 paired_cpu.py says how much timing adds; this says where. Each configuration of
-llmwatch_bench (untimed: `--ranks 0 --job-nodes 64`; timed: `--ranks 512 --rewritten K`) runs
+llmwatch_bench (as paired_cpu.py pairs them, `--same-writes` too) runs
 under `perf record --call-graph dwarf`, enabled only around each steady cycle (the bench writes
 "enable" and "disable" to LLMWATCH_BENCH_PERF_CTL: its generator between the cycles is most of
 the process's CPU). Every sample is then put in one of two heaps: under a frame of the timing
@@ -10,7 +10,8 @@ code (reading the summaries, judging them, showing the speeds) or not. What the 
 grows by is the rest of the cycle slowed by timing being there (a larger heap, malloc's lock
 held longer, caches shared), which no frame of the timing code shows.
 
-    sudo bench/cycle_profile.py [--cycles N] [--rewritten K] [--bench build/llmwatch_bench]
+    sudo bench/cycle_profile.py [--cycles N] [--rewritten K] [--same-writes]
+                                [--bench build/llmwatch_bench]
 
 Needs perf (Debian: linux-perf) and the right to use it. One run each: compare a few runs, the
 VM drifts (paired_cpu.py for the total).
@@ -22,6 +23,8 @@ import re
 import subprocess
 import sys
 import tempfile
+
+from paired_cpu import SAME_WRITES_HELP, halves
 
 TIMING = re.compile(r"read_rank_timing|judge_straggler|shown_speeds|kept_verdict|StragglerVerdict"
                     r"|straggler|RankWindows|NodeWindow|timing")
@@ -70,13 +73,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cycles", type=int, default=40)
     ap.add_argument("--rewritten", type=int, default=3)
+    ap.add_argument("--same-writes", action="store_true", help=SAME_WRITES_HELP)
     ap.add_argument("--bench", default="build/llmwatch_bench")
     a = ap.parse_args()
+    untimed_args, timed_args = halves(a.rewritten, a.same_writes)
     with tempfile.TemporaryDirectory() as work:
-        untimed = split(profile(a.bench, ["--ranks", "0", "--job-nodes", "64"], a.cycles, work),
-                        a.cycles)
-        timed = split(profile(a.bench, ["--ranks", "512", "--rewritten", str(a.rewritten)],
-                              a.cycles, work), a.cycles)
+        untimed = split(profile(a.bench, untimed_args, a.cycles, work), a.cycles)
+        timed = split(profile(a.bench, timed_args, a.cycles, work), a.cycles)
     total_u, total_t = sum(untimed[0].values()), sum(timed[0].values())
     print(f"| ms CPU a steady cycle (perf samples, {a.cycles} cycles each) | untimed | timed | "
           "timed - untimed |\n|---|---|---|---|")

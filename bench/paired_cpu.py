@@ -34,6 +34,17 @@ def steady_cpu_ms(bench, args):
     return float(m.group(1))
 
 
+SAME_WRITES_HELP = ("untimed: the same summaries written between the cycles, none read "
+                    "(--timing-read 0), so that the bench's own work is the same in both halves")
+
+
+def halves(rewritten, same_writes):
+    """The untimed and the timed llmwatch_bench arguments (cycle_profile.py compares the same)."""
+    timed = ["--ranks", "512", "--rewritten", str(rewritten)]
+    untimed = timed + ["--timing-read", "0"] if same_writes else ["--ranks", "0", "--job-nodes", "64"]
+    return untimed, timed
+
+
 def bootstrap_ci(values, rounds=10000, seed=1):
     rng = random.Random(seed)
     medians = sorted(
@@ -47,17 +58,13 @@ def main():
     ap.add_argument("--cycles", type=int, default=20)
     ap.add_argument("--rewritten", type=int, default=3,
                     help="of every 10 summaries, rewritten a cycle (0: none changes)")
-    ap.add_argument("--same-writes", action="store_true",
-                    help="untimed: the same summaries written between the cycles, none read "
-                    "(--timing-read 0), so that the bench's own work is the same in both halves")
+    ap.add_argument("--same-writes", action="store_true", help=SAME_WRITES_HELP)
     ap.add_argument("--bench", default="build/llmwatch_bench")
     ap.add_argument("extra", nargs="*", help="more llmwatch_bench arguments, for both")
     a = ap.parse_args()
     common = ["--cycles", str(a.cycles)] + a.extra
-    untimed_args = common + (
-        ["--ranks", "512", "--rewritten", str(a.rewritten), "--timing-read", "0"]
-        if a.same_writes else ["--ranks", "0", "--job-nodes", "64"])
-    timed_args = common + ["--ranks", "512", "--rewritten", str(a.rewritten)]
+    untimed, timed = halves(a.rewritten, a.same_writes)
+    untimed_args, timed_args = common + untimed, common + timed
     untimed, timed, ratios = [], [], []
     for i in range(a.pairs):
         # ABBA order: the second run of a pair is never always the timed one.
