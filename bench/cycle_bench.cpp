@@ -6,9 +6,11 @@
 //
 //   llmwatch_bench [--jobs N] [--nodes N] [--watched N] [--format json|text] [--log-mib N]
 //                  [--ranks N]  (each watched job's rank 0 summary of N ranks: #28's cost)
-//                  [--rewritten K]  (K of every 10 summaries rewritten each cycle; 3. With 0,
-//                                    over 20 cycles: the summaries are then over 10 min old,
-//                                    stale, and every job has a finding saying so)
+//                  [--rewritten K]  (K of every 10 summaries rewritten each cycle; 3. Each at a
+//                                    steady cadence, as rank 0 writes it: every 300/K s, the
+//                                    jobs' phases spread. With 0, over 20 cycles: the
+//                                    summaries are then over 10 min old, stale, and every job
+//                                    has a finding saying so)
 //                  [--job-nodes N]  (nodes a watched job runs on: 8 ranks a node with --ranks,
 //                                    else 2; --ranks 0 --job-nodes 64 is the same jobs untimed)
 //                  [--summary-rows 0|1]  (1: a row a node, as the helper writes it; 0: a column
@@ -336,6 +338,7 @@ int main(int argc, char** argv) {
   slurm.dir = dir;
   Supervisor supervisor(config, store, slurm);
   double now = unix_now();
+  const double start = now;  // the summaries' cadences count from here
   for (int i = 0; i < s.watched && s.ranks > 0; ++i)
     write_summary(timing_dirs[i], job_nodes(s, i), s.ranks, now, 0, s.summary_rows);
   // Cycle 1 reads every log from the top; later cycles read what was appended (2 steps each).
@@ -353,10 +356,14 @@ int main(int argc, char** argv) {
       if (i % 10 < s.stepping) append_steps(config.jobs[i].logs[0], 21 + 3 * c, 3);
     now += 30;
     // At 10 s steps rank 0 writes every 10 steps (100 s): 3 of every 10 summaries are new
-    // at each 30 s cycle.
-    for (int i = 0; i < s.watched && s.ranks > 0; ++i)
-      if ((i + c) % 10 < s.rewritten)
-        write_summary(timing_dirs[i], job_nodes(s, i), s.ranks, now, c + 1, s.summary_rows);
+    // at each 30 s cycle. Each job's at its own steady cadence, as the helper writes it (its
+    // "ts" the moment of the write), the jobs' phases spread over the cadence.
+    for (int i = 0; i < s.watched && s.ranks > 0 && s.rewritten > 0; ++i) {
+      const double gap = 300.0 / s.rewritten, phase = gap * i / s.watched;
+      const double due = std::floor((now - start - phase) / gap) * gap + start + phase;
+      if (due > now - 30)
+        write_summary(timing_dirs[i], job_nodes(s, i), s.ranks, due, c + 1, s.summary_rows);
+    }
     if (s.cold) {
       // 64 MiB written through: what the cycle before left in the caches is gone.
       static std::vector<char> other_work(64 << 20);
