@@ -134,8 +134,12 @@ TimingSummary parse_timing_summary(std::string_view text, const RankWindows* bef
 // The last `tail_bytes` of every rank-*.jsonl (6 KiB: the last ~55 steps, the judged window and one
 // before it for the own-best score) in `dir` (at most `max_files`, lowest ranks first): bounded
 // work whatever the files grew to. A first partial line is dropped. A summary.json written at or
-// after `not_before` (the task's start) is read instead, and no rank file is opened.
+// after `not_before` (the task's start) is read instead, and no rank file is opened. With `now`
+// (the cycle's clock), a summary read before is not looked at again until its rewrite is due by
+// its own cadence (0.8 of the lesser of its last two gaps, at most 120 s): rank 0 rewrites it
+// every half window, and at 1,000 jobs most are not due in a given cycle.
 RankTimingRead read_rank_timing(const std::string& dir, std::size_t tail_bytes = 6 << 10,
-                                std::size_t max_files = 4096, double not_before = 0);
+                                std::size_t max_files = 4096, double not_before = 0,
+                                double now = 0);
 
 }  // namespace llmwatch

@@ -575,6 +575,57 @@ TEST(RankTiming, ASummarySinceTheTaskStartedIsReadInsteadOfTheRankFiles) {
   EXPECT_TRUE(bad.ranks.empty() && !bad.windows) << "unknown, not judged on the rest";
 }
 
+// Rank 0 rewrites its summary at a steady cadence (every half window): once two rewrites have
+// shown it, the file is not looked at again until 0.8 of the cadence after the last write, by
+// the cycle's clock. What is not due cannot have changed in a run that keeps its pace; a clock
+// that goes back, a new task, a summary never seen rewritten, and the 120 s cap all look.
+TEST(RankTiming, ASummaryIsNotLookedAtUntilItsRewriteIsDue) {
+  TempDir dir;
+  auto write = [&](double ts, double pace) {
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  R"({"v":1,"ts":%.1f,"step":5,"hosts":["node-1","node-2"],)"
+                  R"("host":[0,1],"rank":[0,1],"now":[0.4,%.2f],"best":[0.4,0.4]})"
+                  "\n",
+                  ts, pace);
+    write_file(dir / "summary.tmp", text);
+    std::filesystem::rename(dir / "summary.tmp", dir / "summary.json");
+  };
+  auto pace_at = [&](double now, double not_before = 0) {
+    auto read = read_rank_timing(dir.path, 6 << 10, 4096, not_before, now);
+    return read.windows ? (*read.windows)[1].now : -1.0;
+  };
+  const double t = 1'800'000'000;
+  write(t, 0.41);
+  EXPECT_EQ(pace_at(t + 1), 0.41);
+  write(t + 100, 0.42);
+  EXPECT_EQ(pace_at(t + 101), 0.42) << "one gap seen: not yet a cadence";
+  write(t + 200, 0.43);
+  EXPECT_EQ(pace_at(t + 201), 0.43) << "read: the cadence is now 100 s";
+  write(t + 230, 0.44);  // sooner than its cadence (a run that sped up)
+  EXPECT_EQ(pace_at(t + 231), 0.43) << "not due until 80 s after its write: not looked at";
+  EXPECT_EQ(pace_at(t + 279), 0.43);
+  EXPECT_EQ(pace_at(t + 200.5), 0.44) << "a clock gone back looks";
+  write(t + 250, 0.45);  // gaps of 100 and 30 s: the cadence is 30 s, quiet for 24 s
+  EXPECT_EQ(pace_at(t + 251), 0.45) << "the lesser of the last two gaps, not 100 s";
+  write(t + 260, 0.46);  // gaps of 30 and 20 s: quiet until 266 s
+  EXPECT_EQ(pace_at(t + 255, t + 253), 0.46) << "a new task's start looks";
+
+  // A slow cadence (long steps, long windows) is quiet for at most 120 s.
+  TempDir slow;
+  dir.path.swap(slow.path);
+  write(t, 0.41);
+  EXPECT_EQ(pace_at(t), 0.41);
+  write(t + 1000, 0.42);
+  EXPECT_EQ(pace_at(t + 1000), 0.42);
+  write(t + 2000, 0.43);
+  EXPECT_EQ(pace_at(t + 2000), 0.43);
+  write(t + 2010, 0.44);
+  EXPECT_EQ(pace_at(t + 2119), 0.43);
+  EXPECT_EQ(pace_at(t + 2120), 0.44) << "at most 120 s without a look";
+  dir.path.swap(slow.path);
+}
+
 // The helper's rows (its _node_rows) are what llmwatch's rule works out from every rank's window:
 // 200 jobs of 2 to 20 nodes, 1 to 8 ranks a node, placed in blocks or cyclically, paces to the
 // millisecond (so many are equal), some with one or two slow nodes. Each job is written twice by

@@ -311,7 +311,8 @@ DeadlineTask<JobFiles> job_files(const JobWork& w, const FileAsk& ask, double no
         // Beside the logs, under the same deadline: a hung mount is one unknown job.
         // A summary left by an earlier task is not this one's.
         if (ask.logs && !timing_dir.empty())
-          f.timing = read_rank_timing(timing_dir, 6 << 10, 4096, static_cast<double>(t.start_time));
+          f.timing =
+              read_rank_timing(timing_dir, 6 << 10, 4096, static_cast<double>(t.start_time), now);
         if (timers) {
           f.timing = rank_timing_from_blocks(*timers, t.hosts);
           f.timers_moved = before != timers->place();  // moves with every block, kept or dropped
