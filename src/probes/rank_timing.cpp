@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cerrno>
 #include <charconv>
@@ -407,31 +408,50 @@ double quiet_until(const SummaryMemo& m, double now) {
   return now + std::clamp(m.parsed.ts + quiet - now, 0.0, quiet);
 }
 
-std::mutex memo_mu;
-std::unordered_map<std::string, SummaryMemo> memo;
+// The memo in shards, each with its own lock: the jobs' reads run on several threads, and with
+// one lock for all 1,000 jobs they waited on each other (futex sleeps under the lookups in a perf
+// profile of the cycle). The lock is never held over a read: a hung mount must not hold up other
+// jobs' reads.
+struct MemoShard {
+  std::mutex mu;
+  std::unordered_map<std::string, SummaryMemo> map;
+};
+constexpr std::size_t kMemoShards = 64;
+// Past this a shard is emptied (directories came and went): twice its even share of 16,384
+// directories, so that hashing's unevenness empties none while fewer are watched.
+constexpr std::size_t kMemoPerShard = 2 * 16384 / kMemoShards;
 
-// The memo's parse (its windows to `windows`) when the file is as it was; nothing otherwise.
-// The lock is never held over a read: a hung mount must not hold up other jobs' reads.
-std::optional<TimingSummary> unchanged_summary(const std::string& path, const FileKey& file,
-                                               std::shared_ptr<const RankWindows>& windows) {
-  std::lock_guard lock(memo_mu);
-  auto m = memo.find(path);
-  if (m == memo.end() || !m->second.windows || !(m->second.file == file)) return std::nullopt;
-  windows = m->second.windows;
-  return m->second.parsed;
+MemoShard& memo_shard(const std::string& path) {
+  static std::array<MemoShard, kMemoShards> shards;
+  return shards[std::hash<std::string>{}(path) % kMemoShards];
 }
 
-// The memo's parse, unlooked at, while no rewrite of this task's summary is due at `now`; a
-// clock that went back looks.
-std::optional<TimingSummary> quiet_summary(const std::string& path, double now, double not_before,
-                                           std::shared_ptr<const RankWindows>& windows) {
-  std::lock_guard lock(memo_mu);
-  auto m = memo.find(path);
-  if (m == memo.end() || !m->second.windows || m->second.parsed.ts < not_before ||
-      !(m->second.read_at <= now && now < m->second.quiet_until))
-    return std::nullopt;
-  windows = m->second.windows;
-  return m->second.parsed;
+// What the memo holds of a summary, copied out in one look-up: whether no rewrite is due at
+// `now` (it is then not looked at: a clock that went back, or a summary older than the task,
+// looks), and else what the stat and the parse compare with.
+struct MemoSeen {
+  bool quiet = false;
+  FileKey file;
+  double ts = 0, gap = 0;
+  std::string error;
+  std::shared_ptr<const RankWindows> windows;  // null: none read before
+};
+
+MemoSeen memo_seen(const std::string& path, double now, double not_before) {
+  MemoSeen out;
+  MemoShard& shard = memo_shard(path);
+  std::lock_guard lock(shard.mu);
+  auto m = shard.map.find(path);
+  if (m == shard.map.end() || !m->second.windows) return out;
+  const SummaryMemo& memo = m->second;
+  out.quiet =
+      now > 0 && memo.parsed.ts >= not_before && memo.read_at <= now && now < memo.quiet_until;
+  out.file = memo.file;
+  out.ts = memo.parsed.ts;
+  out.gap = memo.gap;
+  out.error = memo.parsed.error;
+  out.windows = memo.windows;
+  return out;
 }
 
 bool same_rank(const RankWindow& a, const RankWindow& b) {
@@ -456,25 +476,17 @@ bool same_windows(const RankWindows& a, const RankWindows& b) {
 // The parse of `text` without its windows, which go to `windows`: the object read before while
 // they are the same. The text is parsed outside the lock: the jobs' reads run on several threads.
 TimingSummary parsed_summary(const std::string& path, const FileKey& file, std::string_view text,
-                             double now, std::shared_ptr<const RankWindows>& windows) {
-  std::shared_ptr<const RankWindows> before;  // its nodes and ranks, read once (held)
-  double ts_before = 0, gap_before = 0;
-  {
-    std::lock_guard lock(memo_mu);
-    if (auto m = memo.find(path); m != memo.end() && m->second.windows) {
-      before = m->second.windows;
-      ts_before = m->second.parsed.ts;
-      gap_before = m->second.gap;
-    }
-  }
+                             double now, const MemoSeen& seen,
+                             std::shared_ptr<const RankWindows>& windows) {
+  const std::shared_ptr<const RankWindows>& before = seen.windows;  // its nodes and ranks
   SummaryMemo fresh;
   fresh.file = file;
   fresh.parsed = parse_timing_summary(text, before.get());
   // A rewrite after one read before: its cadence. A "ts" that did not move on (a new task's
   // first, a clock set back) starts it again.
-  if (fresh.parsed.error.empty() && ts_before > 0 && fresh.parsed.ts > ts_before) {
-    fresh.gap = fresh.parsed.ts - ts_before;
-    fresh.gap_before = gap_before;
+  if (fresh.parsed.error.empty() && seen.ts > 0 && fresh.parsed.ts > seen.ts) {
+    fresh.gap = fresh.parsed.ts - seen.ts;
+    fresh.gap_before = seen.gap;
   }
   fresh.read_at = now;
   fresh.quiet_until = quiet_until(fresh, now);
@@ -485,9 +497,10 @@ TimingSummary parsed_summary(const std::string& path, const FileKey& file, std::
   fresh.parsed.windows = {};
   windows = fresh.windows;
   TimingSummary out = fresh.parsed;
-  std::lock_guard lock(memo_mu);
-  if (memo.size() >= 16384 && !memo.count(path)) memo.clear();  // directories came and went
-  memo[path] = std::move(fresh);
+  MemoShard& shard = memo_shard(path);
+  std::lock_guard lock(shard.mu);
+  if (shard.map.size() >= kMemoPerShard && !shard.map.count(path)) shard.map.clear();
+  shard.map[path] = std::move(fresh);
   return out;
 }
 
@@ -751,13 +764,11 @@ RankTimingRead read_rank_timing(const std::string& dir, std::size_t tail_bytes,
   RankTimingRead out;
   // A large job's rank 0 writes one summary for all ranks: one file read, not one per rank.
   const std::string summary_path = dir + "/summary.json";
-  if (now > 0) {
-    std::shared_ptr<const RankWindows> windows;
-    if (auto quiet = quiet_summary(summary_path, now, not_before, windows)) {
-      out.windows = std::move(windows);
-      out.written = quiet->ts;
-      return out;
-    }
+  MemoSeen seen = memo_seen(summary_path, now, not_before);
+  if (seen.quiet) {
+    out.windows = std::move(seen.windows);
+    out.written = seen.ts;
+    return out;
   }
   struct stat st {};
   if (::stat(summary_path.c_str(), &st) == 0) {
@@ -767,17 +778,22 @@ RankTimingRead read_rank_timing(const std::string& dir, std::size_t tail_bytes,
     }
     std::shared_ptr<const RankWindows> windows;
     const FileKey file = key_of(st);
-    auto kept = unchanged_summary(summary_path, file, windows);
-    std::string why;
-    std::string& text = scratch().text;
-    if (!kept) tail_into(summary_path, kSummaryMaxBytes, text, why);
-    if (!why.empty()) {
-      out.error = why;
-      return out;
+    TimingSummary summary;
+    if (seen.windows && seen.file == file) {  // as it was: neither read nor parsed again
+      summary.ts = seen.ts;
+      summary.error = std::move(seen.error);
+      windows = std::move(seen.windows);
+    } else {
+      std::string why;
+      std::string& text = scratch().text;
+      tail_into(summary_path, kSummaryMaxBytes, text, why);
+      if (!why.empty()) {
+        out.error = why;
+        return out;
+      }
+      summary = parsed_summary(summary_path, file, text, now, seen, windows);
+      if (text.capacity() > (1 << 20)) std::string().swap(text);  // a huge one is not held on to
     }
-    TimingSummary summary =
-        kept ? std::move(*kept) : parsed_summary(summary_path, file, text, now, windows);
-    if (text.capacity() > (1 << 20)) std::string().swap(text);  // a huge one is not held on to
     if (!summary.error.empty()) {
       out.error = summary_path + ": " + summary.error;
       return out;
