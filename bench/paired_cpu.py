@@ -8,7 +8,12 @@ time, in an order that alternates too, so a drift falls on both halves of a pair
 pair gives one ratio, and the answer is the median ratio with a bootstrap 95 % interval over
 the pairs.
 
-    bench/paired_cpu.py [--pairs N] [--bench build/llmwatch_bench] [-- extra bench args]
+    bench/paired_cpu.py [--pairs N] [--bench build/llmwatch_bench] [--before OTHER_BENCH]
+                        [-- extra bench args]
+
+With --before (the bench built from the code before a change), each set is a triple: the
+untimed run, the timed one, and the other binary's timed one, in a rotating order; it says what
+the change did to timing's extra, under the same drift.
 
 Each run is `llmwatch_bench --format text --cycles C` with, untimed, `--ranks 0 --job-nodes 64`
 (the same 1,000 watched jobs of 64 nodes, no rank summaries) and, timed, `--ranks 512
@@ -52,41 +57,62 @@ def bootstrap_ci(values, rounds=10000, seed=1):
     return medians[int(0.025 * rounds)], medians[int(0.975 * rounds) - 1]
 
 
+def extra(runs, of, over):
+    """The median of the ratios run by run, with its bootstrap 95 % interval."""
+    ratios = [a / b for a, b in zip(runs[of], runs[over])]
+    low, high = bootstrap_ci(ratios)
+    return statistics.median(ratios), low, high
+
+
+def percent(ratio):
+    return f"{100 * (ratio - 1):+.1f} %"
+
+
+# The orders a set of runs takes in turn: a drift within a set never falls on one of them alone.
+ORDERS = {2: ["UT", "TU"], 3: ["UTB", "BTU", "TUB", "BUT", "UBT", "TBU"]}
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--pairs", type=int, default=10)
+    ap.add_argument("--pairs", type=int, default=10, help="sets of runs (triples with --before)")
     ap.add_argument("--cycles", type=int, default=20)
     ap.add_argument("--rewritten", type=int, default=3,
                     help="of every 10 summaries, rewritten a cycle (0: none changes)")
     ap.add_argument("--same-writes", action="store_true", help=SAME_WRITES_HELP)
     ap.add_argument("--bench", default="build/llmwatch_bench")
+    ap.add_argument("--before", help="a second llmwatch_bench (the code before a change): its "
+                    "timed half runs in each set too, and is compared with --bench's")
     ap.add_argument("extra", nargs="*", help="more llmwatch_bench arguments, for both")
     a = ap.parse_args()
     common = ["--cycles", str(a.cycles)] + a.extra
     untimed, timed = halves(a.rewritten, a.same_writes)
-    untimed_args, timed_args = common + untimed, common + timed
-    untimed, timed, ratios = [], [], []
+    plan = {"U": (a.bench, common + untimed), "T": (a.bench, common + timed)}
+    if a.before:
+        plan["B"] = (a.before, common + timed)
+    runs = {k: [] for k in plan}
+    orders = ORDERS[len(plan)]
     for i in range(a.pairs):
-        # ABBA order: the second run of a pair is never always the timed one.
-        if i % 2 == 0:
-            u = steady_cpu_ms(a.bench, untimed_args)
-            t = steady_cpu_ms(a.bench, timed_args)
-        else:
-            t = steady_cpu_ms(a.bench, timed_args)
-            u = steady_cpu_ms(a.bench, untimed_args)
-        untimed.append(u)
-        timed.append(t)
-        ratios.append(t / u)
-        print(f"pair {i + 1}: untimed {u:.0f} ms, timed {t:.0f} ms, {100 * (t / u - 1):+.1f} %",
-              flush=True)
-    low, high = bootstrap_ci(ratios)
-    med = statistics.median(ratios)
+        got = {k: steady_cpu_ms(*plan[k]) for k in orders[i % len(orders)]}
+        for k, ms in got.items():
+            runs[k].append(ms)
+        line = f"untimed {got['U']:.0f} ms, timed {got['T']:.0f} ms, {percent(got['T'] / got['U'])}"
+        if a.before:
+            line += f"; before {got['B']:.0f} ms, {percent(got['B'] / got['U'])}"
+        print(f"pair {i + 1}: {line}", flush=True)
+    u, t = runs["U"], runs["T"]
+    med, low, high = extra(runs, "T", "U")
     print(f"| steady cycle CPU, {a.pairs} alternated pairs | untimed median "
-          f"{statistics.median(untimed):.0f} ms ({min(untimed):.0f}-{max(untimed):.0f}), timed "
-          f"{statistics.median(timed):.0f} ms ({min(timed):.0f}-{max(timed):.0f}) | |")
+          f"{statistics.median(u):.0f} ms ({min(u):.0f}-{max(u):.0f}), timed "
+          f"{statistics.median(t):.0f} ms ({min(t):.0f}-{max(t):.0f}) | |")
     print(f"| timing's extra, median of the pairs' ratios (bootstrap 95 % interval) | "
-          f"{100 * (med - 1):+.1f} % ({100 * (low - 1):+.1f} % to {100 * (high - 1):+.1f} %) | "
+          f"{percent(med)} ({percent(low)} to {percent(high)}) | "
           f"<= 10 %: {'met' if high <= 1.10 else 'not shown' if low <= 1.10 else 'not met'} |")
+    if a.before:
+        med, low, high = extra(runs, "B", "U")
+        print(f"| the same with --before | {percent(med)} ({percent(low)} to {percent(high)}) | |")
+        med, low, high = extra(runs, "T", "B")
+        print(f"| timed, against --before's timed | {percent(med)} ({percent(low)} to "
+              f"{percent(high)}) | |")
 
 
 if __name__ == "__main__":
