@@ -626,6 +626,58 @@ TEST(RankTiming, ASummaryIsNotLookedAtUntilItsRewriteIsDue) {
   dir.path.swap(slow.path);
 }
 
+// The quiet time's two promises, over random timelines: a summary rewritten at a steady cadence
+// (each gap within ±10 % of it) is never read late, and one rewritten at any cadence (gaps from a
+// tenth to five times it, a clock that goes back now and then) is read at most 120 s late.
+TEST(RankTiming, AQuietSummaryIsNeverReadLateAtItsCadenceAndAtMost120sLateAtAny) {
+  std::mt19937 rng(75);
+  auto uniform = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
+  int late_reads = 0, reads = 0;
+  for (int run = 0; run < 40; ++run) {
+    TempDir dir;
+    const bool steady = run % 2 == 0;
+    const double cadence = uniform(15, 300), start = 1'800'000'000;
+    std::vector<double> writes{start};
+    while (writes.back() < start + 100 * 30) {
+      double next = writes.back() + cadence * (steady ? uniform(0.9, 1.1) : uniform(0.1, 5));
+      writes.push_back(std::round(next * 1000) / 1000);  // as the helper rounds its "ts"
+    }
+    std::size_t written = 0;  // how many of `writes` are on disk
+    for (int look = 1; look <= 100; ++look) {
+      double now = start + 30 * look + uniform(0, 1);
+      if (!steady && look % 17 == 0) now -= uniform(0, 90);  // the clock went back
+      std::size_t due = written;
+      while (due < writes.size() && writes[due] <= now) ++due;
+      if (due > written) {
+        written = due;
+        char text[200];
+        std::snprintf(text, sizeof text,
+                      R"({"v":1,"ts":%.3f,"step":%zu,"hosts":["node-1"],"host":[0],"rank":[0],)"
+                      R"("now":[0.4],"best":[0.4]})"
+                      "\n",
+                      writes[written - 1], written);
+        write_file(dir / "summary.tmp", text);
+        std::filesystem::rename(dir / "summary.tmp", dir / "summary.json");
+      }
+      if (written == 0) continue;
+      auto read = read_rank_timing(dir.path, 6 << 10, 4096, 0, now);
+      ASSERT_TRUE(read.error.empty()) << read.error;
+      ++reads;
+      const double newest = writes[written - 1];
+      if (read.written == newest) continue;
+      ++late_reads;
+      EXPECT_FALSE(steady) << "run " << run << ", look " << look << ": read " << read.written
+                           << ", newest " << newest << ", cadence " << cadence;
+      EXPECT_LT(now - newest, 120) << "run " << run << ", look " << look;
+    }
+  }
+  EXPECT_GT(late_reads, 0) << "the unsteady timelines never hit the quiet time: not a test";
+  RecordProperty("reads", reads);
+  RecordProperty("late_reads", late_reads);
+}
+
 // The helper's rows (its _node_rows) are what llmwatch's rule works out from every rank's window:
 // 200 jobs of 2 to 20 nodes, 1 to 8 ranks a node, placed in blocks or cyclically, paces to the
 // millisecond (so many are equal), some with one or two slow nodes. Each job is written twice by
