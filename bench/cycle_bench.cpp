@@ -11,6 +11,9 @@
 //                                    jobs' phases spread. With 0, over 20 cycles: the
 //                                    summaries are then over 10 min old, stale, and every job
 //                                    has a finding saying so)
+//                  [--warm N]  (N steady cycles before the measured ones, not measured: a
+//                               summary is left unlooked at until due once two rewrites have
+//                               shown its cadence, ~10 cycles at 10 s steps; 0)
 //                  [--job-nodes N]  (nodes a watched job runs on: 8 ranks a node with --ranks,
 //                                    else 2; --ranks 0 --job-nodes 64 is the same jobs untimed)
 //                  [--summary-rows 0|1]  (1: a row a node, as the helper writes it; 0: a column
@@ -98,6 +101,7 @@ struct Sizes {
   int jobs = 100000, nodes = 16384, watched = 1000, log_mib = 1024, cycles = 20;
   int ranks = 0;         // > 0: every watched job has a rank 0 summary of this many ranks (#28)
   int rewritten = 3;     // of every 10 summaries, rewritten each cycle (3: 10 s steps, 30 s cycles)
+  int warm = 0;          // steady cycles run before the measured ones, not measured
   int job_nodes = 0;     // nodes a watched job runs on; 0: 8 ranks a node, or 2 without timing
   int summary_rows = 1;  // the summary's form: a row a node ("v":2), or a column a rank ("v":1)
   int timing_read = 1;   // 0: the summaries are written, but llmwatch is not told where
@@ -284,6 +288,8 @@ int main(int argc, char** argv) {
       s.log_mib = std::stoi(v);
     else if (k == "--cycles")  // more steady cycles, for a profiler; 0: the first cycle alone
       s.cycles = std::stoi(v);
+    else if (k == "--warm")
+      s.warm = std::stoi(v);
     else if (k == "--ranks")
       s.ranks = std::stoi(v);
     else if (k == "--rewritten")
@@ -351,7 +357,7 @@ int main(int argc, char** argv) {
   std::vector<double> cpu, wall, system_cpu;
   auto db_size = [&] { return std::filesystem::file_size(Store::db_path(config.state_dir)); };
   auto size_after_first = db_size();
-  for (int c = 0; c < cycles; ++c) {
+  for (int c = 0; c < s.warm + cycles; ++c) {
     for (int i = 0; i < s.watched; ++i)
       if (i % 10 < s.stepping) append_steps(config.jobs[i].logs[0], 21 + 3 * c, 3);
     now += 30;
@@ -370,18 +376,20 @@ int main(int argc, char** argv) {
       for (std::size_t k = 0; k < other_work.size(); k += 64)
         other_work[k] = static_cast<char>(k + c);
     }
-    perf_control("enable");
+    const bool measured = c >= s.warm;
+    if (measured) perf_control("enable");
     c0 = cpu_seconds();
     double s0 = system_cpu_seconds();
     t0 = Clock::now();
     supervisor.run_cycle(now);
     slurm.end_cycle();
+    if (!measured) continue;
     perf_control("disable");
     cpu.push_back(cpu_seconds() - c0);
     system_cpu.push_back(system_cpu_seconds() - s0);
     wall.push_back(since(t0));
   }
-  double growth_per_cycle = (static_cast<double>(db_size()) - size_after_first) / cycles;
+  double growth_per_cycle = (static_cast<double>(db_size()) - size_after_first) / (s.warm + cycles);
 
   // The goodput ledger's own work in a cycle (#29): every watched run's state read, its look
   // accounted and recorded (a steady run's looks written together every kGoodputEvery), in
@@ -542,7 +550,7 @@ int main(int argc, char** argv) {
   std::printf(
       "| slurmctld calls in the busiest cycle (the first: %d watched tasks are new) / all "
       "cycles; of them `scontrol show job` | %d / %d over %d cycles; %d | <= 3 |\n",
-      s.watched, slurm.busiest, slurm.total, cycles + 1, slurm.show_calls);
+      s.watched, slurm.busiest, slurm.total, s.warm + cycles + 1, slurm.show_calls);
   std::printf(
       "| log scan of %.0f MiB, read only (split into lines, no parse) | %.0f MiB/s | >= 50%% of "
       "cat |\n",
