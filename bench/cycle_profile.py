@@ -34,6 +34,7 @@ ALLOC = re.compile(r"malloc|_int_free|cfree|__lll_lock|unlink_chunk|consolidate|
 PARTS = [("squeue parse", "parse_squeue_text"), ("sinfo parse", "parse_sinfo_text"),
          ("job files (logs, timing)", "job_files"), ("judge", "JobLogCheck::judge"),
          ("prepare", "JobLogCheck::prepare"), ("record", "record_phase")]
+HZ = 2000  # perf's sampling rate: a sample is 1/HZ s of CPU
 
 
 def profile(bench, args, cycles, work):
@@ -41,7 +42,7 @@ def profile(bench, args, cycles, work):
     if not os.path.exists(fifo):
         os.mkfifo(fifo)
     env = dict(os.environ, LLMWATCH_BENCH_PERF_CTL=fifo)
-    subprocess.run(["perf", "record", "-q", "-F", "2000", "--call-graph", "dwarf,32768", "-D",
+    subprocess.run(["perf", "record", "-q", "-F", str(HZ), "--call-graph", "dwarf,32768", "-D",
                     "-1", "--control", f"fifo:{fifo}", "-o", data, bench, "--format", "text",
                     "--cycles", str(cycles)] + args, env=env, check=True,
                    stdout=subprocess.DEVNULL, timeout=1800)
@@ -57,7 +58,7 @@ def profile(bench, args, cycles, work):
 
 
 def split(stacks, cycles):
-    ms = 1000.0 / 2000 / cycles  # one sample at 2,000 Hz, a cycle's share
+    ms = 1000.0 / HZ / cycles  # one sample, a cycle's share
     heaps, parts = collections.Counter(), collections.Counter()
     for frames in stacks:
         timing = any(TIMING.search(f) for f in frames)

@@ -91,6 +91,7 @@ def main():
         plan["B"] = (a.before, common + timed)
     runs = {k: [] for k in plan}
     orders = ORDERS[len(plan)]
+    sets = "triples" if a.before else "pairs"
     for i in range(a.pairs):
         got = {k: steady_cpu_ms(*plan[k]) for k in orders[i % len(orders)]}
         for k, ms in got.items():
@@ -98,13 +99,13 @@ def main():
         line = f"untimed {got['U']:.0f} ms, timed {got['T']:.0f} ms, {percent(got['T'] / got['U'])}"
         if a.before:
             line += f"; before {got['B']:.0f} ms, {percent(got['B'] / got['U'])}"
-        print(f"pair {i + 1}: {line}", flush=True)
+        print(f"{sets[:-1]} {i + 1}: {line}", flush=True)
     u, t = runs["U"], runs["T"]
     med, low, high = extra(runs, "T", "U")
-    print(f"| steady cycle CPU, {a.pairs} alternated pairs | untimed median "
+    print(f"| steady cycle CPU, {a.pairs} alternated {sets} | untimed median "
           f"{statistics.median(u):.0f} ms ({min(u):.0f}-{max(u):.0f}), timed "
           f"{statistics.median(t):.0f} ms ({min(t):.0f}-{max(t):.0f}) | |")
-    print(f"| timing's extra, median of the pairs' ratios (bootstrap 95 % interval) | "
+    print(f"| timing's extra, median of the {sets}' ratios (bootstrap 95 % interval) | "
           f"{percent(med)} ({percent(low)} to {percent(high)}) | "
           f"<= 10 %: {'met' if high <= 1.10 else 'not shown' if low <= 1.10 else 'not met'} |")
     if a.before:
