@@ -16,8 +16,9 @@
 //                               shown its cadence, ~10 cycles at 10 s steps; 0)
 //                  [--job-nodes N]  (nodes a watched job runs on: 8 ranks a node with --ranks,
 //                                    else 2; --ranks 0 --job-nodes 64 is the same jobs untimed)
-//                  [--summary-rows 0|1]  (1: a row a node, as the helper writes it; 0: a column
-//                                         a rank, as it wrote it before; 1)
+//                  [--summary-rows 0|1|2]  (2: rows for the 8 slowest nodes alone, as the
+//                                           helper writes it; 1: a row a node, and 0: a column
+//                                           a rank, as it wrote it before; 2)
 //                  [--timing-read 0|1]  (0: the summaries are written as with 1, but no [[job]]
 //                                        names its timing_dir: the bench's own work the same,
 //                                        llmwatch's reading them the only difference; 1)
@@ -99,14 +100,16 @@ std::string slurp(const std::string& path) {
 
 struct Sizes {
   int jobs = 100000, nodes = 16384, watched = 1000, log_mib = 1024, cycles = 20;
-  int ranks = 0;         // > 0: every watched job has a rank 0 summary of this many ranks (#28)
-  int rewritten = 3;     // of every 10 summaries, rewritten each cycle (3: 10 s steps, 30 s cycles)
-  int warm = 0;          // steady cycles run before the measured ones, not measured
-  int job_nodes = 0;     // nodes a watched job runs on; 0: 8 ranks a node, or 2 without timing
-  int summary_rows = 1;  // the summary's form: a row a node ("v":2), or a column a rank ("v":1)
-  int timing_read = 1;   // 0: the summaries are written, but llmwatch is not told where
-  int cold = 0;          // 1: each cycle starts with cold caches, as after 30 s of other work
-  int stepping = 10;     // of every 10 watched jobs, logging steps each cycle; the rest are silent
+  int ranks = 0;      // > 0: every watched job has a rank 0 summary of this many ranks (#28)
+  int rewritten = 3;  // of every 10 summaries, rewritten each cycle (3: 10 s steps, 30 s cycles)
+  int warm = 0;       // steady cycles run before the measured ones, not measured
+  int job_nodes = 0;  // nodes a watched job runs on; 0: 8 ranks a node, or 2 without timing
+  // The summary's form: rows for the 8 slowest nodes ("v":3), a row a node ("v":2), or a column a
+  // rank ("v":1).
+  int summary_rows = 2;
+  int timing_read = 1;  // 0: the summaries are written, but llmwatch is not told where
+  int cold = 0;         // 1: each cycle starts with cold caches, as after 30 s of other work
+  int stepping = 10;    // of every 10 watched jobs, logging steps each cycle; the rest are silent
   std::string format = "json";
 };
 
@@ -254,7 +257,7 @@ void append_steps(const std::string& path, int from, int n) {
 // ranks, 8 a node, paces within ±2% of each other, written at `ts` by rename as the helper
 // writes it.
 void write_summary(const std::string& dir, const std::vector<std::string>& nodes, int ranks,
-                   double ts, unsigned seed, bool rows) {
+                   double ts, unsigned seed, int rows) {
   RankWindows windows;
   windows.ranks.resize(static_cast<std::size_t>(ranks));
   windows.hosts = nodes;
@@ -266,8 +269,8 @@ void write_summary(const std::string& dir, const std::vector<std::string>& nodes
     w.best = w.now * 0.99;
   }
   std::ofstream(dir + "/summary.json.tmp")
-      << (rows ? testing::summary_json_v2(windows, ts, 200, seed, 6)
-               : testing::summary_json(windows, ts, 200, seed));
+      << (rows > 0 ? testing::summary_json_v2(windows, ts, 200, seed, 6, 8, rows == 2)
+                   : testing::summary_json(windows, ts, 200, seed));
   std::filesystem::rename(dir + "/summary.json.tmp", dir + "/summary.json");
 }
 
@@ -502,12 +505,15 @@ int main(int argc, char** argv) {
 
   std::printf("| measure (%s, %d nodes, %d jobs, %d watched%s) | value | target |\n",
               s.format.c_str(), s.nodes, s.jobs, s.watched,
-              s.ranks > 0 ? (", each with a rank 0 summary of " + std::to_string(s.ranks) +
-                             " ranks (" + (s.summary_rows ? "a row a node" : "a column a rank") +
-                             "), " + std::to_string(s.rewritten * 10) + "% rewritten a cycle" +
-                             (s.timing_read ? "" : ", none of them read"))
-                                .c_str()
-                          : "");
+              s.ranks > 0
+                  ? (", each with a rank 0 summary of " + std::to_string(s.ranks) + " ranks (" +
+                     (s.summary_rows == 2   ? "rows for the 8 slowest nodes"
+                      : s.summary_rows == 1 ? "a row a node"
+                                            : "a column a rank") +
+                     "), " + std::to_string(s.rewritten * 10) + "% rewritten a cycle" +
+                     (s.timing_read ? "" : ", none of them read"))
+                        .c_str()
+                  : "");
   std::printf("|---|---|---|\n");
   std::printf("| squeue output size / parse | %.1f MiB / %.0f ms | |\n", squeue.size() / 1048576.0,
               squeue_s * 1000);

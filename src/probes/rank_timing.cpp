@@ -467,10 +467,10 @@ bool same_node(const NodeWindow& a, const NodeWindow& b) {
 
 // Whether two reads of a job's summary judge alike: the same nodes, ranks and figures.
 bool same_windows(const RankWindows& a, const RankWindows& b) {
-  return a.window_s == b.window_s && a.layout == b.layout &&
+  return a.window_s == b.window_s && a.layout == b.layout && a.slowest_only == b.slowest_only &&
          std::equal(a.nodes.begin(), a.nodes.end(), b.nodes.begin(), b.nodes.end(), same_node) &&
          std::equal(a.ranks.begin(), a.ranks.end(), b.ranks.begin(), b.ranks.end(), same_rank) &&
-         a.node_ranks == b.node_ranks && a.hosts == b.hosts;
+         a.node_ranks == b.node_ranks && a.host_ranks == b.host_ranks && a.hosts == b.hosts;
 }
 
 // The parse of `text` without its windows, which go to `windows`: the object read before while
@@ -583,21 +583,20 @@ std::string rank_columns(const SummaryKeys& text, SummaryScratch& work, RankWind
   return "";
 }
 
-// A "v":2 summary's figures into its rows, whose nodes and ranks are set; why not, or "".
-std::string node_figures(const SummaryKeys& text, SummaryScratch& work, RankWindows& windows) {
+// The figures every row of a "v":2 or "v":3 summary has, into its rows, whose nodes and ranks
+// are set; their spread left unknown (-1). Why not, or "" ("v":3's rows also name their nodes).
+std::string row_figures(const SummaryKeys& text, SummaryScratch& work, RankWindows& windows) {
   std::string why;
   const auto &slowest = work.rank, &now = work.now, &best = work.best, &peers = work.host;
   if (!numbers_of(text, "slowest", work.rank, why) || !numbers_of(text, "now", work.now, why) ||
-      !numbers_of(text, "best", work.best, why) || !numbers_of(text, "peers", work.host, why) ||
-      !numbers_of(text, "spread_of", work.spread_of, why) ||
-      !numbers_of(text, "spread", work.spread, why))
+      !numbers_of(text, "best", work.best, why) || !numbers_of(text, "peers", work.host, why))
     return why;
   const std::size_t n = windows.nodes.size();
   if (slowest.size() != n || now.size() != n || best.size() != n || peers.size() != n)
-    return "\"hosts\", \"ranks\", \"slowest\", \"now\", \"best\" and \"peers\" are not of "
-           "one length";
-  if (work.spread_of.size() != work.spread.size())
-    return "\"spread_of\" and \"spread\" are not of one length";
+    return windows.slowest_only
+               ? "\"rows\", \"slowest\", \"now\", \"best\" and \"peers\" are not of one length"
+               : "\"hosts\", \"ranks\", \"slowest\", \"now\", \"best\" and \"peers\" are not "
+                 "of one length";
   for (std::size_t i = 0; i < n; ++i) {
     NodeWindow& w = windows.nodes[i];
     const auto first = windows.node_ranks.begin() + w.ranks_from;
@@ -611,6 +610,26 @@ std::string node_figures(const SummaryKeys& text, SummaryScratch& work, RankWind
     w.peers = peers[i];
     w.spread = -1;
   }
+  return "";
+}
+
+// A "v":2 summary's figures, a row a node; its spread for the nodes "spread_of" names. Why not,
+// or "".
+std::string node_figures(const SummaryKeys& text, SummaryScratch& work, RankWindows& windows) {
+  const std::size_t n = windows.host_ranks.size() - 1;
+  windows.nodes.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    NodeWindow& w = windows.nodes[i];
+    w.host = static_cast<std::uint32_t>(i);
+    w.ranks_from = windows.host_ranks[i];
+    w.ranks_to = windows.host_ranks[i + 1];
+  }
+  std::string why = row_figures(text, work, windows);
+  if (!why.empty() || !numbers_of(text, "spread_of", work.spread_of, why) ||
+      !numbers_of(text, "spread", work.spread, why))
+    return why;
+  if (work.spread_of.size() != work.spread.size())
+    return "\"spread_of\" and \"spread\" are not of one length";
   for (std::size_t i = 0; i < work.spread_of.size(); ++i) {
     if (!whole_at_most(work.spread_of[i], static_cast<double>(n) - 1))
       return "a \"spread_of\" index names no node";
@@ -621,44 +640,71 @@ std::string node_figures(const SummaryKeys& text, SummaryScratch& work, RankWind
   return "";
 }
 
-// A "v":2 summary's rows, a node each, into `windows.nodes`; why not, or "".
+// A "v":3 summary's rows, for the nodes its "rows" names alone, each with its spread. Why not,
+// or "".
+std::string slowest_rows(const SummaryKeys& text, SummaryScratch& work, RankWindows& windows) {
+  std::string why;
+  std::vector<double>& rows = work.spread_of;
+  if (!numbers_of(text, "rows", rows, why)) return why;
+  const std::size_t hosts = windows.host_ranks.size() - 1;
+  windows.nodes.resize(rows.size());
+  work.sorted.assign(hosts, 0);  // which nodes have a row already
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!whole_at_most(rows[i], static_cast<double>(hosts) - 1))
+      return "a \"rows\" index names no node";
+    const auto h = static_cast<std::size_t>(rows[i]);
+    if (work.sorted[h]++ > 0) return "a node's row is given twice";
+    NodeWindow& w = windows.nodes[i];
+    w.host = static_cast<std::uint32_t>(h);
+    w.ranks_from = windows.host_ranks[h];
+    w.ranks_to = windows.host_ranks[h + 1];
+  }
+  why = row_figures(text, work, windows);
+  if (!why.empty() || !numbers_of(text, "spread", work.spread, why)) return why;
+  if (work.spread.size() != rows.size()) return "\"rows\" and \"spread\" are not of one length";
+  for (std::size_t i = 0; i < rows.size(); ++i) windows.nodes[i].spread = work.spread[i];
+  return "";
+}
+
+// A "v":2 or "v":3 summary's figures, whose nodes and their ranks are set; why not, or "".
+std::string figures(const SummaryKeys& text, SummaryScratch& work, RankWindows& windows) {
+  return windows.slowest_only ? slowest_rows(text, work, windows)
+                              : node_figures(text, work, windows);
+}
+
+// A "v":2 or "v":3 summary's nodes' ranks, and then its figures; why not, or "".
 std::string node_rows(const SummaryKeys& text, SummaryScratch& work, RankWindows& windows) {
-  windows.nodes.resize(work.names.size());
-  windows.node_ranks.reserve(std::min(kMaxSummaryRanks, work.names.size() * 8));
+  const std::size_t hosts = work.names.size();
+  windows.node_ranks.reserve(std::min(kMaxSummaryRanks, hosts * 8));
+  windows.host_ranks.assign(1, 0);
+  windows.host_ranks.reserve(hosts + 1);
   auto ranks = array_of(text, "ranks");
-  std::size_t at = 0;
   if (!ranks || !each_item(*ranks, [&](std::string_view item) {
-        if (at == windows.nodes.size()) return false;
-        NodeWindow& n = windows.nodes[at++];
-        n.ranks_from = static_cast<std::uint32_t>(windows.node_ranks.size());
+        if (windows.host_ranks.size() > hosts) return false;
         if (!read_rank_ranges(quoted(item), windows.node_ranks, kMaxSummaryRanks)) return false;
-        n.ranks_to = static_cast<std::uint32_t>(windows.node_ranks.size());
+        windows.host_ranks.push_back(static_cast<std::uint32_t>(windows.node_ranks.size()));
         return true;
       }))
     return "no \"ranks\" array of rank ranges (\"0-7\"), at most " +
            std::to_string(kMaxSummaryRanks) + " ranks";
-  if (at != windows.nodes.size())
-    return "\"hosts\", \"ranks\", \"slowest\", \"now\", \"best\" and \"peers\" are not of "
-           "one length";
+  if (windows.host_ranks.size() != hosts + 1)
+    return windows.slowest_only
+               ? "\"hosts\" and \"ranks\" are not of one length"
+               : "\"hosts\", \"ranks\", \"slowest\", \"now\", \"best\" and \"peers\" are not "
+                 "of one length";
   if (any_listed_twice(windows.node_ranks, work.sorted)) return "a rank is listed twice";
-  for (std::size_t i = 0; i < windows.nodes.size(); ++i) windows.nodes[i].host = work.host_at[i];
-  return node_figures(text, work, windows);
+  return figures(text, work, windows);
 }
 
-// A "v":2 summary whose "hosts" and "ranks" arrays are the text they were in `before`, the same
-// job's summary read before: its nodes and ranks are `before`'s, and only its figures are read.
+// A "v":2 or "v":3 summary whose "hosts" and "ranks" arrays are the text they were in `before`,
+// the same job's summary read before: its nodes and ranks are `before`'s, and only its figures
+// are read.
 std::string node_rows_like(const SummaryKeys& text, const RankWindows& before, SummaryScratch& work,
                            RankWindows& windows) {
   windows.hosts = before.hosts;
   windows.node_ranks = before.node_ranks;
-  windows.nodes.resize(before.nodes.size());
-  for (std::size_t i = 0; i < windows.nodes.size(); ++i) {
-    NodeWindow& w = windows.nodes[i];
-    w.host = before.nodes[i].host;
-    w.ranks_from = before.nodes[i].ranks_from;
-    w.ranks_to = before.nodes[i].ranks_to;
-  }
-  return node_figures(text, work, windows);
+  windows.host_ranks = before.host_ranks;
+  return figures(text, work, windows);
 }
 
 }  // namespace
@@ -676,7 +722,9 @@ TimingSummary parse_timing_summary(std::string_view text, const RankWindows* bef
     return fail("not a JSON object");
   const SummaryKeys keys(text);
   const double version = non_negative(keys, "v");
-  if (version != 1 && version != 2) return fail("not version 1 or 2 (\"v\":2)");
+  if (version != 1 && version != 2 && version != 3) return fail("not version 1, 2 or 3 (\"v\":3)");
+  const bool rows = version >= 2;  // a row a node, or a row for each of the slowest few
+  out.windows.slowest_only = version == 3;
   double ts = non_negative(keys, "ts"), step = non_negative(keys, "step");
   double window_s = non_negative(keys, "window_s");
   if (std::isnan(ts) || std::isnan(step) || step > 9e15)
@@ -686,12 +734,13 @@ TimingSummary parse_timing_summary(std::string_view text, const RankWindows* bef
   SummaryScratch& work = scratch();
   work.names.clear();
   auto host_names = array_of(keys, "hosts");
-  if (version == 2 && host_names) {
+  if (rows && host_names) {
     if (auto ranks = array_of(keys, "ranks")) {
       const std::hash<std::string_view> hash;
       RankWindows::Layout& layout = out.windows.layout;
       layout = {host_names->size(), hash(*host_names), ranks->size(), hash(*ranks)};
-      if (before && !before->nodes.empty() && before->layout == layout) {
+      // The one before may be of the other form: only its nodes and ranks are taken.
+      if (before && !before->host_ranks.empty() && before->layout == layout) {
         std::string why = node_rows_like(keys, *before, work, out.windows);
         if (!why.empty()) return fail(why);
         if (std::isnan(window_s)) window_s = 0;
@@ -716,9 +765,9 @@ TimingSummary parse_timing_summary(std::string_view text, const RankWindows* bef
   std::vector<std::string> hosts;
   std::vector<std::uint32_t>& host_at = work.host_at;  // a listed name's node
   number_hosts(work.names, work.order, host_at, hosts);
-  if (version == 2 && hosts.size() != work.names.size()) return fail("a node is listed twice");
+  if (rows && hosts.size() != work.names.size()) return fail("a node is listed twice");
   std::string why =
-      version == 2 ? node_rows(keys, work, out.windows) : rank_columns(keys, work, out.windows);
+      rows ? node_rows(keys, work, out.windows) : rank_columns(keys, work, out.windows);
   if (!why.empty()) return fail(why);
   if (std::isnan(window_s)) window_s = 0;
   out.windows.window_s = window_s;

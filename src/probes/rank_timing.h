@@ -56,7 +56,12 @@ struct RankWindows {
   std::vector<RankWindow> ranks;
   std::vector<NodeWindow> nodes;  // "v":2: the nodes' figures; `ranks` is then empty
   std::vector<int> node_ranks;    // "v":2: every node's ranks, one node after another
-  double window_s = 0;            // "v":2: the time the judged windows cover
+  // "v":3: `nodes` holds rows for rank 0's slowest few alone (its views show no more); every
+  // other host was judged by it and is at least as fast as they are. hosts[h]'s ranks are then
+  // node_ranks[host_ranks[h], host_ranks[h + 1]), whether it has a row or not.
+  bool slowest_only = false;
+  std::vector<std::uint32_t> host_ranks;
+  double window_s = 0;  // "v":2 and 3: the time the judged windows cover
   // "v":2: the text of its "hosts" and "ranks" arrays, as a size and a hash each: which nodes
   // and ranks the job has. A rewrite with the same layout takes both from the summary before.
   struct Layout {
@@ -64,7 +69,7 @@ struct RankWindows {
     bool operator==(const Layout&) const = default;
   } layout;
   std::size_t size() const { return ranks.size(); }
-  bool empty() const { return ranks.empty() && nodes.empty(); }
+  bool empty() const { return ranks.empty() && nodes.empty() && !slowest_only; }
   const RankWindow& operator[](std::size_t i) const { return ranks[i]; }
   auto begin() const { return ranks.begin(); }
   auto end() const { return ranks.end(); }
@@ -117,6 +122,14 @@ struct RankTimesBlock {
 // before it wrote, a column a rank:
 //   {"v":1,"ts":1800000123.4,"step":1200,"window":20,"window_s":191.3,"hosts":["node-1"],
 //    "host":[0,0],"rank":[0,1],"now":[0.41,0.40],"best":[0.40,0.40]}
+// Or, as the helper writes it now ("v":3), rows for its slowest few nodes alone (a 64-node job's
+// rewrite is then 8 rows to read and judge, not 64): "hosts" and "ranks" as in "v":2, for every
+// node; "rows": which of them have a row, by index; "slowest", "now", "best", "peers" and
+// "spread" a number a row each:
+//   {"v":3,"ts":1800000123.4,"step":1200,"window":20,"window_s":191.3,
+//    "hosts":["node-1","node-2","node-3"],"ranks":["0-7","8-15","16-23"],"rows":[1,2],
+//    "slowest":[12,19],"now":[0.52,0.41],"best":[0.40,0.40],"peers":[0.41,0.41],
+//    "spread":[0.005,0.004]}
 // Anything that is not such a summary, whole, is an error with its reason: the job's timing is
 // then unknown, never healthy.
 struct TimingSummary {

@@ -82,9 +82,9 @@ StragglerVerdict slowest_first(std::vector<Scored>& scored, std::size_t keep, Ra
 
 constexpr const char* kTooFewNodes = "per-rank timing from fewer than 2 nodes";
 
-// The nodes of a "v":2 summary, whose figures the job's rank 0 worked out.
+// The nodes of a "v":2 or "v":3 summary, whose figures the job's rank 0 worked out.
 StragglerVerdict judge_node_rows(const RankWindows& windows, const StragglerSettings& s) {
-  if (windows.nodes.size() < 2) {
+  if ((windows.slowest_only ? windows.hosts.size() : windows.nodes.size()) < 2) {
     StragglerVerdict out;
     out.not_judged = kTooFewNodes;
     return out;
@@ -99,11 +99,20 @@ StragglerVerdict judge_node_rows(const RankWindows& windows, const StragglerSett
     score(
         n, w.now, w.best, w.peers, [&] { return w.spread; }, s);
   }
-  return slowest_first(scored, s.keep, [&](const Scored& x, std::vector<int>& ranks) {
-    const NodeWindow& w = windows.nodes[x.id];
-    ranks.assign(windows.node_ranks.begin() + w.ranks_from,
-                 windows.node_ranks.begin() + w.ranks_to);
-  });
+  StragglerVerdict out =
+      slowest_first(scored, s.keep, [&](const Scored& x, std::vector<int>& ranks) {
+        const NodeWindow& w = windows.nodes[x.id];
+        ranks.assign(windows.node_ranks.begin() + w.ranks_from,
+                     windows.node_ranks.begin() + w.ranks_to);
+      });
+  if (windows.slowest_only) {  // "v":3: rank 0 judged the nodes without a row as faster
+    std::vector<bool> row(windows.hosts.size());
+    for (const NodeWindow& w : windows.nodes) row[w.host] = true;
+    out.more.reserve(out.more.size() + windows.hosts.size() - windows.nodes.size());
+    for (std::size_t h = 0; h < row.size(); ++h)
+      if (!row[h]) out.more.push_back(windows.hosts[h]);
+  }
+  return out;
 }
 
 }  // namespace
@@ -152,7 +161,7 @@ RankWindows rank_windows(const std::vector<RankSeries>& ranks, const StragglerSe
 }
 
 StragglerVerdict judge_nodes(const RankWindows& windows, const StragglerSettings& s) {
-  if (!windows.nodes.empty()) return judge_node_rows(windows, s);
+  if (!windows.nodes.empty() || windows.slowest_only) return judge_node_rows(windows, s);
   StragglerVerdict out;
   // Each rank's node, numbered by first appearance: its host's index says which, with no name
   // compared or hashed. Flat arrays, not a vector per node: at 512 ranks the allocations were

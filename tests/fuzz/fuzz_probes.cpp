@@ -120,8 +120,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (!(std::isfinite(w.now) && w.best >= 0 && w.best <= w.now &&
               w.host < summary.windows.hosts.size() && !summary.windows.host_of(w).empty()))
           __builtin_trap();
-      // A row a node ("v":2): on a named node, its ranks within the list and its slowest among
-      // them, its figures finite and its best never above now.
+      // A row a node ("v":2), or for each of the slowest few ("v":3): on a named node, its ranks
+      // within the list and its slowest among them, its figures finite and its best never above
+      // now.
       const RankWindows& rows = summary.windows;
       for (const auto& n : rows.nodes)
         if (!(n.host < rows.hosts.size() && n.ranks_from < n.ranks_to &&
@@ -136,9 +137,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       auto hosts = summary.windows.hosts;
       std::sort(hosts.begin(), hosts.end());
       if (std::adjacent_find(hosts.begin(), hosts.end()) != hosts.end()) __builtin_trap();
-      for (const auto& n : judge_nodes(summary.windows).nodes)
+      const StragglerVerdict judged = judge_nodes(summary.windows);
+      for (const auto& n : judged.nodes)
         if (!(n.relative >= 0 && n.relative <= 1 && n.individual >= 0 && n.individual <= 1))
           __builtin_trap();
+      // "v":3: each node has a row at most once, and every node listed is judged, row or not.
+      if (rows.slowest_only && (rows.host_ranks.size() != rows.hosts.size() + 1 ||
+                                rows.nodes.size() > rows.hosts.size() ||
+                                (rows.hosts.size() >= 2 && judged.judged() != rows.hosts.size())))
+        __builtin_trap();
       // Megatron's per-rank timers in a log: every compute time finite and non-negative, every
       // rank in range; placed on a named node or an error, never both.
       LogRankTimes megatron;

@@ -86,10 +86,11 @@ inline std::string summary_json(const RankWindows& windows, double ts, double wi
 // _node_rows) and llmwatch's (rules/straggler.cpp): each node's slowest rank (the first such),
 // the median of the ranks on the other nodes, and their spread for the `spread_for` slowest.
 // Numbers are written whole (%.17g), so a row judges exactly as its ranks do; or, with `decimals`
-// >= 0, as the helper writes them (6: to the microsecond).
+// >= 0, as the helper writes them (6: to the microsecond). With `slowest_only`, as the helper
+// writes them now ("v":3): rows for the `spread_for` slowest alone.
 inline std::string summary_json_v2(const RankWindows& windows, double ts, double window_s = 30,
                                    long long step = 59, int decimals = -1,
-                                   std::size_t spread_for = 8) {
+                                   std::size_t spread_for = 8, bool slowest_only = false) {
   struct Row {
     std::vector<int> ranks;
     const RankWindow* slowest = nullptr;
@@ -141,6 +142,7 @@ inline std::string summary_json_v2(const RankWindows& windows, double ts, double
     std::replace(ranges.begin(), ranges.end(), ',', ' ');
     hosts.push_back("\"" + windows.hosts[h] + "\"");
     ranks.push_back("\"" + ranges + "\"");
+    if (slowest_only && std::find(order.begin(), order.end(), h) == order.end()) continue;
     slowest.push_back(std::to_string(r.slowest->rank));
     now.push_back(number(r.slowest->now));
     best.push_back(number(r.slowest->best));
@@ -152,12 +154,15 @@ inline std::string summary_json_v2(const RankWindows& windows, double ts, double
     spread.push_back(number(v.empty() ? 0 : 1.4826 * mad(v, rows[h].peers)));
   }
   char head[160];
-  std::snprintf(head, sizeof head, "{\"v\":2,\"ts\":%.3f,\"step\":%lld,\"window_s\":%.3f,", ts,
-                step, window_s);
-  return head + std::string("\"hosts\":") + list(hosts) + ",\"ranks\":" + list(ranks) +
-         ",\"slowest\":" + list(slowest) + ",\"now\":" + list(now) + ",\"best\":" + list(best) +
-         ",\"peers\":" + list(peers) + ",\"spread_of\":" + list(spread_of) +
-         ",\"spread\":" + list(spread) + "}\n";
+  std::snprintf(head, sizeof head, "{\"v\":%d,\"ts\":%.3f,\"step\":%lld,\"window_s\":%.3f,",
+                slowest_only ? 3 : 2, ts, step, window_s);
+  const std::string figures = ",\"slowest\":" + list(slowest) + ",\"now\":" + list(now) +
+                              ",\"best\":" + list(best) + ",\"peers\":" + list(peers);
+  if (slowest_only)
+    return head + std::string("\"hosts\":") + list(hosts) + ",\"ranks\":" + list(ranks) +
+           ",\"rows\":" + list(spread_of) + figures + ",\"spread\":" + list(spread) + "}\n";
+  return head + std::string("\"hosts\":") + list(hosts) + ",\"ranks\":" + list(ranks) + figures +
+         ",\"spread_of\":" + list(spread_of) + ",\"spread\":" + list(spread) + "}\n";
 }
 
 }  // namespace llmwatch::testing

@@ -226,7 +226,7 @@ TEST(RankTiming, ASummaryIsReadAsEveryRanksWindow) {
   ASSERT_TRUE(v.suspect());
   EXPECT_EQ(v.suspect()->node, "node-2") << "its ranks compute 1.3x from step 20";
   EXPECT_LT(v.suspect()->individual, 0.9) << "it turned slow: its own best was faster";
-  // As the helper writes it now: a row a node.
+  // As the helper wrote it before: a row a node.
   auto rows =
       parse_timing_summary(testing::read_file(testing::fixture("rank-timing/summary-v2.json")));
   ASSERT_TRUE(rows.error.empty()) << rows.error;
@@ -236,6 +236,22 @@ TEST(RankTiming, ASummaryIsReadAsEveryRanksWindow) {
   EXPECT_EQ(by_rows.suspect()->node, "node-2");
   EXPECT_EQ(rank_ranges(by_rows.suspect()->ranks), "4-7");
   EXPECT_LT(by_rows.suspect()->individual, 0.9);
+  // As it writes it now: 12 nodes, rows for the 8 slowest; node-5's ranks compute 1.3x from
+  // step 20.
+  auto slowest =
+      parse_timing_summary(testing::read_file(testing::fixture("rank-timing/summary-v3.json")));
+  ASSERT_TRUE(slowest.error.empty()) << slowest.error;
+  EXPECT_EQ(slowest.windows.hosts.size(), 12u);
+  ASSERT_EQ(slowest.windows.nodes.size(), 8u);
+  auto by_slowest = judge_nodes(slowest.windows);
+  EXPECT_EQ(by_slowest.judged(), 12u);
+  ASSERT_TRUE(by_slowest.suspect());
+  EXPECT_EQ(by_slowest.suspect()->node, "node-5");
+  EXPECT_EQ(rank_ranges(by_slowest.suspect()->ranks), "8-9");
+  EXPECT_LT(by_slowest.suspect()->relative, 0.8);
+  EXPECT_LT(by_slowest.suspect()->individual, 0.8);
+  for (std::size_t i = 1; i < by_slowest.nodes.size(); ++i)
+    EXPECT_FALSE(by_slowest.nodes[i].suspect) << by_slowest.nodes[i].node;
 }
 
 TEST(RankTiming, ASummaryThatIsNotWholeIsAnErrorWithItsReason) {
@@ -255,7 +271,7 @@ TEST(RankTiming, ASummaryThatIsNotWholeIsAnErrorWithItsReason) {
   };
   for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
            {good.substr(0, good.size() - 20), "not a JSON object"},
-           {with("\"v\":1", "\"v\":3"), "version"},
+           {with("\"v\":1", "\"v\":4"), "version"},
            {with("\"ts\":1800000000", "\"ts\":-1"), "\"ts\""},
            {with("[0.4,0.5]", "[0.4,-0.5]"), "\"now\""},
            {with("[0.4,0.5]", "[0.4,nan]"), "\"now\""},
@@ -276,15 +292,17 @@ TEST(RankTiming, ASummaryThatIsNotWholeIsAnErrorWithItsReason) {
   }
 }
 
-// What the helper writes now ("v":2): a row a node, with the figures the rule judges a node by
-// worked out by rank 0. Over healthy noise and slow nodes, layouts of 2 to 24 nodes and 1 to 8
-// ranks a node, the rows are judged exactly as every rank's window is: the same nodes in the
-// same order, the same scores, the same suspect.
+// What the helper writes ("v":2, a row a node; "v":3, now, a row for each of the 8 slowest), with
+// the figures the rule judges a node by worked out by rank 0. Over healthy noise and slow nodes,
+// layouts of 2 to 24 nodes and 1 to 8 ranks a node, the rows are judged exactly as every rank's
+// window is: the same nodes in the same order, the same scores, the same suspect; and in "v":3
+// the nodes without a row are judged, each as fast as the rows' or faster, none a suspect.
 TEST(RankTiming, ANodeRowSummaryIsJudgedExactlyAsEveryRanksWindow) {
   std::mt19937 rng(28);
   std::uniform_int_distribution<int> nodes(2, 24), per_node(1, 8), pick(0, 3);
   int suspects = 0;
-  for (int job = 0; job < 300; ++job) {
+  for (int job = 0; job < 600; ++job) {
+    const bool slowest_only = job % 2;
     testing::TimingSim sim;
     sim.nodes = nodes(rng);
     sim.ranks_per_node = per_node(rng);
@@ -295,14 +313,20 @@ TEST(RankTiming, ANodeRowSummaryIsJudgedExactlyAsEveryRanksWindow) {
     }
     RankWindows windows = rank_windows(sim.run(rng));
     auto by_ranks = judge_nodes(windows);
-    auto rows = parse_timing_summary(testing::summary_json_v2(windows, 1.8e9, 42));
+    auto rows =
+        parse_timing_summary(testing::summary_json_v2(windows, 1.8e9, 42, 59, -1, 8, slowest_only));
     ASSERT_TRUE(rows.error.empty()) << rows.error;
-    ASSERT_EQ(rows.windows.nodes.size(), windows.hosts.size());
+    const std::size_t given =
+        slowest_only ? std::min<std::size_t>(8, windows.hosts.size()) : windows.hosts.size();
+    ASSERT_EQ(rows.windows.nodes.size(), given);
     EXPECT_EQ(rows.windows.window_s, 42);
     auto by_rows = judge_nodes(rows.windows);
-    ASSERT_EQ(by_rows.nodes.size(), by_ranks.nodes.size()) << job;
+    ASSERT_EQ(by_rows.nodes.size(), std::min(given, by_ranks.nodes.size())) << job;
+    EXPECT_EQ(by_rows.judged(), by_ranks.judged()) << job;
     EXPECT_EQ(by_rows.not_judged, by_ranks.not_judged);
-    for (std::size_t i = 0; i < by_ranks.nodes.size(); ++i) {
+    for (std::size_t i = by_rows.nodes.size(); i < by_ranks.nodes.size(); ++i)
+      EXPECT_FALSE(by_ranks.nodes[i].suspect) << job << " " << by_ranks.nodes[i].node;
+    for (std::size_t i = 0; i < by_rows.nodes.size(); ++i) {
       const NodeSpeed &a = by_ranks.nodes[i], &b = by_rows.nodes[i];
       ASSERT_EQ(a.node, b.node) << job << " at " << i;
       EXPECT_EQ(a.relative, b.relative) << job << " " << a.node;
@@ -314,19 +338,21 @@ TEST(RankTiming, ANodeRowSummaryIsJudgedExactlyAsEveryRanksWindow) {
     }
     suspects += by_rows.suspect() != nullptr;
   }
-  EXPECT_GT(suspects, 150) << "the slow nodes were found, not only agreed on";
+  EXPECT_GT(suspects, 300) << "the slow nodes were found, not only agreed on";
 }
 
 // #28: a rewritten summary whose "hosts" and "ranks" arrays are the text they were takes the
 // job's nodes and ranks from the summary read before (their reading was a third of a rewritten
 // 512-rank summary's). Over random jobs, rewrites with the same layout and with another one (a
 // node more or fewer, another node's name, ranks placed otherwise) read exactly as they read
-// alone; a rewrite whose figures are not whole is the same error with its reason either way.
+// alone; a rewrite whose figures are not whole is the same error with its reason either way. Each
+// of either form ("v":2, a row a node; "v":3, rows for the slowest), the one before of either.
 TEST(RankTiming, ARewriteOfTheSameLayoutReadsAsItReadsAlone) {
   std::mt19937 rng(2812);
   std::uniform_int_distribution<int> nodes(2, 24), per_node(1, 8), pick(0, 3);
   auto same = [](const RankWindows& a, const RankWindows& b) {
-    if (a.hosts != b.hosts || a.node_ranks != b.node_ranks || a.nodes.size() != b.nodes.size() ||
+    if (a.hosts != b.hosts || a.node_ranks != b.node_ranks || a.host_ranks != b.host_ranks ||
+        a.slowest_only != b.slowest_only || a.nodes.size() != b.nodes.size() ||
         a.window_s != b.window_s || !(a.layout == b.layout))
       return false;
     for (std::size_t i = 0; i < a.nodes.size(); ++i) {
@@ -339,16 +365,19 @@ TEST(RankTiming, ARewriteOfTheSameLayoutReadsAsItReadsAlone) {
     return true;
   };
   int reused = 0;
-  for (int job = 0; job < 300; ++job) {
+  for (int job = 0; job < 600; ++job) {
     testing::TimingSim sim;
     sim.nodes = nodes(rng);
     sim.ranks_per_node = per_node(rng);
-    auto before = parse_timing_summary(testing::summary_json_v2(rank_windows(sim.run(rng)), 1e9));
+    const bool was_slowest_only = job % 2, slowest_only = job % 4 < 2;
+    auto before = parse_timing_summary(
+        testing::summary_json_v2(rank_windows(sim.run(rng)), 1e9, 30, 59, -1, 8, was_slowest_only));
     ASSERT_TRUE(before.error.empty()) << before.error;
     const int change = pick(rng);  // 0, 1: the same layout; 2: other nodes; 3: other ranks
     if (change == 2) sim.nodes += sim.nodes > 2 && pick(rng) < 2 ? -1 : 1;
     if (change == 3) sim.ranks_per_node = sim.ranks_per_node % 8 + 1;
-    std::string text = testing::summary_json_v2(rank_windows(sim.run(rng)), 1e9 + 30, 60, 69);
+    std::string text =
+        testing::summary_json_v2(rank_windows(sim.run(rng)), 1e9 + 30, 60, 69, -1, 8, slowest_only);
     if (change >= 2 && pick(rng) == 0) text.replace(text.find("\"node-1\""), 8, "\"node-01\"");
     auto alone = parse_timing_summary(text);
     auto after = parse_timing_summary(text, &before.windows);
@@ -365,8 +394,8 @@ TEST(RankTiming, ARewriteOfTheSameLayoutReadsAsItReadsAlone) {
               parse_timing_summary(broken, &before.windows).error);
     EXPECT_NE(parse_timing_summary(broken, &before.windows).error, "");
   }
-  EXPECT_GT(reused, 100) << "the same layouts were met, and taken from the summary before";
-  EXPECT_LT(reused, 250) << "other layouts were met too";
+  EXPECT_GT(reused, 200) << "the same layouts were met, and taken from the summary before";
+  EXPECT_LT(reused, 500) << "other layouts were met too";
 }
 
 TEST(RankTiming, ANodeRowSummaryThatIsNotWholeIsAnErrorWithItsReason) {
@@ -415,6 +444,58 @@ TEST(RankTiming, ANodeRowSummaryThatIsNotWholeIsAnErrorWithItsReason) {
             "given twice"},
            {with("\"spread\":[0.01]", "\"spread\":[-1]"), "\"spread\""},
            {with("\"peers\":", "\"others\":"), "\"peers\""},
+       }) {
+    auto s = parse_timing_summary(text);
+    EXPECT_NE(s.error.find(why), std::string::npos) << text << " -> " << s.error;
+    EXPECT_TRUE(s.windows.empty()) << text;
+  }
+}
+
+// "v":3: rows for the slowest few alone. The nodes without a row are judged (as at least as fast),
+// and every figure a row has is checked as in "v":2; its "rows" name each node once at most.
+TEST(RankTiming, ASlowestRowsSummaryThatIsNotWholeIsAnErrorWithItsReason) {
+  const std::string good =
+      R"({"v":3,"ts":1800000000,"step":5,"window_s":9,"hosts":["node-1","node-2","node-3"],)"
+      R"("ranks":["0-1 4","2-3","5-6"],"rows":[1],"slowest":[2],"now":[0.5],"best":[0.4],)"
+      R"("peers":[0.4],"spread":[0.01]})";
+  auto ok = parse_timing_summary(good);
+  ASSERT_TRUE(ok.error.empty()) << ok.error;
+  ASSERT_TRUE(ok.windows.slowest_only);
+  ASSERT_EQ(ok.windows.nodes.size(), 1u);
+  EXPECT_EQ(ok.windows.nodes[0].host, 1u);
+  EXPECT_EQ(ok.windows.nodes[0].spread, 0.01);
+  EXPECT_EQ(ok.windows.node_ranks, (std::vector<int>{0, 1, 4, 2, 3, 5, 6}));
+  auto v = judge_nodes(ok.windows);
+  ASSERT_TRUE(v.suspect());
+  EXPECT_EQ(v.suspect()->node, "node-2");
+  EXPECT_EQ(rank_ranges(v.suspect()->ranks), "2-3");
+  EXPECT_EQ(v.judged(), 3u);
+  EXPECT_EQ(v.more, (std::vector<std::string>{"node-1", "node-3"}));
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  // No row at all: every node judged as fast as the others, none a suspect.
+  auto none = parse_timing_summary(
+      with(R"("rows":[1],"slowest":[2],"now":[0.5],"best":[0.4],"peers":[0.4],"spread":[0.01])",
+           R"("rows":[],"slowest":[],"now":[],"best":[],"peers":[],"spread":[])"));
+  ASSERT_TRUE(none.error.empty()) << none.error;
+  EXPECT_FALSE(none.windows.empty());
+  EXPECT_FALSE(judge_nodes(none.windows).suspect());
+  EXPECT_EQ(judge_nodes(none.windows).judged(), 3u);
+  EXPECT_EQ(judge_nodes(none.windows).not_judged, "");
+  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
+           {with("\"rows\":[1]", "\"rows\":[3]"), "names no node"},
+           {with("\"rows\":[1]", "\"rows\":[0.5]"), "names no node"},
+           {with("\"rows\":[1]", "\"rows\":[1,1]"), "row is given twice"},
+           {with("\"rows\":[1]", "\"rows\":[1,2]"), "one length"},
+           {with("\"rows\":[1]", "\"lines\":[1]"), "\"rows\""},
+           {with("\"slowest\":[2]", "\"slowest\":[5]"), "not one of its node's ranks"},
+           {with("\"spread\":[0.01]", "\"spread\":[0.01,0.02]"), "one length"},
+           {with("\"spread\":[0.01]", "\"spread\":[-1]"), "\"spread\""},
+           {with(",\"5-6\"", ""), "one length"},
+           {with("\"node-3\"]", "\"node-1\"]"), "node is listed twice"},
        }) {
     auto s = parse_timing_summary(text);
     EXPECT_NE(s.error.find(why), std::string::npos) << text << " -> " << s.error;
@@ -681,8 +762,9 @@ TEST(RankTiming, AQuietSummaryIsNeverReadLateAtItsCadenceAndAtMost120sLateAtAny)
 // The helper's rows (its _node_rows) are what llmwatch's rule works out from every rank's window:
 // 200 jobs of 2 to 20 nodes, 1 to 8 ranks a node, placed in blocks or cyclically, paces to the
 // millisecond (so many are equal), some with one or two slow nodes. Each job is written twice by
-// Python: as a column a rank ("v":1, every figure whole) and as the helper writes it now, from the
-// rows its gather gives (in rank order).
+// Python: as a column a rank ("v":1, every figure whole) and as the helper writes it now ("v":3,
+// rows for its 8 slowest nodes), from the rows its gather gives (in rank order). The rows are
+// the 8 slowest the rule finds, in its order, and the nodes without one are judged all the same.
 TEST(RankTiming, TheHelpersNodeRowsAreWhatTheRuleWorksOutFromEveryRank) {
   TempDir dir;
   ASSERT_TRUE(run_helper_script(R"(import json, math, random, sys
@@ -703,7 +785,7 @@ with open(sys.argv[2], "w") as out:
               "host": [hosts.index(r[1]) for r in rows], "rank": [r[0] for r in rows],
               "now": [r[2] for r in rows], "best": [r[3] for r in rows]}
         v2 = llmwatch_timing._node_rows(rows)
-        v2.update({"v": 2, "ts": 1.8e9, "step": 5, "window_s": 9.5})
+        v2.update({"v": 3, "ts": 1.8e9, "step": 5, "window_s": 9.5})
         out.write(json.dumps(v1, separators=(",", ":")) + "\n")
         out.write(json.dumps(v2, separators=(",", ":")) + "\n")
 )",
@@ -715,18 +797,22 @@ with open(sys.argv[2], "w") as out:
     auto a = parse_timing_summary(columns), b = parse_timing_summary(rows);
     ASSERT_TRUE(a.error.empty() && b.error.empty()) << a.error << b.error;
     auto by_ranks = judge_nodes(a.windows), by_rows = judge_nodes(b.windows);
-    ASSERT_EQ(by_ranks.nodes.size(), by_rows.nodes.size()) << jobs;
-    for (std::size_t i = 0; i < by_ranks.nodes.size(); ++i) {
+    ASSERT_EQ(by_rows.nodes.size(), std::min<std::size_t>(8, by_ranks.nodes.size())) << jobs;
+    ASSERT_EQ(by_rows.judged(), by_ranks.judged()) << jobs;
+    for (std::size_t i = 0; i < by_rows.nodes.size(); ++i) {
       const NodeSpeed &x = by_ranks.nodes[i], &y = by_rows.nodes[i];
       ASSERT_EQ(x.node, y.node) << "job " << jobs << " at " << i;
       EXPECT_NEAR(x.relative, y.relative, 1e-6) << jobs << " " << x.node;
       EXPECT_NEAR(x.individual, y.individual, 1e-6) << jobs << " " << x.node;
       EXPECT_EQ(x.ranks, y.ranks) << jobs << " " << x.node;
-      EXPECT_EQ(i < 8 && x.suspect, y.suspect) << jobs << " " << x.node;
+      EXPECT_EQ(x.suspect, y.suspect) << jobs << " " << x.node;
       EXPECT_EQ(x.window_s, y.window_s);
     }
+    // No node without a row is a suspect by the whole rule.
+    for (std::size_t i = by_rows.nodes.size(); i < by_ranks.nodes.size(); ++i)
+      EXPECT_FALSE(by_ranks.nodes[i].suspect) << jobs << " " << by_ranks.nodes[i].node;
     // Each row's figures against a brute-force reference from the columns: the peers' median,
-    // and their spread where the helper gives it (to the microsecond it writes them).
+    // and their spread (to the microsecond the helper writes them).
     int spreads = 0;
     for (const NodeWindow& row : b.windows.nodes) {
       const std::string& node = b.windows.hosts[row.host];

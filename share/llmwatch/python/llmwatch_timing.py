@@ -24,9 +24,10 @@ Without LLMWATCH_TIMING_DIR set the timer does nothing and costs nothing: no eve
 A large job (hundreds of ranks) sets LLMWATCH_TIMING_SUMMARY=1 (or passes summary=True): no
 rank writes a file of its own. Every `window`/2 steps the ranks gather each one's window (the
 median compute of its last `window` steps and its best earlier such median) and rank 0 writes
-a row per node to $LLMWATCH_TIMING_DIR/summary.json (its slowest rank, and the median and spread
-of the other nodes' ranks: what llmwatch judges a node by), so llmwatch reads one small file per
-job instead of one per rank. The gather is torch.distributed.all_gather_object (imported only
+every node's name and ranks, and a row for each of the 8 slowest nodes, to
+$LLMWATCH_TIMING_DIR/summary.json (its slowest rank, and the median and spread of the other nodes'
+ranks: what llmwatch judges a node by), so llmwatch reads one small file per job instead of one
+per rank. The gather is torch.distributed.all_gather_object (imported only
 then; without an initialised process group a process gathers only itself), or the `gather` you
 pass; it is a collective, so every rank must call step() every step.
 """
@@ -39,8 +40,9 @@ import time
 
 _ROTATE_BYTES = 1 << 20  # a file this large is renamed to .1: llmwatch reads only the tail
 _BEST_OF = 16  # earlier windows a rank's own best is taken from: a run's pace may change
-# Nodes whose peers' spread rank 0 works out: the slowest, as many as llmwatch shows a job's
-# (its kNodesShown). Only a slow node needs it, and at 16,384 ranks each is a sort.
+# Nodes rank 0 writes a row for: the slowest, as many as llmwatch shows a job's (its
+# kNodesShown). Only a slow node needs its peers' spread (at 16,384 ranks each is a sort), and
+# llmwatch reads and judges every job's rewritten summary every cycle: 8 rows, not 64.
 _SPREAD_FOR = 8
 
 
@@ -71,12 +73,14 @@ def _rank_ranges(ranks):
 
 
 def _node_rows(rows):
-    """Every rank's window (rank, host, now, best, window_s), gathered, as a row a node: what
-    llmwatch's rule judges a node by (src/rules/straggler.cpp, the same figures it works out
-    from rank files). Its slowest rank (the first such, by rank) and that rank's own best; the
-    median window of the ranks on the other nodes; and, for the _SPREAD_FOR slowest nodes
-    against those peers, their spread: 1.4826 x their median absolute deviation from that
-    median. A row a node, not a column a rank: llmwatch reads it every cycle for every job."""
+    """Every rank's window (rank, host, now, best, window_s), gathered, as rows for the
+    _SPREAD_FOR slowest nodes ("v":3): what llmwatch's rule judges a node by
+    (src/rules/straggler.cpp, the same figures it works out from rank files). Every node's name
+    and ranks; then, for each slow node that has a row ("rows", by index), its slowest rank (the
+    first such, by rank) and that rank's own best, the median window of the ranks on the other
+    nodes, and their spread: 1.4826 x their median absolute deviation from that median. The
+    other nodes are at least as fast: llmwatch shows no more of a job, and it reads every
+    job's rewritten summary every cycle."""
     rows = sorted(rows, key=lambda r: r[0])
     hosts, members = [], {}
     for i, row in enumerate(rows):
@@ -111,24 +115,25 @@ def _node_rows(rows):
             median = hi if peers % 2 else (kth_without(peers // 2 - 1, places[host]) + hi) / 2
         relative = min(1.0, median / slowest[1]) if median > 0 and slowest[1] > 0 else 1.0
         figures.append((relative, host, slowest, median))
-    slowest_nodes = sorted(range(len(hosts)), key=lambda i: figures[i][:2])[:_SPREAD_FOR]
-    spread_of, spread = [], []
-    for i in sorted(slowest_nodes):
+    slowest_nodes = sorted(sorted(range(len(hosts)), key=lambda i: figures[i][:2])[:_SPREAD_FOR])
+    spread = []
+    for i in slowest_nodes:
         median, others, start = figures[i][3], [], 0
         for at in places[hosts[i]]:  # the peers: the sorted paces less the node's own places
             others += paces[start:at]
             start = at + 1
         others += paces[start:]
         others = [abs(p - median) for p in others]
-        spread_of.append(i)
         spread.append(round(1.4826 * statistics.median(others), 6) if others else 0.0)
+    shown = [figures[i] for i in slowest_nodes]
     return {"hosts": hosts,
             "ranks": [_rank_ranges([rows[i][0] for i in members[h]]) for h in hosts],
-            "slowest": [int(f[2][0]) for f in figures],
-            "now": [round(f[2][1], 6) for f in figures],
-            "best": [round(f[2][2], 6) for f in figures],
-            "peers": [round(f[3], 6) for f in figures],
-            "spread_of": spread_of, "spread": spread}
+            "rows": slowest_nodes,
+            "slowest": [int(f[2][0]) for f in shown],
+            "now": [round(f[2][1], 6) for f in shown],
+            "best": [round(f[2][2], 6) for f in shown],
+            "peers": [round(f[3], 6) for f in shown],
+            "spread": spread}
 
 
 class _Section:
@@ -239,7 +244,7 @@ class RankTimer:
             pass  # a full disk or a gone mount must not stop training
 
     def _summarise(self, compute):
-        """Summary mode: every half window, one gather, and rank 0 writes a row per node.
+        """Summary mode: every half window, one gather, and rank 0 writes its slowest nodes' rows.
 
         The gather is a collective: it is not guarded, because a rank that skipped it would leave
         every other rank waiting in it. A process group that cannot gather fails training anyway.
@@ -258,7 +263,7 @@ class RankTimer:
         rows = self._gather((self._rank, self._host, now, best, window_s))
         if self._rank != 0:
             return
-        summary = {"v": 2, "ts": round(time.time(), 3), "step": self._last_step,
+        summary = {"v": 3, "ts": round(time.time(), 3), "step": self._last_step,
                    "window": self._window, "window_s": round(max(r[4] for r in rows), 3)}
         summary.update(_node_rows(rows))
         tmp = "%s.tmp-%d" % (self._path, os.getpid())
