@@ -9,7 +9,7 @@ one machine runs a "multi-node" job whose nodes can be slowed for real: a rank p
 that other processes also want computes longer, as a node with CPU contention does.
 
 Per-rank files go to --timing-dir (the helper's own format); with --summary-dir the same
-sections also go through the helper's summary mode (rank 0 writes a row a node).
+sections also go through the helper's summary mode (rank 0 writes rows for its slowest nodes).
 
 Usage (one rank):  gpu_load.py --seconds 40 [--matmuls 20 --size 8192] [--steps-file F]
        (a job):    gpu_load.py --seconds 60 --world 4 --rank R --node node-R --init FILE

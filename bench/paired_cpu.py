@@ -9,7 +9,11 @@ pair gives one ratio, and the answer is the median ratio with a bootstrap 95 % i
 the pairs.
 
     bench/paired_cpu.py [--pairs N] [--bench build/llmwatch_bench] [--before OTHER_BENCH]
-                        [-- extra bench args]
+                        [--statistic median|quartile] [-- extra bench args]
+
+With --statistic quartile each run gives its lower quartile steady cycle, not its median: the
+host's other load only adds CPU time, so the cycles it disturbed least are the closest to what
+the cycle costs, and a run that drifted as a whole moves less.
 
 With --before (the bench built from the code before a change), each set is a triple: the
 untimed run, the timed one, and the other binary's timed one, in a rotating order; it says what
@@ -27,15 +31,21 @@ import statistics
 import subprocess
 import sys
 
-STEADY = re.compile(r"\| steady cycle at the 30 s interval, median of \d+ .*?\| (\d+) ms CPU")
+# A run's steady cycle CPU: the median cycle's, or the lower quartile's (the cycles the host's
+# other load disturbed least; that load only ever adds CPU time, and on a noisy day it moves a
+# whole run's median by more than timing's extra).
+STATISTICS = {
+    "median": re.compile(r"\| steady cycle at the 30 s interval, median of \d+ .*?\| (\d+) ms CPU"),
+    "quartile": re.compile(r"\| steady cycle CPU, lower quartile of \d+ .*?\| ([\d.]+) ms"),
+}
 
 
-def steady_cpu_ms(bench, args):
+def steady_cpu_ms(bench, args, statistic="median"):
     out = subprocess.run([bench, "--format", "text"] + args, check=True, capture_output=True,
                          text=True, timeout=1800).stdout
-    m = STEADY.search(out)
+    m = STATISTICS[statistic].search(out)
     if not m:
-        sys.exit(f"paired_cpu: no steady cycle line in {bench}'s output:\n{out}")
+        sys.exit(f"paired_cpu: no steady cycle {statistic} line in {bench}'s output:\n{out}")
     return float(m.group(1))
 
 
@@ -82,6 +92,8 @@ def main():
     ap.add_argument("--bench", default="build/llmwatch_bench")
     ap.add_argument("--before", help="a second llmwatch_bench (the code before a change): its "
                     "timed half runs in each set too, and is compared with --bench's")
+    ap.add_argument("--statistic", choices=sorted(STATISTICS), default="median",
+                    help="a run's figure: its median steady cycle, or its lower quartile")
     ap.add_argument("extra", nargs="*", help="more llmwatch_bench arguments, for both")
     a = ap.parse_args()
     common = ["--cycles", str(a.cycles)] + a.extra
@@ -93,7 +105,7 @@ def main():
     orders = ORDERS[len(plan)]
     sets = "triples" if a.before else "pairs"
     for i in range(a.pairs):
-        got = {k: steady_cpu_ms(*plan[k]) for k in orders[i % len(orders)]}
+        got = {k: steady_cpu_ms(*plan[k], a.statistic) for k in orders[i % len(orders)]}
         for k, ms in got.items():
             runs[k].append(ms)
         line = f"untimed {got['U']:.0f} ms, timed {got['T']:.0f} ms, {percent(got['T'] / got['U'])}"
@@ -102,7 +114,8 @@ def main():
         print(f"{sets[:-1]} {i + 1}: {line}", flush=True)
     u, t = runs["U"], runs["T"]
     med, low, high = extra(runs, "T", "U")
-    print(f"| steady cycle CPU, {a.pairs} alternated {sets} | untimed median "
+    print(f"| steady cycle CPU ({a.statistic} of each run), {a.pairs} alternated {sets} | "
+          f"untimed median "
           f"{statistics.median(u):.0f} ms ({min(u):.0f}-{max(u):.0f}), timed "
           f"{statistics.median(t):.0f} ms ({min(t):.0f}-{max(t):.0f}) | |")
     print(f"| timing's extra, median of the {sets}' ratios (bootstrap 95 % interval) | "
