@@ -76,11 +76,11 @@ def _node_rows(rows):
     """Every rank's window (rank, host, now, best, window_s), gathered, as rows for the
     _SPREAD_FOR slowest nodes ("v":3): what llmwatch's rule judges a node by
     (src/rules/straggler.cpp, the same figures it works out from rank files). Every node's name
-    and ranks; then, for each slow node that has a row ("rows", by index), its slowest rank (the
-    first such, by rank) and that rank's own best, the median window of the ranks on the other
-    nodes, and their spread: 1.4826 x their median absolute deviation from that median. The
-    other nodes are at least as fast: llmwatch shows no more of a job, and it reads every
-    job's rewritten summary every cycle."""
+    and ranks; then, for each of the slowest (a row each, named by index in "rows"), its slowest
+    rank (the first such, by rank) and that rank's own best, the median window of the ranks on
+    the other nodes, and their spread: 1.4826 x their median absolute deviation from that
+    median. The other nodes are at least as fast: llmwatch shows no more of a job, and it reads
+    every job's rewritten summary every cycle."""
     rows = sorted(rows, key=lambda r: r[0])
     hosts, members = [], {}
     for i, row in enumerate(rows):
