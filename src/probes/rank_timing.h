@@ -54,15 +54,16 @@ struct NodeWindow {
 struct RankWindows {
   std::vector<std::string> hosts;
   std::vector<RankWindow> ranks;
-  std::vector<NodeWindow> nodes;  // "v":2: the nodes' figures; `ranks` is then empty
-  std::vector<int> node_ranks;    // "v":2: every node's ranks, one node after another
-  // "v":3: `nodes` holds rows for rank 0's slowest few alone (its views show no more); every
-  // other host was judged by it and is at least as fast as they are. hosts[h]'s ranks are then
-  // node_ranks[host_ranks[h], host_ranks[h + 1]), whether it has a row or not.
-  bool slowest_only = false;
+  std::vector<NodeWindow> nodes;  // "v":2 and 3: the nodes' figures; `ranks` is then empty
+  std::vector<int> node_ranks;    // "v":2 and 3: every node's ranks, one node after another
+  // "v":2 and 3: hosts[h]'s ranks are node_ranks[host_ranks[h], host_ranks[h + 1]), whether it
+  // has a row or not.
   std::vector<std::uint32_t> host_ranks;
+  // "v":3: `nodes` holds rows for rank 0's slowest few alone (its views show no more); every
+  // other host was judged by it and is at least as fast as they are.
+  bool slowest_only = false;
   double window_s = 0;  // "v":2 and 3: the time the judged windows cover
-  // "v":2: the text of its "hosts" and "ranks" arrays, as a size and a hash each: which nodes
+  // "v":2 and 3: the text of its "hosts" and "ranks" arrays, as a size and a hash each: which nodes
   // and ranks the job has. A rewrite with the same layout takes both from the summary before.
   struct Layout {
     std::size_t hosts_size = 0, hosts_hash = 0, ranks_size = 0, ranks_hash = 0;

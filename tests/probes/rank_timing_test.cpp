@@ -26,6 +26,24 @@ namespace {
 using testing::TempDir;
 using testing::write_file;
 
+// Edits of `good`, a summary: each replaces the first `from` in it with `to`.
+auto edits_of(std::string good) {
+  return [good = std::move(good)](const std::string& from, const std::string& to) {
+    std::string t = good;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+}
+
+// Each (text, why): the summary is an error whose reason holds `why`, and nothing of it is read.
+void expect_each_is_an_error(const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [text, why] : cases) {
+    auto s = parse_timing_summary(text);
+    EXPECT_NE(s.error.find(why), std::string::npos) << text << " -> " << s.error;
+    EXPECT_TRUE(s.windows.empty()) << text;
+  }
+}
+
 // Runs `script` (python3 -I -c) with the shipped helper's directory as sys.argv[1] and `args`
 // after it: the helper as a trainer uses it, with nothing but the standard library.
 ::testing::AssertionResult run_helper_script(const std::string& script,
@@ -264,32 +282,24 @@ TEST(RankTiming, ASummaryThatIsNotWholeIsAnErrorWithItsReason) {
                                      "\"now\":[ 0.4 ,\n5e-1\t],\"best\":[0.4,0.4]}");
   ASSERT_TRUE(spaced.error.empty()) << spaced.error;
   EXPECT_EQ(spaced.windows[1].now, 0.5);
-  auto with = [&](const std::string& from, const std::string& to) {
-    std::string t = good;
-    t.replace(t.find(from), from.size(), to);
-    return t;
-  };
-  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
-           {good.substr(0, good.size() - 20), "not a JSON object"},
-           {with("\"v\":1", "\"v\":4"), "version"},
-           {with("\"ts\":1800000000", "\"ts\":-1"), "\"ts\""},
-           {with("[0.4,0.5]", "[0.4,-0.5]"), "\"now\""},
-           {with("[0.4,0.5]", "[0.4,nan]"), "\"now\""},
-           {with("[0.4,0.5]", "[0.4 x,0.5]"), "\"now\""},
-           {with("[0.4,0.5]", "[0.4,,0.5]"), "\"now\""},
-           {with("[0.4,0.5]", "[0.4,0.5,]"), "\"now\""},
-           {with("[0.4,0.5]", "[0.4,0.5.1]"), "\"now\""},
-           {with("[0.4,0.5]", "[0.4]"), "one length"},
-           {with("\"host\":[0,1]", "\"host\":[0,2]"), "names no host"},
-           {with("\"rank\":[0,1]", "\"rank\":[1,1]"), "twice"},
-           {with("\"rank\":[0,1]", "\"rank\":[0,1.5]"), "not a rank"},
-           {with("\"node-2\"", "\"node\\\"-2\""), "\"hosts\""},
-           {with("\"best\":", "\"worst\":"), "\"best\""},
-       }) {
-    auto s = parse_timing_summary(text);
-    EXPECT_NE(s.error.find(why), std::string::npos) << text << " -> " << s.error;
-    EXPECT_TRUE(s.windows.empty()) << text;
-  }
+  const auto with = edits_of(good);
+  expect_each_is_an_error({
+      {good.substr(0, good.size() - 20), "not a JSON object"},
+      {with("\"v\":1", "\"v\":4"), "version"},
+      {with("\"ts\":1800000000", "\"ts\":-1"), "\"ts\""},
+      {with("[0.4,0.5]", "[0.4,-0.5]"), "\"now\""},
+      {with("[0.4,0.5]", "[0.4,nan]"), "\"now\""},
+      {with("[0.4,0.5]", "[0.4 x,0.5]"), "\"now\""},
+      {with("[0.4,0.5]", "[0.4,,0.5]"), "\"now\""},
+      {with("[0.4,0.5]", "[0.4,0.5,]"), "\"now\""},
+      {with("[0.4,0.5]", "[0.4,0.5.1]"), "\"now\""},
+      {with("[0.4,0.5]", "[0.4]"), "one length"},
+      {with("\"host\":[0,1]", "\"host\":[0,2]"), "names no host"},
+      {with("\"rank\":[0,1]", "\"rank\":[1,1]"), "twice"},
+      {with("\"rank\":[0,1]", "\"rank\":[0,1.5]"), "not a rank"},
+      {with("\"node-2\"", "\"node\\\"-2\""), "\"hosts\""},
+      {with("\"best\":", "\"worst\":"), "\"best\""},
+  });
 }
 
 // What the helper writes ("v":2, a row a node; "v":3, now, a row for each of the 8 slowest), with
@@ -413,42 +423,34 @@ TEST(RankTiming, ANodeRowSummaryThatIsNotWholeIsAnErrorWithItsReason) {
   ASSERT_TRUE(v.suspect());
   EXPECT_EQ(v.suspect()->node, "node-2");
   EXPECT_EQ(rank_ranges(v.suspect()->ranks), "2-3");
-  auto with = [&](const std::string& from, const std::string& to) {
-    std::string t = good;
-    t.replace(t.find(from), from.size(), to);
-    return t;
-  };
+  const auto with = edits_of(good);
   // Slow, but with no spread given for it: not a suspect (unknown is never a reason to act).
   EXPECT_FALSE(
       judge_nodes(parse_timing_summary(with("\"spread_of\":[1]", "\"spread_of\":[0]")).windows)
           .suspect());
-  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
-           {with("\"node-2\"]", "\"node-1\"]"), "node is listed twice"},
-           {with("\"2-3\"", "\"2-4\""), "rank is listed twice"},
-           {with("\"2-3\"", "\"3-2\""), "\"ranks\""},
-           {with("\"2-3\"", "\"2-\""), "\"ranks\""},
-           {with("\"2-3\"", "\"-2\""), "\"ranks\""},
-           {with("\"2-3\"", "\"2,3\""), "\"ranks\""},
-           {with("\"2-3\"", "\"\""), "\"ranks\""},
-           {with("\"2-3\"", "\"2  3\""), "\"ranks\""},
-           {with("\"2-3\"", "\"2-99999999\""), "\"ranks\""},
-           {with("\"2-3\"", "\"0-1048576\""), "\"ranks\""},
-           {with(",\"2-3\"", ""), "one length"},
-           {with("\"slowest\":[4,2]", "\"slowest\":[4,1]"), "not one of its node's ranks"},
-           {with("\"slowest\":[4,2]", "\"slowest\":[4,2.5]"), "not one of its node's ranks"},
-           {with("[0.5,0.4]", "[0.5]"), "one length"},
-           {with("[0.5,0.4]", "[0.5,-0.4]"), "\"peers\""},
-           {with("\"spread_of\":[1]", "\"spread_of\":[2]"), "names no node"},
-           {with("\"spread_of\":[1]", "\"spread_of\":[1,1]"), "one length"},
-           {with("\"spread_of\":[1],\"spread\":[0.01]", "\"spread_of\":[1,1],\"spread\":[1,1]"),
-            "given twice"},
-           {with("\"spread\":[0.01]", "\"spread\":[-1]"), "\"spread\""},
-           {with("\"peers\":", "\"others\":"), "\"peers\""},
-       }) {
-    auto s = parse_timing_summary(text);
-    EXPECT_NE(s.error.find(why), std::string::npos) << text << " -> " << s.error;
-    EXPECT_TRUE(s.windows.empty()) << text;
-  }
+  expect_each_is_an_error({
+      {with("\"node-2\"]", "\"node-1\"]"), "node is listed twice"},
+      {with("\"2-3\"", "\"2-4\""), "rank is listed twice"},
+      {with("\"2-3\"", "\"3-2\""), "\"ranks\""},
+      {with("\"2-3\"", "\"2-\""), "\"ranks\""},
+      {with("\"2-3\"", "\"-2\""), "\"ranks\""},
+      {with("\"2-3\"", "\"2,3\""), "\"ranks\""},
+      {with("\"2-3\"", "\"\""), "\"ranks\""},
+      {with("\"2-3\"", "\"2  3\""), "\"ranks\""},
+      {with("\"2-3\"", "\"2-99999999\""), "\"ranks\""},
+      {with("\"2-3\"", "\"0-1048576\""), "\"ranks\""},
+      {with(",\"2-3\"", ""), "one length"},
+      {with("\"slowest\":[4,2]", "\"slowest\":[4,1]"), "not one of its node's ranks"},
+      {with("\"slowest\":[4,2]", "\"slowest\":[4,2.5]"), "not one of its node's ranks"},
+      {with("[0.5,0.4]", "[0.5]"), "one length"},
+      {with("[0.5,0.4]", "[0.5,-0.4]"), "\"peers\""},
+      {with("\"spread_of\":[1]", "\"spread_of\":[2]"), "names no node"},
+      {with("\"spread_of\":[1]", "\"spread_of\":[1,1]"), "one length"},
+      {with("\"spread_of\":[1],\"spread\":[0.01]", "\"spread_of\":[1,1],\"spread\":[1,1]"),
+       "given twice"},
+      {with("\"spread\":[0.01]", "\"spread\":[-1]"), "\"spread\""},
+      {with("\"peers\":", "\"others\":"), "\"peers\""},
+  });
 }
 
 // "v":3: rows for the slowest few alone. The nodes without a row are judged (as at least as fast),
@@ -471,11 +473,7 @@ TEST(RankTiming, ASlowestRowsSummaryThatIsNotWholeIsAnErrorWithItsReason) {
   EXPECT_EQ(rank_ranges(v.suspect()->ranks), "2-3");
   EXPECT_EQ(v.judged(), 3u);
   EXPECT_EQ(v.more, (std::vector<std::string>{"node-1", "node-3"}));
-  auto with = [&](const std::string& from, const std::string& to) {
-    std::string t = good;
-    t.replace(t.find(from), from.size(), to);
-    return t;
-  };
+  const auto with = edits_of(good);
   // No row at all: every node judged as fast as the others, none a suspect.
   auto none = parse_timing_summary(
       with(R"("rows":[1],"slowest":[2],"now":[0.5],"best":[0.4],"peers":[0.4],"spread":[0.01])",
@@ -485,22 +483,18 @@ TEST(RankTiming, ASlowestRowsSummaryThatIsNotWholeIsAnErrorWithItsReason) {
   EXPECT_FALSE(judge_nodes(none.windows).suspect());
   EXPECT_EQ(judge_nodes(none.windows).judged(), 3u);
   EXPECT_EQ(judge_nodes(none.windows).not_judged, "");
-  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
-           {with("\"rows\":[1]", "\"rows\":[3]"), "names no node"},
-           {with("\"rows\":[1]", "\"rows\":[0.5]"), "names no node"},
-           {with("\"rows\":[1]", "\"rows\":[1,1]"), "row is given twice"},
-           {with("\"rows\":[1]", "\"rows\":[1,2]"), "one length"},
-           {with("\"rows\":[1]", "\"lines\":[1]"), "\"rows\""},
-           {with("\"slowest\":[2]", "\"slowest\":[5]"), "not one of its node's ranks"},
-           {with("\"spread\":[0.01]", "\"spread\":[0.01,0.02]"), "one length"},
-           {with("\"spread\":[0.01]", "\"spread\":[-1]"), "\"spread\""},
-           {with(",\"5-6\"", ""), "one length"},
-           {with("\"node-3\"]", "\"node-1\"]"), "node is listed twice"},
-       }) {
-    auto s = parse_timing_summary(text);
-    EXPECT_NE(s.error.find(why), std::string::npos) << text << " -> " << s.error;
-    EXPECT_TRUE(s.windows.empty()) << text;
-  }
+  expect_each_is_an_error({
+      {with("\"rows\":[1]", "\"rows\":[3]"), "names no node"},
+      {with("\"rows\":[1]", "\"rows\":[0.5]"), "names no node"},
+      {with("\"rows\":[1]", "\"rows\":[1,1]"), "row is given twice"},
+      {with("\"rows\":[1]", "\"rows\":[1,2]"), "one length"},
+      {with("\"rows\":[1]", "\"lines\":[1]"), "\"rows\""},
+      {with("\"slowest\":[2]", "\"slowest\":[5]"), "not one of its node's ranks"},
+      {with("\"spread\":[0.01]", "\"spread\":[0.01,0.02]"), "one length"},
+      {with("\"spread\":[0.01]", "\"spread\":[-1]"), "\"spread\""},
+      {with(",\"5-6\"", ""), "one length"},
+      {with("\"node-3\"]", "\"node-1\"]"), "node is listed twice"},
+  });
 }
 
 // A node is known by its name, not by where the summary lists it: one listed twice is one node
