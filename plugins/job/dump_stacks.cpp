@@ -14,13 +14,11 @@
 #include "probes/python_stacks.h"
 #include "registry.h"
 #include "rules/job_progress.h"
-#include "slurm/hostlist.h"
 #include "slurm/slurm_job.h"
 #include "store/hang_confirm.h"
 #include "store/keys.h"
 #include "store/store.h"
 #include "util/files.h"
-#include "util/paths.h"
 #include "util/strings.h"
 #include "util/text.h"
 #include "util/units.h"
@@ -139,10 +137,6 @@ class DumpStacksAction : public ActionPlugin {
   }
   ActionOutcome execute(const ActionRequest& r, ActionContext& ctx) override {
     if (!r.task || !r.task->running()) return {ActionState::Skipped, "no running task of " + r.job};
-    // srun and SLURM_JOB_ID know an array task by its own job id.
-    std::string id = std::to_string(r.task->job_id);
-    size_t nodes = hosts_in(r.task->nodes).size();
-    std::string n = std::to_string(std::max<size_t>(1, nodes));
     // The step runs as the job's owner (srun --uid, when llmwatch is root): slurmctld lets no
     // one else, root included, start a step in a user's job (the dump of every user's hung job
     // failed with "Access/permission denied"), and the dumper then has the rights of the
@@ -152,9 +146,8 @@ class DumpStacksAction : public ActionPlugin {
     auto identity = owner_identity_args(*r.task);
     if (!identity) return {ActionState::Failed, "no dump: " + identity.error()};
     std::vector<std::string> args = std::move(*identity);
-    args.insert(args.end(), {"--jobid=" + id, "--overlap", "--nodes=" + n, "--ntasks=" + n,
-                             "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--quiet", self_exe(),
-                             "stacks", "--job", id, "--timeout", "20"});
+    for (auto& arg : stacks_step_args(*r.task)) args.push_back(std::move(arg));
+    args.insert(args.end(), {"--timeout", "20"});
     // Worked out once: the wait before the dump and the judgement after it use the same gap.
     // The progress read once: the gap and the near miss's step are both the hang's.
     const JobProgress progress = confirms(r) ? ctx.store.progress(r.job) : JobProgress{};
@@ -172,7 +165,9 @@ class DumpStacksAction : public ActionPlugin {
     auto res = ctx.slurm.run_step(
         args, ctx.grant(ctx.config.probe_timeout).value_or(ctx.config.probe_timeout));
     auto stacks = parse_stacks(res.out);
-    if (stacks.empty()) return {ActionState::Failed, res.describe("srun llmwatch stacks in " + id)};
+    if (stacks.empty())
+      return {ActionState::Failed,
+              res.describe("srun llmwatch stacks in " + std::to_string(r.task->job_id))};
     std::string summary = summarize_stacks(stacks);
     if (auto decided = confirm(r, ctx, gap, progress.step, res.out, stacks)) return *decided;
     std::filesystem::path dir = std::filesystem::path(ctx.config.state_dir) / "stacks";

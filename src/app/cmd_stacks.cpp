@@ -1,6 +1,7 @@
 // `llmwatch stacks --job J`: runs on a compute node (the `dump` action starts it on every node
 // of a hung job with srun --overlap) and prints the Python stacks of the job's processes
 // there, one block per process. Always exits 0: what could not be dumped says so in its block.
+// `--ranks`: only which rank each of them is (no dump), to see a rank gone after its fatal line.
 #include <cstdlib>
 #include <future>
 #include <iostream>
@@ -8,14 +9,32 @@
 
 #include "app/commands.h"
 #include "probes/python_stacks.h"
+#include "probes/rank_processes.h"
 #include "util/paths.h"
 
 namespace llmwatch {
 
+namespace {
+
+std::string this_node() {
+  if (const char* n = std::getenv("SLURMD_NODENAME"); n && *n) return n;
+  return hostname().substr(0, hostname().find('.'));
+}
+
+}  // namespace
+
+int cmd_stack_ranks(const std::string& job_id) {
+  // Nothing is stopped or attached to: each process's /proc is read, its rank from its
+  // environment (rules/rank_exit.h judges what every node answered).
+  NodeRanks here{this_node(), {}, true};
+  for (int pid : job_python_processes(job_id, here.node))
+    here.processes.push_back(process_rank(pid, parent_of(pid), process_environment(pid)));
+  std::cout << format_node_ranks(here) << std::flush;
+  return kExitOk;
+}
+
 int cmd_stacks(const std::string& job_id, double timeout_seconds) {
-  std::string node;
-  if (const char* n = std::getenv("SLURMD_NODENAME"); n && *n) node = n;
-  if (node.empty()) node = hostname().substr(0, hostname().find('.'));
+  const std::string node = this_node();
   auto timeout = Seconds(static_cast<long long>(timeout_seconds));
   // Every rank at once: 8 ranks of a node, dumped one by one, would take 8 deadlines. Each
   // rank's flight recorder is fired first, where the job configured one.

@@ -161,6 +161,10 @@ int main(int argc, char** argv) {
   stacks->add_option("--job", stacks_job, "the Slurm job id")->required();
   stacks->add_option("--timeout", stacks_timeout, "seconds per process (default 20)")
       ->check(CLI::Range(1.0, 600.0));
+  bool stacks_ranks = false;
+  stacks->add_flag("--ranks", stacks_ranks,
+                   "print only which rank each process is (from its environment), dumping "
+                   "nothing; run after a rank's fatal line to see whether its process has ended");
 
   // Human actions on a managed job: journaled, budgeted and dry-run aware like automatic ones.
   std::string job_name;
@@ -186,6 +190,7 @@ int main(int argc, char** argv) {
   if (*inspect) return cmd_inspect(kind, file, facts);
   if (*demo) return cmd_demo(keep);
 
+  if (*stacks && stacks_ranks) return cmd_stack_ranks(stacks_job);
   if (*stacks) return cmd_stacks(stacks_job, stacks_timeout);  // on a node: no config needed
   if (*node_check) {
     // On a compute node there is often no config file: the defaults are a complete check.

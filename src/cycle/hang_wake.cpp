@@ -35,6 +35,12 @@ std::optional<double> earliest_hang_deadline(const Config& config, Store& store,
         if (pending->ts + gap > looked_at && due < before && (!out || due < *out)) out = due;
       }
     if (p.task.empty()) continue;
+    // The look for a fatal line's rank (rank_look_due): due before its run's hang, which it
+    // may bring forward to that moment.
+    if (const double look = rank_look_due(p); look > looked_at) {
+      double at = std::max(now, look + kWakePastDeadline);
+      if (at < before && (!out || at < *out)) out = at;
+    }
     StaleVerdict v = evaluate_stale(p, job, looked_at);
     if (v.hung || v.allowance <= 0) continue;  // found by the last look, or no rule in force
     // Progress is clocked at the log's write (or, when its mtime cannot be true, at the read),

@@ -2,7 +2,8 @@
 // When the daemon should look again before its next tick (#30): the earliest moment a watched
 // job's hang allowance runs out, as its progress and allowance stood after the last cycle. A
 // hang is then found at the allowance, not up to a whole interval later. Likewise when a hang's
-// second dump (confirm_hang) is due.
+// second dump (confirm_hang) is due, and when the look for a fatal line's rank is (#30:
+// rank_look_due in rules/job_progress.h).
 #include <optional>
 
 #include "config/config.h"

@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 
+#include "probes/rank_processes.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 #include "util/text.h"
@@ -36,14 +37,6 @@ bool on_path(const std::string& tool) {
   for (const auto& dir : split(path ? path : "/usr/bin:/bin", ':'))
     if (!dir.empty() && ::access((dir + "/" + tool).c_str(), X_OK) == 0) return true;
   return false;
-}
-
-std::map<std::string, std::string> environment_of(int pid) {
-  std::map<std::string, std::string> env;
-  for (const auto& var : split(read_all("/proc/" + std::to_string(pid) + "/environ"), '\0'))
-    if (auto eq = var.find('='); eq != std::string::npos)
-      env.emplace(var.substr(0, eq), var.substr(eq + 1));
-  return env;
 }
 
 bool is_python(int pid) {
@@ -91,7 +84,7 @@ std::vector<int> job_python_processes(const std::string& job_id, const std::stri
       char* end = nullptr;
       long pid = std::strtol(e->d_name, &end, 10);
       if (*end || pid <= 0 || pid == ::getpid() || !is_python(static_cast<int>(pid))) continue;
-      auto env = environment_of(static_cast<int>(pid));
+      auto env = process_environment(static_cast<int>(pid));
       if (auto id = env.find("SLURM_JOB_ID"); id != env.end() && id->second == job_id)
         out.push_back(static_cast<int>(pid));
     }
@@ -103,7 +96,7 @@ std::vector<int> job_python_processes(const std::string& job_id, const std::stri
 }
 
 std::string trigger_flight_recorder(int pid) {
-  auto env = environment_of(pid);
+  auto env = process_environment(pid);
   auto stem = env.find("TORCH_NCCL_DEBUG_INFO_PIPE_FILE");
   if (stem == env.end() || stem->second.empty()) return "";
   // The global rank, as torchrun (RANK) or srun (SLURM_PROCID) gave it.

@@ -24,8 +24,10 @@ std::int64_t leading_integer(std::string_view s, std::int64_t limit, std::size_t
 }
 
 // The rank a line's prefix names: "[rank12]:" (torchrun) or srun --label's "12: " (padded to
-// the widest task number). The text after it goes to `rest`; -1 when the line has neither.
-int rank_prefix(std::string_view line, std::string_view& rest) {
+// the widest task number; `srun_task` then). The text after it goes to `rest`; -1 when the line
+// has neither.
+int rank_prefix(std::string_view line, std::string_view& rest, bool& srun_task) {
+  srun_task = false;
   while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
   std::size_t used = 0;
   if (line.substr(0, 5) == "[rank") {
@@ -40,11 +42,13 @@ int rank_prefix(std::string_view line, std::string_view& rest) {
   rest = line.substr(used + 2);
   // srun --label over one torchrun a node: the label is the node's task, the rank follows.
   std::string_view inner;
+  bool inner_task = false;
   if (rest.substr(0, 5) == "[rank")
-    if (int r = rank_prefix(rest, inner); r >= 0) {
+    if (int r = rank_prefix(rest, inner, inner_task); r >= 0 && !inner_task) {
       rest = inner;
       return r;
     }
+  srun_task = true;
   return static_cast<int>(rank);
 }
 
@@ -137,9 +141,18 @@ std::int64_t find_step(std::string_view lower) {
 
 }  // namespace
 
+LinePrinter line_printer(std::string_view line) {
+  std::string_view rest;
+  LinePrinter out;
+  out.rank = rank_prefix(line, rest, out.srun_task);
+  if (out.rank < 0) out.srun_task = false;
+  return out;
+}
+
 std::optional<RankLine> parse_rank_line(std::string_view line) {
   std::string_view rest;
-  const int rank = rank_prefix(line, rest);
+  bool srun_task = false;
+  const int rank = rank_prefix(line, rest, srun_task);
   if (rank < 0) return std::nullopt;
   std::string lower(rest.substr(0, 4096));
   std::transform(lower.begin(), lower.end(), lower.begin(),

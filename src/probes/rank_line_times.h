@@ -29,6 +29,14 @@ struct RankLine {
   double compute_s = -1;  // < 0: the line names a compute time without a unit
 };
 
+// Who printed a line, as its prefix says: rank -1 where it names none; `srun_task` where it is
+// srun's --label ("12: ", SLURM_PROCID), not a framework's "[rank12]:" (alone or inside it).
+struct LinePrinter {
+  int rank = -1;
+  bool srun_task = false;
+};
+LinePrinter line_printer(std::string_view line);
+
 // One line: its rank, step and compute when it is a rank's timing line; nullopt otherwise.
 std::optional<RankLine> parse_rank_line(std::string_view line);
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "probes/rank_line_times.h"
 #include "util/regex_window.h"
 
 namespace llmwatch {
@@ -227,6 +228,10 @@ LogLine TrainingLogParser::parse(std::string_view line) const {
     if (out.crash.empty() &&
         (line_contains(line, "entire process down") || line_contains(line, "DistBackendError")))
       out.crash = "nccl-error";
+  }
+  if (!out.crash.empty()) {
+    const LinePrinter by = line_printer(line);
+    out.crash_rank = by.rank, out.crash_by_task = by.srun_task;
   }
   return out;
 }

@@ -32,6 +32,10 @@ struct LogLine {
   // srun's "task N: Exited with exit code", torchrun's "failed (exitcode: 1) local_rank: 0").
   // No rank steps again. Set with `crash` empty, it marks the fatal crash a run already printed.
   bool crash_sticky = false;
+  // Who printed the crash line, where its prefix says (probes/rank_line_times.h: "[rank5]:", or
+  // srun --label's "5: " with crash_by_task): the rank whose process is looked for (#30).
+  int crash_rank = -1;
+  bool crash_by_task = false;
   // The launcher restarts its worker group in the job (torchrun or NVIDIA's ft_launcher with
   // --max-restarts: "Worker group FAILED. 2/3 attempts left; will restart worker group"): the
   // run starts again from its checkpoint, and its processes that printed a crash are gone.

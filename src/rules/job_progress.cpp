@@ -127,6 +127,10 @@ std::string JobProgress::write(bool hot, bool cold) const {
   time("crash_seen", crash_seen);
   time("crash_written", crash_written);
   flag("crash_sticky", crash_sticky);
+  number("crash_rank", crash_rank, -1);
+  flag("crash_by_task", crash_by_task);
+  time("crash_rank_looked", crash_rank_looked);
+  flag("crash_rank_ended", crash_rank_ended);
   time("slurm_ending_read", slurm_ending_read);
   number("bytes_read", bytes_read, std::uint64_t{0});
   time("series_at", series_at);
@@ -218,6 +222,10 @@ JobProgress JobProgress::from_json(const std::string& text) {
   p.crash_seen = j.value("crash_seen", 0.0);
   p.crash_written = j.value("crash_written", 0.0);
   p.crash_sticky = j.value("crash_sticky", false);
+  p.crash_rank = j.value("crash_rank", -1);
+  p.crash_by_task = j.value("crash_by_task", false);
+  p.crash_rank_looked = j.value("crash_rank_looked", 0.0);
+  p.crash_rank_ended = j.value("crash_rank_ended", false);
   p.slurm_ending_read = j.value("slurm_ending_read", 0.0);
   p.bytes_read = j.value("bytes_read", std::uint64_t{0});
   p.series_at = j.value("series_at", 0.0);
@@ -350,6 +358,8 @@ std::optional<size_t> ProgressUpdate::feed(std::span<const std::string_view> lin
       p.crash_seen = p.crash_written = now_;
       set_ |= kCrashWritten;
       p.crash_sticky = line.crash_sticky;
+      p.crash_rank = line.crash_rank, p.crash_by_task = line.crash_by_task;
+      p.crash_rank_looked = 0, p.crash_rank_ended = false;
     } else if (own && line.crash_sticky && !p.crash_sticky && fatal_crash_signature(p.crash) &&
                !p.trained_past_crash() &&
                (line.crash.empty() || fatal_crash_signature(line.crash))) {
@@ -594,6 +604,17 @@ double confirm_gap(const JobProgress& p, const JobSettings& job) {
   return std::min(configured, std::max(kAfterFatalCrashConfirmFloor, interval));
 }
 
+double fatal_line_at(const JobProgress& p) {
+  return p.crash_written > 0 ? std::min(p.crash_written, p.crash_seen) : p.crash_seen;
+}
+
+double rank_look_due(const JobProgress& p) {
+  if (!waits_after_fatal_crash(p) || p.crash_sticky || p.crash_rank_looked > 0 ||
+      2 * p.longest_interval <= kAfterFatalCrashFloor)
+    return 0;
+  return fatal_line_at(p) + kAfterFatalCrashFloor;
+}
+
 StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double now) {
   StaleVerdict v;
   if (!p.step) {
@@ -651,8 +672,7 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
       const double twice_interval = 2 * p.longest_interval;
       const double by_steps = std::max(kAfterFatalCrashFloor, twice_interval);
       // From the line's write where the log told it (never after its read).
-      const double line_at =
-          p.crash_written > 0 ? std::min(p.crash_written, p.crash_seen) : p.crash_seen;
+      const double line_at = fatal_line_at(p);
       const double line_after = line_at - std::max(p.last_progress, p.checkpoint_done);
       const double by_line = std::max(kAfterFatalCrashFloor, line_after + kAfterFatalCrashFloor);
       // Never later than two intervals all the same (a sticky line read late).
@@ -664,7 +684,11 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
         // Said as it was worked out: the floor where two intervals are less.
         const std::string twice =
             "2 x " + format_seconds(p.longest_interval) + " longest step interval";
-        if (sticky)
+        if (sticky && p.crash_rank_ended)
+          v.how = format_seconds(kAfterFatalCrashFloor) + " after a " + p.crash +
+                  " line whose rank's process has since ended (its other ranks wait in a "
+                  "collective), whatever its step interval (no rank steps again)";
+        else if (sticky)
           v.how = format_seconds(kAfterFatalCrashFloor) + " after a " + p.crash +
                   " line its process cannot go on from (its other ranks wait in a collective), "
                   "whatever its step interval (no rank steps again)";

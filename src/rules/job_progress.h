@@ -68,6 +68,13 @@ struct JobProgress {
   // line): what the 8 s after a line no process goes on from count from. 0: not known.
   double crash_written = 0;
   bool crash_sticky = false;  // its process cannot go on (LogLine::crash_sticky)
+  // Who printed it (LogLine::crash_rank, crash_by_task), and the look for that rank's process
+  // after a fatal line a rank may go on from (#30, rules/rank_exit.h): when it ran (0: not yet)
+  // and whether it saw the process gone, which made the line one no rank goes on from.
+  int crash_rank = -1;
+  bool crash_by_task = false;
+  double crash_rank_looked = 0;
+  bool crash_rank_ended = false;
   // When a read found slurmstepd's line that Slurm is ending this task (LogLine::slurm_ends_task;
   // 0: none): what its processes print after it (torchrun's SIGTERM traceback) is the end's.
   double slurm_ending_read = 0;
@@ -264,6 +271,14 @@ inline constexpr double kAfterFatalCrashFloor = 8;
 // (confirm_hang off) stays 0.
 inline constexpr double kAfterFatalCrashConfirmFloor = 4;
 double confirm_gap(const JobProgress& p, const JobSettings& job);
+// When such a line was written, as near as the log tells (its read where the log cannot say).
+double fatal_line_at(const JobProgress& p);
+// When the look for the rank that printed a fatal line is due (#30, rules/rank_exit.h): a line
+// a rank may go on from (an NCCL error raised to Python, which a trainer may catch), with no
+// step and no sign of life since, whose run waits two step intervals for it that are longer
+// than the kAfterFatalCrashFloor a line no rank goes on from gets; due that long after the
+// line's write (the rank has had its time to exit), once a crash. 0: no look.
+double rank_look_due(const JobProgress& p);
 
 StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double now);
 

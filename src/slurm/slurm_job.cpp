@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "slurm/hostlist.h"
 #include "util/identity.h"
+#include "util/paths.h"
 #include "util/strings.h"
 #include "util/text.h"
 
@@ -203,6 +205,23 @@ const SlurmJob* running_task(const std::vector<SlurmJob>& entries) {
     if (!ending) ending = &e;
   }
   return ending;
+}
+
+std::vector<std::string> stacks_step_args(const SlurmJob& job) {
+  // srun and SLURM_JOB_ID know an array task by its own job id.
+  const std::string id = std::to_string(job.job_id);
+  const std::string n = std::to_string(std::max<std::size_t>(1, hosts_in(job.nodes).size()));
+  return {"--jobid=" + id,
+          "--overlap",
+          "--nodes=" + n,
+          "--ntasks=" + n,
+          "--ntasks-per-node=1",
+          "--kill-on-bad-exit=0",
+          "--quiet",
+          self_exe(),
+          "stacks",
+          "--job",
+          id};
 }
 
 }  // namespace llmwatch

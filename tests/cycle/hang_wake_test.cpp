@@ -36,6 +36,19 @@ struct Watched {
     p.last_progress = now - last_step_ago;
     store.put_progress("tr", std::move(p), now);
   }
+  // At the shipped allowance, running, its last step `last_step_ago`, `interval` its longest
+  // step interval, and an NCCL error read `line_ago` with no step since: stored, and returned.
+  JobProgress after_nccl_error(double last_step_ago, double interval, double line_ago) {
+    config.jobs[0].stale_after.reset();
+    running("RUNNING", last_step_ago);
+    JobProgress p = store.progress("tr");
+    p.longest_interval = interval;
+    p.crash = "nccl-error";
+    p.crash_advances = p.advances;
+    p.crash_seen = now - line_ago;
+    store.put_progress("tr", JobProgress(p), now);
+    return p;
+  }
 };
 
 TEST(HangWake, TheDeadlineIsWhenTheAllowanceRunsOut) {
@@ -101,14 +114,7 @@ TEST(HangWake, NoWakeForAJobThatIsNotRunningIsHungOrOutlastsTheTick) {
 // confirmation held the crash's restart back by 10 s).
 TEST(HangWake, TheSecondDumpAfterAFatalLineIsDueAStepIntervalAfterTheFirst) {
   Watched w;
-  w.config.jobs[0].stale_after.reset();  // the shipped allowance
-  w.running("RUNNING", 9);
-  JobProgress p = w.store.progress("tr");
-  p.longest_interval = 2;
-  p.crash = "nccl-error";
-  p.crash_advances = p.advances;
-  p.crash_seen = w.now - 8;
-  w.store.put_progress("tr", std::move(p), w.now);
+  JobProgress p = w.after_nccl_error(9, 2, 8);
   put_hang_confirm(w.store, "tr", {"7", "(the first dump)", w.now - 1}, w.now);
   auto at = earliest_hang_deadline(w.config, w.store, w.now, w.now, w.now + 30);
   ASSERT_TRUE(at);
@@ -120,6 +126,22 @@ TEST(HangWake, TheSecondDumpAfterAFatalLineIsDueAStepIntervalAfterTheFirst) {
   at = earliest_hang_deadline(w.config, w.store, w.now, w.now, w.now + 30);
   ASSERT_TRUE(at);
   EXPECT_DOUBLE_EQ(*at, w.now + 9);
+}
+
+// #30: the look for a fatal line's rank is due 8 s after the line, before the two intervals
+// its run waits: the daemon wakes for it, once.
+TEST(HangWake, TheLookForAFatalLinesRankWakesTheDaemon) {
+  Watched w;
+  JobProgress p = w.after_nccl_error(5, 10, 2);
+  auto at = earliest_hang_deadline(w.config, w.store, w.now, w.now, w.now + 30);
+  ASSERT_TRUE(at);
+  EXPECT_DOUBLE_EQ(*at, w.now + 6 + kWakePastDeadline);
+  // Looked: the wake is the two intervals' (20 s after the last step, 5 s ago).
+  p.crash_rank_looked = w.now;
+  w.store.put_progress("tr", std::move(p), w.now);
+  at = earliest_hang_deadline(w.config, w.store, w.now, w.now, w.now + 30);
+  ASSERT_TRUE(at);
+  EXPECT_DOUBLE_EQ(*at, w.now + 15);
 }
 
 }  // namespace

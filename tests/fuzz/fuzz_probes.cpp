@@ -17,9 +17,11 @@
 #include "probes/perfdata.h"
 #include "probes/quota.h"
 #include "probes/rank_line_times.h"
+#include "probes/rank_processes.h"
 #include "probes/rank_timing.h"
 #include "probes/training_log.h"
 #include "rules/node_report.h"
+#include "rules/rank_exit.h"
 #include "rules/straggler.h"
 #include "rules/xid_table.h"
 #include "util/strings.h"
@@ -176,6 +178,39 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!placed.error.empty() && !placed.ranks.empty()) __builtin_trap();
       for (const auto& r : placed.ranks)
         if (r.host.empty()) __builtin_trap();
+      break;
+    }
+    case 16: {
+      // What each node's `llmwatch stacks --ranks` printed (#30). Properties: a block read whole
+      // prints back as it was read; a rank is said ended only on every node's whole answer and
+      // only where no process of that rank's name was read; anything less is unknown.
+      auto answers = parse_node_ranks(text);
+      std::vector<std::string> nodes;
+      bool whole = !answers.empty();
+      for (const auto& a : answers) {
+        nodes.push_back(a.node);
+        whole &= a.whole;
+        if (a.whole && parse_node_ranks(format_node_ranks(a)).size() != 1) __builtin_trap();
+      }
+      for (int rank : {-1, 0, 1, 3}) {
+        auto v = rank_exit(answers, nodes, rank, false);
+        if (v.seen == RankSeen::Unknown && v.why.empty()) __builtin_trap();
+        if (v.seen != RankSeen::Ended) continue;
+        if (!whole) __builtin_trap();
+        // No process read names that rank as its own (its parent on its node not of that rank).
+        bool any_rank = false;
+        for (const auto& a : answers)
+          for (const auto& p : a.processes) any_rank |= p.by == "RANK";
+        const std::string by = any_rank ? "RANK" : "SLURM_PROCID";
+        for (const auto& a : answers)
+          for (const auto& p : a.processes) {
+            if (rank < 0 || p.by != by || p.rank != rank) continue;
+            const bool child = std::any_of(
+                a.processes.begin(), a.processes.end(),
+                [&](const auto& q) { return q.pid == p.ppid && q.by == by && q.rank == rank; });
+            if (!child) __builtin_trap();
+          }
+      }
       break;
     }
     case 13: {

@@ -366,5 +366,93 @@ TEST(Daemon, ACrashThatNamesNoNodeWithGpuOffIsQueuedBehindItsTask) {
   EXPECT_GE(run.rerun_after_exit_s, 0) << run.log;
 }
 
+// #30: a rank's NCCL error raised to Python (a DistBackendError traceback, which a trainer may
+// catch), the rank's process gone, its peer waiting in the collective it left, and nothing in
+// the log that says the rank exited (srun's own words go elsewhere): the run waited two step
+// intervals and a confirmation, ~20-30 s from its last step at 10 s steps. Now its task is asked
+// 8 s after the line which ranks still run (`llmwatch stacks --ranks`, no dump); rank 1 is gone,
+// so the line is one no rank goes on from and the hang is found then, dumped, confirmed and
+// restarted. The crash line -> cancel delay is a figure, not asserted.
+TEST(Daemon, ARankGoneAfterItsRaisedNcclErrorIsSeenGoneAndItsRunRestarted) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  const std::string state = c.dir / "state", config = c.dir / "llmwatch.toml";
+  const std::string name = "rank-gone";
+  write_file(config, "[llmwatch]\nstate_dir = \"" + state +
+                         "\"\ninterval = \"10s\"\n[[job]]\nname = \"" + name + "\"\n" +
+                         job_owner() + "startup_grace = \"2m\"\n");
+  // Two ranks, a task each (SLURM_PROCID); 5 s steps (two intervals, 10 s, are more than the
+  // 8 s the look saves); at step 7 rank 1 raises and exits, rank 0 waits on.
+  const std::string work = c.dir / "work";
+  std::filesystem::create_directories(work);
+  write_file(work + "/train.py", R"py(
+import os, sys, time
+rank = int(os.environ["SLURM_PROCID"])
+for step in range(1, 1000):
+    time.sleep(5)
+    if rank == 0:
+        print(f"global_step: {step}", flush=True)
+    if step == 7:
+        if rank == 1:
+            time.sleep(1)
+            print(f"[rank{rank}]: Traceback (most recent call last):", flush=True)
+            print(f"[rank{rank}]: torch.distributed.DistBackendError: NCCL error in: "
+                  "ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error",
+                  flush=True)
+            open(os.path.join(os.path.dirname(__file__), "crashed"), "w").write(str(time.time()))
+            sys.exit(1)
+        time.sleep(3600)  # waits in the collective rank 1 left
+)py");
+  write_file(work + "/train.sh",
+             "#!/bin/sh\n# srun's own lines (\"task 1: Exited\") are not the run's log.\n"
+             "srun --kill-on-bad-exit=0 /usr/bin/python3 -u " +
+                 work + "/train.py 2>/dev/null\n");
+  std::filesystem::permissions(work + "/train.sh", std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::add);
+  auto first =
+      c.slurm({"sbatch", "--parsable", "--job-name=" + name, "--nodes=2", "--ntasks-per-node=1",
+               "--chdir=" + work, "--output=" + work + "/train.out", work + "/train.sh"});
+  ASSERT_TRUE(first.ok()) << first.err;
+  const std::string id = first.out.substr(0, first.out.find_first_of(";\n"));
+  ASSERT_TRUE(eventually(
+      [&] { return read_file(work + "/train.out").find("global_step: 1") != std::string::npos; },
+      60));
+  BackgroundProcess d({llmwatch_bin(), "--config", config, "daemon"}, c.dir / "daemon.log");
+  auto cancelled_at = [&] {
+    auto r =
+        llmwatch_sql(state, "SELECT finished FROM actions WHERE kind='cancel' AND state='done'");
+    return r.empty() ? 0.0 : std::atof(r.c_str());
+  };
+  double cancelled = 0;
+  ASSERT_TRUE(eventually([&] { return (cancelled = cancelled_at()) > 0; }, 120))
+      << read_file(d.log) << read_file(work + "/train.out");
+  const std::string events =
+      llmwatch_sql(state, "SELECT message FROM events WHERE kind='rank-exit'");
+  EXPECT_NE(events.find("ended: task 1's process has ended; the other 1 rank still runs (all 2 "
+                        "nodes answered)"),
+            std::string::npos)
+      << events << read_file(d.log);
+  const std::string hung =
+      llmwatch_sql(state, "SELECT summary FROM findings WHERE key='job:" + name + "/hung'");
+  EXPECT_NE(hung.find("whose rank's process has since ended"), std::string::npos) << hung;
+  const double crashed = std::atof(read_file(work + "/crashed").c_str());
+  std::cout << name << ": cancelled " << cancelled - crashed << " s after rank 1's crash line\n";
+  // And restarted: a new job of the run runs.
+  EXPECT_TRUE(eventually(
+      [&] {
+        for (const auto& j : c.jobs())
+          if (j.value("name", "") == name && std::to_string(j.value("job_id", 0)) != id &&
+              j.value("job_state", "") == "RUNNING")
+            return true;
+        return false;
+      },
+      90))
+      << read_file(d.log);
+  kill(d.pid, SIGTERM);
+  EXPECT_EQ(d.wait_exit(20), 0) << read_file(d.log);
+  for (const auto& j : c.jobs()) c.slurm({"scancel", std::to_string(j.value("job_id", 0))});
+}
+
 }  // namespace
 }  // namespace llmwatch::testing

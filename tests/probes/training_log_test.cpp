@@ -219,6 +219,26 @@ TEST(TrainingLog, AProcessTakenDownIsACrashItDoesNotGoOnFrom) {
   }
 }
 
+// #30: who printed a crash line, where its prefix says: the rank whose process is looked for.
+TEST(TrainingLog, ACrashLineSaysWhichRankPrintedIt) {
+  TrainingLogParser parser;
+  auto torch = parser.parse("[rank12]: torch.distributed.DistBackendError: NCCL error in: x");
+  EXPECT_EQ(torch.crash, "nccl-error");
+  EXPECT_EQ(torch.crash_rank, 12);
+  EXPECT_FALSE(torch.crash_by_task);
+  auto label = parser.parse(" 3: RuntimeError: CUDA error: invalid argument");
+  EXPECT_EQ(label.crash_rank, 3);
+  EXPECT_TRUE(label.crash_by_task);
+  auto nested = parser.parse("1: [rank9]: torch.distributed.DistBackendError: NCCL error");
+  EXPECT_EQ(nested.crash_rank, 9);
+  EXPECT_FALSE(nested.crash_by_task);
+  auto none = parser.parse("torch.distributed.DistBackendError: NCCL error");
+  EXPECT_EQ(none.crash_rank, -1);
+  // A clock is not a label, and a line that is no crash names no one.
+  EXPECT_EQ(parser.parse("12:34:56 NCCL error").crash_rank, -1);
+  EXPECT_EQ(parser.parse("[rank4]: loading data").crash_rank, -1);
+}
+
 // #30: torchrun (or ft_launcher) with --max-restarts restarts its worker group in the job: the
 // processes that printed the crash are gone and the run loads its checkpoint again.
 TEST(TrainingLog, ALauncherRestartingItsWorkersIsSaid) {

@@ -381,6 +381,77 @@ TEST(HangRule, AfterAStickyCudaErrorASlowRunIsFoundAndConfirmedWithinTwelveSecon
   EXPECT_DOUBLE_EQ(confirm_gap(p, job), 10);
 }
 
+// #30 at slow steps, after an NCCL error raised to Python (a DistBackendError traceback, which a
+// trainer may catch): nothing in the log says the rank's process ended, so the run waited two
+// 10 s intervals and a 10 s confirmation (~20-30 s to its restart). Its rank is now looked for 8 s
+// after the line, once; seen gone, the line is one no rank goes on from: 8 s from it and a 4 s
+// gap, said as such. Seen running, or not seen at all, nothing changes.
+TEST(HangRule, AFatalLineWhoseRankHasEndedIsOneNoRankGoesOnFrom) {
+  const JobSettings job;  // the shipped defaults: floor 45 s, factor 4, confirm_hang 10 s
+  TrainingLogParser parser;
+  JobProgress p = warmed_up();
+  p.longest_interval = 10;
+  apply_lines(p,
+              std::vector<std::string>{
+                  "[rank5]: Traceback (most recent call last):",
+                  "[rank5]: torch.distributed.DistBackendError: NCCL error in: "
+                  "ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error"},
+              parser, 1003);
+  EXPECT_EQ(p.crash, "nccl-error");
+  EXPECT_EQ(p.crash_rank, 5);
+  EXPECT_FALSE(p.crash_by_task);
+  EXPECT_DOUBLE_EQ(rank_look_due(p), 1003 + kAfterFatalCrashFloor);
+  EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 20);
+  // Looked, and the rank runs on (it caught the error): no second look, the two intervals hold.
+  p.crash_rank_looked = 1011;
+  EXPECT_DOUBLE_EQ(rank_look_due(p), 0);
+  EXPECT_FALSE(evaluate_stale(p, job, 1015).hung);
+  // Looked, and its process has ended: hung 8 s after the line, confirmed 4 s later.
+  p.crash_sticky = p.crash_rank_ended = true;
+  hung_first_at(p, job, 1012);  // over 8 s after the line's write at 1003
+  EXPECT_EQ(evaluate_stale(p, job, 1012).how,
+            "8s after a nccl-error line whose rank's process has since ended (its other ranks "
+            "wait in a collective), whatever its step interval (no rank steps again)");
+  EXPECT_DOUBLE_EQ(confirm_gap(p, job), 4);
+  // Kept across a restart of llmwatch.
+  auto back = JobProgress::from_json(p.to_json());
+  EXPECT_EQ(back.crash_rank, 5);
+  EXPECT_DOUBLE_EQ(back.crash_rank_looked, 1011);
+  EXPECT_TRUE(back.crash_rank_ended);
+  // A new crash after the run trained past this one is looked for afresh.
+  apply_lines(p, std::vector<std::string>{"global_step: 101", "global_step: 102"}, parser, 1020);
+  apply_lines(p, std::vector<std::string>{"3: torch.distributed.DistBackendError: NCCL error"},
+              parser, 1031);
+  EXPECT_EQ(p.crash_rank, 3);
+  EXPECT_TRUE(p.crash_by_task);
+  EXPECT_FALSE(p.crash_rank_ended);
+  EXPECT_FALSE(p.crash_sticky);
+  EXPECT_DOUBLE_EQ(rank_look_due(p), 1031 + kAfterFatalCrashFloor);
+}
+
+// The look is only where it can shorten the wait: not after a line no rank goes on from (it has
+// its 8 s), not at fast steps (two intervals are 8 s or less), not after a survivable crash or a
+// step past it.
+TEST(HangRule, TheRankIsLookedForOnlyWhereTwoIntervalsAreLongerThanTheFloor) {
+  JobProgress p = warmed_up();
+  p.longest_interval = 10;
+  p.crash = "nccl-error";
+  p.crash_advances = p.advances;
+  p.crash_seen = 1003;
+  EXPECT_GT(rank_look_due(p), 0);
+  p.crash_sticky = true;
+  EXPECT_DOUBLE_EQ(rank_look_due(p), 0);
+  p.crash_sticky = false;
+  p.longest_interval = 4;
+  EXPECT_DOUBLE_EQ(rank_look_due(p), 0);
+  p.longest_interval = 10;
+  p.crash = "cuda-oom";
+  EXPECT_DOUBLE_EQ(rank_look_due(p), 0);
+  p.crash = "nccl-error";
+  p.advances = p.crash_advances + 1;
+  EXPECT_DOUBLE_EQ(rank_look_due(p), 0);
+}
+
 // The sticky mark follows the crash it belongs to: a sticky line of the crash held marks it, a
 // new crash the run trained past replaces it, and it is kept across a restart of llmwatch.
 TEST(HangRule, TheStickyMarkFollowsTheCrashItBelongsTo) {

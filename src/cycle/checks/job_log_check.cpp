@@ -14,6 +14,7 @@
 
 #include "cycle/check.h"
 #include "cycle/checks/node_check_srun.h"
+#include "cycle/checks/rank_exit_look.h"
 #include "cycle/checks/script_keeper.h"
 #include "cycle/checks/straggler_judge.h"
 #include "cycle/crash_suspects.h"
@@ -789,6 +790,7 @@ class JobLogCheck : public Check {
     log_growth().follow(std::move(followed));
     for (const auto& [path, c] : read_to) log_growth().read_upto(path, c.dev, c.inode, c.offset);
     check_nodes_after_crashes(s);
+    look_for_ended_ranks(s);
   }
 
   CheckReport judge(CycleState& s) override {

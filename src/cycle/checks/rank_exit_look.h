@@ -1,0 +1,17 @@
+#pragma once
+// #30: after a fatal line a rank may go on from (an NCCL error raised to Python), each running
+// task is asked once, on every node, whether the rank that printed it still has a process
+// (srun --overlap as the job's owner: `llmwatch stacks --ranks`, which stops nothing). One seen
+// gone makes the line one no rank goes on from (rules/rank_exit.h), as srun's "task 5: Exited"
+// line would where srun's output is not in the log: the run then gets 8 s from the line, not two
+// step intervals, before its hang is dumped, confirmed and restarted (10 s steps: ~20-30 s).
+#include "cycle/cycle_state.h"
+
+namespace llmwatch {
+
+// Every look due this cycle (rules/job_progress.h: rank_look_due), at once, under the cycle's
+// remote budget; one that does not fit is tried next cycle, one that ran is not run again for
+// that crash. Its answer is an event either way.
+void look_for_ended_ranks(CycleState& s);
+
+}  // namespace llmwatch

@@ -1,0 +1,148 @@
+#include "probes/rank_processes.h"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <string_view>
+
+#include "util/strings.h"
+
+namespace llmwatch {
+namespace {
+
+constexpr const char* kRanksHeader = "=== llmwatch-ranks node=";
+// Far beyond any job (16,384 nodes x 8 GPUs): a larger figure is not a rank.
+constexpr int kMaxRanks = 1 << 20;
+
+int small_number(const std::string& s, int limit) {
+  int v = -1;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && end == s.data() + s.size() && v >= 0 && v <= limit ? v : -1;
+}
+
+std::string get(const std::map<std::string, std::string>& env, const char* key) {
+  auto it = env.find(key);
+  return it == env.end() ? "" : it->second;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> process_environment(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  std::map<std::string, std::string> env;
+  for (const auto& var : split(s.str(), '\0'))
+    if (auto eq = var.find('='); eq != std::string::npos)
+      env.emplace(var.substr(0, eq), var.substr(eq + 1));
+  return env;
+}
+
+int parent_of(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("PPid:", 0) == 0) {
+      std::string value(trim(std::string_view(line).substr(5)));
+      return std::max(0, small_number(value, std::numeric_limits<int>::max()));
+    }
+  return 0;
+}
+
+RankProcess process_rank(int pid, int ppid, const std::map<std::string, std::string>& env) {
+  RankProcess p;
+  p.pid = pid;
+  p.ppid = ppid;
+  // RANK first: under torchrun every worker of a node shares the node's SLURM_PROCID.
+  for (auto [rank, world] :
+       {std::pair{"RANK", "WORLD_SIZE"}, std::pair{"SLURM_PROCID", "SLURM_NTASKS"}}) {
+    if (!env.count(rank)) continue;
+    p.rank = small_number(get(env, rank), kMaxRanks);
+    p.world = small_number(get(env, world), kMaxRanks);
+    p.by = rank;
+    break;
+  }
+  return p;
+}
+
+std::string format_node_ranks(const NodeRanks& node) {
+  std::string out = std::string(kRanksHeader) + node.node +
+                    " processes=" + std::to_string(node.processes.size()) + " ===\n";
+  for (const auto& p : node.processes)
+    out += "pid=" + std::to_string(p.pid) + " ppid=" + std::to_string(p.ppid) +
+           " rank=" + std::to_string(p.rank) + " world=" + std::to_string(p.world) +
+           " by=" + (p.by.empty() ? "-" : p.by) + "\n";
+  return out;
+}
+
+namespace {
+
+// "node-1 processes=3 ===": the node and the count; nullopt for anything else.
+std::optional<std::pair<std::string, int>> header_fields(std::string_view rest) {
+  auto fields = split(std::string(rest), ' ');
+  if (fields.size() != 3 || fields[2] != "===" || fields[0].empty() ||
+      fields[0].find_first_of("=\t") != std::string::npos || fields[1].rfind("processes=", 0) != 0)
+    return std::nullopt;
+  int count = small_number(fields[1].substr(10), kMaxRanks);
+  if (count < 0) return std::nullopt;
+  return std::pair{fields[0], count};
+}
+
+// "pid=P ppid=Q rank=R world=W by=B", every field once, in that order.
+std::optional<RankProcess> process_line(std::string_view line) {
+  auto fields = split(std::string(line), ' ');
+  const char* keys[] = {"pid=", "ppid=", "rank=", "world=", "by="};
+  if (fields.size() != 5) return std::nullopt;
+  for (int i = 0; i < 5; ++i)
+    if (fields[i].rfind(keys[i], 0) != 0) return std::nullopt;
+  auto value = [&](int i) { return fields[i].substr(std::string(keys[i]).size()); };
+  auto signed_small = [&](int i) {
+    return value(i) == "-1" ? -1 : small_number(value(i), kMaxRanks);
+  };
+  RankProcess p;
+  p.pid = small_number(value(0), std::numeric_limits<int>::max());
+  p.ppid = small_number(value(1), std::numeric_limits<int>::max());
+  p.rank = signed_small(2);
+  p.world = signed_small(3);
+  p.by = value(4) == "-" ? "" : value(4);
+  // A number that is not one (rank=x) is not read as "no rank": the line is bad.
+  if (p.pid <= 0 || p.ppid < 0 || (p.rank < 0 && value(2) != "-1") ||
+      (p.world < 0 && value(3) != "-1") ||
+      !(p.by.empty() || p.by == "RANK" || p.by == "SLURM_PROCID"))
+    return std::nullopt;
+  return p;
+}
+
+}  // namespace
+
+std::vector<NodeRanks> parse_node_ranks(const std::string& text) {
+  std::vector<NodeRanks> out;
+  std::vector<int> counted;  // what each block's header said it holds
+  bool in_block = false;     // a block with a bad header: its lines are no other block's
+  for (const auto& raw : split(text, '\n')) {
+    std::string_view line = trim(raw);
+    if (line.empty()) continue;
+    if (line.rfind(kRanksHeader, 0) == 0) {
+      auto header = header_fields(line.substr(std::string_view(kRanksHeader).size()));
+      in_block = header.has_value();
+      if (in_block) {
+        out.push_back({header->first, {}, true});
+        counted.push_back(header->second);
+      }
+      continue;
+    }
+    if (!in_block) continue;
+    if (auto p = process_line(line))
+      out.back().processes.push_back(*p);
+    else
+      out.back().whole = false;
+  }
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i].processes.size() != static_cast<size_t>(counted[i])) out[i].whole = false;
+  return out;
+}
+
+}  // namespace llmwatch

@@ -1,0 +1,50 @@
+#pragma once
+// Which rank each of a job's Python processes on this node is, from the environment its
+// launcher gave it (#30): RANK and WORLD_SIZE (torchrun, or a script that exports them), else
+// SLURM_PROCID and SLURM_NTASKS (srun starting one task a rank). No process is stopped or
+// attached to: /proc is read, as the job's owner where llmwatch is root (the step runs as the
+// owner). `llmwatch stacks --ranks` prints it on each node of a job through srun --overlap, so
+// that a rank whose fatal error was raised to Python can be seen gone while its peers wait.
+#include <map>
+#include <string>
+#include <vector>
+
+namespace llmwatch {
+
+// One process and the rank its environment names. rank and world are -1 where it names none.
+struct RankProcess {
+  int pid = 0;
+  // Its parent: a rank's DataLoader workers and compile workers are its children and carry its
+  // environment, its RANK included; they are not the rank.
+  int ppid = 0;
+  int rank = -1;
+  int world = -1;
+  // Which variables named it: "RANK" (the framework's rank), "SLURM_PROCID" (srun's task), or
+  // "" where neither did (a launcher of its own, a helper process).
+  std::string by;
+};
+
+// What one node answered: its name and the job's Python processes there (none: none found).
+// `whole`: every process its header counts came back, each line read; a node whose answer was
+// cut (a step killed at its timeout) or garbled says nothing of which ranks are gone.
+struct NodeRanks {
+  std::string node;
+  std::vector<RankProcess> processes;
+  bool whole = true;
+};
+
+// The environment a process was started with (/proc/PID/environ); empty where it cannot be read.
+std::map<std::string, std::string> process_environment(int pid);
+// Its parent's pid (/proc/PID/status); 0 where it cannot be read.
+int parent_of(int pid);
+// The rank the environment names, as above.
+RankProcess process_rank(int pid, int ppid, const std::map<std::string, std::string>& env);
+
+// "=== llmwatch-ranks node=N processes=K ===" and a line per process:
+// "pid=P ppid=Q rank=R world=W by=RANK" (rank and world -1, by "-" where none is named).
+std::string format_node_ranks(const NodeRanks& node);
+// Every node's block of such output (srun's tasks, in any order); a line that is not one of
+// ours is skipped, a block with a bad node name too.
+std::vector<NodeRanks> parse_node_ranks(const std::string& text);
+
+}  // namespace llmwatch

@@ -1,0 +1,35 @@
+#pragma once
+// Whether the rank that printed a fatal error has ended while its task runs on (#30). A rank
+// whose NCCL error was raised to Python may catch it and go on, so that line alone leaves the
+// run two step intervals; once the rank's own process is seen gone, its line is one no rank goes
+// on from (as srun's "task 5: Exited" would say, where srun's output is not in the log), and the
+// run gets the 8 s such a line gets.
+//
+// Gone is said only on whole evidence, since it shortens what a run is allowed: every node of
+// the task answered in full, the ranks named agree on one world size and name each rank once,
+// every rank but this one is there, and this one is not. Anything less (a node silent, a rank
+// named twice as under torchrun by SLURM_PROCID, ranks the environment does not name) is
+// unknown, which changes nothing.
+#include <string>
+#include <vector>
+
+#include "probes/rank_processes.h"
+
+namespace llmwatch {
+
+enum class RankSeen { Running, Ended, Unknown };
+
+struct RankExit {
+  RankSeen seen = RankSeen::Unknown;
+  std::string why;  // "rank 5's process has ended; the other 15 ranks still run (all 4 nodes
+                    // answered)"
+};
+
+// Who printed the line, as its prefix said (probes/rank_line_times.h): `srun_task` for srun's
+// --label ("5: "), which is SLURM_PROCID; else a framework's "[rank5]:", which is RANK where the
+// processes name one, else SLURM_PROCID (srun starting a task a rank). `rank` -1: the line
+// named none, and the one rank missing, whichever, has ended (its peers wait on it).
+RankExit rank_exit(const std::vector<NodeRanks>& answers,
+                   const std::vector<std::string>& task_nodes, int rank, bool srun_task);
+
+}  // namespace llmwatch

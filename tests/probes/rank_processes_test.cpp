@@ -1,0 +1,92 @@
+// Which rank each of a job's processes is, as `llmwatch stacks --ranks` prints it on a node
+// (#30), and how its output is read back: a node's answer that was cut or garbled is never
+// read as "fewer processes".
+#include "probes/rank_processes.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace llmwatch {
+namespace {
+
+TEST(RankProcesses, TheRankIsRankWhereTheEnvironmentHasItElseSrunsTask) {
+  auto torch = process_rank(
+      10, 9, {{"RANK", "5"}, {"WORLD_SIZE", "16"}, {"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}});
+  EXPECT_EQ(torch.rank, 5);
+  EXPECT_EQ(torch.world, 16);
+  EXPECT_EQ(torch.by, "RANK");
+  EXPECT_EQ(torch.ppid, 9);
+  auto srun = process_rank(11, 1, {{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}});
+  EXPECT_EQ(srun.rank, 3);
+  EXPECT_EQ(srun.world, 4);
+  EXPECT_EQ(srun.by, "SLURM_PROCID");
+  auto none = process_rank(12, 1, {{"PATH", "/usr/bin"}});
+  EXPECT_EQ(none.rank, -1);
+  EXPECT_EQ(none.by, "");
+  // Named, but not as a number: no rank (never a guess), still said by what named it.
+  for (const char* bad : {"x", "-1", "5 ", "", "99999999999"}) {
+    auto p = process_rank(13, 1, {{"RANK", bad}, {"WORLD_SIZE", "8"}});
+    EXPECT_EQ(p.rank, -1) << bad;
+    EXPECT_EQ(p.by, "RANK") << bad;
+  }
+}
+
+TEST(RankProcesses, ThisProcessIsReadFromProc) {
+  EXPECT_EQ(parent_of(::getpid()), ::getppid());
+  EXPECT_FALSE(process_environment(::getpid()).empty());
+  EXPECT_TRUE(process_environment(-1).empty());
+  EXPECT_EQ(parent_of(-1), 0);
+}
+
+TEST(RankProcesses, WhatANodePrintsIsReadBackWhole) {
+  NodeRanks a{"node-1", {{101, 100, 0, 2, "SLURM_PROCID"}, {102, 101, -1, -1, ""}}, true};
+  NodeRanks b{"node-2", {}, true};
+  auto back =
+      parse_node_ranks("srun: some chatter\n" + format_node_ranks(b) + format_node_ranks(a));
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].node, "node-2");
+  EXPECT_TRUE(back[0].whole);
+  EXPECT_TRUE(back[0].processes.empty());
+  EXPECT_EQ(back[1].node, "node-1");
+  EXPECT_TRUE(back[1].whole);
+  ASSERT_EQ(back[1].processes.size(), 2u);
+  EXPECT_EQ(back[1].processes[0].pid, 101);
+  EXPECT_EQ(back[1].processes[0].ppid, 100);
+  EXPECT_EQ(back[1].processes[0].rank, 0);
+  EXPECT_EQ(back[1].processes[0].world, 2);
+  EXPECT_EQ(back[1].processes[0].by, "SLURM_PROCID");
+  EXPECT_EQ(back[1].processes[1].rank, -1);
+  EXPECT_EQ(back[1].processes[1].by, "");
+}
+
+TEST(RankProcesses, AnAnswerCutOrGarbledIsNotWhole) {
+  NodeRanks a{"node-1", {{101, 1, 0, 2, "RANK"}, {102, 1, 1, 2, "RANK"}}, true};
+  const std::string full = format_node_ranks(a);
+  // Cut after its first process (a step killed at its timeout): the header counted two.
+  auto cut = parse_node_ranks(full.substr(0, full.find("pid=102")));
+  ASSERT_EQ(cut.size(), 1u);
+  EXPECT_FALSE(cut[0].whole);
+  // A line cut in the middle, a field that is not a number, an unknown source, a field missing.
+  for (const std::string& bad : {std::string("pid=102 ppid=1 rank=1 wor"),
+                                 std::string("pid=102 ppid=1 rank=x world=2 by=RANK"),
+                                 std::string("pid=102 ppid=1 rank=1 world=2 by=HOSTNAME"),
+                                 std::string("pid=102 rank=1 world=2 by=RANK"),
+                                 std::string("pid=0 ppid=1 rank=1 world=2 by=RANK")}) {
+    std::string text = full.substr(0, full.find("pid=102")) + bad + "\n";
+    auto got = parse_node_ranks(text);
+    ASSERT_EQ(got.size(), 1u) << bad;
+    EXPECT_FALSE(got[0].whole) << bad;
+  }
+  // Another line inside a block: that block is not read as whole.
+  auto chatter = parse_node_ranks(full + "srun: some chatter\n");
+  ASSERT_EQ(chatter.size(), 1u);
+  EXPECT_FALSE(chatter[0].whole);
+  // A header that is not ours whole: its block is nobody's, and its lines are not node-1's.
+  auto odd = parse_node_ranks(
+      "=== llmwatch-ranks node=bad name processes=1 ===\n"
+      "pid=5 ppid=1 rank=0 world=1 by=RANK\n");
+  EXPECT_TRUE(odd.empty());
+}
+
+}  // namespace
+}  // namespace llmwatch

@@ -1,0 +1,193 @@
+// Whether the rank that printed a fatal line has ended while its task runs on (#30): said only
+// on whole evidence, since it shortens the run's allowance.
+#include "rules/rank_exit.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+namespace llmwatch {
+namespace {
+
+// A job of `world` ranks, `per_node` a node on node-1.., launched by srun (SLURM_PROCID) or
+// torchrun (RANK, with an agent per node that has only SLURM_PROCID), each rank with a
+// DataLoader worker (its child, with its environment) where `workers`.
+std::vector<NodeRanks> job(int world, int per_node, bool torchrun, bool workers) {
+  std::vector<NodeRanks> out;
+  int pid = 1000;
+  for (int r = 0; r < world; ++r) {
+    const int node = r / per_node;
+    if (static_cast<int>(out.size()) <= node) {
+      out.push_back({"node-" + std::to_string(node + 1), {}, true});
+      if (torchrun)
+        out.back().processes.push_back({++pid, 1, node, world / per_node, "SLURM_PROCID"});
+    }
+    const int parent = torchrun ? out.back().processes.front().pid : 1;
+    const int me = ++pid;
+    out.back().processes.push_back({me, parent, r, world, torchrun ? "RANK" : "SLURM_PROCID"});
+    if (workers)
+      out.back().processes.push_back({++pid, me, r, world, torchrun ? "RANK" : "SLURM_PROCID"});
+  }
+  return out;
+}
+
+std::vector<std::string> nodes_of(const std::vector<NodeRanks>& answers) {
+  std::vector<std::string> out;
+  for (const auto& a : answers) out.push_back(a.node);
+  return out;
+}
+
+// Rank `r`'s own process (and its children) gone.
+void end_rank(std::vector<NodeRanks>& answers, int r) {
+  for (auto& a : answers)
+    a.processes.erase(
+        std::remove_if(a.processes.begin(), a.processes.end(),
+                       [&](const RankProcess& p) { return p.rank == r && p.by != "SLURM_PROCID"; }),
+        a.processes.end());
+}
+
+void end_task(std::vector<NodeRanks>& answers, int r) {
+  for (auto& a : answers)
+    a.processes.erase(std::remove_if(a.processes.begin(), a.processes.end(),
+                                     [&](const RankProcess& p) { return p.rank == r; }),
+                      a.processes.end());
+}
+
+TEST(RankExit, ARankGoneWhileEveryOtherRunsHasEnded) {
+  for (bool workers : {false, true}) {
+    auto srun = job(8, 4, false, workers);
+    const auto nodes = nodes_of(srun);
+    EXPECT_EQ(rank_exit(srun, nodes, 5, false).seen, RankSeen::Running);
+    end_task(srun, 5);
+    auto v = rank_exit(srun, nodes, 5, false);
+    EXPECT_EQ(v.seen, RankSeen::Ended) << v.why;
+    EXPECT_EQ(v.why,
+              "task 5's process has ended; the other 7 ranks still run (all 2 nodes answered)");
+    // srun's label names the same task.
+    EXPECT_EQ(rank_exit(srun, nodes, 5, true).seen, RankSeen::Ended);
+    // A line no prefix named: the one rank missing.
+    v = rank_exit(srun, nodes, -1, false);
+    EXPECT_EQ(v.seen, RankSeen::Ended) << v.why;
+    EXPECT_NE(v.why.find("task 5's"), std::string::npos) << v.why;
+
+    auto torch = job(8, 4, true, workers);
+    EXPECT_EQ(rank_exit(torch, nodes, 5, false).seen, RankSeen::Running);
+    EXPECT_EQ(rank_exit(torch, nodes, -1, false).seen, RankSeen::Running);
+    end_rank(torch, 5);
+    v = rank_exit(torch, nodes, 5, false);
+    EXPECT_EQ(v.seen, RankSeen::Ended) << v.why;
+    EXPECT_NE(v.why.find("rank 5's"), std::string::npos) << v.why;
+    // srun's label over torchrun names the node's agent (its SLURM_PROCID), which runs on.
+    EXPECT_EQ(rank_exit(torch, nodes, 1, true).seen, RankSeen::Running);
+  }
+}
+
+TEST(RankExit, LessThanWholeEvidenceIsUnknown) {
+  auto base = job(8, 4, false, true);
+  end_task(base, 5);
+  const auto nodes = nodes_of(base);
+  auto unknown = [&](std::vector<NodeRanks> a, const std::vector<std::string>& n, int rank,
+                     const char* what) {
+    auto v = rank_exit(a, n, rank, false);
+    EXPECT_EQ(v.seen, RankSeen::Unknown) << what << ": " << v.why;
+    EXPECT_FALSE(v.why.empty()) << what;
+  };
+  // The node it ran on did not answer, or answered in part.
+  unknown({base[0]}, nodes, 5, "a node silent");
+  auto cut = base;
+  cut[1].whole = false;
+  unknown(cut, nodes, 5, "an answer cut");
+  // A node answered twice, or a node not the task's.
+  auto twice = base;
+  twice.push_back(base[1]);
+  unknown(twice, nodes, 5, "a node twice");
+  auto stranger = base;
+  stranger.push_back({"node-9", {}, true});
+  unknown(stranger, nodes, 5, "a stranger");
+  unknown(base, {}, 5, "no node");
+  // Another rank gone as well: which of them the line was is not the point, but a node's
+  // listing may have missed them.
+  auto two = base;
+  end_task(two, 2);
+  unknown(two, nodes, 5, "two ranks gone");
+  unknown(two, nodes, -1, "two ranks gone, no rank named");
+  // Two processes, neither the other's child, claim one rank (mp.spawn under one srun task).
+  auto claimed = base;
+  claimed[0].processes.push_back({4242, 1, 1, 8, "SLURM_PROCID"});
+  unknown(claimed, nodes, 5, "a rank claimed twice");
+  // World sizes that disagree, a rank past the world, a process that names no usable rank.
+  auto worlds = base;
+  worlds[0].processes[0].world = 16;
+  unknown(worlds, nodes, 5, "two world sizes");
+  unknown(base, nodes, 8, "past the world");
+  auto nameless = base;
+  nameless[0].processes[0].rank = -1;
+  unknown(nameless, nodes, 5, "a process with no rank");
+  // No process names its rank at all (a launcher of its own).
+  std::vector<NodeRanks> anonymous = {{"node-1", {{7, 1, -1, -1, ""}}, true}};
+  unknown(anonymous, {"node-1"}, 0, "no rank named");
+}
+
+// Property: over random jobs, launches and damage, Ended is said only when every node answered
+// whole and the rank it names (for no rank, the one it found missing) truly ended, or a node's
+// whole answer left that rank's own process out (a listing is trusted: it is /proc's).
+TEST(RankExit, EndedIsSaidOnlyOfARankTrulyGone) {
+  std::mt19937 rng(30);
+  int ended = 0, unknown = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int per_node = 1 + static_cast<int>(rng() % 8);
+    const int world = per_node * (1 + static_cast<int>(rng() % 4));
+    const bool torchrun = rng() % 2, workers = rng() % 2;
+    const std::string by = torchrun ? "RANK" : "SLURM_PROCID";
+    auto answers = job(world, per_node, torchrun, workers);
+    const auto nodes = nodes_of(answers);
+    std::set<int> gone;
+    for (int k = static_cast<int>(rng() % 3); k > 0; --k) {
+      const int r = static_cast<int>(rng() % world);
+      torchrun ? end_rank(answers, r) : end_task(answers, r);
+      gone.insert(r);
+    }
+    bool whole = true;
+    int left_out = -1;  // a rank whose own process a whole answer left out
+    switch (rng() % 6) {
+      case 0:  // a node silent
+        if (answers.size() > 1)
+          answers.erase(answers.begin() + static_cast<long>(rng() % answers.size())), whole = false;
+        break;
+      case 1:  // a node's answer cut
+        answers[rng() % answers.size()].whole = false, whole = false;
+        break;
+      case 2: {  // a process left out of a whole answer
+        auto& a = answers[rng() % answers.size()];
+        if (a.processes.empty()) break;
+        const auto at = a.processes.begin() + static_cast<long>(rng() % a.processes.size());
+        const bool own =
+            at->by == by &&
+            std::none_of(a.processes.begin(), a.processes.end(), [&](const RankProcess& p) {
+              return p.pid == at->ppid && p.rank == at->rank && p.by == by;
+            });
+        if (own) left_out = at->rank;
+        a.processes.erase(at);
+        break;
+      }
+      default:
+        break;
+    }
+    const int rank = static_cast<int>(rng() % (world + 1)) - 1;
+    auto v = rank_exit(answers, nodes, rank, false);
+    if (v.seen == RankSeen::Unknown) ++unknown;
+    if (v.seen != RankSeen::Ended) continue;
+    ++ended;
+    EXPECT_TRUE(whole) << v.why;
+    int said = rank;
+    if (said < 0) said = std::stoi(v.why.substr(v.why.find(' ') + 1));
+    EXPECT_TRUE(gone.count(said) || said == left_out) << v.why;
+  }
+  EXPECT_GT(ended, 100);
+  EXPECT_GT(unknown, 100);
+}
+
+}  // namespace
+}  // namespace llmwatch
