@@ -25,6 +25,12 @@ with python3.11-dbg's py-bt) prints the same lines and lingers in a Python funct
 is confirmed by two stack dumps (the second 4 s after the first, after a line no rank goes on
 from), not by one as for the shell trainer.
 
+--trainer python-ranks: two ranks (srun, a task a node on two nodes, SLURM_PROCID): rank 0 prints
+the steps, rank 1 prints the DistBackendError traceback ("[rank1]: ...") and exits, and rank 0
+waits in the collective it left for --teardown seconds. srun's own "task 1: Exited" goes to
+/dev/null, as where the run's log is the trainer's and not srun's: only the look at which ranks
+still run (llmwatch stacks --ranks, 8 s after the line) can tell that rank 1 is gone.
+
 --blame node-check: the error names no node (a CUDA error); [gpu] is on, and the task's node's
 kernel log shows an Xid 79 from just before it (stand-in nvidia-smi printing the H100 capture):
 what the restart avoids is found by node-check, in the dying task or after its end.
@@ -38,7 +44,7 @@ LLMWATCH_BENCH_KEEP_LOG=PATH keeps the daemon's log there (and the run's, PATH.t
 Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3] [--teardown 0]
                               [--settle 0] [--blame log|node-check|none]
                               [--nccl-form traceback|abort|rank-exit|torchrun]
-                              [--trainer shell|python]
+                              [--trainer shell|python|python-ranks]
 Needs root (it starts Slurm daemons). Prints a table.
 """
 import argparse, json, os, random, subprocess, time
@@ -100,6 +106,51 @@ train()
 '''
 
 
+# --trainer python-ranks: a rank a task (SLURM_PROCID); rank 1 raises and exits, rank 0 waits.
+PY_RANKS_TRAINER = r'''
+import os, sys, time
+d = os.environ.get("FAKE_TRAINER_DIR", os.getcwd())
+step_time = float(os.environ.get("FAKE_STEP_TIME", "2"))
+teardown = float(os.environ.get("FAKE_TEARDOWN_SECONDS", "0"))
+rank = int(os.environ["SLURM_PROCID"])
+gone = os.path.join(d, "rank1-gone")
+ckpt = os.path.join(d, "checkpoint")
+step = int(open(ckpt).read()) if os.path.exists(ckpt) else 0
+if rank == 0 and os.path.exists(gone):
+    os.remove(gone)  # a restart: rank 1 runs again
+
+def wait_in_allreduce(seconds):
+    time.sleep(seconds)
+
+# Rank 1 looks for the crash half a step out of phase with rank 0's steps, so that its error
+# always comes mid-step, after rank 0's last step line and before the step it would print next
+# (which it then never prints: the collective waits on rank 1).
+if rank == 1:
+    time.sleep(step_time / 2)
+while True:
+    time.sleep(step_time)
+    step += 1
+    if rank == 1:
+        crash = os.path.join(d, "crash")
+        if os.path.exists(crash):
+            os.remove(crash)
+            open(gone, "w").write("1")
+            print("[rank1]: Traceback (most recent call last):", flush=True)
+            print("[rank1]: torch.distributed.DistBackendError: NCCL error in: "
+                  "ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error",
+                  flush=True)
+            sys.exit(1)
+        continue
+    if os.path.exists(gone):
+        wait_in_allreduce(teardown)
+        sys.exit(1)
+    print(f"Training epoch 0, iteration {step}/99999 | global_step: {step} | "
+          f"reduced_train_loss: 2.5 | train_step_timing in s: {step_time}", flush=True)
+    if step % 5 == 0:
+        open(ckpt, "w").write(str(step))
+'''
+
+
 def one_run(args, run=0):
     with cluster_run("llmwatch-crash-bench-") as (d, procs):
         gpu = ""
@@ -116,11 +167,18 @@ def one_run(args, run=0):
                    f'node_state_dir = "{d}/nodestate"\n')
         work, cfg = job_setup(d, args.interval, "bench-crash", gpu)
         trainer = [f"{ROOT}/examples/fake-trainer.sh"]
+        nodes = ["--nodes=1"]
         if args.trainer == "python":
             with open(f"{work}/train.py", "w") as f:
                 f.write(PY_TRAINER)
             trainer = ["--wrap", f"exec /usr/bin/python3 -u {work}/train.py"]
-        out = sh("sbatch", "--parsable", "--job-name=bench-crash", "--nodes=1", f"--chdir={work}",
+        if args.trainer == "python-ranks":
+            with open(f"{work}/train.py", "w") as f:
+                f.write(PY_RANKS_TRAINER)
+            trainer = ["--wrap", f"srun --kill-on-bad-exit=0 /usr/bin/python3 -u {work}/train.py "
+                       "2>/dev/null"]
+            nodes = ["--nodes=2", "--ntasks-per-node=1"]
+        out = sh("sbatch", "--parsable", "--job-name=bench-crash", *nodes, f"--chdir={work}",
                  f"--output={work}/train-%j.out",
                  f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME={args.step_time},"
                  f"FAKE_TEARDOWN_SECONDS={args.teardown}",
@@ -149,6 +207,10 @@ def one_run(args, run=0):
             with open(f"{work}/crash", "w") as f:
                 f.write("cuda\n")
             line = "CUDA error"
+        elif args.trainer == "python-ranks":
+            with open(f"{work}/crash", "w") as f:
+                f.write("nccl\n")
+            line = "DistBackendError"
         else:
             with open(f"{work}/crash", "w") as f:
                 f.write({"abort": "nccl-abort", "rank-exit": "nccl-exit",
@@ -183,9 +245,9 @@ def main():
     p.add_argument("--blame", choices=["log", "node-check", "none"], default="log")
     p.add_argument("--nccl-form", choices=["traceback", "abort", "rank-exit", "torchrun"],
                    default="traceback")
-    p.add_argument("--trainer", choices=["shell", "python"], default="shell")
+    p.add_argument("--trainer", choices=["shell", "python", "python-ranks"], default="shell")
     args = p.parse_args()
-    if args.trainer == "python" and args.blame != "log":
+    if args.trainer.startswith("python") and args.blame != "log":
         p.error("--trainer python prints the NCCL forms only: use it with --blame log")
     args.interval_s = float(args.interval.rstrip("s"))
     rows = [one_run(args, run) for run in range(args.runs)]
