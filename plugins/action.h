@@ -17,6 +17,7 @@
 namespace llmwatch {
 
 class Store;
+struct JobProgress;
 
 struct ActionRequest {
   std::string action;            // registry name: "cancel", "restart", ...
@@ -26,6 +27,10 @@ struct ActionRequest {
   // How old the answer `queue` came from is: > 0 on a wake, which replays its tick's squeue.
   double queue_age_s = 0;
   const JobSettings* settings = nullptr;
+  // The job's progress as this cycle's checks left it; the store holds the last cycle's until
+  // the record phase, after the actions (a crash line made one no rank goes on from this cycle
+  // already shortens the dump's confirmation gap). Null: read the store.
+  const JobProgress* progress = nullptr;
   Finding finding;                   // why
   std::vector<std::string> exclude;  // nodes a resubmitted run must avoid
   std::vector<std::string> done;     // what other actions did for this finding this cycle

@@ -150,7 +150,9 @@ class DumpStacksAction : public ActionPlugin {
     args.insert(args.end(), {"--timeout", "20"});
     // Worked out once: the wait before the dump and the judgement after it use the same gap.
     // The progress read once: the gap and the near miss's step are both the hang's.
-    const JobProgress progress = confirms(r) ? ctx.store.progress(r.job) : JobProgress{};
+    const JobProgress progress = !confirms(r) ? JobProgress{}
+                                 : r.progress ? *r.progress
+                                              : ctx.store.progress(r.job);
     const double gap = confirms(r) ? confirm_gap(progress, *r.settings) : 0;
     if (auto wait = confirm_not_due(r, ctx, gap)) return *wait;
     // The dump waits on every node of the task: it runs only in a cycle with time left for it

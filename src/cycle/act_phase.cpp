@@ -205,6 +205,7 @@ std::vector<std::string> plan_for(const CycleState& s, const Finding& f, ActionR
   }
   base.job = w->label;
   base.settings = w->settings;
+  base.progress = &w->progress;
   base.task = w->obs.running ? w->obs.running : w->last;  // a gone job: its last run
   // A cancel issued again is for the very task whose cancel did not hold, whichever of the
   // job's tasks runs first in the queue (its restart may be running too); none if it is gone.

@@ -154,11 +154,7 @@ TEST(LifecycleTrust, AFatalErrorAfterAHandledTracebackIsACrash) {
 CycleResult crash_naming_node_2(EndingRun& run, int nodes = 5) {
   run.idle_nodes(nodes);
   for (auto& n : run.slurm.node_list) n.address = "10.11.0." + n.name.substr(5);  // sinfo's
-  run.slurm.jobs = {run.task("RUNNING")};
-  for (int i = 0; i < 6; ++i) {
-    write_file(run.log, "global_step: " + std::to_string(i + 1) + "\n", i > 0);
-    run.cycle(run.now + 10 * i);
-  }
+  run.steps_every_10s();
   write_file(run.log,
              "node-1:48211:48377 [5] NCCL WARN NET/IB : Got completion from peer 10.11.0.2<4711> "
              "with error 12\nnode-3:51234:51240 [1] NCCL WARN NET/IB : Got completion from peer "
@@ -309,11 +305,7 @@ TEST(LifecycleTrust, AnEndTheQueuedRestartFollowedAtOnceHasItsPostMortem) {
 // With [gpu] on, node-check in task 7's allocation answers `check`.
 CycleResult crash_naming_no_node(EndingRun& run, const std::string& check) {
   run.idle_nodes(5);
-  run.slurm.jobs = {run.task("RUNNING")};
-  for (int i = 0; i < 6; ++i) {
-    write_file(run.log, "global_step: " + std::to_string(i + 1) + "\n", i > 0);
-    run.cycle(run.now + 10 * i);
-  }
+  run.steps_every_10s();
   write_file(run.log, kCudaError, true);
   run.slurm.step_output = check;
   return run.cycle(run.now + 55);

@@ -58,6 +58,15 @@ struct EndingRun {
     write_file(log, lines, true);
     return cycle(now + 30);
   }
+  // The task runs and prints a step every 10 s, `steps` of them, each read by a cycle (the last
+  // at now + 10 * (steps - 1)).
+  void steps_every_10s(int steps = 6) {
+    slurm.jobs = {task("RUNNING")};
+    for (int i = 0; i < steps; ++i) {
+      write_file(log, "global_step: " + std::to_string(i + 1) + "\n", i > 0);
+      cycle(now + 10 * i);
+    }
+  }
   // Idle gpu nodes node-1 .. node-N: room for a restart that avoids some of them.
   void idle_nodes(int n) {
     slurm.node_list.clear();

@@ -1,0 +1,107 @@
+// #30: the look for the rank that printed a fatal line a rank may go on from, through whole
+// cycles against a FakeSlurm: asked once, 8 s after the line, with `srun --overlap ... llmwatch
+// stacks --job 7 --ranks`; a rank seen gone ends the run's wait as srun's "task N: Exited"
+// would, a rank still running changes nothing.
+#include <gtest/gtest.h>
+
+#include "ending_run.h"
+#include "probes/rank_processes.h"
+#include "store_reading.h"
+
+namespace llmwatch::testing {
+namespace {
+
+// What the three nodes of task 7 answer: ranks 0..5, two a node, without `gone`.
+std::string ranks_answer(int gone) {
+  std::string out;
+  for (int node = 0; node < 3; ++node) {
+    NodeRanks n{"node-" + std::to_string(node + 1), {}, true};
+    for (int r = 2 * node; r < 2 * node + 2; ++r)
+      if (r != gone) n.processes.push_back({100 + r, 99, r, 6, "RANK"});
+    out += format_node_ranks(n);
+  }
+  return out;
+}
+
+// Task 7 steps every 10 s for 50 s, then rank 4 prints a DistBackendError (a line a trainer
+// may catch), read 5 s after the last step; the nodes answer `answer` when asked.
+struct RaisedNcclError {
+  EndingRun run;
+  explicit RaisedNcclError(const std::string& answer, const std::string& dump = "") {
+    run.steps_every_10s();
+    write_file(run.log,
+               "[rank4]: Traceback (most recent call last):\n[rank4]: "
+               "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, "
+               "remote process exited or there was a network error\n",
+               true);
+    run.slurm.step_outputs = {answer, dump};
+    run.cycle(run.now + 55);
+  }
+  // The srun steps that asked which ranks run.
+  int looks() {
+    int n = 0;
+    for (const auto& step : run.slurm.steps) n += !step.empty() && step.back() == "--ranks";
+    return n;
+  }
+  std::string look_step() {
+    std::string out;
+    for (const auto& step : run.slurm.steps)
+      if (!step.empty() && step.back() == "--ranks")
+        for (const auto& a : step) out += a + " ";
+    return out;
+  }
+};
+
+TEST(RankExitLook, ARankSeenGoneEndsTheWaitEightSecondsAfterItsLine) {
+  // The hang's first dump finds a rank waiting in a Python frame: kept, a second one due.
+  RaisedNcclError e(ranks_answer(4),
+                    "=== llmwatch-stack node=node-1 pid=100 comm=python3 ===\n"
+                    "Traceback (most recent call first):\n"
+                    "  File \"/w/train.py\", line 14, in wait_in_allreduce\n");
+  EXPECT_EQ(e.looks(), 0) << "not before its 8 s";
+  auto r = e.run.cycle(e.run.now + 64);
+  ASSERT_EQ(e.looks(), 1) << event_lines(*e.run.store);
+  EXPECT_NE(e.look_step().find("--jobid=7 --overlap --nodes=3 --ntasks=3 --ntasks-per-node=1 "
+                               "--kill-on-bad-exit=0 --quiet "),
+            std::string::npos)
+      << e.look_step();
+  EXPECT_NE(e.look_step().find(" stacks --job 7 --ranks "), std::string::npos) << e.look_step();
+  const Finding* hung = e.run.finding(r, "hung");
+  ASSERT_TRUE(hung) << event_lines(*e.run.store);
+  EXPECT_NE(hung->summary.find("whose rank's process has since ended"), std::string::npos)
+      << hung->summary;
+  EXPECT_NE(event_lines(*e.run.store)
+                .find("ended: rank 4's process has ended; the other 5 ranks still run (all 3 "
+                      "nodes answered)"),
+            std::string::npos)
+      << event_lines(*e.run.store);
+  // The dump's confirmation gap is the one this cycle's look made, 4 s, not the two intervals'
+  // 10 s the store held until the record phase (its message said 10 s, then waited 4 s).
+  std::string dump;
+  for (const auto& a : e.run.store->recent_actions(20))
+    if (a.kind == "dump") dump = a.detail;
+  EXPECT_NE(dump.find("first dump kept"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("a second one 4s later"), std::string::npos) << dump;
+  EXPECT_TRUE(e.run.slurm.cancelled.empty()) << "nothing cancelled before the second dump";
+  // Once a crash: not asked again.
+  e.run.cycle(e.run.now + 70);
+  EXPECT_EQ(e.looks(), 1);
+}
+
+TEST(RankExitLook, ARankStillRunningOrNotSeenChangesNothing) {
+  for (const std::string& answer :
+       {ranks_answer(-1), std::string(""), ranks_answer(4).substr(0, 60)}) {
+    RaisedNcclError e(answer);
+    auto r = e.run.cycle(e.run.now + 64);
+    EXPECT_EQ(e.looks(), 1) << answer;
+    // Two 10 s intervals from the last step (at +50): not hung before +70.
+    EXPECT_FALSE(e.run.finding(r, "hung")) << answer << event_lines(*e.run.store);
+    EXPECT_TRUE(e.run.slurm.cancelled.empty());
+    EXPECT_EQ(e.run.store->progress("tr").crash_sticky, false) << answer;
+    e.run.cycle(e.run.now + 66);
+    EXPECT_EQ(e.looks(), 1) << "once a crash, whatever it saw";
+  }
+}
+
+}  // namespace
+}  // namespace llmwatch::testing
