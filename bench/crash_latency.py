@@ -30,6 +30,9 @@ the steps, rank 1 prints the DistBackendError traceback ("[rank1]: ...") and exi
 waits in the collective it left for --teardown seconds. srun's own "task 1: Exited" goes to
 /dev/null, as where the run's log is the trainer's and not srun's: only the look at which ranks
 still run (llmwatch stacks --ranks, 8 s after the line) can tell that rank 1 is gone.
+--rank-end linger: rank 1's process does not end: its exit waits to join a thread that never
+ends, so the look finds it there, and only its main thread in Py_FinalizeEx (gdb's backtrace
+of that one process) says its program has ended.
 
 --blame node-check: the error names no node (a CUDA error); [gpu] is on, and the task's node's
 kernel log shows an Xid 79 from just before it (stand-in nvidia-smi printing the H100 capture):
@@ -44,7 +47,7 @@ LLMWATCH_BENCH_KEEP_LOG=PATH keeps the daemon's log there (and the run's, PATH.t
 Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3] [--teardown 0]
                               [--settle 0] [--blame log|node-check|none]
                               [--nccl-form traceback|abort|rank-exit|torchrun]
-                              [--trainer shell|python|python-ranks]
+                              [--trainer shell|python|python-ranks] [--rank-end exit|linger]
 Needs root (it starts Slurm daemons). Prints a table.
 """
 import argparse, json, os, random, subprocess, time
@@ -108,7 +111,7 @@ train()
 
 # --trainer python-ranks: a rank a task (SLURM_PROCID); rank 1 raises and exits, rank 0 waits.
 PY_RANKS_TRAINER = r'''
-import os, sys, time
+import os, sys, threading, time
 d = os.environ.get("FAKE_TRAINER_DIR", os.getcwd())
 step_time = float(os.environ.get("FAKE_STEP_TIME", "2"))
 teardown = float(os.environ.get("FAKE_TEARDOWN_SECONDS", "0"))
@@ -139,6 +142,10 @@ while True:
             print("[rank1]: torch.distributed.DistBackendError: NCCL error in: "
                   "ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error",
                   flush=True)
+            if os.environ.get("FAKE_RANK_END") == "linger":
+                # Its exit waits to join a thread that never ends (as a process group's
+                # destructor or an atexit handler that hangs would hold it): the process lingers.
+                threading.Thread(target=time.sleep, args=(3600,)).start()
             sys.exit(1)
         continue
     if os.path.exists(gone):
@@ -181,7 +188,7 @@ def one_run(args, run=0):
         out = sh("sbatch", "--parsable", "--job-name=bench-crash", *nodes, f"--chdir={work}",
                  f"--output={work}/train-%j.out",
                  f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME={args.step_time},"
-                 f"FAKE_TEARDOWN_SECONDS={args.teardown}",
+                 f"FAKE_TEARDOWN_SECONDS={args.teardown},FAKE_RANK_END={args.rank_end}",
                  *trainer)
         first = out.stdout.strip().split(";")[0]
         log = f"{work}/train-{first}.out"
@@ -246,6 +253,7 @@ def main():
     p.add_argument("--nccl-form", choices=["traceback", "abort", "rank-exit", "torchrun"],
                    default="traceback")
     p.add_argument("--trainer", choices=["shell", "python", "python-ranks"], default="shell")
+    p.add_argument("--rank-end", choices=["exit", "linger"], default="exit")
     args = p.parse_args()
     if args.trainer.startswith("python") and args.blame != "log":
         p.error("--trainer python prints the NCCL forms only: use it with --blame log")
@@ -254,7 +262,8 @@ def main():
     print(f"daemon interval {args.interval}, steps of {args.step_time} s, "
           f"teardown {args.teardown} s, settled {args.settle:g} s, blamed by {args.blame}"
           + (f", the NCCL error as {args.nccl_form}" if args.blame == "log" else "")
-          + f", a {args.trainer} trainer")
+          + f", a {args.trainer} trainer"
+          + (f", rank 1 ending by {args.rank_end}" if args.trainer == "python-ranks" else ""))
     print("crash line -> restarted run RUNNING: " + ", ".join(f"{r:.1f} s" for r in rows))
 
 

@@ -1,13 +1,16 @@
 // `llmwatch stacks --job J`: runs on a compute node (the `dump` action starts it on every node
 // of a hung job with srun --overlap) and prints the Python stacks of the job's processes
 // there, one block per process. Always exits 0: what could not be dumped says so in its block.
-// `--ranks`: only which rank each of them is (no dump), to see a rank gone after its fatal line.
+// `--ranks`: only which rank each of them is (no dump), to see a rank gone after its fatal line;
+// with `--rank R`, whether that rank's interpreter is finalizing.
 #include <cstdlib>
 #include <future>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "app/commands.h"
+#include "probes/process_exit.h"
 #include "probes/python_stacks.h"
 #include "probes/rank_processes.h"
 #include "util/paths.h"
@@ -16,6 +19,10 @@ namespace llmwatch {
 
 namespace {
 
+// gdb's attach and one backtrace: about a second; within the look's own deadline
+// (cycle/checks/rank_exit_look.cpp).
+constexpr Seconds kFinalizingLookTimeout{8};
+
 std::string this_node() {
   if (const char* n = std::getenv("SLURMD_NODENAME"); n && *n) return n;
   return hostname().substr(0, hostname().find('.'));
@@ -23,12 +30,16 @@ std::string this_node() {
 
 }  // namespace
 
-int cmd_stack_ranks(const std::string& job_id) {
-  // Nothing is stopped or attached to: each process's /proc is read, its rank from its
-  // environment (rules/rank_exit.h judges what every node answered).
+int cmd_stack_ranks(const std::string& job_id, std::optional<int> rank, bool by_task) {
+  // Each process's /proc is read, its rank from its environment (rules/rank_exit.h judges what
+  // every node answered). Only the rank asked about, where it is here, is attached to, once:
+  // whether its interpreter is finalizing (a rank that left Python lingering in its exit).
   NodeRanks here{this_node(), {}, true};
   for (int pid : job_python_processes(job_id, here.node))
     here.processes.push_back(process_rank(pid, parent_of(pid), process_environment(pid)));
+  if (int pid = rank ? rank_process_pid(here.processes, *rank, by_task) : 0)
+    for (auto& p : here.processes)
+      if (p.pid == pid) p.finalizing = main_thread_finalizing(pid, kFinalizingLookTimeout);
   std::cout << format_node_ranks(here) << std::flush;
   return kExitOk;
 }

@@ -165,6 +165,15 @@ int main(int argc, char** argv) {
   stacks->add_flag("--ranks", stacks_ranks,
                    "print only which rank each process is (from its environment), dumping "
                    "nothing; run after a rank's fatal line to see whether its process has ended");
+  std::optional<int> stacks_rank;
+  stacks
+      ->add_option("--rank", stacks_rank,
+                   "with --ranks: also whether this rank's interpreter is finalizing (gdb's "
+                   "backtrace of its main thread)")
+      ->check(CLI::Range(0, 1 << 20));
+  bool stacks_by_task = false;
+  stacks->add_flag("--by-task", stacks_by_task,
+                   "with --rank: the rank is srun's task (SLURM_PROCID), not RANK");
 
   // Human actions on a managed job: journaled, budgeted and dry-run aware like automatic ones.
   std::string job_name;
@@ -190,7 +199,7 @@ int main(int argc, char** argv) {
   if (*inspect) return cmd_inspect(kind, file, facts);
   if (*demo) return cmd_demo(keep);
 
-  if (*stacks && stacks_ranks) return cmd_stack_ranks(stacks_job);
+  if (*stacks && stacks_ranks) return cmd_stack_ranks(stacks_job, stacks_rank, stacks_by_task);
   if (*stacks) return cmd_stacks(stacks_job, stacks_timeout);  // on a node: no config needed
   if (*node_check) {
     // On a compute node there is often no config file: the defaults are a complete check.

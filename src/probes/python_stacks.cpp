@@ -173,22 +173,29 @@ GdbIdentity gdb_identity_for(int pid, bool privileged) {
   return {{}, safe};
 }
 
+std::vector<std::string> gdb_batch_argv(int pid, const std::vector<std::string>& commands) {
+  GdbIdentity as = gdb_identity_for(pid, ::geteuid() == 0);
+  std::vector<std::string> argv = as.prefix;
+  // Never a script a user can write in a process with more rights than that user (#26.7:
+  // root ran gdb with "safe-path /", so a -gdb.py beside a job's library ran as root on
+  // every node of a hung job), nor a local .gdbinit.
+  argv.insert(argv.end(), {"gdb", "-p", std::to_string(pid), "-batch", "-nx", "-iex",
+                           "set auto-load safe-path " + as.safe_path, "-iex",
+                           "set auto-load local-gdbinit off"});
+  for (const auto& command : commands) argv.insert(argv.end(), {"-ex", command});
+  return argv;
+}
+
 ProcessStack dump_python_stack(int pid, Seconds timeout) {
   ProcessStack s;
   s.pid = pid;
   s.comm = std::string(trim(read_all("/proc/" + std::to_string(pid) + "/comm")));
   ProcessSpec spec;
-  GdbIdentity as = gdb_identity_for(pid, ::geteuid() == 0);
-  spec.argv = as.prefix;
   if (on_path("py-spy")) {
+    spec.argv = gdb_identity_for(pid, ::geteuid() == 0).prefix;
     spec.argv.insert(spec.argv.end(), {"py-spy", "dump", "--native", "--pid", std::to_string(pid)});
   } else {
-    // Never a script a user can write in a process with more rights than that user (#26.7:
-    // root ran gdb with "safe-path /", so a -gdb.py beside a job's library ran as root on
-    // every node of a hung job), nor a local .gdbinit.
-    spec.argv.insert(spec.argv.end(), {"gdb", "-p", std::to_string(pid), "-batch", "-nx", "-iex",
-                                       "set auto-load safe-path " + as.safe_path, "-iex",
-                                       "set auto-load local-gdbinit off", "-ex", "py-bt"});
+    spec.argv = gdb_batch_argv(pid, {"py-bt"});
   }
   spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
   spec.max_output = kMaxDump;

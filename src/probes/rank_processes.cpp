@@ -68,13 +68,30 @@ RankProcess process_rank(int pid, int ppid, const std::map<std::string, std::str
   return p;
 }
 
+int rank_process_pid(const std::vector<RankProcess>& processes, int rank, bool by_task) {
+  bool any_rank = false;
+  for (const auto& p : processes) any_rank |= p.by == "RANK";
+  const std::string by = by_task || !any_rank ? "SLURM_PROCID" : "RANK";
+  auto named = [&](const RankProcess& p) { return p.by == by && p.rank == rank; };
+  int found = 0;
+  for (const auto& p : processes) {
+    if (!named(p) || std::any_of(processes.begin(), processes.end(),
+                                 [&](const RankProcess& q) { return q.pid == p.ppid && named(q); }))
+      continue;
+    if (found) return 0;  // two processes say they are the rank: neither is looked into
+    found = p.pid;
+  }
+  return found;
+}
+
 std::string format_node_ranks(const NodeRanks& node) {
   std::string out = std::string(kRanksHeader) + node.node +
                     " processes=" + std::to_string(node.processes.size()) + " ===\n";
   for (const auto& p : node.processes)
     out += "pid=" + std::to_string(p.pid) + " ppid=" + std::to_string(p.ppid) +
            " rank=" + std::to_string(p.rank) + " world=" + std::to_string(p.world) +
-           " by=" + (p.by.empty() ? "-" : p.by) + "\n";
+           " by=" + (p.by.empty() ? "-" : p.by) +
+           (p.finalizing.empty() ? "" : " finalizing=" + p.finalizing) + "\n";
   return out;
 }
 
@@ -91,10 +108,26 @@ std::optional<std::pair<std::string, int>> header_fields(std::string_view rest) 
   return std::pair{fields[0], count};
 }
 
-// "pid=P ppid=Q rank=R world=W by=B", every field once, in that order.
+// A frame's name as process_exit.h gives it: a C identifier.
+bool identifier(const std::string& s) {
+  return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+// "pid=P ppid=Q rank=R world=W by=B", every field once, in that order, and "finalizing=F"
+// after them where it was seen.
 std::optional<RankProcess> process_line(std::string_view line) {
   auto fields = split(std::string(line), ' ');
   const char* keys[] = {"pid=", "ppid=", "rank=", "world=", "by="};
+  std::string finalizing;
+  if (fields.size() == 6) {
+    constexpr std::string_view kFinalizing = "finalizing=";
+    if (fields[5].rfind(kFinalizing, 0) != 0) return std::nullopt;
+    finalizing = fields[5].substr(kFinalizing.size());
+    if (!identifier(finalizing)) return std::nullopt;
+    fields.pop_back();
+  }
   if (fields.size() != 5) return std::nullopt;
   for (int i = 0; i < 5; ++i)
     if (fields[i].rfind(keys[i], 0) != 0) return std::nullopt;
@@ -108,6 +141,7 @@ std::optional<RankProcess> process_line(std::string_view line) {
   p.rank = signed_small(2);
   p.world = signed_small(3);
   p.by = value(4) == "-" ? "" : value(4);
+  p.finalizing = finalizing;
   // A number that is not one (rank=x) is not read as "no rank": the line is bad.
   if (p.pid <= 0 || p.ppid < 0 || (p.rank < 0 && value(2) != "-1") ||
       (p.world < 0 && value(3) != "-1") ||

@@ -22,6 +22,10 @@ struct RankProcess {
   // Which variables named it: "RANK" (the framework's rank), "SLURM_PROCID" (srun's task), or
   // "" where neither did (a launcher of its own, a helper process).
   std::string by;
+  // Where the process of the rank asked about was looked into (`--rank`): the frame of its main
+  // thread that says its interpreter is finalizing ("Py_FinalizeEx", probes/process_exit.h);
+  // "" where none was seen or it was not looked into.
+  std::string finalizing{};  // {}: brace lists that end before it need not name it
 };
 
 // What one node answered: its name and the job's Python processes there (none: none found).
@@ -40,8 +44,14 @@ int parent_of(int pid);
 // The rank the environment names, as above.
 RankProcess process_rank(int pid, int ppid, const std::map<std::string, std::string>& env);
 
+// The process of rank `rank` among a node's: the one whose RANK names it (SLURM_PROCID where
+// `by_task`, srun's --label, or where no process on the node has a RANK), not a child of
+// another that does (its DataLoader workers); 0 where none or more than one is.
+int rank_process_pid(const std::vector<RankProcess>& processes, int rank, bool by_task);
+
 // "=== llmwatch-ranks node=N processes=K ===" and a line per process:
-// "pid=P ppid=Q rank=R world=W by=RANK" (rank and world -1, by "-" where none is named).
+// "pid=P ppid=Q rank=R world=W by=RANK" (rank and world -1, by "-" where none is named), and
+// " finalizing=Py_FinalizeEx" after it where that was seen.
 std::string format_node_ranks(const NodeRanks& node);
 // Every node's block of such output (srun's tasks, in any order); a line that is not one of
 // ours is skipped, a block with a bad node name too.

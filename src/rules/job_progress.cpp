@@ -685,9 +685,10 @@ StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double
         const std::string twice =
             "2 x " + format_seconds(p.longest_interval) + " longest step interval";
         if (sticky && p.crash_rank_ended)
-          v.how = format_seconds(kAfterFatalCrashFloor) + " after a " + p.crash +
-                  " line whose rank's process has since ended (its other ranks wait in a "
-                  "collective), whatever its step interval (no rank steps again)";
+          v.how =
+              format_seconds(kAfterFatalCrashFloor) + " after a " + p.crash +
+              " line whose rank's process has since ended or is exiting (its other ranks wait in a "
+              "collective), whatever its step interval (no rank steps again)";
         else if (sticky)
           v.how = format_seconds(kAfterFatalCrashFloor) + " after a " + p.crash +
                   " line its process cannot go on from (its other ranks wait in a collective), "

@@ -9,7 +9,9 @@
 // the task answered in full, the ranks named agree on one world size and name each rank once,
 // every rank but this one is there, and this one is not. Anything less (a node silent, a rank
 // named twice as under torchrun by SLURM_PROCID, ranks the environment does not name) is
-// unknown, which changes nothing.
+// unknown, which changes nothing. A rank's process that is there but whose interpreter is
+// finalizing (probes/process_exit.h: its program ended, and it lingers in a thread join or a
+// destructor) has ended as well: no step comes from it.
 #include <string>
 #include <vector>
 

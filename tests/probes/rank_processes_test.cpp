@@ -88,5 +88,59 @@ TEST(RankProcesses, AnAnswerCutOrGarbledIsNotWhole) {
   EXPECT_TRUE(odd.empty());
 }
 
+// The rank asked about, where its interpreter was seen finalizing, says so, and is read back;
+// a frame that is not a name is a garbled line.
+TEST(RankProcesses, AFinalizingRankIsSaidAndReadBack) {
+  NodeRanks a{"node-2",
+              {{201, 1, 1, 2, "SLURM_PROCID", "Py_FinalizeEx"}, {202, 201, 1, 2, "SLURM_PROCID"}},
+              true};
+  const std::string text = format_node_ranks(a);
+  EXPECT_NE(text.find("pid=201 ppid=1 rank=1 world=2 by=SLURM_PROCID finalizing=Py_FinalizeEx\n"),
+            std::string::npos)
+      << text;
+  auto back = parse_node_ranks(text);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_TRUE(back[0].whole);
+  ASSERT_EQ(back[0].processes.size(), 2u);
+  EXPECT_EQ(back[0].processes[0].finalizing, "Py_FinalizeEx");
+  EXPECT_EQ(back[0].processes[1].finalizing, "");
+  for (const std::string& bad :
+       {std::string("finalizing="), std::string("finalizing=Py Final"),
+        std::string("finalizing=$(rm -rf /)"), std::string("exiting=Py_FinalizeEx"),
+        std::string("finalizing=Py_FinalizeEx finalizing=Py_FinalizeEx")}) {
+    auto got = parse_node_ranks(
+        "=== llmwatch-ranks node=node-2 processes=1 ===\n"
+        "pid=201 ppid=1 rank=1 world=2 by=SLURM_PROCID " +
+        bad + "\n");
+    ASSERT_EQ(got.size(), 1u) << bad;
+    EXPECT_FALSE(got[0].whole) << bad;
+  }
+}
+
+// Which process of a node is the rank asked about: the one its launcher named so, not its
+// DataLoader workers; none where two claim it, or where none does.
+TEST(RankProcesses, TheRankAskedAboutIsOneProcessOrNone) {
+  // srun, a task a rank, rank 1 with a worker.
+  std::vector<RankProcess> srun = {{101, 1, 0, 2, "SLURM_PROCID"},
+                                   {102, 1, 1, 2, "SLURM_PROCID"},
+                                   {103, 102, 1, 2, "SLURM_PROCID"}};
+  EXPECT_EQ(rank_process_pid(srun, 1, false), 102);
+  EXPECT_EQ(rank_process_pid(srun, 1, true), 102);
+  EXPECT_EQ(rank_process_pid(srun, 0, false), 101);
+  EXPECT_EQ(rank_process_pid(srun, 5, false), 0);
+  // torchrun: the agent has only SLURM_PROCID (the node's), the workers RANK.
+  std::vector<RankProcess> torch = {{200, 1, 1, 2, "SLURM_PROCID"},
+                                    {201, 200, 4, 8, "RANK"},
+                                    {202, 200, 5, 8, "RANK"},
+                                    {203, 202, 5, 8, "RANK"}};
+  EXPECT_EQ(rank_process_pid(torch, 5, false), 202);
+  EXPECT_EQ(rank_process_pid(torch, 1, false), 0);   // RANK 1 is not on this node
+  EXPECT_EQ(rank_process_pid(torch, 1, true), 200);  // srun's label: the agent
+  // Two processes, neither the other's child, claim the rank: neither is looked into.
+  srun.push_back({104, 1, 1, 2, "SLURM_PROCID"});
+  EXPECT_EQ(rank_process_pid(srun, 1, false), 0);
+  EXPECT_EQ(rank_process_pid({}, 0, false), 0);
+}
+
 }  // namespace
 }  // namespace llmwatch

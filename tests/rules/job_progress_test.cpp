@@ -406,12 +406,13 @@ TEST(HangRule, AFatalLineWhoseRankHasEndedIsOneNoRankGoesOnFrom) {
   p.crash_rank_looked = 1011;
   EXPECT_DOUBLE_EQ(rank_look_due(p), 0);
   EXPECT_FALSE(evaluate_stale(p, job, 1015).hung);
-  // Looked, and its process has ended: hung 8 s after the line, confirmed 4 s later.
+  // Looked, and its process has ended (or is exiting): hung 8 s after the line, confirmed 4 s
+  // later.
   p.crash_sticky = p.crash_rank_ended = true;
   hung_first_at(p, job, 1012);  // over 8 s after the line's write at 1003
   EXPECT_EQ(evaluate_stale(p, job, 1012).how,
-            "8s after a nccl-error line whose rank's process has since ended (its other ranks "
-            "wait in a collective), whatever its step interval (no rank steps again)");
+            "8s after a nccl-error line whose rank's process has since ended or is exiting (its "
+            "other ranks wait in a collective), whatever its step interval (no rank steps again)");
   EXPECT_DOUBLE_EQ(confirm_gap(p, job), 4);
   // Kept across a restart of llmwatch.
   auto back = JobProgress::from_json(p.to_json());

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <random>
 #include <set>
+#include <stdexcept>
 
 namespace llmwatch {
 namespace {
@@ -84,6 +85,37 @@ TEST(RankExit, ARankGoneWhileEveryOtherRunsHasEnded) {
   }
 }
 
+// Its process there, but its interpreter finalizing (its program ended; it lingers in a thread
+// join or a destructor): ended as well. Seen on another process, or with the evidence less than
+// whole, it changes nothing.
+TEST(RankExit, ARankWhoseInterpreterIsFinalizingHasEnded) {
+  for (bool torchrun : {false, true}) {
+    auto answers = job(8, 4, torchrun, true);
+    const auto nodes = nodes_of(answers);
+    auto own = [&](int rank) -> RankProcess& {
+      for (auto& a : answers)
+        for (auto& p : a.processes)
+          if (p.rank == rank && p.by == (torchrun ? "RANK" : "SLURM_PROCID")) return p;
+      throw std::logic_error("no such rank");
+    };
+    own(5).finalizing = "Py_FinalizeEx";
+    auto v = rank_exit(answers, nodes, 5, false);
+    EXPECT_EQ(v.seen, RankSeen::Ended) << v.why;
+    EXPECT_EQ(v.why, std::string(torchrun ? "rank" : "task") + " 5's process is exiting " +
+                         "(Py_FinalizeEx on its main thread, node-2 pid " +
+                         std::to_string(own(5).pid) + "); its program has ended");
+    // The line named another rank, which runs.
+    EXPECT_EQ(rank_exit(answers, nodes, 4, false).seen, RankSeen::Running);
+    // A line no prefix named: every rank's process is there.
+    EXPECT_EQ(rank_exit(answers, nodes, -1, false).seen, RankSeen::Running);
+    // Less than whole evidence: unknown, finalizing or not.
+    auto cut = answers;
+    cut[0].whole = false;
+    EXPECT_EQ(rank_exit(cut, nodes, 5, false).seen, RankSeen::Unknown);
+    EXPECT_EQ(rank_exit({answers[1]}, nodes, 5, false).seen, RankSeen::Unknown);
+  }
+}
+
 TEST(RankExit, LessThanWholeEvidenceIsUnknown) {
   auto base = job(8, 4, false, true);
   end_task(base, 5);
@@ -132,7 +164,8 @@ TEST(RankExit, LessThanWholeEvidenceIsUnknown) {
 
 // Property: over random jobs, launches and damage, Ended is said only when every node answered
 // whole and the rank it names (for no rank, the one it found missing) truly ended, or a node's
-// whole answer left that rank's own process out (a listing is trusted: it is /proc's).
+// whole answer left that rank's own process out (a listing is trusted: it is /proc's), or the
+// rank it names had its own process (not a worker's, not another rank's) seen finalizing.
 TEST(RankExit, EndedIsSaidOnlyOfARankTrulyGone) {
   std::mt19937 rng(30);
   int ended = 0, unknown = 0;
@@ -175,6 +208,22 @@ TEST(RankExit, EndedIsSaidOnlyOfARankTrulyGone) {
       default:
         break;
     }
+    // Some process seen finalizing: a rank's own, a worker, an agent (it counts for its own
+    // rank alone).
+    int finalizing = -1;
+    if (rng() % 3 == 0) {
+      auto& a = answers[rng() % answers.size()];
+      if (!a.processes.empty()) {
+        auto& p = a.processes[rng() % a.processes.size()];
+        p.finalizing = "Py_FinalizeEx";
+        const bool own =
+            p.by == by &&
+            std::none_of(a.processes.begin(), a.processes.end(), [&](const RankProcess& q) {
+              return q.pid == p.ppid && q.rank == p.rank && q.by == by;
+            });
+        if (own) finalizing = p.rank;
+      }
+    }
     const int rank = static_cast<int>(rng() % (world + 1)) - 1;
     auto v = rank_exit(answers, nodes, rank, false);
     if (v.seen == RankSeen::Unknown) ++unknown;
@@ -183,7 +232,7 @@ TEST(RankExit, EndedIsSaidOnlyOfARankTrulyGone) {
     EXPECT_TRUE(whole) << v.why;
     int said = rank;
     if (said < 0) said = std::stoi(v.why.substr(v.why.find(' ') + 1));
-    EXPECT_TRUE(gone.count(said) || said == left_out) << v.why;
+    EXPECT_TRUE(gone.count(said) || said == left_out || (said == finalizing && rank >= 0)) << v.why;
   }
   EXPECT_GT(ended, 100);
   EXPECT_GT(unknown, 100);

@@ -14,7 +14,8 @@
 namespace llmwatch {
 namespace {
 
-// What a look waits for at most: srun's start and a /proc read on each node.
+// What a look waits for at most: srun's start, a /proc read on each node and, on the crashed
+// rank's, gdb's backtrace of it (at most 8 s, app/cmd_stacks.cpp).
 constexpr Seconds kLookTimeout{15};
 
 bool wants_look(const CycleState& s, const JobWork& w) {
@@ -56,6 +57,11 @@ void look_for_ended_ranks(CycleState& s) {
     look.args = std::move(*identity);
     for (auto& arg : stacks_step_args(task)) look.args.push_back(std::move(arg));
     look.args.push_back("--ranks");
+    // The rank the line names is looked into too: gone, or there but on its way out.
+    if (w.progress.crash_rank >= 0) {
+      look.args.insert(look.args.end(), {"--rank", std::to_string(w.progress.crash_rank)});
+      if (w.progress.crash_by_task) look.args.push_back("--by-task");
+    }
     looks.push_back(std::move(look));
   }
   if (looks.empty()) return;

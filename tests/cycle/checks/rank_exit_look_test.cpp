@@ -4,6 +4,8 @@
 // would, a rank still running changes nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ending_run.h"
 #include "probes/rank_processes.h"
 #include "store_reading.h"
@@ -11,16 +13,22 @@
 namespace llmwatch::testing {
 namespace {
 
-// What the three nodes of task 7 answer: ranks 0..5, two a node, without `gone`.
-std::string ranks_answer(int gone) {
+// What the three nodes of task 7 answer: ranks 0..5, two a node, without `gone`, and with
+// `finalizing`'s interpreter seen finalizing.
+std::string ranks_answer(int gone, int finalizing = -1) {
   std::string out;
   for (int node = 0; node < 3; ++node) {
     NodeRanks n{"node-" + std::to_string(node + 1), {}, true};
     for (int r = 2 * node; r < 2 * node + 2; ++r)
-      if (r != gone) n.processes.push_back({100 + r, 99, r, 6, "RANK"});
+      if (r != gone)
+        n.processes.push_back({100 + r, 99, r, 6, "RANK", r == finalizing ? "Py_FinalizeEx" : ""});
     out += format_node_ranks(n);
   }
   return out;
+}
+
+bool asks_ranks(const std::vector<std::string>& step) {
+  return std::find(step.begin(), step.end(), "--ranks") != step.end();
 }
 
 // Task 7 steps every 10 s for 50 s, then rank 4 prints a DistBackendError (a line a trainer
@@ -40,13 +48,13 @@ struct RaisedNcclError {
   // The srun steps that asked which ranks run.
   int looks() {
     int n = 0;
-    for (const auto& step : run.slurm.steps) n += !step.empty() && step.back() == "--ranks";
+    for (const auto& step : run.slurm.steps) n += asks_ranks(step);
     return n;
   }
   std::string look_step() {
     std::string out;
     for (const auto& step : run.slurm.steps)
-      if (!step.empty() && step.back() == "--ranks")
+      if (asks_ranks(step))
         for (const auto& a : step) out += a + " ";
     return out;
   }
@@ -65,7 +73,10 @@ TEST(RankExitLook, ARankSeenGoneEndsTheWaitEightSecondsAfterItsLine) {
                                "--kill-on-bad-exit=0 --quiet "),
             std::string::npos)
       << e.look_step();
-  EXPECT_NE(e.look_step().find(" stacks --job 7 --ranks "), std::string::npos) << e.look_step();
+  // The rank its line named is asked about by name (RANK: its "[rank4]:" prefix).
+  EXPECT_NE(e.look_step().find(" stacks --job 7 --ranks --rank 4 "), std::string::npos)
+      << e.look_step();
+  EXPECT_EQ(e.look_step().find("--by-task"), std::string::npos) << e.look_step();
   const Finding* hung = e.run.finding(r, "hung");
   ASSERT_TRUE(hung) << event_lines(*e.run.store);
   EXPECT_NE(hung->summary.find("whose rank's process has since ended"), std::string::npos)
@@ -88,9 +99,28 @@ TEST(RankExitLook, ARankSeenGoneEndsTheWaitEightSecondsAfterItsLine) {
   EXPECT_EQ(e.looks(), 1);
 }
 
+// Rank 4's process is there, but its interpreter is finalizing (it lingers in its exit): its
+// line is one no rank goes on from all the same. On the code before, only a process gone was.
+TEST(RankExitLook, ARankLingeringInItsExitEndsTheWaitAsOneGone) {
+  RaisedNcclError e(ranks_answer(-1, 4));
+  auto r = e.run.cycle(e.run.now + 64);
+  ASSERT_EQ(e.looks(), 1);
+  EXPECT_TRUE(e.run.store->progress("tr").crash_sticky);
+  const Finding* hung = e.run.finding(r, "hung");
+  ASSERT_TRUE(hung) << event_lines(*e.run.store);
+  EXPECT_NE(hung->summary.find("whose rank's process has since ended or is exiting"),
+            std::string::npos)
+      << hung->summary;
+  EXPECT_NE(event_lines(*e.run.store)
+                .find("ended: rank 4's process is exiting (Py_FinalizeEx on its main thread, "
+                      "node-3 pid 104); its program has ended"),
+            std::string::npos)
+      << event_lines(*e.run.store);
+}
+
 TEST(RankExitLook, ARankStillRunningOrNotSeenChangesNothing) {
   for (const std::string& answer :
-       {ranks_answer(-1), std::string(""), ranks_answer(4).substr(0, 60)}) {
+       {ranks_answer(-1), std::string(""), ranks_answer(4).substr(0, 60), ranks_answer(-1, 3)}) {
     RaisedNcclError e(answer);
     auto r = e.run.cycle(e.run.now + 64);
     EXPECT_EQ(e.looks(), 1) << answer;
