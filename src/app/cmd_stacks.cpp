@@ -2,7 +2,7 @@
 // of a hung job with srun --overlap) and prints the Python stacks of the job's processes
 // there, one block per process. Always exits 0: what could not be dumped says so in its block.
 // `--ranks`: only which rank each of them is (no dump), to see a rank gone after its fatal line;
-// with `--rank R`, whether that rank's interpreter is finalizing.
+// with `--rank R`, whether that rank's process is exiting (probes/process_exit.h).
 #include <cstdlib>
 #include <future>
 #include <iostream>
@@ -21,7 +21,7 @@ namespace {
 
 // gdb's attach and one backtrace: about a second; within the look's own deadline
 // (cycle/checks/rank_exit_look.cpp).
-constexpr Seconds kFinalizingLookTimeout{8};
+constexpr Seconds kExitingLookTimeout{8};
 
 std::string this_node() {
   if (const char* n = std::getenv("SLURMD_NODENAME"); n && *n) return n;
@@ -33,13 +33,13 @@ std::string this_node() {
 int cmd_stack_ranks(const std::string& job_id, std::optional<int> rank, bool by_task) {
   // Each process's /proc is read, its rank from its environment (rules/rank_exit.h judges what
   // every node answered). Only the rank asked about, where it is here, is attached to, once:
-  // whether its interpreter is finalizing (a rank that left Python lingering in its exit).
+  // whether it is exiting (a rank whose program ended, lingering in its exit).
   NodeRanks here{this_node(), {}, true};
   for (int pid : job_python_processes(job_id, here.node))
     here.processes.push_back(process_rank(pid, parent_of(pid), process_environment(pid)));
   if (int pid = rank ? rank_process_pid(here.processes, *rank, by_task) : 0)
     for (auto& p : here.processes)
-      if (p.pid == pid) p.finalizing = main_thread_finalizing(pid, kFinalizingLookTimeout);
+      if (p.pid == pid) p.exiting = main_thread_exiting(pid, kExitingLookTimeout);
   std::cout << format_node_ranks(here) << std::flush;
   return kExitOk;
 }

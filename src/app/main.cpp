@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
   std::optional<int> stacks_rank;
   stacks
       ->add_option("--rank", stacks_rank,
-                   "with --ranks: also whether this rank's interpreter is finalizing (gdb's "
+                   "with --ranks: also whether this rank's process is exiting (gdb's "
                    "backtrace of its main thread)")
       ->check(CLI::Range(0, 1 << 20));
   bool stacks_by_task = false;

@@ -31,26 +31,27 @@ std::string_view frame_function(std::string_view line) {
 
 }  // namespace
 
-std::string finalizing_frame(const std::string& backtrace) {
-  static constexpr std::string_view kFinalizing[] = {"Py_FinalizeEx", "_Py_Finalize", "Py_Exit"};
+std::string exiting_frame(const std::string& backtrace) {
+  static constexpr std::string_view kExiting[] = {
+      "Py_FinalizeEx", "_Py_Finalize", "Py_Exit", "exit", "__GI_exit", "__run_exit_handlers"};
   for (const auto& line : split(backtrace, '\n')) {
     auto function = frame_function(line);
-    for (auto name : kFinalizing)
+    for (auto name : kExiting)
       if (function == name) return std::string(name);
   }
   return "";
 }
 
-std::string main_thread_finalizing(int pid, Seconds timeout) {
+std::string main_thread_exiting(int pid, Seconds timeout) {
   ProcessSpec spec;
   // Thread 1 is the main thread, the one that ran the program (gdb numbers them as /proc lists
-  // them); only it finalizes.
+  // them); it is the one that finalizes and exits.
   spec.argv = gdb_batch_argv(pid, {"thread 1", "bt"});
   spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
   spec.max_output = kMaxBacktrace;
   auto r = run_process(spec);
   // gdb's exit status says nothing of the backtrace it printed (a detach warning fails it).
-  return r.started && !r.timed_out ? finalizing_frame(r.out) : "";
+  return r.started && !r.timed_out ? exiting_frame(r.out) : "";
 }
 
 }  // namespace llmwatch

@@ -91,7 +91,7 @@ std::string format_node_ranks(const NodeRanks& node) {
     out += "pid=" + std::to_string(p.pid) + " ppid=" + std::to_string(p.ppid) +
            " rank=" + std::to_string(p.rank) + " world=" + std::to_string(p.world) +
            " by=" + (p.by.empty() ? "-" : p.by) +
-           (p.finalizing.empty() ? "" : " finalizing=" + p.finalizing) + "\n";
+           (p.exiting.empty() ? "" : " exiting=" + p.exiting) + "\n";
   return out;
 }
 
@@ -115,17 +115,17 @@ bool identifier(const std::string& s) {
   });
 }
 
-// "pid=P ppid=Q rank=R world=W by=B", every field once, in that order, and "finalizing=F"
+// "pid=P ppid=Q rank=R world=W by=B", every field once, in that order, and "exiting=F"
 // after them where it was seen.
 std::optional<RankProcess> process_line(std::string_view line) {
   auto fields = split(std::string(line), ' ');
   const char* keys[] = {"pid=", "ppid=", "rank=", "world=", "by="};
-  std::string finalizing;
+  std::string exiting;
   if (fields.size() == 6) {
-    constexpr std::string_view kFinalizing = "finalizing=";
-    if (fields[5].rfind(kFinalizing, 0) != 0) return std::nullopt;
-    finalizing = fields[5].substr(kFinalizing.size());
-    if (!identifier(finalizing)) return std::nullopt;
+    constexpr std::string_view kExiting = "exiting=";
+    if (fields[5].rfind(kExiting, 0) != 0) return std::nullopt;
+    exiting = fields[5].substr(kExiting.size());
+    if (!identifier(exiting)) return std::nullopt;
     fields.pop_back();
   }
   if (fields.size() != 5) return std::nullopt;
@@ -141,7 +141,7 @@ std::optional<RankProcess> process_line(std::string_view line) {
   p.rank = signed_small(2);
   p.world = signed_small(3);
   p.by = value(4) == "-" ? "" : value(4);
-  p.finalizing = finalizing;
+  p.exiting = exiting;
   // A number that is not one (rank=x) is not read as "no rank": the line is bad.
   if (p.pid <= 0 || p.ppid < 0 || (p.rank < 0 && value(2) != "-1") ||
       (p.world < 0 && value(3) != "-1") ||

@@ -23,9 +23,9 @@ struct RankProcess {
   // "" where neither did (a launcher of its own, a helper process).
   std::string by;
   // Where the process of the rank asked about was looked into (`--rank`): the frame of its main
-  // thread that says its interpreter is finalizing ("Py_FinalizeEx", probes/process_exit.h);
+  // thread that says it is exiting ("Py_FinalizeEx", "exit": probes/process_exit.h);
   // "" where none was seen or it was not looked into.
-  std::string finalizing{};  // {}: brace lists that end before it need not name it
+  std::string exiting{};  // {}: brace lists that end before it need not name it
 };
 
 // What one node answered: its name and the job's Python processes there (none: none found).
@@ -51,7 +51,7 @@ int rank_process_pid(const std::vector<RankProcess>& processes, int rank, bool b
 
 // "=== llmwatch-ranks node=N processes=K ===" and a line per process:
 // "pid=P ppid=Q rank=R world=W by=RANK" (rank and world -1, by "-" where none is named), and
-// " finalizing=Py_FinalizeEx" after it where that was seen.
+// " exiting=Py_FinalizeEx" after it where that was seen.
 std::string format_node_ranks(const NodeRanks& node);
 // Every node's block of such output (srun's tasks, in any order); a line that is not one of
 // ours is skipped, a block with a bad node name too.

@@ -42,8 +42,8 @@ RankExit rank_exit(const std::vector<NodeRanks>& answers,
       if (p.by == by) named.insert({a.node, p.pid, p.rank});
   int world = -1;
   std::set<int> seen;
-  std::string where;       // the printing rank's node, when it is there
-  std::string finalizing;  // and the frame that says its interpreter is on its way out
+  std::string where;    // the printing rank's node, when it is there
+  std::string exiting;  // and the frame that says its process is on its way out
   for (const auto& a : answers)
     for (const auto& p : a.processes) {
       if (p.by != by || named.count({a.node, p.ppid, p.rank})) continue;
@@ -53,16 +53,15 @@ RankExit rank_exit(const std::vector<NodeRanks>& answers,
       world = p.world;
       if (!seen.insert(p.rank).second)
         return unknown(by + " " + std::to_string(p.rank) + " is named by two processes");
-      if (p.rank == rank)
-        where = a.node + " pid " + std::to_string(p.pid), finalizing = p.finalizing;
+      if (p.rank == rank) where = a.node + " pid " + std::to_string(p.pid), exiting = p.exiting;
     }
   if (world < 0) return unknown("no process names its " + by);
   if (rank >= world) return unknown("rank " + std::to_string(rank) + " is past the world size");
   const std::string kind = by == "RANK" ? "rank " : "task ";
   // Its program has ended (an exception raised to the top, sys.exit) and it lingers in its
   // exit: no step comes from it, whatever its thread joins or destructors wait for.
-  if (!where.empty() && !finalizing.empty())
-    return {RankSeen::Ended, kind + std::to_string(rank) + "'s process is exiting (" + finalizing +
+  if (!where.empty() && !exiting.empty())
+    return {RankSeen::Ended, kind + std::to_string(rank) + "'s process is exiting (" + exiting +
                                  " on its main thread, " + where + "); its program has ended"};
   if (!where.empty())
     return {RankSeen::Running, kind + std::to_string(rank) + "'s process runs (" + where + ")"};

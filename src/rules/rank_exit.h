@@ -10,7 +10,7 @@
 // every rank but this one is there, and this one is not. Anything less (a node silent, a rank
 // named twice as under torchrun by SLURM_PROCID, ranks the environment does not name) is
 // unknown, which changes nothing. A rank's process that is there but whose interpreter is
-// finalizing (probes/process_exit.h: its program ended, and it lingers in a thread join or a
+// exiting (probes/process_exit.h: its program ended, and it lingers in a thread join or a
 // destructor) has ended as well: no step comes from it.
 #include <string>
 #include <vector>

@@ -183,7 +183,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 16: {
       // What each node's `llmwatch stacks --ranks` printed (#30). Properties: a block read whole
       // prints back as it was read; a rank is said ended only on every node's whole answer and
-      // only where no process of that rank's name was read, or its own was seen finalizing;
+      // only where no process of that rank's name was read, or its own was seen exiting;
       // anything less is unknown.
       auto answers = parse_node_ranks(text);
       std::vector<std::string> nodes;
@@ -209,8 +209,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             const bool child = std::any_of(
                 a.processes.begin(), a.processes.end(),
                 [&](const auto& q) { return q.pid == p.ppid && q.by == by && q.rank == rank; });
-            // Its own process there: only one seen finalizing has ended.
-            if (!child && p.finalizing.empty()) __builtin_trap();
+            // Its own process there: only one seen exiting has ended.
+            if (!child && p.exiting.empty()) __builtin_trap();
           }
       }
       // The process a node looks into for a rank is one of its own, named that rank.

@@ -88,26 +88,26 @@ TEST(RankProcesses, AnAnswerCutOrGarbledIsNotWhole) {
   EXPECT_TRUE(odd.empty());
 }
 
-// The rank asked about, where its interpreter was seen finalizing, says so, and is read back;
+// The rank asked about, where its process was seen exiting, says so, and is read back;
 // a frame that is not a name is a garbled line.
-TEST(RankProcesses, AFinalizingRankIsSaidAndReadBack) {
+TEST(RankProcesses, AnExitingRankIsSaidAndReadBack) {
   NodeRanks a{"node-2",
               {{201, 1, 1, 2, "SLURM_PROCID", "Py_FinalizeEx"}, {202, 201, 1, 2, "SLURM_PROCID"}},
               true};
   const std::string text = format_node_ranks(a);
-  EXPECT_NE(text.find("pid=201 ppid=1 rank=1 world=2 by=SLURM_PROCID finalizing=Py_FinalizeEx\n"),
+  EXPECT_NE(text.find("pid=201 ppid=1 rank=1 world=2 by=SLURM_PROCID exiting=Py_FinalizeEx\n"),
             std::string::npos)
       << text;
   auto back = parse_node_ranks(text);
   ASSERT_EQ(back.size(), 1u);
   EXPECT_TRUE(back[0].whole);
   ASSERT_EQ(back[0].processes.size(), 2u);
-  EXPECT_EQ(back[0].processes[0].finalizing, "Py_FinalizeEx");
-  EXPECT_EQ(back[0].processes[1].finalizing, "");
+  EXPECT_EQ(back[0].processes[0].exiting, "Py_FinalizeEx");
+  EXPECT_EQ(back[0].processes[1].exiting, "");
   for (const std::string& bad :
-       {std::string("finalizing="), std::string("finalizing=Py Final"),
-        std::string("finalizing=$(rm -rf /)"), std::string("exiting=Py_FinalizeEx"),
-        std::string("finalizing=Py_FinalizeEx finalizing=Py_FinalizeEx")}) {
+       {std::string("exiting="), std::string("exiting=Py Final"),
+        std::string("exiting=$(rm -rf /)"), std::string("finalizing=Py_FinalizeEx"),
+        std::string("exiting=Py_FinalizeEx exiting=Py_FinalizeEx")}) {
     auto got = parse_node_ranks(
         "=== llmwatch-ranks node=node-2 processes=1 ===\n"
         "pid=201 ppid=1 rank=1 world=2 by=SLURM_PROCID " +

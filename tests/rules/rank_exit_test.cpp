@@ -85,10 +85,10 @@ TEST(RankExit, ARankGoneWhileEveryOtherRunsHasEnded) {
   }
 }
 
-// Its process there, but its interpreter finalizing (its program ended; it lingers in a thread
+// Its process there, but exiting (its program ended; it lingers in a thread
 // join or a destructor): ended as well. Seen on another process, or with the evidence less than
 // whole, it changes nothing.
-TEST(RankExit, ARankWhoseInterpreterIsFinalizingHasEnded) {
+TEST(RankExit, ARankWhoseProcessIsExitingHasEnded) {
   for (bool torchrun : {false, true}) {
     auto answers = job(8, 4, torchrun, true);
     const auto nodes = nodes_of(answers);
@@ -98,7 +98,7 @@ TEST(RankExit, ARankWhoseInterpreterIsFinalizingHasEnded) {
           if (p.rank == rank && p.by == (torchrun ? "RANK" : "SLURM_PROCID")) return p;
       throw std::logic_error("no such rank");
     };
-    own(5).finalizing = "Py_FinalizeEx";
+    own(5).exiting = "Py_FinalizeEx";
     auto v = rank_exit(answers, nodes, 5, false);
     EXPECT_EQ(v.seen, RankSeen::Ended) << v.why;
     EXPECT_EQ(v.why, std::string(torchrun ? "rank" : "task") + " 5's process is exiting " +
@@ -108,7 +108,7 @@ TEST(RankExit, ARankWhoseInterpreterIsFinalizingHasEnded) {
     EXPECT_EQ(rank_exit(answers, nodes, 4, false).seen, RankSeen::Running);
     // A line no prefix named: every rank's process is there.
     EXPECT_EQ(rank_exit(answers, nodes, -1, false).seen, RankSeen::Running);
-    // Less than whole evidence: unknown, finalizing or not.
+    // Less than whole evidence: unknown, exiting or not.
     auto cut = answers;
     cut[0].whole = false;
     EXPECT_EQ(rank_exit(cut, nodes, 5, false).seen, RankSeen::Unknown);
@@ -165,7 +165,7 @@ TEST(RankExit, LessThanWholeEvidenceIsUnknown) {
 // Property: over random jobs, launches and damage, Ended is said only when every node answered
 // whole and the rank it names (for no rank, the one it found missing) truly ended, or a node's
 // whole answer left that rank's own process out (a listing is trusted: it is /proc's), or the
-// rank it names had its own process (not a worker's, not another rank's) seen finalizing.
+// rank it names had its own process (not a worker's, not another rank's) seen exiting.
 TEST(RankExit, EndedIsSaidOnlyOfARankTrulyGone) {
   std::mt19937 rng(30);
   int ended = 0, unknown = 0;
@@ -208,20 +208,20 @@ TEST(RankExit, EndedIsSaidOnlyOfARankTrulyGone) {
       default:
         break;
     }
-    // Some process seen finalizing: a rank's own, a worker, an agent (it counts for its own
+    // Some process seen exiting: a rank's own, a worker, an agent (it counts for its own
     // rank alone).
-    int finalizing = -1;
+    int exiting = -1;
     if (rng() % 3 == 0) {
       auto& a = answers[rng() % answers.size()];
       if (!a.processes.empty()) {
         auto& p = a.processes[rng() % a.processes.size()];
-        p.finalizing = "Py_FinalizeEx";
+        p.exiting = "Py_FinalizeEx";
         const bool own =
             p.by == by &&
             std::none_of(a.processes.begin(), a.processes.end(), [&](const RankProcess& q) {
               return q.pid == p.ppid && q.rank == p.rank && q.by == by;
             });
-        if (own) finalizing = p.rank;
+        if (own) exiting = p.rank;
       }
     }
     const int rank = static_cast<int>(rng() % (world + 1)) - 1;
@@ -232,7 +232,7 @@ TEST(RankExit, EndedIsSaidOnlyOfARankTrulyGone) {
     EXPECT_TRUE(whole) << v.why;
     int said = rank;
     if (said < 0) said = std::stoi(v.why.substr(v.why.find(' ') + 1));
-    EXPECT_TRUE(gone.count(said) || said == left_out || (said == finalizing && rank >= 0)) << v.why;
+    EXPECT_TRUE(gone.count(said) || said == left_out || (said == exiting && rank >= 0)) << v.why;
   }
   EXPECT_GT(ended, 100);
   EXPECT_GT(unknown, 100);

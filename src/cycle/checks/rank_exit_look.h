@@ -2,7 +2,7 @@
 // #30: after a fatal line a rank may go on from (an NCCL error raised to Python), each running
 // task is asked once, on every node, whether the rank that printed it still has a process
 // (srun --overlap as the job's owner: `llmwatch stacks --ranks`, which stops nothing). One seen
-// gone, or there with its interpreter finalizing (its program ended; it lingers in a thread join
+// gone, or there but exiting (its program ended; it lingers in a thread join
 // or a destructor: gdb attaches to that one process, no other), makes the line one no rank goes
 // on from (rules/rank_exit.h), as srun's "task 5: Exited"
 // line would where srun's output is not in the log: the run then gets 8 s from the line, not two

@@ -14,14 +14,14 @@ namespace llmwatch::testing {
 namespace {
 
 // What the three nodes of task 7 answer: ranks 0..5, two a node, without `gone`, and with
-// `finalizing`'s interpreter seen finalizing.
-std::string ranks_answer(int gone, int finalizing = -1) {
+// `exiting`'s process seen exiting.
+std::string ranks_answer(int gone, int exiting = -1) {
   std::string out;
   for (int node = 0; node < 3; ++node) {
     NodeRanks n{"node-" + std::to_string(node + 1), {}, true};
     for (int r = 2 * node; r < 2 * node + 2; ++r)
       if (r != gone)
-        n.processes.push_back({100 + r, 99, r, 6, "RANK", r == finalizing ? "Py_FinalizeEx" : ""});
+        n.processes.push_back({100 + r, 99, r, 6, "RANK", r == exiting ? "Py_FinalizeEx" : ""});
     out += format_node_ranks(n);
   }
   return out;
@@ -99,7 +99,7 @@ TEST(RankExitLook, ARankSeenGoneEndsTheWaitEightSecondsAfterItsLine) {
   EXPECT_EQ(e.looks(), 1);
 }
 
-// Rank 4's process is there, but its interpreter is finalizing (it lingers in its exit): its
+// Rank 4's process is there, but exiting (its program ended; it lingers in its exit): its
 // line is one no rank goes on from all the same. On the code before, only a process gone was.
 TEST(RankExitLook, ARankLingeringInItsExitEndsTheWaitAsOneGone) {
   RaisedNcclError e(ranks_answer(-1, 4));
