@@ -609,10 +609,13 @@ double fatal_line_at(const JobProgress& p) {
 }
 
 double rank_look_due(const JobProgress& p) {
-  if (!waits_after_fatal_crash(p) || p.crash_sticky || p.crash_rank_looked > 0 ||
+  if (!waits_after_fatal_crash(p) || p.crash_sticky ||
       2 * p.longest_interval <= kAfterFatalCrashFloor)
     return 0;
-  return fatal_line_at(p) + kAfterFatalCrashFloor;
+  const double line = fatal_line_at(p);
+  if (p.crash_rank_looked <= 0) return line + kRankFirstLook;
+  if (p.crash_rank_looked >= line + kAfterFatalCrashFloor) return 0;  // the second was taken
+  return std::max(line + kAfterFatalCrashFloor, p.crash_rank_looked + kRankLookGap);
 }
 
 StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double now) {

@@ -276,8 +276,14 @@ double fatal_line_at(const JobProgress& p);
 // When the look for the rank that printed a fatal line is due (#30, rules/rank_exit.h): a line
 // a rank may go on from (an NCCL error raised to Python, which a trainer may catch), with no
 // step and no sign of life since, whose run waits two step intervals for it that are longer
-// than the kAfterFatalCrashFloor a line no rank goes on from gets; due that long after the
-// line's write (the rank has had its time to exit), once a crash. 0: no look.
+// than the kAfterFatalCrashFloor a line no rank goes on from gets. Due kRankFirstLook after the
+// line's write, so that a rank already gone or exiting by then (a traceback to the top goes
+// straight into the interpreter's exit) has made the line one no rank goes on from before its
+// kAfterFatalCrashFloor runs out, and the hang is dumped then, the look off its path; once more
+// at kAfterFatalCrashFloor where the first saw it run (a teardown of some seconds), at least
+// kRankLookGap after the first; then never for that crash. 0: no look.
+inline constexpr double kRankFirstLook = 4;
+inline constexpr double kRankLookGap = 2;
 double rank_look_due(const JobProgress& p);
 
 StaleVerdict evaluate_stale(const JobProgress& p, const JobSettings& job, double now);

@@ -128,18 +128,24 @@ TEST(HangWake, TheSecondDumpAfterAFatalLineIsDueAStepIntervalAfterTheFirst) {
   EXPECT_DOUBLE_EQ(*at, w.now + 9);
 }
 
-// #30: the look for a fatal line's rank is due 8 s after the line, before the two intervals
-// its run waits: the daemon wakes for it, once.
+// #30: the look for a fatal line's rank is due 4 s after the line, and again at 8 s where the
+// rank still ran, before the two intervals its run waits: the daemon wakes for each, then no more.
 TEST(HangWake, TheLookForAFatalLinesRankWakesTheDaemon) {
   Watched w;
-  JobProgress p = w.after_nccl_error(5, 10, 2);
+  JobProgress p = w.after_nccl_error(5, 10, 2);  // the line 2 s ago
   auto at = earliest_hang_deadline(w.config, w.store, w.now, w.now, w.now + 30);
   ASSERT_TRUE(at);
+  EXPECT_DOUBLE_EQ(*at, w.now + 2 + kWakePastDeadline);
+  // Looked, and it ran: the second look, 8 s after the line.
+  p.crash_rank_looked = w.now + 2;
+  w.store.put_progress("tr", JobProgress(p), w.now + 2);
+  at = earliest_hang_deadline(w.config, w.store, w.now + 2, w.now + 2, w.now + 30);
+  ASSERT_TRUE(at);
   EXPECT_DOUBLE_EQ(*at, w.now + 6 + kWakePastDeadline);
-  // Looked: the wake is the two intervals' (20 s after the last step, 5 s ago).
-  p.crash_rank_looked = w.now;
-  w.store.put_progress("tr", std::move(p), w.now);
-  at = earliest_hang_deadline(w.config, w.store, w.now, w.now, w.now + 30);
+  // Looked twice: the wake is the two intervals' (20 s after the last step, 5 s before now).
+  p.crash_rank_looked = w.now + 6;
+  w.store.put_progress("tr", std::move(p), w.now + 6);
+  at = earliest_hang_deadline(w.config, w.store, w.now + 6, w.now + 6, w.now + 30);
   ASSERT_TRUE(at);
   EXPECT_DOUBLE_EQ(*at, w.now + 15);
 }

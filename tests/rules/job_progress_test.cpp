@@ -400,9 +400,15 @@ TEST(HangRule, AFatalLineWhoseRankHasEndedIsOneNoRankGoesOnFrom) {
   EXPECT_EQ(p.crash, "nccl-error");
   EXPECT_EQ(p.crash_rank, 5);
   EXPECT_FALSE(p.crash_by_task);
-  EXPECT_DOUBLE_EQ(rank_look_due(p), 1003 + kAfterFatalCrashFloor);
+  EXPECT_DOUBLE_EQ(rank_look_due(p), 1003 + kRankFirstLook);
   EXPECT_DOUBLE_EQ(evaluate_stale(p, job, 1000).allowance, 20);
-  // Looked, and the rank runs on (it caught the error): no second look, the two intervals hold.
+  // Looked, and the rank ran (a teardown of some seconds, or it caught the error): once more 8 s
+  // after the line; a first look that came late, at least 2 s after it.
+  p.crash_rank_looked = 1007;
+  EXPECT_DOUBLE_EQ(rank_look_due(p), 1003 + kAfterFatalCrashFloor);
+  p.crash_rank_looked = 1010;
+  EXPECT_DOUBLE_EQ(rank_look_due(p), 1012);
+  // Looked twice, and the rank runs on: no third look, the two intervals hold.
   p.crash_rank_looked = 1011;
   EXPECT_DOUBLE_EQ(rank_look_due(p), 0);
   EXPECT_FALSE(evaluate_stale(p, job, 1015).hung);
@@ -427,7 +433,7 @@ TEST(HangRule, AFatalLineWhoseRankHasEndedIsOneNoRankGoesOnFrom) {
   EXPECT_TRUE(p.crash_by_task);
   EXPECT_FALSE(p.crash_rank_ended);
   EXPECT_FALSE(p.crash_sticky);
-  EXPECT_DOUBLE_EQ(rank_look_due(p), 1031 + kAfterFatalCrashFloor);
+  EXPECT_DOUBLE_EQ(rank_look_due(p), 1031 + kRankFirstLook);
 }
 
 // The look is only where it can shorten the wait: not after a line no rank goes on from (it has

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
@@ -46,7 +47,9 @@ void look_for_ended_ranks(CycleState& s) {
     // step then reads no more of /proc than the owner could.
     auto identity = owner_identity_args(task);
     if (!identity) {
-      w.progress.crash_rank_looked = s.now;  // it cannot be asked: not every cycle again
+      // It cannot be asked: not again for this crash.
+      w.progress.crash_rank_looked =
+          std::max(s.now, fatal_line_at(w.progress) + kAfterFatalCrashFloor);
       s.store.add_event(s.now, "rank-exit", w.label, "warning",
                         "cannot look for the crashed rank's process: " + identity.error());
       continue;

@@ -1,7 +1,7 @@
 // #30: the look for the rank that printed a fatal line a rank may go on from, through whole
-// cycles against a FakeSlurm: asked once, 8 s after the line, with `srun --overlap ... llmwatch
-// stacks --job 7 --ranks`; a rank seen gone ends the run's wait as srun's "task N: Exited"
-// would, a rank still running changes nothing.
+// cycles against a FakeSlurm: asked 4 s after the line, and again at 8 s where the rank still
+// ran, with `srun --overlap ... llmwatch stacks --job 7 --ranks --rank 4`; a rank seen gone ends
+// the run's wait as srun's "task N: Exited" would, a rank still running changes nothing.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -66,7 +66,7 @@ TEST(RankExitLook, ARankSeenGoneEndsTheWaitEightSecondsAfterItsLine) {
                     "=== llmwatch-stack node=node-1 pid=100 comm=python3 ===\n"
                     "Traceback (most recent call first):\n"
                     "  File \"/w/train.py\", line 14, in wait_in_allreduce\n");
-  EXPECT_EQ(e.looks(), 0) << "not before its 8 s";
+  EXPECT_EQ(e.looks(), 0) << "not before its 4 s";
   auto r = e.run.cycle(e.run.now + 64);
   ASSERT_EQ(e.looks(), 1) << event_lines(*e.run.store);
   EXPECT_NE(e.look_step().find("--jobid=7 --overlap --nodes=3 --ntasks=3 --ntasks-per-node=1 "
@@ -118,6 +118,24 @@ TEST(RankExitLook, ARankLingeringInItsExitEndsTheWaitAsOneGone) {
       << event_lines(*e.run.store);
 }
 
+// Still there 4 s after its line (a teardown of some seconds): asked again 8 s after it, gone
+// then, and the hang is found on that cycle. Before, the one look came at 8 s.
+TEST(RankExitLook, ARankStillThereAtTheFirstLookIsAskedAgainAtEightSeconds) {
+  RaisedNcclError e(ranks_answer(-1));
+  e.run.slurm.step_outputs = {ranks_answer(-1), ranks_answer(4)};
+  e.run.cycle(e.run.now + 60);  // 5 s after the line
+  ASSERT_EQ(e.looks(), 1);
+  EXPECT_FALSE(e.run.store->progress("tr").crash_sticky);
+  e.run.cycle(e.run.now + 62);  // the second is due at 8 s, not before
+  EXPECT_EQ(e.looks(), 1);
+  auto r = e.run.cycle(e.run.now + 64);
+  ASSERT_EQ(e.looks(), 2) << event_lines(*e.run.store);
+  EXPECT_TRUE(e.run.store->progress("tr").crash_sticky);
+  EXPECT_TRUE(e.run.finding(r, "hung")) << event_lines(*e.run.store);
+  e.run.cycle(e.run.now + 70);
+  EXPECT_EQ(e.looks(), 2) << "no third";
+}
+
 TEST(RankExitLook, ARankStillRunningOrNotSeenChangesNothing) {
   for (const std::string& answer :
        {ranks_answer(-1), std::string(""), ranks_answer(4).substr(0, 60), ranks_answer(-1, 3)}) {
@@ -129,7 +147,7 @@ TEST(RankExitLook, ARankStillRunningOrNotSeenChangesNothing) {
     EXPECT_TRUE(e.run.slurm.cancelled.empty());
     EXPECT_EQ(e.run.store->progress("tr").crash_sticky, false) << answer;
     e.run.cycle(e.run.now + 66);
-    EXPECT_EQ(e.looks(), 1) << "once a crash, whatever it saw";
+    EXPECT_EQ(e.looks(), 1) << "a first look 8 s or more after the line is the last";
   }
 }
 
