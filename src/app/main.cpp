@@ -162,18 +162,23 @@ int main(int argc, char** argv) {
   stacks->add_option("--timeout", stacks_timeout, "seconds per process (default 20)")
       ->check(CLI::Range(1.0, 600.0));
   bool stacks_ranks = false;
-  stacks->add_flag("--ranks", stacks_ranks,
-                   "print only which rank each process is (from its environment), dumping "
-                   "nothing; run after a rank's fatal line to see whether its process has ended");
+  auto* ranks_flag = stacks->add_flag(
+      "--ranks", stacks_ranks,
+      "print only which rank each process is (from its environment), dumping "
+      "nothing; run after a rank's fatal line to see whether its process has ended");
+  // Each needs the one before it: alone, it would be ignored without a word (a full dump).
   std::optional<int> stacks_rank;
-  stacks
-      ->add_option("--rank", stacks_rank,
-                   "with --ranks: also whether this rank's process is exiting (gdb's "
-                   "backtrace of its main thread)")
-      ->check(CLI::Range(0, 1 << 20));
+  auto* rank_option = stacks
+                          ->add_option("--rank", stacks_rank,
+                                       "with --ranks: also whether this rank's process is "
+                                       "exiting (gdb's backtrace of its main thread)")
+                          ->check(CLI::Range(0, 1 << 20))
+                          ->needs(ranks_flag);
   bool stacks_by_task = false;
-  stacks->add_flag("--by-task", stacks_by_task,
-                   "with --rank: the rank is srun's task (SLURM_PROCID), not RANK");
+  stacks
+      ->add_flag("--by-task", stacks_by_task,
+                 "with --rank: the rank is srun's task (SLURM_PROCID), not RANK")
+      ->needs(rank_option);
 
   // Human actions on a managed job: journaled, budgeted and dry-run aware like automatic ones.
   std::string job_name;

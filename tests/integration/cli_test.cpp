@@ -25,6 +25,24 @@ TEST(Cli, VersionAndHelpDocumentExitCodes) {
   EXPECT_EQ(cli({"run"}).exit_code, 2);  // --once is required
 }
 
+// `stacks --rank` alone, or `--by-task` without `--rank`, ran a full stack dump of every process
+// of the job, the option ignored without a word; now each is a usage error that names what it
+// needs.
+TEST(Cli, StacksRankOptionsNeedWhatTheyQualify) {
+  auto alone = cli({"stacks", "--job", "1", "--rank", "3"});
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.err.find("--rank requires --ranks"), std::string::npos) << alone.err;
+  auto by_task = cli({"stacks", "--job", "1", "--ranks", "--by-task"});
+  EXPECT_EQ(by_task.exit_code, 2);
+  EXPECT_NE(by_task.err.find("--by-task requires --rank"), std::string::npos) << by_task.err;
+  // Together: which ranks run here (none: Slurm's largest job id, which no test reaches, has no
+  // process on this machine).
+  auto whole = cli({"stacks", "--job", "67108863", "--ranks", "--rank", "3", "--by-task"});
+  EXPECT_TRUE(whole.ok()) << whole.err;
+  EXPECT_NE(whole.out.find("=== llmwatch-ranks node="), std::string::npos) << whole.out;
+  EXPECT_NE(whole.out.find(" processes=0 ==="), std::string::npos) << whole.out;
+}
+
 // The defect: --help promised exit 3 for `status --check`, and the flag did not exist. It is
 // Nagios now: on a state nobody ever cycled, "not supervising" is UNKNOWN (3).
 TEST(Cli, StatusCheckIsANagiosPlugin) {
