@@ -33,6 +33,8 @@ still run (llmwatch stacks --ranks, 8 s after the line) can tell that rank 1 is 
 --rank-end linger: rank 1's process does not end: its exit waits to join a thread that never
 ends, so the look finds it there, and only its main thread in Py_FinalizeEx (gdb's backtrace
 of that one process) says its program has ended.
+--rank-prefix no: rank 1's lines name no rank (most logs): every rank's process is looked into
+(llmwatch stacks --ranks --every-rank), and the one gone or exiting is the line's.
 
 --blame node-check: the error names no node (a CUDA error); [gpu] is on, and the task's node's
 kernel log shows an Xid 79 from just before it (stand-in nvidia-smi printing the H100 capture):
@@ -48,6 +50,7 @@ Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3] [--tea
                               [--settle 0] [--blame log|node-check|none]
                               [--nccl-form traceback|abort|rank-exit|torchrun]
                               [--trainer shell|python|python-ranks] [--rank-end exit|linger]
+                              [--rank-prefix yes|no]
 Needs root (it starts Slurm daemons). Prints a table.
 """
 import argparse, json, os, random, subprocess, time
@@ -138,8 +141,9 @@ while True:
         if os.path.exists(crash):
             os.remove(crash)
             open(gone, "w").write("1")
-            print("[rank1]: Traceback (most recent call last):", flush=True)
-            print("[rank1]: torch.distributed.DistBackendError: NCCL error in: "
+            prefix = "[rank1]: " if os.environ.get("FAKE_RANK_PREFIX") != "no" else ""
+            print(f"{prefix}Traceback (most recent call last):", flush=True)
+            print(f"{prefix}torch.distributed.DistBackendError: NCCL error in: "
                   "ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error",
                   flush=True)
             if os.environ.get("FAKE_RANK_END") == "linger":
@@ -188,7 +192,8 @@ def one_run(args, run=0):
         out = sh("sbatch", "--parsable", "--job-name=bench-crash", *nodes, f"--chdir={work}",
                  f"--output={work}/train-%j.out",
                  f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME={args.step_time},"
-                 f"FAKE_TEARDOWN_SECONDS={args.teardown},FAKE_RANK_END={args.rank_end}",
+                 f"FAKE_TEARDOWN_SECONDS={args.teardown},FAKE_RANK_END={args.rank_end},"
+                 f"FAKE_RANK_PREFIX={args.rank_prefix}",
                  *trainer)
         first = out.stdout.strip().split(";")[0]
         log = f"{work}/train-{first}.out"
@@ -254,6 +259,7 @@ def main():
                    default="traceback")
     p.add_argument("--trainer", choices=["shell", "python", "python-ranks"], default="shell")
     p.add_argument("--rank-end", choices=["exit", "linger"], default="exit")
+    p.add_argument("--rank-prefix", choices=["yes", "no"], default="yes")
     args = p.parse_args()
     if args.trainer.startswith("python") and args.blame != "log":
         p.error("--trainer python prints the NCCL forms only: use it with --blame log")
@@ -263,7 +269,9 @@ def main():
           f"teardown {args.teardown} s, settled {args.settle:g} s, blamed by {args.blame}"
           + (f", the NCCL error as {args.nccl_form}" if args.blame == "log" else "")
           + f", a {args.trainer} trainer"
-          + (f", rank 1 ending by {args.rank_end}" if args.trainer == "python-ranks" else ""))
+          + (f", rank 1 ending by {args.rank_end}, its lines "
+             + ("prefixed" if args.rank_prefix == "yes" else "unprefixed")
+             if args.trainer == "python-ranks" else ""))
     print("crash line -> restarted run RUNNING: " + ", ".join(f"{r:.1f} s" for r in rows))
 
 

@@ -2,7 +2,8 @@
 // of a hung job with srun --overlap) and prints the Python stacks of the job's processes
 // there, one block per process. Always exits 0: what could not be dumped says so in its block.
 // `--ranks`: only which rank each of them is (no dump), to see a rank gone after its fatal line;
-// with `--rank R`, whether that rank's process is exiting (probes/process_exit.h).
+// with `--rank R`, whether that rank's process is exiting (probes/process_exit.h), with
+// `--every-rank` whether each rank's is.
 #include <cstdlib>
 #include <future>
 #include <iostream>
@@ -30,16 +31,25 @@ std::string this_node() {
 
 }  // namespace
 
-int cmd_stack_ranks(const std::string& job_id, std::optional<int> rank, bool by_task) {
+int cmd_stack_ranks(const std::string& job_id, const ExitLook& look) {
   // Each process's /proc is read, its rank from its environment (rules/rank_exit.h judges what
   // every node answered). Only the rank asked about, where it is here, is attached to, once:
-  // whether it is exiting (a rank whose program ended, lingering in its exit).
+  // whether it is exiting (a rank whose program ended, lingering in its exit). With `every`,
+  // each rank's own process here, all at once: one gdb a rank, a node's 8 in about a second.
   NodeRanks here{this_node(), {}, true};
   for (int pid : job_python_processes(job_id, here.node))
     here.processes.push_back(process_rank(pid, parent_of(pid), process_environment(pid)));
-  if (int pid = rank ? rank_process_pid(here.processes, *rank, by_task) : 0)
-    for (auto& p : here.processes)
-      if (p.pid == pid) p.exiting = main_thread_exiting(pid, kExitingLookTimeout);
+  std::vector<int> pids;
+  if (look.every)
+    pids = own_rank_pids(here.processes);
+  else if (int pid = look.rank ? rank_process_pid(here.processes, *look.rank, look.by_task) : 0)
+    pids = {pid};
+  std::map<int, std::future<std::string>> exiting;
+  for (int pid : pids)
+    exiting.emplace(pid,
+                    std::async(std::launch::async, main_thread_exiting, pid, kExitingLookTimeout));
+  for (auto& p : here.processes)
+    if (auto it = exiting.find(p.pid); it != exiting.end()) p.exiting = it->second.get();
   std::cout << format_node_ranks(here) << std::flush;
   return kExitOk;
 }

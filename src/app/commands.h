@@ -47,7 +47,14 @@ int cmd_silence(const Config& config, const std::string& verb, const std::string
 int cmd_stacks(const std::string& job_id, double timeout_seconds);
 // `stacks --job J --ranks`: which rank each of job J's Python processes on this node is, from
 // its environment; nothing is stopped (probes/rank_processes.h).
-int cmd_stack_ranks(const std::string& job_id, std::optional<int> rank, bool by_task);
+// Which ranks are looked into for an exit, besides which run: the one a fatal line named
+// (`rank`, srun's task where `by_task`), or each of them (`every`, a line that named none).
+struct ExitLook {
+  std::optional<int> rank;
+  bool by_task = false;
+  bool every = false;
+};
+int cmd_stack_ranks(const std::string& job_id, const ExitLook& look);
 int cmd_job_action(const Config& config, const std::string& verb, const std::string& job);
 // Every command's answer to a name that is no [[job]]: "'x' is not a [[job]] in FILE", and
 // "; did you mean 'y'?" when a configured job's label is close (#27).

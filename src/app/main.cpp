@@ -179,6 +179,13 @@ int main(int argc, char** argv) {
       ->add_flag("--by-task", stacks_by_task,
                  "with --rank: the rank is srun's task (SLURM_PROCID), not RANK")
       ->needs(rank_option);
+  bool stacks_every_rank = false;
+  stacks
+      ->add_flag("--every-rank", stacks_every_rank,
+                 "with --ranks: whether each rank's process here is exiting (a fatal line that "
+                 "named no rank)")
+      ->needs(ranks_flag)
+      ->excludes(rank_option);
 
   // Human actions on a managed job: journaled, budgeted and dry-run aware like automatic ones.
   std::string job_name;
@@ -204,7 +211,8 @@ int main(int argc, char** argv) {
   if (*inspect) return cmd_inspect(kind, file, facts);
   if (*demo) return cmd_demo(keep);
 
-  if (*stacks && stacks_ranks) return cmd_stack_ranks(stacks_job, stacks_rank, stacks_by_task);
+  if (*stacks && stacks_ranks)
+    return cmd_stack_ranks(stacks_job, {stacks_rank, stacks_by_task, stacks_every_rank});
   if (*stacks) return cmd_stacks(stacks_job, stacks_timeout);  // on a node: no config needed
   if (*node_check) {
     // On a compute node there is often no config file: the defaults are a complete check.

@@ -68,16 +68,32 @@ RankProcess process_rank(int pid, int ppid, const std::map<std::string, std::str
   return p;
 }
 
+std::string rank_variable(const std::vector<RankProcess>& processes, bool by_task) {
+  const bool any_rank = std::any_of(processes.begin(), processes.end(),
+                                    [](const RankProcess& p) { return p.by == "RANK"; });
+  return by_task || !any_rank ? "SLURM_PROCID" : "RANK";
+}
+
+bool own_rank_process(const std::vector<RankProcess>& processes, const RankProcess& p,
+                      const std::string& by) {
+  return p.by == by && std::none_of(processes.begin(), processes.end(), [&](const RankProcess& q) {
+           return q.pid == p.ppid && q.by == by && q.rank == p.rank;
+         });
+}
+
+std::vector<int> own_rank_pids(const std::vector<RankProcess>& processes) {
+  const std::string by = rank_variable(processes, false);
+  std::vector<int> out;
+  for (const auto& p : processes)
+    if (own_rank_process(processes, p, by)) out.push_back(p.pid);
+  return out;
+}
+
 int rank_process_pid(const std::vector<RankProcess>& processes, int rank, bool by_task) {
-  bool any_rank = false;
-  for (const auto& p : processes) any_rank |= p.by == "RANK";
-  const std::string by = by_task || !any_rank ? "SLURM_PROCID" : "RANK";
-  auto named = [&](const RankProcess& p) { return p.by == by && p.rank == rank; };
+  const std::string by = rank_variable(processes, by_task);
   int found = 0;
   for (const auto& p : processes) {
-    if (!named(p) || std::any_of(processes.begin(), processes.end(),
-                                 [&](const RankProcess& q) { return q.pid == p.ppid && named(q); }))
-      continue;
+    if (p.rank != rank || !own_rank_process(processes, p, by)) continue;
     if (found) return 0;  // two processes say they are the rank: neither is looked into
     found = p.pid;
   }

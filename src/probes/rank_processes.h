@@ -44,6 +44,18 @@ int parent_of(int pid);
 // The rank the environment names, as above.
 RankProcess process_rank(int pid, int ppid, const std::map<std::string, std::string>& env);
 
+// Which variable names the ranks among a node's processes: "SLURM_PROCID" where `by_task`
+// (srun's --label) or where no process has a RANK, else "RANK".
+std::string rank_variable(const std::vector<RankProcess>& processes, bool by_task);
+// Whether `p` is its rank's own process among its node's `processes`: named by `by`, and not a
+// child of a process that variable names the same rank (a rank's DataLoader and compile workers
+// carry its environment, its RANK included; they are not the rank).
+bool own_rank_process(const std::vector<RankProcess>& processes, const RankProcess& p,
+                      const std::string& by);
+// Every rank's own process on the node, by rank_variable(processes, false): what is looked into
+// where a fatal line named no rank (`--every-rank`).
+std::vector<int> own_rank_pids(const std::vector<RankProcess>& processes);
+
 // The process of rank `rank` among a node's: the one whose RANK names it (SLURM_PROCID where
 // `by_task`, srun's --label, or where no process on the node has a RANK), not a child of
 // another that does (its DataLoader workers); 0 where none or more than one is.

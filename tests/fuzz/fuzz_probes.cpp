@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -203,17 +204,34 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const auto& a : answers)
           for (const auto& p : a.processes) any_rank |= p.by == "RANK";
         const std::string by = any_rank ? "RANK" : "SLURM_PROCID";
+        // A line that named no rank: the rank the verdict names.
+        const int said = rank >= 0 ? rank : std::atoi(v.why.c_str() + v.why.find(' ') + 1);
         for (const auto& a : answers)
           for (const auto& p : a.processes) {
-            if (rank < 0 || p.by != by || p.rank != rank) continue;
+            if (p.by != by || p.rank != said) continue;
             const bool child = std::any_of(
                 a.processes.begin(), a.processes.end(),
-                [&](const auto& q) { return q.pid == p.ppid && q.by == by && q.rank == rank; });
+                [&](const auto& q) { return q.pid == p.ppid && q.by == by && q.rank == said; });
             // Its own process there: only one seen exiting has ended.
             if (!child && p.exiting.empty()) __builtin_trap();
           }
       }
-      // The process a node looks into for a rank is one of its own, named that rank.
+      // The process a node looks into for a rank is one of its own, named that rank; for every
+      // rank, each of them is a rank's own.
+      for (const auto& a : answers) {
+        auto every = own_rank_pids(a.processes);
+        bool node_rank = false;
+        for (const auto& p : a.processes) node_rank |= p.by == "RANK";
+        const std::string node_by = node_rank ? "RANK" : "SLURM_PROCID";
+        for (int pid : every)
+          if (std::none_of(a.processes.begin(), a.processes.end(), [&](const auto& p) {
+                return p.pid == pid && p.by == node_by &&
+                       std::none_of(a.processes.begin(), a.processes.end(), [&](const auto& q) {
+                         return q.pid == p.ppid && q.by == node_by && q.rank == p.rank;
+                       });
+              }))
+            __builtin_trap();
+      }
       for (const auto& a : answers)
         for (int rank : {0, 1, 3})
           if (int pid = rank_process_pid(a.processes, rank, false))

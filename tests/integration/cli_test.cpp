@@ -35,6 +35,15 @@ TEST(Cli, StacksRankOptionsNeedWhatTheyQualify) {
   auto by_task = cli({"stacks", "--job", "1", "--ranks", "--by-task"});
   EXPECT_EQ(by_task.exit_code, 2);
   EXPECT_NE(by_task.err.find("--by-task requires --rank"), std::string::npos) << by_task.err;
+  auto every = cli({"stacks", "--job", "1", "--every-rank"});
+  EXPECT_EQ(every.exit_code, 2);
+  EXPECT_NE(every.err.find("--every-rank requires --ranks"), std::string::npos) << every.err;
+  auto both = cli({"stacks", "--job", "1", "--ranks", "--every-rank", "--rank", "3"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("excludes"), std::string::npos) << both.err;
+  auto every_here = cli({"stacks", "--job", "67108863", "--ranks", "--every-rank"});
+  EXPECT_TRUE(every_here.ok()) << every_here.err;
+  EXPECT_NE(every_here.out.find(" processes=0 ==="), std::string::npos) << every_here.out;
   // Together: which ranks run here (none: Slurm's largest job id, which no test reaches, has no
   // process on this machine).
   auto whole = cli({"stacks", "--job", "67108863", "--ranks", "--rank", "3", "--by-task"});

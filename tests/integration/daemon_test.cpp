@@ -377,9 +377,10 @@ struct RankCrash {
 // Two ranks, a task each (SLURM_PROCID) on two nodes; 5 s steps (two intervals, 10 s, are more
 // than the 8 s the look saves); at step 7 rank 1 prints a DistBackendError traceback and ends
 // as `rank1_ends` says (Python at the line's indent), rank 0 waits on in the collective it
-// left. srun's own lines ("task 1: Exited") are not the run's log. Prints the crash line ->
-// cancel delay, a figure.
-RankCrash rank_crash_run(const std::string& name, const std::string& rank1_ends) {
+// left. `prefixed`: its lines say "[rank1]: " (else nothing names their rank, as in most logs).
+// srun's own lines ("task 1: Exited") are not the run's log. Prints the crash line -> cancel
+// delay, a figure.
+RankCrash rank_crash_run(const std::string& name, const std::string& rank1_ends, bool prefixed) {
   RankCrash out;
   LocalCluster c;
   EXPECT_TRUE(c.error.empty()) << c.error;
@@ -393,6 +394,8 @@ RankCrash rank_crash_run(const std::string& name, const std::string& rank1_ends)
   write_file(work + "/train.py", R"py(
 import os, sys, threading, time
 rank = int(os.environ["SLURM_PROCID"])
+prefix = ")py" + std::string(prefixed ? "[rank1]: " : "") +
+                                     R"py("
 for step in range(1, 1000):
     time.sleep(5)
     if rank == 0:
@@ -400,8 +403,8 @@ for step in range(1, 1000):
     if step == 7:
         if rank == 1:
             time.sleep(1)
-            print(f"[rank{rank}]: Traceback (most recent call last):", flush=True)
-            print(f"[rank{rank}]: torch.distributed.DistBackendError: NCCL error in: "
+            print(f"{prefix}Traceback (most recent call last):", flush=True)
+            print(f"{prefix}torch.distributed.DistBackendError: NCCL error in: "
                   "ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error",
                   flush=True)
             open(os.path.join(os.path.dirname(__file__), "crashed"), "w").write(str(time.time()))
@@ -463,7 +466,7 @@ for step in range(1, 1000):
 // restarted. The crash line -> cancel delay is a figure, not asserted.
 TEST(Daemon, ARankGoneAfterItsRaisedNcclErrorIsSeenGoneAndItsRunRestarted) {
   LLMWATCH_REQUIRE_CLUSTER();
-  auto run = rank_crash_run("rank-gone", "            sys.exit(1)\n");
+  auto run = rank_crash_run("rank-gone", "            sys.exit(1)\n", true);
   EXPECT_NE(run.events.find("ended: task 1's process has ended; the other 1 rank still runs (all "
                             "2 nodes answered)"),
             std::string::npos)
@@ -475,19 +478,27 @@ TEST(Daemon, ARankGoneAfterItsRaisedNcclErrorIsSeenGoneAndItsRunRestarted) {
 // #30: the same error, but rank 1's process lingers in its exit: the exception left its
 // program, and its interpreter waits to join a thread that never ends (as a process group's
 // destructor or a stuck atexit handler would hold it). Its process is there, so the look said
-// "running" and the run waited two step intervals and a confirmation as before. Now the look
-// attaches gdb to that one process and sees its main thread in Py_FinalizeEx: ended as well.
-// Fails on the code before (the event said "running: task 1's process runs").
-TEST(Daemon, ARankLingeringInItsExitAfterItsRaisedNcclErrorIsSeenEndedAndItsRunRestarted) {
+// "running" and the run waited two step intervals and a confirmation. Since stop 78 the look
+// attaches gdb to the process of the rank a line names and sees its main thread in
+// Py_FinalizeEx: ended as well. Here the lines name no rank, as most logs' do: each rank's
+// process is looked into (`--every-rank`), and the one exiting is the line's. Fails on the code
+// before (the event said "running: every one of the 2 ranks' processes runs"); the named rank's
+// case, the same gdb look, is RankExitLook's and ProcessExit's.
+TEST(Daemon, ARankLingeringInItsExitAfterAnUnnamedNcclErrorIsSeenEndedAndItsRunRestarted) {
   LLMWATCH_REQUIRE_CLUSTER();
   auto run =
       rank_crash_run("rank-exiting",
                      "            threading.Thread(target=time.sleep, args=(3600,)).start()\n"
-                     "            sys.exit(1)\n");
+                     "            sys.exit(1)\n",
+                     false);
   EXPECT_NE(run.events.find("ended: task 1's process is exiting (Py_FinalizeEx on its main "
                             "thread, node-"),
             std::string::npos)
       << run.events << run.log;
+  EXPECT_NE(run.events.find("its program has ended; the other 1 rank still runs (all 2 nodes "
+                            "answered)"),
+            std::string::npos)
+      << run.events;
   EXPECT_NE(run.hung.find("whose rank's process has since ended or is exiting"), std::string::npos)
       << run.hung;
   EXPECT_TRUE(run.restarted) << run.log;

@@ -142,5 +142,24 @@ TEST(RankProcesses, TheRankAskedAboutIsOneProcessOrNone) {
   EXPECT_EQ(rank_process_pid({}, 0, false), 0);
 }
 
+// A line that names no rank (#30): every rank's own process on the node is looked into, none
+// of their DataLoader workers, nor torchrun's agent where the workers name their RANK.
+TEST(RankProcesses, EveryRanksOwnProcessIsTheRanksNotTheirWorkers) {
+  std::vector<RankProcess> srun = {{101, 1, 0, 2, "SLURM_PROCID"},
+                                   {102, 1, 1, 2, "SLURM_PROCID"},
+                                   {103, 102, 1, 2, "SLURM_PROCID"},
+                                   {104, 1, -1, -1, ""}};
+  EXPECT_EQ(own_rank_pids(srun), (std::vector<int>{101, 102}));
+  std::vector<RankProcess> torch = {{200, 1, 1, 2, "SLURM_PROCID"},
+                                    {201, 200, 4, 8, "RANK"},
+                                    {202, 200, 5, 8, "RANK"},
+                                    {203, 202, 5, 8, "RANK"}};
+  EXPECT_EQ(own_rank_pids(torch), (std::vector<int>{201, 202}));
+  // Two processes claiming one rank are both its own: the rule (rules/rank_exit.h) says unknown.
+  srun.push_back({105, 1, 1, 2, "SLURM_PROCID"});
+  EXPECT_EQ(own_rank_pids(srun), (std::vector<int>{101, 102, 105}));
+  EXPECT_TRUE(own_rank_pids({}).empty());
+}
+
 }  // namespace
 }  // namespace llmwatch

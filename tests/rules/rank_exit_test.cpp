@@ -106,13 +106,65 @@ TEST(RankExit, ARankWhoseProcessIsExitingHasEnded) {
                          std::to_string(own(5).pid) + "); its program has ended");
     // The line named another rank, which runs.
     EXPECT_EQ(rank_exit(answers, nodes, 4, false).seen, RankSeen::Running);
-    // A line no prefix named: every rank's process is there.
-    EXPECT_EQ(rank_exit(answers, nodes, -1, false).seen, RankSeen::Running);
+    // A line no prefix named: the one rank whose process is exiting, every other running.
+    v = rank_exit(answers, nodes, -1, false);
+    EXPECT_EQ(v.seen, RankSeen::Ended) << v.why;
+    EXPECT_EQ(v.why, std::string(torchrun ? "rank" : "task") + " 5's process is exiting " +
+                         "(Py_FinalizeEx on its main thread, node-2 pid " +
+                         std::to_string(own(5).pid) +
+                         "); its program has ended; the other 7 ranks still run (all 2 nodes "
+                         "answered)");
     // Less than whole evidence: unknown, exiting or not.
     auto cut = answers;
     cut[0].whole = false;
     EXPECT_EQ(rank_exit(cut, nodes, 5, false).seen, RankSeen::Unknown);
     EXPECT_EQ(rank_exit({answers[1]}, nodes, 5, false).seen, RankSeen::Unknown);
+  }
+}
+
+// A line no prefix named (a log without rank prefixes, the most common form): its rank is the
+// one whose process is exiting, only where it is the one rank ended. On the code before, every
+// process there meant "running" whatever each was doing.
+TEST(RankExit, ALineNamingNoRankEndsTheOneRankSeenExiting) {
+  for (bool torchrun : {false, true}) {
+    const std::string by = torchrun ? "RANK" : "SLURM_PROCID";
+    const auto base = job(8, 4, torchrun, true);
+    const auto nodes = nodes_of(base);
+    auto exiting = [&](std::vector<NodeRanks> answers, std::vector<int> ranks, bool own) {
+      for (auto& a : answers)
+        for (auto& p : a.processes) {
+          const bool worker = std::any_of(
+              a.processes.begin(), a.processes.end(),
+              [&](const RankProcess& q) { return q.pid == p.ppid && q.rank == p.rank; });
+          if (p.by == by && worker != own &&
+              std::find(ranks.begin(), ranks.end(), p.rank) != ranks.end())
+            p.exiting = "exit";
+        }
+      return answers;
+    };
+    auto v = rank_exit(exiting(base, {6}, true), nodes, -1, false);
+    EXPECT_EQ(v.seen, RankSeen::Ended) << v.why;
+    EXPECT_EQ(
+        v.why.rfind((torchrun ? "rank" : "task") + std::string(" 6's process is exiting (exit"), 0),
+        0u)
+        << v.why;
+    // A DataLoader worker exiting is not its rank: every rank runs.
+    v = rank_exit(exiting(base, {6}, false), nodes, -1, false);
+    EXPECT_EQ(v.seen, RankSeen::Running) << v.why;
+    // Two ranks ended, two exiting or one exiting and one gone: which printed the line, and
+    // whether every node listed what it ran, is not known.
+    v = rank_exit(exiting(base, {2, 6}, true), nodes, -1, false);
+    EXPECT_EQ(v.seen, RankSeen::Unknown) << v.why;
+    EXPECT_EQ(v.why, "2 of 8 ranks have ended (2 exiting, 0 gone)");
+    auto one_gone = exiting(base, {6}, true);
+    torchrun ? end_rank(one_gone, 1) : end_task(one_gone, 1);
+    v = rank_exit(one_gone, nodes, -1, false);
+    EXPECT_EQ(v.seen, RankSeen::Unknown) << v.why;
+    EXPECT_EQ(v.why, "2 of 8 ranks have ended (1 exiting, 1 gone)");
+    // Seen on less than every node's whole answer: unknown.
+    auto cut = exiting(base, {6}, true);
+    cut[0].whole = false;
+    EXPECT_EQ(rank_exit(cut, nodes, -1, false).seen, RankSeen::Unknown);
   }
 }
 
@@ -232,7 +284,7 @@ TEST(RankExit, EndedIsSaidOnlyOfARankTrulyGone) {
     EXPECT_TRUE(whole) << v.why;
     int said = rank;
     if (said < 0) said = std::stoi(v.why.substr(v.why.find(' ') + 1));
-    EXPECT_TRUE(gone.count(said) || said == left_out || (said == exiting && rank >= 0)) << v.why;
+    EXPECT_TRUE(gone.count(said) || said == left_out || said == exiting) << v.why;
   }
   EXPECT_GT(ended, 100);
   EXPECT_GT(unknown, 100);

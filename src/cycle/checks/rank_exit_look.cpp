@@ -60,10 +60,13 @@ void look_for_ended_ranks(CycleState& s) {
     look.args = std::move(*identity);
     for (auto& arg : stacks_step_args(task)) look.args.push_back(std::move(arg));
     look.args.push_back("--ranks");
-    // The rank the line names is looked into too: gone, or there but on its way out.
+    // The rank the line names is looked into too: gone, or there but on its way out; where it
+    // named none, each rank is (the one exiting is the line's).
     if (w.progress.crash_rank >= 0) {
       look.args.insert(look.args.end(), {"--rank", std::to_string(w.progress.crash_rank)});
       if (w.progress.crash_by_task) look.args.push_back("--by-task");
+    } else {
+      look.args.push_back("--every-rank");
     }
     looks.push_back(std::move(look));
   }

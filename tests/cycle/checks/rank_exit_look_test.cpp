@@ -35,12 +35,15 @@ bool asks_ranks(const std::vector<std::string>& step) {
 // may catch), read 5 s after the last step; the nodes answer `answer` when asked.
 struct RaisedNcclError {
   EndingRun run;
-  explicit RaisedNcclError(const std::string& answer, const std::string& dump = "") {
+  // `prefix`: who the lines say printed them ("": a log without rank prefixes).
+  explicit RaisedNcclError(const std::string& answer, const std::string& dump = "",
+                           const std::string& prefix = "[rank4]: ") {
     run.steps_every_10s();
     write_file(run.log,
-               "[rank4]: Traceback (most recent call last):\n[rank4]: "
-               "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, "
-               "remote process exited or there was a network error\n",
+               prefix + "Traceback (most recent call last):\n" + prefix +
+                   "torch.distributed.DistBackendError: NCCL error in: "
+                   "ProcessGroupNCCL.cpp:1970, remote process exited or there was a network "
+                   "error\n",
                true);
     run.slurm.step_outputs = {answer, dump};
     run.cycle(run.now + 55);
@@ -114,6 +117,26 @@ TEST(RankExitLook, ARankLingeringInItsExitEndsTheWaitAsOneGone) {
   EXPECT_NE(event_lines(*e.run.store)
                 .find("ended: rank 4's process is exiting (Py_FinalizeEx on its main thread, "
                       "node-3 pid 104); its program has ended"),
+            std::string::npos)
+      << event_lines(*e.run.store);
+}
+
+// The same lines with no rank prefix (the most common log): every rank's process is looked into
+// (`--every-rank`), and rank 4's, exiting, is the one ended. On the code before, the look asked
+// about no process's exit and said "running: every one of the 6 ranks' processes runs".
+TEST(RankExitLook, ALineNamingNoRankEndsTheWaitWhereOneRankIsExiting) {
+  RaisedNcclError e(ranks_answer(-1, 4), "", "");
+  auto r = e.run.cycle(e.run.now + 64);
+  ASSERT_EQ(e.looks(), 1);
+  EXPECT_NE(e.look_step().find(" stacks --job 7 --ranks --every-rank "), std::string::npos)
+      << e.look_step();
+  EXPECT_EQ(e.look_step().find("--rank "), std::string::npos) << e.look_step();
+  EXPECT_TRUE(e.run.store->progress("tr").crash_sticky);
+  EXPECT_TRUE(e.run.finding(r, "hung")) << event_lines(*e.run.store);
+  EXPECT_NE(event_lines(*e.run.store)
+                .find("ended: rank 4's process is exiting (Py_FinalizeEx on its main thread, "
+                      "node-3 pid 104); its program has ended; the other 5 ranks still run (all "
+                      "3 nodes answered)"),
             std::string::npos)
       << event_lines(*e.run.store);
 }
