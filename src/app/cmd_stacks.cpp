@@ -34,7 +34,8 @@ std::string this_node() {
 int cmd_stack_ranks(const std::string& job_id, const ExitLook& look) {
   // Each process's /proc is read, its rank from its environment (rules/rank_exit.h judges what
   // every node answered). Only the rank asked about, where it is here, is attached to, once:
-  // whether it is exiting (a rank whose program ended, lingering in its exit). With `every`,
+  // whether it is exiting (a rank whose program ended, lingering in its exit); for srun's task
+  // where that is torchrun's agent, its workers too. With `every`,
   // each rank's own process here, all at once: one gdb a rank, a node's 8 in about a second.
   NodeRanks here{this_node(), {}, true};
   for (int pid : job_python_processes(job_id, here.node))
@@ -42,8 +43,8 @@ int cmd_stack_ranks(const std::string& job_id, const ExitLook& look) {
   std::vector<int> pids;
   if (look.every)
     pids = own_rank_pids(here.processes);
-  else if (int pid = look.rank ? rank_process_pid(here.processes, *look.rank, look.by_task) : 0)
-    pids = {pid};
+  else if (look.rank)
+    pids = rank_look_pids(here.processes, *look.rank, look.by_task);
   std::map<int, std::future<std::string>> exiting;
   for (int pid : pids)
     exiting.emplace(pid,

@@ -177,7 +177,8 @@ int main(int argc, char** argv) {
   bool stacks_by_task = false;
   stacks
       ->add_flag("--by-task", stacks_by_task,
-                 "with --rank: the rank is srun's task (SLURM_PROCID), not RANK")
+                 "with --rank: the rank is srun's task (SLURM_PROCID), not RANK (where "
+                 "that is torchrun's agent, its workers are looked into too)")
       ->needs(rank_option);
   bool stacks_every_rank = false;
   stacks

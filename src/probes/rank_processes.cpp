@@ -100,6 +100,16 @@ int rank_process_pid(const std::vector<RankProcess>& processes, int rank, bool b
   return found;
 }
 
+std::vector<int> rank_look_pids(const std::vector<RankProcess>& processes, int rank, bool by_task) {
+  const int pid = rank_process_pid(processes, rank, by_task);
+  if (!pid) return {};
+  std::vector<int> out = {pid};
+  if (by_task)
+    for (const auto& p : processes)
+      if (p.ppid == pid && own_rank_process(processes, p, "RANK")) out.push_back(p.pid);
+  return out;
+}
+
 std::string format_node_ranks(const NodeRanks& node) {
   std::string out = std::string(kRanksHeader) + node.node +
                     " processes=" + std::to_string(node.processes.size()) + " ===\n";

@@ -61,6 +61,12 @@ std::vector<int> own_rank_pids(const std::vector<RankProcess>& processes);
 // another that does (its DataLoader workers); 0 where none or more than one is.
 int rank_process_pid(const std::vector<RankProcess>& processes, int rank, bool by_task);
 
+// What a node looks into for an exit where a fatal line named `rank`: that rank's own process
+// (rank_process_pid) and, where `by_task` names a torchrun agent (srun's --label over one
+// torchrun a node), the workers it launched (their own RANK processes, its children): the
+// line may be any of theirs. None where rank_process_pid finds none.
+std::vector<int> rank_look_pids(const std::vector<RankProcess>& processes, int rank, bool by_task);
+
 // "=== llmwatch-ranks node=N processes=K ===" and a line per process:
 // "pid=P ppid=Q rank=R world=W by=RANK" (rank and world -1, by "-" where none is named), and
 // " exiting=Py_FinalizeEx" after it where that was seen.

@@ -1,6 +1,7 @@
 #include "rules/rank_exit.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -9,6 +10,68 @@ namespace {
 
 RankExit unknown(std::string why) {
   return {RankSeen::Unknown, std::move(why)};
+}
+
+// A rank's own process, as a node's whole answer listed it.
+struct OwnProcess {
+  std::string node;
+  int pid = 0, ppid = 0;
+  std::string exiting;
+  std::string here() const { return node + " pid " + std::to_string(pid); }
+};
+
+// Every rank's own process by the variable `by`, and the world they agree on; `why` says what
+// makes it unusable (a rank named twice, world sizes that differ), empty where it is whole.
+struct Census {
+  std::string why;
+  int world = -1;
+  std::map<int, OwnProcess> ranks;
+  int gone() const { return world - static_cast<int>(ranks.size()); }
+  std::vector<std::pair<int, const OwnProcess*>> exiting() const {
+    std::vector<std::pair<int, const OwnProcess*>> out;
+    for (const auto& [rank, p] : ranks)
+      if (!p.exiting.empty()) out.push_back({rank, &p});
+    return out;
+  }
+};
+
+Census census(const std::vector<NodeRanks>& answers, const std::string& by) {
+  Census c;
+  // A rank's own children (DataLoader workers, compile workers) carry its environment: the
+  // rank is the one of them whose parent is not a process of the same name on that node.
+  for (const auto& a : answers)
+    for (const auto& p : a.processes) {
+      if (!own_rank_process(a.processes, p, by)) continue;
+      if (p.rank < 0 || p.world <= 0 || p.rank >= p.world) {
+        c.why = "pid " + std::to_string(p.pid) + " on " + a.node + " names no usable " + by;
+        return c;
+      }
+      if (c.world >= 0 && p.world != c.world) {
+        c.why = "the ranks name different world sizes";
+        return c;
+      }
+      c.world = p.world;
+      if (!c.ranks.emplace(p.rank, OwnProcess{a.node, p.pid, p.ppid, p.exiting}).second) {
+        c.why = by + " " + std::to_string(p.rank) + " is named by two processes";
+        return c;
+      }
+    }
+  if (c.world < 0) c.why = "no process names its " + by;
+  return c;
+}
+
+std::string others_run(int world, std::size_t nodes) {
+  const int others = world - 1;
+  return "the other " + std::to_string(others) +
+         (others == 1 ? " rank still runs" : " ranks still run") + " (all " +
+         std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") + " answered)";
+}
+
+// Its program has ended (an exception raised to the top, sys.exit) and it lingers in its exit:
+// no step comes from it, whatever its thread joins or destructors wait for.
+std::string is_exiting(const std::string& who, const OwnProcess& p, const std::string& under = "") {
+  return who + "'s process is exiting (" + p.exiting + " on its main thread, " + p.here() + ")" +
+         under + "; its program has ended";
 }
 
 }  // namespace
@@ -34,66 +97,54 @@ RankExit rank_exit(const std::vector<NodeRanks>& answers,
   for (const auto& a : answers)
     for (const auto& p : a.processes) any_rank |= p.by == "RANK";
   const std::string by = srun_task || !any_rank ? "SLURM_PROCID" : "RANK";
-  // A rank's own children (DataLoader workers, compile workers) carry its environment: the
-  // rank is the one of them whose parent is not a process of the same name on that node.
-  int world = -1;
-  std::set<int> seen;
-  std::string where;    // the printing rank's node, when it is there
-  std::string exiting;  // and the frame that says its process is on its way out
-  std::vector<std::pair<int, std::string>> exiting_ranks;  // every rank seen so: rank, "why"
-  for (const auto& a : answers)
-    for (const auto& p : a.processes) {
-      if (!own_rank_process(a.processes, p, by)) continue;
-      if (p.rank < 0 || p.world <= 0 || p.rank >= p.world)
-        return unknown("pid " + std::to_string(p.pid) + " on " + a.node + " names no usable " + by);
-      if (world >= 0 && p.world != world) return unknown("the ranks name different world sizes");
-      world = p.world;
-      if (!seen.insert(p.rank).second)
-        return unknown(by + " " + std::to_string(p.rank) + " is named by two processes");
-      const std::string here = a.node + " pid " + std::to_string(p.pid);
-      if (p.rank == rank) where = here, exiting = p.exiting;
-      if (!p.exiting.empty())
-        exiting_ranks.push_back({p.rank, p.exiting + " on its main thread, " + here});
-    }
-  if (world < 0) return unknown("no process names its " + by);
-  if (rank >= world) return unknown("rank " + std::to_string(rank) + " is past the world size");
+  const Census c = census(answers, by);
+  if (!c.why.empty()) return unknown(c.why);
+  if (rank >= c.world) return unknown("rank " + std::to_string(rank) + " is past the world size");
   const std::string kind = by == "RANK" ? "rank " : "task ";
-  const int others = world - 1;
-  const std::string others_run = "the other " + std::to_string(others) +
-                                 (others == 1 ? " rank still runs" : " ranks still run") +
-                                 " (all " + std::to_string(task_nodes.size()) +
-                                 (task_nodes.size() == 1 ? " node" : " nodes") + " answered)";
-  // Its program has ended (an exception raised to the top, sys.exit) and it lingers in its
-  // exit: no step comes from it, whatever its thread joins or destructors wait for.
-  auto is_exiting = [&](int r, const std::string& how) {
-    return kind + std::to_string(r) + "'s process is exiting (" + how + "); its program has ended";
-  };
-  if (!where.empty() && !exiting.empty())
-    return {RankSeen::Ended, is_exiting(rank, exiting + " on its main thread, " + where)};
-  if (!where.empty())
-    return {RankSeen::Running, kind + std::to_string(rank) + "'s process runs (" + where + ")"};
-  const int gone = world - static_cast<int>(seen.size());
+  const auto exiting = c.exiting();
+  if (auto it = c.ranks.find(rank); it != c.ranks.end()) {
+    const std::string who = kind + std::to_string(rank);
+    const OwnProcess& own = it->second;
+    if (!own.exiting.empty()) return {RankSeen::Ended, is_exiting(who, own)};
+    // srun's label over torchrun names the node's agent, which runs while a worker of its
+    // lingers in its exit: that worker is the line's where it is the one rank ended and the
+    // agent's own child (its node asked about the agent's workers too).
+    if (srun_task && any_rank) {
+      const Census workers = census(answers, "RANK");
+      const auto ended = workers.exiting();
+      if (workers.why.empty() && workers.gone() == 0 && ended.size() == 1 &&
+          ended[0].second->node == own.node && ended[0].second->ppid == own.pid)
+        return {RankSeen::Ended,
+                is_exiting("rank " + std::to_string(ended[0].first), *ended[0].second,
+                           ", a worker of " + who + " (" + own.here() + ")") +
+                    "; " + others_run(workers.world, task_nodes.size())};
+    }
+    return {RankSeen::Running, who + "'s process runs (" + own.here() + ")"};
+  }
+  const int gone = c.gone();
   if (rank < 0) {
     // A line no prefix names: the one rank that has ended, gone or exiting, whichever it is
     // (its peers wait on it). With more than one, the line may be a third's that goes on.
-    const int ended = gone + static_cast<int>(exiting_ranks.size());
+    const int ended = gone + static_cast<int>(exiting.size());
     if (ended == 0)
       return {RankSeen::Running,
-              "every one of the " + std::to_string(world) + " ranks' processes runs"};
-    if (ended > 1 && !exiting_ranks.empty())
-      return unknown(std::to_string(ended) + " of " + std::to_string(world) +
-                     " ranks have ended (" + std::to_string(exiting_ranks.size()) + " exiting, " +
+              "every one of the " + std::to_string(c.world) + " ranks' processes runs"};
+    if (ended > 1 && !exiting.empty())
+      return unknown(std::to_string(ended) + " of " + std::to_string(c.world) +
+                     " ranks have ended (" + std::to_string(exiting.size()) + " exiting, " +
                      std::to_string(gone) + " gone)");
-    if (exiting_ranks.size() == 1)
+    if (exiting.size() == 1)
       return {RankSeen::Ended,
-              is_exiting(exiting_ranks[0].first, exiting_ranks[0].second) + "; " + others_run};
+              is_exiting(kind + std::to_string(exiting[0].first), *exiting[0].second) + "; " +
+                  others_run(c.world, task_nodes.size())};
   }
   if (gone != 1)
-    return unknown(std::to_string(gone) + " of " + std::to_string(world) + " ranks not found");
+    return unknown(std::to_string(gone) + " of " + std::to_string(c.world) + " ranks not found");
   if (rank < 0)
-    while (seen.count(++rank)) {
+    while (c.ranks.count(++rank)) {
     }
-  return {RankSeen::Ended, kind + std::to_string(rank) + "'s process has ended; " + others_run};
+  return {RankSeen::Ended, kind + std::to_string(rank) + "'s process has ended; " +
+                               others_run(c.world, task_nodes.size())};
 }
 
 }  // namespace llmwatch

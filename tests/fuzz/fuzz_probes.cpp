@@ -184,8 +184,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 16: {
       // What each node's `llmwatch stacks --ranks` printed (#30). Properties: a block read whole
       // prints back as it was read; a rank is said ended only on every node's whole answer and
-      // only where no process of that rank's name was read, or its own was seen exiting;
-      // anything less is unknown.
+      // only where no process of that rank's name was read, or its own was seen exiting (or,
+      // for srun's task, a torchrun worker it launched); anything less is unknown.
       auto answers = parse_node_ranks(text);
       std::vector<std::string> nodes;
       bool whole = !answers.empty();
@@ -194,28 +194,33 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         whole &= a.whole;
         if (a.whole && parse_node_ranks(format_node_ranks(a)).size() != 1) __builtin_trap();
       }
-      for (int rank : {-1, 0, 1, 3}) {
-        auto v = rank_exit(answers, nodes, rank, false);
-        if (v.seen == RankSeen::Unknown && v.why.empty()) __builtin_trap();
-        if (v.seen != RankSeen::Ended) continue;
-        if (!whole) __builtin_trap();
-        // No process read names that rank as its own (its parent on its node not of that rank).
-        bool any_rank = false;
-        for (const auto& a : answers)
-          for (const auto& p : a.processes) any_rank |= p.by == "RANK";
-        const std::string by = any_rank ? "RANK" : "SLURM_PROCID";
-        // A line that named no rank: the rank the verdict names.
-        const int said = rank >= 0 ? rank : std::atoi(v.why.c_str() + v.why.find(' ') + 1);
-        for (const auto& a : answers)
-          for (const auto& p : a.processes) {
-            if (p.by != by || p.rank != said) continue;
-            const bool child = std::any_of(
-                a.processes.begin(), a.processes.end(),
-                [&](const auto& q) { return q.pid == p.ppid && q.by == by && q.rank == said; });
-            // Its own process there: only one seen exiting has ended.
-            if (!child && p.exiting.empty()) __builtin_trap();
-          }
-      }
+      for (bool task : {false, true})
+        for (int rank : {-1, 0, 1, 3}) {
+          auto v = rank_exit(answers, nodes, rank, task);
+          if (v.seen == RankSeen::Unknown && v.why.empty()) __builtin_trap();
+          if (v.seen != RankSeen::Ended) continue;
+          if (!whole) __builtin_trap();
+          // No process read names that rank as its own (its parent on its node not of that
+          // rank), or its own was seen exiting, or (srun's label) a worker it launched was.
+          bool any_rank = false;
+          for (const auto& a : answers)
+            for (const auto& p : a.processes) any_rank |= p.by == "RANK";
+          const std::string by = any_rank && !task ? "RANK" : "SLURM_PROCID";
+          // A line that named no rank: the rank the verdict names.
+          const int said = rank >= 0 ? rank : std::atoi(v.why.c_str() + v.why.find(' ') + 1);
+          for (const auto& a : answers)
+            for (const auto& p : a.processes) {
+              if (p.by != by || p.rank != said) continue;
+              const bool child = std::any_of(
+                  a.processes.begin(), a.processes.end(),
+                  [&](const auto& q) { return q.pid == p.ppid && q.by == by && q.rank == said; });
+              const bool worker_exiting =
+                  task && std::any_of(a.processes.begin(), a.processes.end(), [&](const auto& q) {
+                    return q.ppid == p.pid && q.by == "RANK" && !q.exiting.empty();
+                  });
+              if (!child && p.exiting.empty() && !worker_exiting) __builtin_trap();
+            }
+        }
       // The process a node looks into for a rank is one of its own, named that rank; for every
       // rank, each of them is a rank's own.
       for (const auto& a : answers) {

@@ -142,6 +142,23 @@ TEST(RankProcesses, TheRankAskedAboutIsOneProcessOrNone) {
   EXPECT_EQ(rank_process_pid({}, 0, false), 0);
 }
 
+// What a node attaches to for a line's rank: its own process; for srun's task that is a torchrun
+// agent, the workers it launched too (not their DataLoader workers).
+TEST(RankProcesses, ATaskThatIsTorchrunsAgentIsLookedIntoWithItsWorkers) {
+  std::vector<RankProcess> srun = {{101, 1, 0, 2, "SLURM_PROCID"},
+                                   {102, 1, 1, 2, "SLURM_PROCID"},
+                                   {103, 102, 1, 2, "SLURM_PROCID"}};
+  EXPECT_EQ(rank_look_pids(srun, 1, true), (std::vector<int>{102}));
+  EXPECT_EQ(rank_look_pids(srun, 1, false), (std::vector<int>{102}));
+  std::vector<RankProcess> torch = {{200, 1, 1, 2, "SLURM_PROCID"},
+                                    {201, 200, 4, 8, "RANK"},
+                                    {202, 200, 5, 8, "RANK"},
+                                    {203, 202, 5, 8, "RANK"}};
+  EXPECT_EQ(rank_look_pids(torch, 1, true), (std::vector<int>{200, 201, 202}));
+  EXPECT_EQ(rank_look_pids(torch, 5, false), (std::vector<int>{202}));
+  EXPECT_TRUE(rank_look_pids(torch, 0, true).empty());  // task 0 is another node's
+}
+
 // A line that names no rank (#30): every rank's own process on the node is looked into, none
 // of their DataLoader workers, nor torchrun's agent where the workers name their RANK.
 TEST(RankProcesses, EveryRanksOwnProcessIsTheRanksNotTheirWorkers) {

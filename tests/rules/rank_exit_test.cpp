@@ -9,6 +9,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "test_util.h"
+
 namespace llmwatch {
 namespace {
 
@@ -166,6 +168,67 @@ TEST(RankExit, ALineNamingNoRankEndsTheOneRankSeenExiting) {
     cut[0].whole = false;
     EXPECT_EQ(rank_exit(cut, nodes, -1, false).seen, RankSeen::Unknown);
   }
+}
+
+// srun's --label over one torchrun a node ("1: RuntimeError: ..."): the label names node-2's
+// agent, which runs while the worker that printed the line lingers in its exit. The one rank
+// ended, exiting, is the line's where it is that agent's own child. On the code before, the
+// agent running meant "running".
+TEST(RankExit, AWorkerOfTheLabelledTorchrunAgentSeenExitingHasEnded) {
+  const auto base = job(8, 4, true, true);
+  const auto nodes = nodes_of(base);
+  auto with_exiting = [&](std::vector<int> ranks) {
+    auto answers = base;
+    for (auto& a : answers)
+      for (auto& p : a.processes)
+        if (p.by == "RANK" && std::find(ranks.begin(), ranks.end(), p.rank) != ranks.end() &&
+            p.ppid == a.processes.front().pid)
+          p.exiting = "Py_FinalizeEx";
+    return answers;
+  };
+  auto answers = with_exiting({5});
+  int agent = answers[1].processes.front().pid, worker = 0;
+  for (const auto& p : answers[1].processes)
+    if (p.rank == 5 && p.ppid == agent) worker = p.pid;
+  auto v = rank_exit(answers, nodes, 1, true);
+  EXPECT_EQ(v.seen, RankSeen::Ended) << v.why;
+  EXPECT_EQ(v.why, "rank 5's process is exiting (Py_FinalizeEx on its main thread, node-2 pid " +
+                       std::to_string(worker) + "), a worker of task 1 (node-2 pid " +
+                       std::to_string(agent) +
+                       "); its program has ended; the other 7 ranks still run (all 2 nodes "
+                       "answered)");
+  // A worker of the other node's agent: the line's worker runs.
+  EXPECT_EQ(rank_exit(with_exiting({2}), nodes, 1, true).seen, RankSeen::Running);
+  // Two exiting, or one exiting and another gone: which printed the line is not known.
+  EXPECT_EQ(rank_exit(with_exiting({4, 5}), nodes, 1, true).seen, RankSeen::Running);
+  auto one_gone = with_exiting({5});
+  end_rank(one_gone, 0);
+  EXPECT_EQ(rank_exit(one_gone, nodes, 1, true).seen, RankSeen::Running);
+  // A worker's DataLoader worker exiting is not a rank.
+  auto loader = base;
+  for (auto& p : loader[1].processes)
+    if (p.rank == 5 && p.ppid != agent) p.exiting = "exit";
+  EXPECT_EQ(rank_exit(loader, nodes, 1, true).seen, RankSeen::Running);
+}
+
+// The same from the nodes' printed answers (the fixture, as `stacks --ranks --rank 1 --by-task`
+// prints them): the label's task 1 is node-2's agent, its worker rank 3 exiting.
+TEST(RankExit, TheTorchrunAgentsFixture) {
+  auto answers =
+      parse_node_ranks(testing::read_file(testing::fixture("rank-processes/torchrun-agents.txt")));
+  ASSERT_EQ(answers.size(), 2u);
+  const std::vector<std::string> nodes = {"node-1", "node-2"};
+  auto v = rank_exit(answers, nodes, 1, true);
+  EXPECT_EQ(v.seen, RankSeen::Ended) << v.why;
+  EXPECT_EQ(v.why,
+            "rank 3's process is exiting (Py_FinalizeEx on its main thread, node-2 pid 6102), a "
+            "worker of task 1 (node-2 pid 6100); its program has ended; the other 3 ranks still "
+            "run (all 2 nodes answered)");
+  EXPECT_EQ(rank_exit(answers, nodes, 0, true).seen, RankSeen::Running);
+  // The line named rank 3 itself, or none: the same rank.
+  EXPECT_EQ(rank_exit(answers, nodes, 3, false).seen, RankSeen::Ended);
+  EXPECT_EQ(rank_exit(answers, nodes, -1, false).seen, RankSeen::Ended);
+  EXPECT_EQ(rank_exit(answers, nodes, 2, false).seen, RankSeen::Running);
 }
 
 TEST(RankExit, LessThanWholeEvidenceIsUnknown) {
