@@ -42,7 +42,7 @@ int cmd_stack_ranks(const std::string& job_id, const ExitLook& look) {
     here.processes.push_back(process_rank(pid, parent_of(pid), process_environment(pid)));
   std::vector<int> pids;
   if (look.every)
-    pids = own_rank_pids(here.processes);
+    pids = every_rank_look_pids(here.processes);
   else if (look.rank)
     pids = rank_look_pids(here.processes, *look.rank, look.by_task);
   std::map<int, std::future<std::string>> exiting;

@@ -89,6 +89,12 @@ std::vector<int> own_rank_pids(const std::vector<RankProcess>& processes) {
   return out;
 }
 
+std::vector<int> every_rank_look_pids(const std::vector<RankProcess>& processes) {
+  auto pids = own_rank_pids(processes);
+  if (pids.size() > kMaxExitLooks) pids.clear();
+  return pids;
+}
+
 int rank_process_pid(const std::vector<RankProcess>& processes, int rank, bool by_task) {
   const std::string by = rank_variable(processes, by_task);
   int found = 0;
@@ -107,6 +113,7 @@ std::vector<int> rank_look_pids(const std::vector<RankProcess>& processes, int r
   if (by_task)
     for (const auto& p : processes)
       if (p.ppid == pid && own_rank_process(processes, p, "RANK")) out.push_back(p.pid);
+  if (out.size() > kMaxExitLooks) out.resize(1);
   return out;
 }
 

@@ -5,6 +5,7 @@
 // attached to: /proc is read, as the job's owner where llmwatch is root (the step runs as the
 // owner). `llmwatch stacks --ranks` prints it on each node of a job through srun --overlap, so
 // that a rank whose fatal error was raised to Python can be seen gone while its peers wait.
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -52,9 +53,17 @@ std::string rank_variable(const std::vector<RankProcess>& processes, bool by_tas
 // carry its environment, its RANK included; they are not the rank).
 bool own_rank_process(const std::vector<RankProcess>& processes, const RankProcess& p,
                       const std::string& by);
-// Every rank's own process on the node, by rank_variable(processes, false): what is looked into
-// where a fatal line named no rank (`--every-rank`).
+// Every rank's own process on the node, by rank_variable(processes, false).
 std::vector<int> own_rank_pids(const std::vector<RankProcess>& processes);
+
+// The most processes of one node looked into for an exit, one gdb each and all at once: a GPU
+// node's ranks (8, 16 at most), not a CPU job's 128 tasks a node, whose gdbs, each reading its
+// process's libraries' symbols, would load the node and the job's memory limit (the step runs
+// in the job's cgroup). A node with more is not looked into; its ranks' exits stay unseen.
+inline constexpr std::size_t kMaxExitLooks = 16;
+// What is looked into where a fatal line named no rank (`--every-rank`): own_rank_pids, none
+// where there are more than kMaxExitLooks.
+std::vector<int> every_rank_look_pids(const std::vector<RankProcess>& processes);
 
 // The process of rank `rank` among a node's: the one whose RANK names it (SLURM_PROCID where
 // `by_task`, srun's --label, or where no process on the node has a RANK), not a child of
@@ -64,7 +73,8 @@ int rank_process_pid(const std::vector<RankProcess>& processes, int rank, bool b
 // What a node looks into for an exit where a fatal line named `rank`: that rank's own process
 // (rank_process_pid) and, where `by_task` names a torchrun agent (srun's --label over one
 // torchrun a node), the workers it launched (their own RANK processes, its children): the
-// line may be any of theirs. None where rank_process_pid finds none.
+// line may be any of theirs (not more than kMaxExitLooks of them: then the agent alone). None
+// where rank_process_pid finds none.
 std::vector<int> rank_look_pids(const std::vector<RankProcess>& processes, int rank, bool by_task);
 
 // "=== llmwatch-ranks node=N processes=K ===" and a line per process:

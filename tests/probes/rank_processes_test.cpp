@@ -176,6 +176,24 @@ TEST(RankProcesses, EveryRanksOwnProcessIsTheRanksNotTheirWorkers) {
   srun.push_back({105, 1, 1, 2, "SLURM_PROCID"});
   EXPECT_EQ(own_rank_pids(srun), (std::vector<int>{101, 102, 105}));
   EXPECT_TRUE(own_rank_pids({}).empty());
+  EXPECT_EQ(every_rank_look_pids(torch), (std::vector<int>{201, 202}));
+}
+
+// A node with more ranks than kMaxExitLooks (a CPU job of many tasks a node) is not looked into
+// at all: one gdb a rank, all at once, would load the node and the job's memory.
+TEST(RankProcesses, ANodeOfManyRanksIsNotLookedIntoForExits) {
+  std::vector<RankProcess> many;
+  for (int r = 0; r < static_cast<int>(kMaxExitLooks); ++r)
+    many.push_back({1000 + r, 1, r, 128, "SLURM_PROCID"});
+  EXPECT_EQ(every_rank_look_pids(many).size(), kMaxExitLooks);
+  many.push_back({2000, 1, 100, 128, "SLURM_PROCID"});
+  EXPECT_EQ(own_rank_pids(many).size(), kMaxExitLooks + 1);
+  EXPECT_TRUE(every_rank_look_pids(many).empty());
+  // Under srun's label, an agent with that many workers: the agent alone.
+  std::vector<RankProcess> agent = {{500, 1, 0, 1, "SLURM_PROCID"}};
+  for (int r = 0; r <= static_cast<int>(kMaxExitLooks); ++r)
+    agent.push_back({600 + r, 500, r, 128, "RANK"});
+  EXPECT_EQ(rank_look_pids(agent, 0, true), (std::vector<int>{500}));
 }
 
 }  // namespace
