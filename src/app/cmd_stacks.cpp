@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "app/commands.h"
+#include "probes/node_dumps.h"
 #include "probes/process_exit.h"
 #include "probes/python_stacks.h"
 #include "probes/rank_processes.h"
@@ -58,15 +59,17 @@ int cmd_stack_ranks(const std::string& job_id, const ExitLook& look) {
 int cmd_stacks(const std::string& job_id, double timeout_seconds) {
   const std::string node = this_node();
   auto timeout = Seconds(static_cast<long long>(timeout_seconds));
-  // Every rank at once: 8 ranks of a node, dumped one by one, would take 8 deadlines. Each
-  // rank's flight recorder is fired first, where the job configured one.
-  std::vector<std::future<ProcessStack>> pending;
+  // The ranks in one wave (8 ranks of a node dumped one by one would take 8 deadlines), their
+  // workers after them, at most kParallelDumps at once (probes/node_dumps.h). Each rank's
+  // flight recorder is fired first, where the job configured one.
+  std::vector<RankProcess> processes;
   for (int pid : job_python_processes(job_id, node))
-    pending.push_back(std::async(std::launch::async, rank_forensics, pid, timeout));
-  std::vector<ProcessStack> stacks;
-  for (auto& p : pending) {
-    stacks.push_back(p.get());
-    stacks.back().node = node;
+    processes.push_back(process_rank(pid, parent_of(pid), process_environment(pid)));
+  auto stacks = dump_bounded(ranks_first(processes), kParallelDumps, timeout,
+                             [&](int pid) { return rank_forensics(pid, timeout); });
+  for (auto& s : stacks) {
+    s.node = node;
+    if (s.comm.empty()) s.comm = process_comm(s.pid);
   }
   if (stacks.empty())
     std::cout << "=== llmwatch-stack node=" << node << " pid=0 comm=none ===\n"

@@ -186,10 +186,14 @@ std::vector<std::string> gdb_batch_argv(int pid, const std::vector<std::string>&
   return argv;
 }
 
+std::string process_comm(int pid) {
+  return std::string(trim(read_all("/proc/" + std::to_string(pid) + "/comm")));
+}
+
 ProcessStack dump_python_stack(int pid, Seconds timeout) {
   ProcessStack s;
   s.pid = pid;
-  s.comm = std::string(trim(read_all("/proc/" + std::to_string(pid) + "/comm")));
+  s.comm = process_comm(pid);
   ProcessSpec spec;
   if (on_path("py-spy")) {
     spec.argv = gdb_identity_for(pid, ::geteuid() == 0).prefix;

@@ -48,6 +48,8 @@ GdbIdentity gdb_identity_for(int pid, bool privileged);
 // gdb attached to process `pid` in batch mode, running `commands` ("py-bt", "bt"), as
 // gdb_identity_for says: the argv to run.
 std::vector<std::string> gdb_batch_argv(int pid, const std::vector<std::string>& commands);
+// Its command name (/proc/PID/comm, "python3"); "" where it is gone.
+std::string process_comm(int pid);
 // One process's stack; the text says why when it could not be taken.
 ProcessStack dump_python_stack(int pid, Seconds timeout);
 // What `llmwatch stacks` takes of one rank: first its NCCL flight recorder is asked to dump
