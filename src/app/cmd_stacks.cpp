@@ -36,8 +36,8 @@ int cmd_stack_ranks(const std::string& job_id, const ExitLook& look) {
   // Each process's /proc is read, its rank from its environment (rules/rank_exit.h judges what
   // every node answered). Only the rank asked about, where it is here, is attached to, once:
   // whether it is exiting (a rank whose program ended, lingering in its exit); for srun's task
-  // where that is torchrun's agent, its workers too. With `every`,
-  // each rank's own process here, all at once: one gdb a rank, a node's 8 in about a second.
+  // where that is torchrun's agent, its workers too. With `every`, each rank's own process
+  // here, all at once (16 at most): one gdb a rank, a node's 8 in about a second.
   NodeRanks here{this_node(), {}, true};
   for (int pid : job_python_processes(job_id, here.node))
     here.processes.push_back(process_rank(pid, parent_of(pid), process_environment(pid)));
