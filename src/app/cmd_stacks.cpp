@@ -30,6 +30,15 @@ std::string this_node() {
   return hostname().substr(0, hostname().find('.'));
 }
 
+// The job's Python processes here, each with the rank its environment names: what both the
+// look and the dump start from (/proc reads only).
+std::vector<RankProcess> job_rank_processes(const std::string& job_id, const std::string& node) {
+  std::vector<RankProcess> out;
+  for (int pid : job_python_processes(job_id, node))
+    out.push_back(process_rank(pid, parent_of(pid), process_environment(pid)));
+  return out;
+}
+
 }  // namespace
 
 int cmd_stack_ranks(const std::string& job_id, const ExitLook& look) {
@@ -39,8 +48,7 @@ int cmd_stack_ranks(const std::string& job_id, const ExitLook& look) {
   // where that is torchrun's agent, its workers too. With `every`, each rank's own process
   // here, all at once (16 at most): one gdb a rank, a node's 8 in about a second.
   NodeRanks here{this_node(), {}, true};
-  for (int pid : job_python_processes(job_id, here.node))
-    here.processes.push_back(process_rank(pid, parent_of(pid), process_environment(pid)));
+  here.processes = job_rank_processes(job_id, here.node);
   std::vector<int> pids;
   if (look.every)
     pids = every_rank_look_pids(here.processes);
@@ -62,10 +70,7 @@ int cmd_stacks(const std::string& job_id, double timeout_seconds) {
   // The ranks in one wave (8 ranks of a node dumped one by one would take 8 deadlines), their
   // workers after them, at most kParallelDumps at once (probes/node_dumps.h). Each rank's
   // flight recorder is fired first, where the job configured one.
-  std::vector<RankProcess> processes;
-  for (int pid : job_python_processes(job_id, node))
-    processes.push_back(process_rank(pid, parent_of(pid), process_environment(pid)));
-  auto stacks = dump_bounded(ranks_first(processes), kParallelDumps, timeout,
+  auto stacks = dump_bounded(ranks_first(job_rank_processes(job_id, node)), kParallelDumps, timeout,
                              [&](int pid) { return rank_forensics(pid, timeout); });
   for (auto& s : stacks) {
     s.node = node;

@@ -93,9 +93,9 @@ RankExit rank_exit(const std::vector<NodeRanks>& answers,
   // Whose names count: RANK where any process has it (torchrun's agent has SLURM_PROCID only,
   // and shares it with its node's workers); SLURM_PROCID for srun's label, or where no process
   // names a RANK.
-  bool any_rank = false;
-  for (const auto& a : answers)
-    for (const auto& p : a.processes) any_rank |= p.by == "RANK";
+  const bool any_rank = std::any_of(answers.begin(), answers.end(), [](const NodeRanks& a) {
+    return rank_variable(a.processes, false) == "RANK";
+  });
   const std::string by = srun_task || !any_rank ? "SLURM_PROCID" : "RANK";
   const Census c = census(answers, by);
   if (!c.why.empty()) return unknown(c.why);
