@@ -15,6 +15,7 @@
 #include "registry.h"
 #include "rules/job_progress.h"
 #include "slurm/slurm_job.h"
+#include "slurm/srun_label.h"
 #include "store/hang_confirm.h"
 #include "store/keys.h"
 #include "store/store.h"
@@ -166,6 +167,8 @@ class DumpStacksAction : public ActionPlugin {
     }
     auto res = ctx.slurm.run_step(
         args, ctx.grant(ctx.config.probe_timeout).value_or(ctx.config.probe_timeout));
+    // Each node's blocks whole, whatever the other nodes printed meanwhile.
+    res.out = srun_output_by_task(res.out);
     auto stacks = parse_stacks(res.out);
     if (stacks.empty())
       return {ActionState::Failed,

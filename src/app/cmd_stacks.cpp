@@ -4,6 +4,7 @@
 // `--ranks`: only which rank each of them is (no dump), to see a rank gone after its fatal line;
 // with `--rank R`, whether that rank's process is exiting (probes/process_exit.h), with
 // `--every-rank` whether each rank's is.
+#include <algorithm>
 #include <cstdlib>
 #include <future>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "probes/node_dumps.h"
 #include "probes/process_exit.h"
 #include "probes/python_stacks.h"
+#include "probes/rank_look.h"
 #include "probes/rank_processes.h"
 #include "util/paths.h"
 
@@ -46,21 +48,43 @@ int cmd_stack_ranks(const std::string& job_id, const ExitLook& look) {
   // every node answered). Only the rank asked about, where it is here, is attached to, once:
   // whether it is exiting (a rank whose program ended, lingering in its exit); for srun's task
   // where that is torchrun's agent, its workers too. With `every`, each rank's own process
-  // here, all at once (16 at most): one gdb a rank, a node's 8 in about a second.
+  // here, all at once (16 at most): one gdb a rank, a node's 8 in about a second. With
+  // `stacks`, each rank's own process's Python stack as well, from the same gdb where it is
+  // looked into for its exit (probes/rank_look.h): the hang's first dump, should the look find
+  // the rank ended (its workers' stacks are left to the dump).
   NodeRanks here{this_node(), {}, true};
   here.processes = job_rank_processes(job_id, here.node);
-  std::vector<int> pids;
+  std::vector<int> exit_pids;
   if (look.every)
-    pids = every_rank_look_pids(here.processes);
+    exit_pids = every_rank_look_pids(here.processes);
   else if (look.rank)
-    pids = rank_look_pids(here.processes, *look.rank, look.by_task);
-  std::map<int, std::future<std::string>> exiting;
-  for (int pid : pids)
-    exiting.emplace(pid,
-                    std::async(std::launch::async, main_thread_exiting, pid, kExitingLookTimeout));
-  for (auto& p : here.processes)
-    if (auto it = exiting.find(p.pid); it != exiting.end()) p.exiting = it->second.get();
-  std::cout << format_node_ranks(here) << std::flush;
+    exit_pids = rank_look_pids(here.processes, *look.rank, look.by_task);
+  std::vector<int> stack_pids;
+  if (look.stacks) stack_pids = every_rank_look_pids(here.processes);
+  auto has = [](const std::vector<int>& pids, int pid) {
+    return std::find(pids.begin(), pids.end(), pid) != pids.end();
+  };
+  std::map<int, std::future<RankLook>> looks;
+  for (int pid : exit_pids)
+    looks.emplace(pid, std::async(std::launch::async, look_into_rank, pid, true,
+                                  has(stack_pids, pid), kExitingLookTimeout));
+  for (int pid : stack_pids)
+    if (!looks.count(pid))
+      looks.emplace(pid, std::async(std::launch::async, look_into_rank, pid, false, true,
+                                    kExitingLookTimeout));
+  std::vector<ProcessStack> stacks;
+  for (auto& p : here.processes) {
+    auto it = looks.find(p.pid);
+    if (it == looks.end()) continue;
+    RankLook seen = it->second.get();
+    p.exiting = seen.exiting;
+    if (seen.stack) {
+      seen.stack->node = here.node;
+      stacks.push_back(std::move(*seen.stack));
+    }
+  }
+  // The ranks first: their block is judged whole by its count, the stacks' blocks after it.
+  std::cout << format_node_ranks(here) << format_stacks(stacks) << std::flush;
   return kExitOk;
 }
 

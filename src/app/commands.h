@@ -49,10 +49,13 @@ int cmd_stacks(const std::string& job_id, double timeout_seconds);
 // its environment; nothing is stopped (probes/rank_processes.h).
 // Which ranks are looked into for an exit, besides which run: the one a fatal line named
 // (`rank`, srun's task where `by_task`), or each of them (`every`, a line that named none).
+// `stacks`: each rank's own process's Python stack too, from the same gdb (the hang's first
+// dump, taken by the look).
 struct ExitLook {
   std::optional<int> rank;
   bool by_task = false;
   bool every = false;
+  bool stacks = false;
 };
 int cmd_stack_ranks(const std::string& job_id, const ExitLook& look);
 int cmd_job_action(const Config& config, const std::string& verb, const std::string& job);

@@ -187,6 +187,12 @@ int main(int argc, char** argv) {
                  "named no rank)")
       ->needs(ranks_flag)
       ->excludes(rank_option);
+  bool stacks_with_stacks = false;
+  stacks
+      ->add_flag("--with-stacks", stacks_with_stacks,
+                 "with --ranks: each rank's Python stack too, as a dump prints it (the same gdb "
+                 "that looks into its exit)")
+      ->needs(ranks_flag);
 
   // Human actions on a managed job: journaled, budgeted and dry-run aware like automatic ones.
   std::string job_name;
@@ -213,7 +219,8 @@ int main(int argc, char** argv) {
   if (*demo) return cmd_demo(keep);
 
   if (*stacks && stacks_ranks)
-    return cmd_stack_ranks(stacks_job, {stacks_rank, stacks_by_task, stacks_every_rank});
+    return cmd_stack_ranks(stacks_job,
+                           {stacks_rank, stacks_by_task, stacks_every_rank, stacks_with_stacks});
   if (*stacks) return cmd_stacks(stacks_job, stacks_timeout);  // on a node: no config needed
   if (*node_check) {
     // On a compute node there is often no config file: the defaults are a complete check.

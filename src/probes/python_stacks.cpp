@@ -23,7 +23,7 @@ namespace llmwatch {
 namespace {
 
 constexpr size_t kMaxDump = 64 * 1024;  // per process: deep stacks are cut, not the summary
-constexpr const char* kHeader = "=== llmwatch-stack ";
+constexpr const char* kHeader = kStackHeader;
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -190,12 +190,27 @@ std::string process_comm(int pid) {
   return std::string(trim(read_all("/proc/" + std::to_string(pid) + "/comm")));
 }
 
-ProcessStack dump_python_stack(int pid, Seconds timeout) {
+bool dumps_with_py_spy() {
+  return on_path("py-spy");
+}
+
+ProcessStack stack_from_output(int pid, const ProcessResult& r, const std::string& tool) {
   ProcessStack s;
   s.pid = pid;
   s.comm = process_comm(pid);
+  // gdb prints its own chatter first; the stack starts at CPython's "Traceback" line.
+  std::string text = r.out;
+  if (auto at = text.find(kPyBtStart); at != std::string::npos) text = text.substr(at);
+  if (!r.ok() && innermost_frame(text).empty())
+    text = r.describe(tool + " -p " + std::to_string(pid)) + "\n" + text;
+  s.text = truncate_utf8(valid_utf8(text), kMaxDump);
+  s.innermost = innermost_frame(s.text);
+  return s;
+}
+
+ProcessStack dump_python_stack(int pid, Seconds timeout) {
   ProcessSpec spec;
-  if (on_path("py-spy")) {
+  if (dumps_with_py_spy()) {
     spec.argv = gdb_identity_for(pid, ::geteuid() == 0).prefix;
     spec.argv.insert(spec.argv.end(), {"py-spy", "dump", "--native", "--pid", std::to_string(pid)});
   } else {
@@ -203,16 +218,7 @@ ProcessStack dump_python_stack(int pid, Seconds timeout) {
   }
   spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
   spec.max_output = kMaxDump;
-  auto r = run_process(spec);
-  // gdb prints its own chatter first; the stack starts at CPython's "Traceback" line.
-  std::string text = r.out;
-  if (auto at = text.find("Traceback (most recent call first):"); at != std::string::npos)
-    text = text.substr(at);
-  if (!r.ok() && innermost_frame(text).empty())
-    text = r.describe(spec.argv[0] + " -p " + std::to_string(pid)) + "\n" + text;
-  s.text = truncate_utf8(valid_utf8(text), kMaxDump);
-  s.innermost = innermost_frame(s.text);
-  return s;
+  return stack_from_output(pid, run_process(spec), spec.argv[0]);
 }
 
 ProcessStack rank_forensics(int pid, Seconds timeout) {

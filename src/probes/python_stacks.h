@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "util/subprocess.h"
 
 namespace llmwatch {
 
@@ -52,12 +53,21 @@ std::vector<std::string> gdb_batch_argv(int pid, const std::vector<std::string>&
 std::string process_comm(int pid);
 // One process's stack; the text says why when it could not be taken.
 ProcessStack dump_python_stack(int pid, Seconds timeout);
+// Whether dumps are taken with py-spy (on PATH), not gdb's py-bt.
+bool dumps_with_py_spy();
+// Where CPython's py-bt begins in gdb's output (what comes before it is gdb's own chatter, or
+// another command's output).
+inline constexpr const char* kPyBtStart = "Traceback (most recent call first):";
+// The stack block of process `pid` from what its dumper (`tool`: gdb, py-spy) printed.
+ProcessStack stack_from_output(int pid, const ProcessResult& r, const std::string& tool);
 // What `llmwatch stacks` takes of one rank: first its NCCL flight recorder is asked to dump
 // (before gdb stops the process), then its stack; the flight recorder's line, when it has
 // one, heads the block, and says where the trace goes.
 ProcessStack rank_forensics(int pid, Seconds timeout);
 
-// "=== llmwatch-stack node=N pid=P comm=C ===" blocks, as `llmwatch stacks` prints them.
+// "=== llmwatch-stack node=N pid=P comm=C ===" blocks, as `llmwatch stacks` prints them (the
+// header at the start of a line; a dump's own lines are indented).
+inline constexpr const char* kStackHeader = "=== llmwatch-stack ";
 std::string format_stacks(const std::vector<ProcessStack>& stacks);
 std::vector<ProcessStack> parse_stacks(const std::string& text);
 // The innermost Python frame of a py-bt or py-spy dump.

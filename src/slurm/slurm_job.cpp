@@ -208,7 +208,8 @@ const SlurmJob* running_task(const std::vector<SlurmJob>& entries) {
 }
 
 std::vector<std::string> stacks_step_args(const SlurmJob& job) {
-  // srun and SLURM_JOB_ID know an array task by its own job id.
+  // srun and SLURM_JOB_ID know an array task by its own job id. --label: each node's lines are
+  // put back together (slurm/srun_label.h), whatever another node printed meanwhile.
   const std::string id = std::to_string(job.job_id);
   const std::string n = std::to_string(std::max<std::size_t>(1, hosts_in(job.nodes).size()));
   return {"--jobid=" + id,
@@ -218,6 +219,7 @@ std::vector<std::string> stacks_step_args(const SlurmJob& job) {
           "--ntasks-per-node=1",
           "--kill-on-bad-exit=0",
           "--quiet",
+          "--label",
           self_exe(),
           "stacks",
           "--job",

@@ -163,8 +163,9 @@ std::string owner_group(const SlurmJob& job);
 Result<std::vector<std::string>> owner_identity_args(const SlurmJob& job);
 
 // srun's options for a step of one task on each node of the running task `job`, beside its own
-// steps (--overlap) and never ending it (--kill-on-bad-exit=0), srun's own chatter off, then
-// `llmwatch stacks --job ID`: the dump and the look for a crashed rank's process run it so.
+// steps (--overlap) and never ending it (--kill-on-bad-exit=0), srun's own chatter off, each line
+// labelled with its task (read with srun_output_by_task), then `llmwatch stacks --job ID`: the
+// dump and the look for a crashed rank's process run it so.
 std::vector<std::string> stacks_step_args(const SlurmJob& job);
 
 }  // namespace llmwatch

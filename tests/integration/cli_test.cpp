@@ -41,6 +41,14 @@ TEST(Cli, StacksRankOptionsNeedWhatTheyQualify) {
   auto both = cli({"stacks", "--job", "1", "--ranks", "--every-rank", "--rank", "3"});
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_NE(both.err.find("excludes"), std::string::npos) << both.err;
+  auto stacks_alone = cli({"stacks", "--job", "1", "--with-stacks"});
+  EXPECT_EQ(stacks_alone.exit_code, 2);
+  EXPECT_NE(stacks_alone.err.find("--with-stacks requires --ranks"), std::string::npos)
+      << stacks_alone.err;
+  auto with_stacks =
+      cli({"stacks", "--job", "67108863", "--ranks", "--every-rank", "--with-stacks"});
+  EXPECT_TRUE(with_stacks.ok()) << with_stacks.err;
+  EXPECT_NE(with_stacks.out.find(" processes=0 ==="), std::string::npos) << with_stacks.out;
   auto every_here = cli({"stacks", "--job", "67108863", "--ranks", "--every-rank"});
   EXPECT_TRUE(every_here.ok()) << every_here.err;
   EXPECT_NE(every_here.out.find(" processes=0 ==="), std::string::npos) << every_here.out;

@@ -501,6 +501,12 @@ TEST(Daemon, ARankLingeringInItsExitAfterAnUnnamedNcclErrorIsSeenEndedAndItsRunR
       << run.events;
   EXPECT_NE(run.hung.find("whose rank's process has since ended or is exiting"), std::string::npos)
       << run.hung;
+  // The look's gdb took each rank's stack too: the hang's first dump, so the dump once the hang
+  // is found is its second, and the cancel follows at once (since stop 80; before, a first dump
+  // then and a second 4 s later: crash line -> cancel 12.0 s here).
+  EXPECT_NE(run.events.find("its ranks' stacks are the hang's first dump (2 processes: "),
+            std::string::npos)
+      << run.events;
   EXPECT_TRUE(run.restarted) << run.log;
 }
 

@@ -4,14 +4,10 @@
 #include "probes/process_exit.h"
 
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 
+#include "live_python.h"
 #include "test_util.h"
 
 namespace llmwatch {
@@ -64,36 +60,16 @@ TEST(ProcessExit, OnlyAFrameOfThatNameSaysIt) {
             "");
 }
 
-// A live /usr/bin/python3 running `code` (its environment emptied), killed at the end.
-struct LivePython {
-  pid_t pid = -1;
-  explicit LivePython(const std::string& code) {
-    std::string program = "/usr/bin/python3", c = "-c", body = code;
-    char* argv[] = {program.data(), c.data(), body.data(), nullptr};
-    char* envp[] = {nullptr};
-    EXPECT_EQ(posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv, envp), 0);
-  }
-  ~LivePython() {
-    if (pid > 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  }
-};
-
 // Real processes, as a rank's would be: one whose error was raised to the top and which
 // lingers in its exit, joining a thread that never ends, is seen exiting; one blocked in
 // its program is not, however long it is looked at.
 TEST(ProcessExit, ALiveRankLingeringInItsExitIsSeenSoAndARunningOneNot) {
-  if (std::system("gdb --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "gdb is not installed";
-  if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
+  if (auto why = testing::no_live_gdb(); !why.empty()) GTEST_SKIP() << why;
   testing::TempDir dir;
   const std::string started = dir / "started";
-  LivePython running("import threading\nopen('" + started +
-                     "', 'w').close()\nthreading.Event().wait()\n");
-  LivePython exiting(
-      "import threading, time\nthreading.Thread(target=time.sleep, args=(600,)).start()\n"
-      "raise RuntimeError('NCCL error: remote process exited')\n");
+  testing::LivePython running("import threading\nopen('" + started +
+                              "', 'w').close()\nthreading.Event().wait()\n");
+  testing::LivePython exiting(testing::kLingersInItsExit);
   std::string seen;
   ASSERT_TRUE(testing::eventually(
       [&] { return !(seen = main_thread_exiting(exiting.pid, Seconds(20))).empty(); }, 60))

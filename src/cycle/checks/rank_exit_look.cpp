@@ -8,15 +8,18 @@
 
 #include "cycle/checks/node_check_srun.h"
 #include "cycle/failure_domain.h"
+#include "probes/python_stacks.h"
 #include "rules/rank_exit.h"
 #include "slurm/hostlist.h"
+#include "slurm/srun_label.h"
+#include "store/hang_confirm.h"
 #include "util/strings.h"
 
 namespace llmwatch {
 namespace {
 
-// What a look waits for at most: srun's start, a /proc read on each node and, on the crashed
-// rank's, gdb's backtrace of it (at most 8 s, app/cmd_stacks.cpp).
+// What a look waits for at most: srun's start, a /proc read on each node and each rank's gdb
+// (its backtrace and Python stack, at most 8 s, app/cmd_stacks.cpp).
 constexpr Seconds kLookTimeout{15};
 
 bool wants_look(const CycleState& s, const JobWork& w) {
@@ -27,6 +30,16 @@ bool wants_look(const CycleState& s, const JobWork& w) {
   return due > 0 && s.now >= due;
 }
 
+// One node's answer (`stacks --ranks --with-stacks`): its ranks block, and its stacks from the
+// first stack header on.
+std::pair<std::string, std::string> split_at_stacks(const std::string& answer) {
+  std::size_t at =
+      answer.rfind(kStackHeader, 0) == 0 ? 0 : answer.find("\n" + std::string(kStackHeader));
+  if (at == std::string::npos) return {answer, ""};
+  if (at > 0) ++at;  // past the newline
+  return {answer.substr(0, at), answer.substr(at)};
+}
+
 struct Look {
   JobWork* w = nullptr;
   std::vector<std::string> nodes;
@@ -34,7 +47,25 @@ struct Look {
   bool deferred = false;
   std::string failed;  // srun's failure, when no node answered
   RankExit verdict;
+  std::vector<ProcessStack> stacks;  // the ranks' Python stacks the nodes printed after the ranks
 };
+
+// The look's stacks as the hang's first dump (store/hang_confirm.h), where the rank has ended:
+// its run's hang is then found kAfterFatalCrashFloor after the line, and the dump then takes its
+// second at once if confirm_gap has passed since this cycle, instead of its first (its second
+// a gap later). Only stacks that can confirm (a rank's training thread seen) and only where the
+// job confirms hangs at all. Returns what the event says of it ("" where nothing was kept).
+std::string keep_as_first_dump(CycleState& s, const JobWork& w, const Look& look) {
+  if (look.verdict.seen != RankSeen::Ended || !w.settings || w.settings->confirm_hang.count() <= 0)
+    return "";
+  bool comparable = std::any_of(look.stacks.begin(), look.stacks.end(), [](const ProcessStack& p) {
+    return !training_frames(p.text).empty();
+  });
+  if (!comparable) return "";
+  put_hang_confirm(s.store, w.label,
+                   {w.obs.running->display_id(), format_stacks(look.stacks), s.now}, s.now);
+  return "; its ranks' stacks are the hang's first dump (" + summarize_stacks(look.stacks) + ")";
+}
 
 }  // namespace
 
@@ -68,6 +99,9 @@ void look_for_ended_ranks(CycleState& s) {
     } else {
       look.args.push_back("--every-rank");
     }
+    // Each rank's stack from the same gdb (or, where it is not looked into, one of its own): the
+    // hang's first dump, should the rank have ended.
+    look.args.push_back("--with-stacks");
     looks.push_back(std::move(look));
   }
   if (looks.empty()) return;
@@ -81,7 +115,14 @@ void look_for_ended_ranks(CycleState& s) {
       }
       Status ran = run_guarded("srun stacks --ranks", [&] {
         auto r = s.slurm.run_step(look.args, *timeout);
-        auto answers = parse_node_ranks(r.out);
+        // Each node's ranks block, then its stacks: the ranks are read only before the first
+        // stack (a line of a rank's stack is never read as a rank's).
+        std::vector<NodeRanks> answers;
+        for (const auto& node : srun_task_outputs(r.out)) {
+          auto [ranks, stacks] = split_at_stacks(node);
+          for (auto& a : parse_node_ranks(ranks)) answers.push_back(std::move(a));
+          for (auto& st : parse_stacks(stacks)) look.stacks.push_back(std::move(st));
+        }
         if (answers.empty()) {
           look.failed =
               r.describe("srun llmwatch stacks --ranks") + " " + sanitize_line(r.err, 200);
@@ -113,8 +154,8 @@ void look_for_ended_ranks(CycleState& s) {
     const char* seen = look.verdict.seen == RankSeen::Ended     ? "ended"
                        : look.verdict.seen == RankSeen::Running ? "running"
                                                                 : "unknown";
-    const std::string said =
-        "task " + w.obs.running->display_id() + " " + after + seen + ": " + look.verdict.why;
+    const std::string said = "task " + w.obs.running->display_id() + " " + after + seen + ": " +
+                             look.verdict.why + keep_as_first_dump(s, w, look);
     // In the daemon's log too: what shortened (or did not shorten) the run's wait, beside the
     // hang it brings.
     spdlog::info("{}: the crashed rank's process, {}", w.label, said);

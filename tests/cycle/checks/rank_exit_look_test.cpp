@@ -9,6 +9,7 @@
 #include "ending_run.h"
 #include "probes/rank_processes.h"
 #include "store_reading.h"
+#include "util/strings.h"
 
 namespace llmwatch::testing {
 namespace {
@@ -24,6 +25,45 @@ std::string ranks_answer(int gone, int exiting = -1) {
         n.processes.push_back({100 + r, 99, r, 6, "RANK", r == exiting ? "Py_FinalizeEx" : ""});
     out += format_node_ranks(n);
   }
+  return out;
+}
+
+// One stack block, as `llmwatch stacks` prints it: a rank waiting in the collective, or one in
+// its interpreter's exit (its `_shutdown`).
+std::string stack_block(int node, int rank, bool exiting) {
+  return "=== llmwatch-stack node=node-" + std::to_string(node) +
+         " pid=" + std::to_string(100 + rank) +
+         " comm=python3 ===\nTraceback (most recent call first):\n" +
+         (exiting ? "  File \"/usr/lib/python3.11/threading.py\", line 1583, in _shutdown\n"
+                  : "  File \"/w/train.py\", line 14, in wait_in_allreduce\n");
+}
+
+// What the three nodes answer to `--ranks --with-stacks` through srun --label: each node's
+// ranks block and then its ranks' stacks, its lines labelled with its task and interleaved with
+// the other nodes' (node-1's stacks come in between node-2's lines).
+std::string labelled_answer_with_stacks(int exiting) {
+  std::vector<std::string> lines[3];
+  for (int node = 0; node < 3; ++node) {
+    NodeRanks n{"node-" + std::to_string(node + 1), {}, true};
+    std::string stacks;
+    for (int r = 2 * node; r < 2 * node + 2; ++r) {
+      n.processes.push_back({100 + r, 99, r, 6, "RANK", r == exiting ? "Py_FinalizeEx" : ""});
+      stacks += stack_block(node + 1, r, r == exiting);
+    }
+    for (const auto& line : split(format_node_ranks(n) + stacks, '\n'))
+      if (!line.empty()) lines[node].push_back(std::to_string(node) + ": " + line);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < 16; ++i)
+    for (int node : {1, 0, 2})
+      if (i < lines[node].size()) out += lines[node][i] + "\n";
+  return out;
+}
+
+// The same stacks as the hang's dump prints them (srun's label left off: read as they are).
+std::string dump_of_every_rank(int exiting) {
+  std::string out;
+  for (int r = 0; r < 6; ++r) out += stack_block(r / 2 + 1, r, r == exiting);
   return out;
 }
 
@@ -157,6 +197,57 @@ TEST(RankExitLook, ARankStillThereAtTheFirstLookIsAskedAgainAtEightSeconds) {
   EXPECT_TRUE(e.run.finding(r, "hung")) << event_lines(*e.run.store);
   e.run.cycle(e.run.now + 70);
   EXPECT_EQ(e.looks(), 2) << "no third";
+}
+
+// The look takes each rank's stack with the backtrace it reads for the exit; where it finds the
+// rank ended, those stacks are the hang's first dump. The hang, found 8 s after the line, is
+// then dumped once more and cancelled in that cycle, no gap later. On the code before, the
+// look's answer held no stacks the daemon kept: the dump at 8 s was the first, and nothing was
+// cancelled before the second, a confirmation gap later (12 s).
+TEST(RankExitLook, AnEndedRanksLookIsTheHangsFirstDump) {
+  RaisedNcclError e(ranks_answer(-1), "", "");
+  e.run.slurm.step_outputs = {labelled_answer_with_stacks(4), dump_of_every_rank(4)};
+  e.run.cycle(e.run.now + 59);  // the look, 4 s after the line
+  ASSERT_EQ(e.looks(), 1) << event_lines(*e.run.store);
+  EXPECT_NE(e.look_step().find(" --quiet --label "), std::string::npos) << e.look_step();
+  EXPECT_NE(e.look_step().find(" --every-rank --with-stacks "), std::string::npos) << e.look_step();
+  EXPECT_TRUE(e.run.store->progress("tr").crash_sticky) << event_lines(*e.run.store);
+  EXPECT_NE(event_lines(*e.run.store)
+                .find("the other 5 ranks still run (all 3 nodes answered); its ranks' stacks are "
+                      "the hang's first dump (6 processes: 5 in wait_in_allreduce (train.py:14); "
+                      "1 in _shutdown (threading.py:1583) [node-3 pid 104])"),
+            std::string::npos)
+      << event_lines(*e.run.store);
+  EXPECT_EQ(e.run.slurm.steps.size(), 1u) << "no dump before the hang";
+  auto r = e.run.cycle(e.run.now + 64);  // past 8 s after the line: hung
+  ASSERT_TRUE(e.run.finding(r, "hung")) << event_lines(*e.run.store);
+  std::string dump;
+  for (const auto& a : e.run.store->recent_actions(20))
+    if (a.kind == "dump") dump = a.detail;
+  EXPECT_EQ(dump.find("first dump kept"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("1 in _shutdown (threading.py:1583) [node-3 pid 104]"), std::string::npos)
+      << dump;
+  EXPECT_EQ(e.run.slurm.cancelled.size(), 1u)
+      << "the hang confirmed by the look's stacks and the dump's: " << event_lines(*e.run.store);
+}
+
+// A rank still running at the look: its stacks are not kept (the run may step on, and its hang,
+// if any, comes two intervals later with a dump of its own), and a node's stack lines are never
+// read as its ranks (a ranks header inside a stack is a stack's line).
+TEST(RankExitLook, ARunningRanksLookKeepsNoDump) {
+  RaisedNcclError e(ranks_answer(-1), "", "");
+  std::string answer = labelled_answer_with_stacks(-1);
+  answer +=
+      "2:     === llmwatch-ranks node=node-3 processes=1 ===\n"
+      "2: pid=104 ppid=99 rank=4 world=6 by=RANK exiting=Py_FinalizeEx\n";
+  e.run.slurm.step_outputs = {answer};
+  e.run.cycle(e.run.now + 59);
+  ASSERT_EQ(e.looks(), 1);
+  EXPECT_FALSE(e.run.store->progress("tr").crash_sticky) << event_lines(*e.run.store);
+  EXPECT_NE(event_lines(*e.run.store).find("running: "), std::string::npos)
+      << event_lines(*e.run.store);
+  EXPECT_EQ(event_lines(*e.run.store).find("first dump"), std::string::npos)
+      << event_lines(*e.run.store);
 }
 
 TEST(RankExitLook, ARankStillRunningOrNotSeenChangesNothing) {
