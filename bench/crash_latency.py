@@ -35,6 +35,11 @@ ends, so the look finds it there, and only its main thread in Py_FinalizeEx (gdb
 of that one process) says its program has ended.
 --rank-prefix no: rank 1's lines name no rank (most logs): every rank's process is looked into
 (llmwatch stacks --ranks --every-rank), and the one gone or exiting is the line's.
+--peer computing (the default): rank 0 is still computing its step (a sleep in the module) when
+rank 1's error comes, and enters the collective at its step's end, about 5 s after the line.
+--peer in-collective: rank 0 spends its whole step in the collective (wait_in_allreduce), as a
+peer of a rank whose collective failed is: it is there when the line comes and stays there
+(the look's stacks, 4 s after the line, are then the hang's first dump: since stop 80).
 
 --blame node-check: the error names no node (a CUDA error); [gpu] is on, and the task's node's
 kernel log shows an Xid 79 from just before it (stand-in nvidia-smi printing the H100 capture):
@@ -50,7 +55,7 @@ Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3] [--tea
                               [--settle 0] [--blame log|node-check|none]
                               [--nccl-form traceback|abort|rank-exit|torchrun]
                               [--trainer shell|python|python-ranks] [--rank-end exit|linger]
-                              [--rank-prefix yes|no]
+                              [--rank-prefix yes|no] [--peer computing|in-collective]
 Needs root (it starts Slurm daemons). Prints a table.
 """
 import argparse, json, os, random, subprocess, time
@@ -134,7 +139,8 @@ def wait_in_allreduce(seconds):
 if rank == 1:
     time.sleep(step_time / 2)
 while True:
-    time.sleep(step_time)
+    if rank == 1 or os.environ.get("FAKE_PEER") != "in-collective":
+        time.sleep(step_time)
     step += 1
     if rank == 1:
         crash = os.path.join(d, "crash")
@@ -152,7 +158,15 @@ while True:
                 threading.Thread(target=time.sleep, args=(3600,)).start()
             sys.exit(1)
         continue
-    if os.path.exists(gone):
+    if os.environ.get("FAKE_PEER") == "in-collective":
+        # The step is the collective; after rank 1 is gone the same call waits out the teardown.
+        ended = os.path.exists(gone)
+        wait_in_allreduce(teardown if ended else step_time)
+        if ended:
+            sys.exit(1)
+        if os.path.exists(gone):
+            continue
+    elif os.path.exists(gone):
         wait_in_allreduce(teardown)
         sys.exit(1)
     print(f"Training epoch 0, iteration {step}/99999 | global_step: {step} | "
@@ -193,7 +207,7 @@ def one_run(args, run=0):
                  f"--output={work}/train-%j.out",
                  f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME={args.step_time},"
                  f"FAKE_TEARDOWN_SECONDS={args.teardown},FAKE_RANK_END={args.rank_end},"
-                 f"FAKE_RANK_PREFIX={args.rank_prefix}",
+                 f"FAKE_RANK_PREFIX={args.rank_prefix},FAKE_PEER={args.peer}",
                  *trainer)
         first = out.stdout.strip().split(";")[0]
         log = f"{work}/train-{first}.out"
@@ -260,6 +274,7 @@ def main():
     p.add_argument("--trainer", choices=["shell", "python", "python-ranks"], default="shell")
     p.add_argument("--rank-end", choices=["exit", "linger"], default="exit")
     p.add_argument("--rank-prefix", choices=["yes", "no"], default="yes")
+    p.add_argument("--peer", choices=["computing", "in-collective"], default="computing")
     args = p.parse_args()
     if args.trainer.startswith("python") and args.blame != "log":
         p.error("--trainer python prints the NCCL forms only: use it with --blame log")
@@ -271,6 +286,7 @@ def main():
           + f", a {args.trainer} trainer"
           + (f", rank 1 ending by {args.rank_end}, its lines "
              + ("prefixed" if args.rank_prefix == "yes" else "unprefixed")
+             + f", rank 0 {args.peer} at the line"
              if args.trainer == "python-ranks" else ""))
     print("crash line -> restarted run RUNNING: " + ", ".join(f"{r:.1f} s" for r in rows))
 

@@ -93,18 +93,26 @@ std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
     return !training_frames(p.text).empty();
   });
   if (!first && !comparable) return std::nullopt;
-  if (!first) {
+  auto keep_first = [&](const std::string& why) {
     put_hang_confirm(ctx.store, r.job, {r.task->display_id(), dump_text, ctx.now}, ctx.now);
-    ActionOutcome later{ActionState::Waiting,
-                        "first dump kept (" + summarize_stacks(now_stacks) + "); a second one " +
-                            format_seconds(gap) +
-                            " later confirms the hang before anything is cancelled"};
+    ActionOutcome later{ActionState::Waiting, why + " (" + summarize_stacks(now_stacks) +
+                                                  "); a second one " + format_seconds(gap) +
+                                                  " later confirms the hang before anything is "
+                                                  "cancelled"};
     later.defers = true;
     return later;
-  }
+  };
+  if (!first) return keep_first("first dump kept");
   clear_hang_confirm(ctx.store, r.job, ctx.now);
   auto earlier = parse_stacks(first->dump);
   if (earlier.empty() || !stacks_moved(earlier, now_stacks)) return std::nullopt;
+  // The look's stacks were taken before the hang was found, while a peer may still have been on
+  // its way into the collective: that it moved since is no sign of life, and this dump is the
+  // first (as it was before the look took any), never a near miss.
+  if (first->by_look && comparable)
+    return keep_first(
+        "the stacks moved since the look after the crash line took them (a rank "
+        "still on its way into the collective): this dump is the first, kept");
   // The run was seen moving when the second dump came back, not when the cycle began: a dump
   // can take longer than the run's whole allowance (the hang clock would have run out again by
   // the next cycle).

@@ -1,6 +1,7 @@
 #include "probes/rank_look.h"
 
 #include "probes/process_exit.h"
+#include "slurm/srun_label.h"
 
 namespace llmwatch {
 
@@ -32,6 +33,19 @@ RankLook look_into_rank(int pid, bool exit, bool stack, Seconds timeout) {
   spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
   spec.max_output = 512 * 1024;
   return read_rank_look(pid, run_process(spec), exit, true);
+}
+
+LookOutput read_look_output(const std::string& srun_out) {
+  LookOutput out;
+  for (const auto& node : srun_task_outputs(srun_out)) {
+    std::size_t at =
+        node.rfind(kStackHeader, 0) == 0 ? 0 : node.find("\n" + std::string(kStackHeader));
+    if (at != std::string::npos && at > 0) ++at;  // past the newline
+    for (auto& a : parse_node_ranks(node.substr(0, at))) out.answers.push_back(std::move(a));
+    if (at != std::string::npos)
+      for (auto& st : parse_stacks(node.substr(at))) out.stacks.push_back(std::move(st));
+  }
+  return out;
 }
 
 }  // namespace llmwatch

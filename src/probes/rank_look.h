@@ -7,9 +7,11 @@
 // tool then), gdb's backtrace and py-spy's dump are taken one after the other.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 #include "probes/python_stacks.h"
+#include "probes/rank_processes.h"
 #include "util/subprocess.h"
 
 namespace llmwatch {
@@ -25,5 +27,14 @@ RankLook look_into_rank(int pid, bool exit, bool stack, Seconds timeout);
 // gdb's output for {"thread 1", "bt", "py-bt"} (`exit`) or {"py-bt"}: the exiting frame of the
 // backtrace before py-bt's "Traceback" (none from a gdb that timed out), and the stack from it.
 RankLook read_rank_look(int pid, const ProcessResult& gdb, bool exit, bool stack);
+
+// What the look's step printed on every node (srun --label, `stacks --ranks --with-stacks`): each
+// node's ranks block, read only from before its first stack block (a line of a stack is never
+// read as a rank's), and the stacks after it.
+struct LookOutput {
+  std::vector<NodeRanks> answers;
+  std::vector<ProcessStack> stacks;
+};
+LookOutput read_look_output(const std::string& srun_out);
 
 }  // namespace llmwatch

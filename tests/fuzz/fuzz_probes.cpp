@@ -18,6 +18,7 @@
 #include "probes/perfdata.h"
 #include "probes/quota.h"
 #include "probes/rank_line_times.h"
+#include "probes/rank_look.h"
 #include "probes/rank_processes.h"
 #include "probes/rank_timing.h"
 #include "probes/training_log.h"
@@ -25,6 +26,7 @@
 #include "rules/rank_exit.h"
 #include "rules/straggler.h"
 #include "rules/xid_table.h"
+#include "slurm/srun_label.h"
 #include "util/strings.h"
 #include "util/text.h"
 
@@ -243,6 +245,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (std::none_of(a.processes.begin(), a.processes.end(),
                              [&](const auto& p) { return p.pid == pid && p.rank == rank; }))
               __builtin_trap();
+      // The same text as three nodes' answers through srun --label, its lines dealt out in turn:
+      // each node's lines come back whole and in order; and a node whose answer begins with a
+      // stack block gives the look no rank, whatever its stacks' lines say.
+      std::string labelled, after_stack, dealt[3];
+      std::size_t line_no = 0;
+      for (const auto& line : split(std::string(text), '\n')) {
+        labelled += std::to_string(line_no % 3) + ": " + line + "\n";
+        after_stack += "0: " + line + "\n";
+        dealt[line_no++ % 3] += line + "\n";
+      }
+      auto tasks = srun_task_outputs(labelled);
+      std::size_t k = 0;
+      for (const auto& d : dealt)
+        if (!d.empty() && (k >= tasks.size() || tasks[k++] != d)) __builtin_trap();
+      (void)read_look_output(labelled);
+      if (!read_look_output("0: " + std::string(kStackHeader) + "node=n pid=1 comm=p ===\n" +
+                            after_stack)
+               .answers.empty())
+        __builtin_trap();
       break;
     }
     case 13: {

@@ -8,10 +8,9 @@
 
 #include "cycle/checks/node_check_srun.h"
 #include "cycle/failure_domain.h"
-#include "probes/python_stacks.h"
+#include "probes/rank_look.h"
 #include "rules/rank_exit.h"
 #include "slurm/hostlist.h"
-#include "slurm/srun_label.h"
 #include "store/hang_confirm.h"
 #include "util/strings.h"
 
@@ -28,16 +27,6 @@ bool wants_look(const CycleState& s, const JobWork& w) {
   if (p.task != w.obs.running->display_id() || hosts_in(w.obs.running->nodes).empty()) return false;
   const double due = rank_look_due(p);
   return due > 0 && s.now >= due;
-}
-
-// One node's answer (`stacks --ranks --with-stacks`): its ranks block, and its stacks from the
-// first stack header on.
-std::pair<std::string, std::string> split_at_stacks(const std::string& answer) {
-  std::size_t at =
-      answer.rfind(kStackHeader, 0) == 0 ? 0 : answer.find("\n" + std::string(kStackHeader));
-  if (at == std::string::npos) return {answer, ""};
-  if (at > 0) ++at;  // past the newline
-  return {answer.substr(0, at), answer.substr(at)};
 }
 
 struct Look {
@@ -63,7 +52,7 @@ std::string keep_as_first_dump(CycleState& s, const JobWork& w, const Look& look
   });
   if (!comparable) return "";
   put_hang_confirm(s.store, w.label,
-                   {w.obs.running->display_id(), format_stacks(look.stacks), s.now}, s.now);
+                   {w.obs.running->display_id(), format_stacks(look.stacks), s.now, true}, s.now);
   return "; its ranks' stacks are the hang's first dump (" + summarize_stacks(look.stacks) + ")";
 }
 
@@ -115,21 +104,15 @@ void look_for_ended_ranks(CycleState& s) {
       }
       Status ran = run_guarded("srun stacks --ranks", [&] {
         auto r = s.slurm.run_step(look.args, *timeout);
-        // Each node's ranks block, then its stacks: the ranks are read only before the first
-        // stack (a line of a rank's stack is never read as a rank's).
-        std::vector<NodeRanks> answers;
-        for (const auto& node : srun_task_outputs(r.out)) {
-          auto [ranks, stacks] = split_at_stacks(node);
-          for (auto& a : parse_node_ranks(ranks)) answers.push_back(std::move(a));
-          for (auto& st : parse_stacks(stacks)) look.stacks.push_back(std::move(st));
-        }
-        if (answers.empty()) {
+        auto read = read_look_output(r.out);
+        look.stacks = std::move(read.stacks);
+        if (read.answers.empty()) {
           look.failed =
               r.describe("srun llmwatch stacks --ranks") + " " + sanitize_line(r.err, 200);
           return;
         }
         const JobProgress& p = look.w->progress;
-        look.verdict = rank_exit(answers, look.nodes, p.crash_rank, p.crash_by_task);
+        look.verdict = rank_exit(read.answers, look.nodes, p.crash_rank, p.crash_by_task);
       });
       if (!ran) look.failed = ran.error();
     });

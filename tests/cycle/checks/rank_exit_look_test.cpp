@@ -231,6 +231,31 @@ TEST(RankExitLook, AnEndedRanksLookIsTheHangsFirstDump) {
       << "the hang confirmed by the look's stacks and the dump's: " << event_lines(*e.run.store);
 }
 
+// The look's stacks taken while a peer still computed its step (rank 0 in its training loop, not
+// yet in the collective): the dump once the hang is found sees it moved. That is no sign of life
+// (the stacks were taken before the hang began): this dump is the first and a second one a gap
+// later confirms, as before the look took any. In the first version it was a near miss, and the
+// run waited its full allowance (crash line -> RUNNING 59 s in bench/crash_latency.py, from 15 s).
+TEST(RankExitLook, StacksThatMovedSinceTheLookAreNoNearMiss) {
+  RaisedNcclError e(ranks_answer(-1), "", "");
+  std::string look = labelled_answer_with_stacks(4);
+  const std::string waiting = "in wait_in_allreduce\n";
+  look.replace(look.find(waiting), waiting.size(), "in <module>\n");
+  e.run.slurm.step_outputs = {look, dump_of_every_rank(4), dump_of_every_rank(4)};
+  e.run.cycle(e.run.now + 60);
+  e.run.cycle(e.run.now + 63);  // hung, the dump waiting for the look's gap
+  EXPECT_TRUE(e.run.slurm.cancelled.empty());
+  e.run.cycle(e.run.now + 64.5);
+  std::string dump;
+  for (const auto& a : e.run.store->recent_actions(20))
+    if (a.kind == "dump") dump = a.detail;
+  EXPECT_NE(dump.find("this dump is the first, kept"), std::string::npos) << dump;
+  EXPECT_EQ(dump.find("near miss"), std::string::npos) << dump;
+  EXPECT_TRUE(e.run.slurm.cancelled.empty());
+  e.run.cycle(e.run.now + 69);  // the gap after it: confirmed
+  EXPECT_EQ(e.run.slurm.cancelled.size(), 1u) << event_lines(*e.run.store);
+}
+
 // A rank still running at the look: its stacks are not kept (the run may step on, and its hang,
 // if any, comes two intervals later with a dump of its own), and a node's stack lines are never
 // read as its ranks (a ranks header inside a stack is a stack's line).
