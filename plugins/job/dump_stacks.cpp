@@ -89,9 +89,7 @@ std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
   auto first = pending_confirm(r, ctx, gap);
   // No rank's training thread in this dump (not a Python run, no debug symbols): a second one
   // could prove nothing either way, so it is not waited for.
-  bool comparable = std::any_of(now_stacks.begin(), now_stacks.end(), [](const ProcessStack& p) {
-    return !training_frames(p.text).empty();
-  });
+  const bool comparable = shows_training_frames(now_stacks);
   if (!first && !comparable) return std::nullopt;
   auto keep_first = [&](const std::string& why) {
     put_hang_confirm(ctx.store, r.job, {r.task->display_id(), dump_text, ctx.now}, ctx.now);
@@ -109,7 +107,7 @@ std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
   // The look's stacks were taken before the hang was found, while a peer may still have been on
   // its way into the collective: that it moved since is no sign of life, and this dump is the
   // first (as it was before the look took any), never a near miss.
-  if (first->by_look && comparable)
+  if (first->by_look)
     return keep_first(
         "the stacks moved since the look after the crash line took them (a rank "
         "still on its way into the collective): this dump is the first, kept");

@@ -65,13 +65,11 @@ int cmd_stack_ranks(const std::string& job_id, const ExitLook& look) {
     return std::find(pids.begin(), pids.end(), pid) != pids.end();
   };
   std::map<int, std::future<RankLook>> looks;
-  for (int pid : exit_pids)
-    looks.emplace(pid, std::async(std::launch::async, look_into_rank, pid, true,
-                                  has(stack_pids, pid), kExitingLookTimeout));
-  for (int pid : stack_pids)
-    if (!looks.count(pid))
-      looks.emplace(pid, std::async(std::launch::async, look_into_rank, pid, false, true,
-                                    kExitingLookTimeout));
+  for (const auto& p : here.processes)
+    if (has(exit_pids, p.pid) || has(stack_pids, p.pid))
+      looks.emplace(p.pid,
+                    std::async(std::launch::async, look_into_rank, p.pid, has(exit_pids, p.pid),
+                               has(stack_pids, p.pid), kExitingLookTimeout));
   std::vector<ProcessStack> stacks;
   for (auto& p : here.processes) {
     auto it = looks.find(p.pid);

@@ -276,6 +276,11 @@ std::vector<std::string> training_frames(const std::string& dump) {
   return python_frames(main);
 }
 
+bool shows_training_frames(const std::vector<ProcessStack>& stacks) {
+  return std::any_of(stacks.begin(), stacks.end(),
+                     [](const ProcessStack& p) { return !training_frames(p.text).empty(); });
+}
+
 bool stacks_moved(const std::vector<ProcessStack>& before, const std::vector<ProcessStack>& after) {
   std::map<std::pair<std::string, int>, std::vector<std::string>> then;
   for (const auto& s : before) then[{s.node, s.pid}] = training_frames(s.text);

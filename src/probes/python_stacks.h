@@ -76,6 +76,9 @@ std::string innermost_frame(const std::string& dump);
 std::vector<std::string> python_frames(const std::string& dump);
 // The frames of a dump's training thread: the main thread (py-spy dumps every thread).
 std::vector<std::string> training_frames(const std::string& dump);
+// Whether any of `stacks` shows a rank's training thread: only such a dump can confirm a hang
+// (a second one of a dump without is never waited for).
+bool shows_training_frames(const std::vector<ProcessStack>& stacks);
 // Confirmation of a hang: true when two dumps some seconds apart show a rank's training
 // thread, seen in both, in other frames. Ranks stuck in a collective show the same frames
 // each time; a process in one dump only proves nothing.

@@ -38,9 +38,9 @@ RankLook look_into_rank(int pid, bool exit, bool stack, Seconds timeout) {
 LookOutput read_look_output(const std::string& srun_out) {
   LookOutput out;
   for (const auto& node : srun_task_outputs(srun_out)) {
-    std::size_t at =
-        node.rfind(kStackHeader, 0) == 0 ? 0 : node.find("\n" + std::string(kStackHeader));
-    if (at != std::string::npos && at > 0) ++at;  // past the newline
+    // The first line that begins with a stack header (a newline put before the first line
+    // makes its place the header's own).
+    const std::size_t at = ("\n" + node).find("\n" + std::string(kStackHeader));
     for (auto& a : parse_node_ranks(node.substr(0, at))) out.answers.push_back(std::move(a));
     if (at != std::string::npos)
       for (auto& st : parse_stacks(node.substr(at))) out.stacks.push_back(std::move(st));

@@ -47,10 +47,7 @@ struct Look {
 std::string keep_as_first_dump(CycleState& s, const JobWork& w, const Look& look) {
   if (look.verdict.seen != RankSeen::Ended || !w.settings || w.settings->confirm_hang.count() <= 0)
     return "";
-  bool comparable = std::any_of(look.stacks.begin(), look.stacks.end(), [](const ProcessStack& p) {
-    return !training_frames(p.text).empty();
-  });
-  if (!comparable) return "";
+  if (!shows_training_frames(look.stacks)) return "";
   put_hang_confirm(s.store, w.label,
                    {w.obs.running->display_id(), format_stacks(look.stacks), s.now, true}, s.now);
   return "; its ranks' stacks are the hang's first dump (" + summarize_stacks(look.stacks) + ")";
