@@ -40,6 +40,10 @@ rank 1's error comes, and enters the collective at its step's end, about 5 s aft
 --peer in-collective: rank 0 spends its whole step in the collective (wait_in_allreduce), as a
 peer of a rank whose collective failed is: it is there when the line comes and stays there
 (the look's stacks, 4 s after the line, are then the hang's first dump: since stop 80).
+--ended N (python-ranks): N ranks end at the crash, ranks 1..N, a node each beside rank 0's (as
+after a network error every rank on both ends of the failed link raises); their lines come
+with --rank-prefix's form. With several ended and no prefix, which printed the line is not
+known: before stop 81 the look then said nothing.
 
 --blame node-check: the error names no node (a CUDA error); [gpu] is on, and the task's node's
 kernel log shows an Xid 79 from just before it (stand-in nvidia-smi printing the H100 capture):
@@ -56,6 +60,7 @@ Usage: bench/crash_latency.py [--build build] [--interval 30s] [--runs 3] [--tea
                               [--nccl-form traceback|abort|rank-exit|torchrun]
                               [--trainer shell|python|python-ranks] [--rank-end exit|linger]
                               [--rank-prefix yes|no] [--peer computing|in-collective]
+                              [--ended 1|2|3]
 Needs root (it starts Slurm daemons). Prints a table.
 """
 import argparse, json, os, random, subprocess, time
@@ -125,29 +130,34 @@ step_time = float(os.environ.get("FAKE_STEP_TIME", "2"))
 teardown = float(os.environ.get("FAKE_TEARDOWN_SECONDS", "0"))
 rank = int(os.environ["SLURM_PROCID"])
 gone = os.path.join(d, "rank1-gone")
+mine = os.path.join(d, f"rank{rank}-gone")
 ckpt = os.path.join(d, "checkpoint")
 step = int(open(ckpt).read()) if os.path.exists(ckpt) else 0
-if rank == 0 and os.path.exists(gone):
-    os.remove(gone)  # a restart: rank 1 runs again
+if rank == 0:  # a restart: the ranks that ended run again, and the crash is over
+    if os.path.exists(os.path.join(d, "crash")):
+        os.remove(os.path.join(d, "crash"))
+    for r in range(1, int(os.environ.get("SLURM_NTASKS", "2"))):
+        if os.path.exists(os.path.join(d, f"rank{r}-gone")):
+            os.remove(os.path.join(d, f"rank{r}-gone"))
 
 def wait_in_allreduce(seconds):
     time.sleep(seconds)
 
-# Rank 1 looks for the crash half a step out of phase with rank 0's steps, so that its error
-# always comes mid-step, after rank 0's last step line and before the step it would print next
-# (which it then never prints: the collective waits on rank 1).
-if rank == 1:
+# Every rank past 0 ends at the crash (--ended N: N of them, ranks 1..N; rank 1's end is what
+# rank 0 waits on). They look for it half a step out of phase with rank 0's steps, so that the
+# error always comes mid-step, after rank 0's last step line and before the step it would print
+# next (which it then never prints: the collective waits on them).
+if rank > 0:
     time.sleep(step_time / 2)
 while True:
-    if rank == 1 or os.environ.get("FAKE_PEER") != "in-collective":
+    if rank > 0 or os.environ.get("FAKE_PEER") != "in-collective":
         time.sleep(step_time)
     step += 1
-    if rank == 1:
+    if rank > 0:
         crash = os.path.join(d, "crash")
-        if os.path.exists(crash):
-            os.remove(crash)
-            open(gone, "w").write("1")
-            prefix = "[rank1]: " if os.environ.get("FAKE_RANK_PREFIX") != "no" else ""
+        if os.path.exists(crash) and not os.path.exists(mine):
+            open(mine, "w").write("1")
+            prefix = f"[rank{rank}]: " if os.environ.get("FAKE_RANK_PREFIX") != "no" else ""
             print(f"{prefix}Traceback (most recent call last):", flush=True)
             print(f"{prefix}torch.distributed.DistBackendError: NCCL error in: "
                   "ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error",
@@ -202,7 +212,7 @@ def one_run(args, run=0):
                 f.write(PY_RANKS_TRAINER)
             trainer = ["--wrap", f"srun --kill-on-bad-exit=0 /usr/bin/python3 -u {work}/train.py "
                        "2>/dev/null"]
-            nodes = ["--nodes=2", "--ntasks-per-node=1"]
+            nodes = [f"--nodes={args.ended + 1}", "--ntasks-per-node=1"]
         out = sh("sbatch", "--parsable", "--job-name=bench-crash", *nodes, f"--chdir={work}",
                  f"--output={work}/train-%j.out",
                  f"--export=ALL,FAKE_TRAINER_DIR={work},FAKE_STEP_TIME={args.step_time},"
@@ -275,6 +285,7 @@ def main():
     p.add_argument("--rank-end", choices=["exit", "linger"], default="exit")
     p.add_argument("--rank-prefix", choices=["yes", "no"], default="yes")
     p.add_argument("--peer", choices=["computing", "in-collective"], default="computing")
+    p.add_argument("--ended", type=int, choices=[1, 2, 3], default=1)
     args = p.parse_args()
     if args.trainer.startswith("python") and args.blame != "log":
         p.error("--trainer python prints the NCCL forms only: use it with --blame log")
@@ -284,7 +295,9 @@ def main():
           f"teardown {args.teardown} s, settled {args.settle:g} s, blamed by {args.blame}"
           + (f", the NCCL error as {args.nccl_form}" if args.blame == "log" else "")
           + f", a {args.trainer} trainer"
-          + (f", rank 1 ending by {args.rank_end}, its lines "
+          + ((", rank 1" if args.ended == 1 else f", ranks 1-{args.ended}")
+             + f" ending by {args.rank_end}, "
+             + ("its" if args.ended == 1 else "their") + " lines "
              + ("prefixed" if args.rank_prefix == "yes" else "unprefixed")
              + f", rank 0 {args.peer} at the line"
              if args.trainer == "python-ranks" else ""))

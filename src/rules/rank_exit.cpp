@@ -60,8 +60,9 @@ Census census(const std::vector<NodeRanks>& answers, const std::string& by) {
   return c;
 }
 
-std::string others_run(int world, std::size_t nodes) {
-  const int others = world - 1;
+// `ended` of the world's ranks have ended: the rest still run.
+std::string others_run(int world, std::size_t nodes, int ended = 1) {
+  const int others = world - ended;
   return "the other " + std::to_string(others) +
          (others == 1 ? " rank still runs" : " ranks still run") + " (all " +
          std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") + " answered)";
@@ -72,6 +73,14 @@ std::string others_run(int world, std::size_t nodes) {
 std::string is_exiting(const std::string& who, const OwnProcess& p, const std::string& under = "") {
   return who + "'s process is exiting (" + p.exiting + " on its main thread, " + p.here() + ")" +
          under + "; its program has ended";
+}
+
+// Where more than the one rank named first has ended: how many, and how ("" for one alone).
+std::string also_ended(int world, std::size_t exiting, int gone) {
+  const int ended = static_cast<int>(exiting) + gone;
+  if (ended < 2) return "";
+  return "; " + std::to_string(ended) + " of " + std::to_string(world) + " ranks have ended (" +
+         std::to_string(exiting) + " exiting, " + std::to_string(gone) + " gone)";
 }
 
 }  // namespace
@@ -112,31 +121,35 @@ RankExit rank_exit(const std::vector<NodeRanks>& answers,
     if (srun_task && any_rank) {
       const Census workers = census(answers, "RANK");
       const auto ended = workers.exiting();
-      if (workers.why.empty() && workers.gone() == 0 && ended.size() == 1 &&
-          ended[0].second->node == own.node && ended[0].second->ppid == own.pid)
+      const auto mine = std::find_if(ended.begin(), ended.end(), [&](const auto& e) {
+        return e.second->node == own.node && e.second->ppid == own.pid;
+      });
+      if (workers.why.empty() && workers.gone() == 0 && mine != ended.end())
         return {RankSeen::Ended,
-                is_exiting("rank " + std::to_string(ended[0].first), *ended[0].second,
+                is_exiting("rank " + std::to_string(mine->first), *mine->second,
                            ", a worker of " + who + " (" + own.here() + ")") +
-                    "; " + others_run(workers.world, task_nodes.size())};
+                    also_ended(workers.world, ended.size(), 0) + "; " +
+                    others_run(workers.world, task_nodes.size(), static_cast<int>(ended.size()))};
     }
     return {RankSeen::Running, who + "'s process runs (" + own.here() + ")"};
   }
   const int gone = c.gone();
   if (rank < 0) {
-    // A line no prefix names: the one rank that has ended, gone or exiting, whichever it is
-    // (its peers wait on it). With more than one, the line may be a third's that goes on.
+    // A line no prefix names: a rank whose program has ended, exiting, or the one rank gone
+    // (its peers wait on it). Several exiting, as after a network error every rank on both
+    // ends of the failed link raises: their programs have ended whichever printed the line, and
+    // ranks that step together take no step without them. Several gone and none exiting stay
+    // unknown: an elastic agent restarting its workers ends them all at once, and they come
+    // back.
     const int ended = gone + static_cast<int>(exiting.size());
     if (ended == 0)
       return {RankSeen::Running,
               "every one of the " + std::to_string(c.world) + " ranks' processes runs"};
-    if (ended > 1 && !exiting.empty())
-      return unknown(std::to_string(ended) + " of " + std::to_string(c.world) +
-                     " ranks have ended (" + std::to_string(exiting.size()) + " exiting, " +
-                     std::to_string(gone) + " gone)");
-    if (exiting.size() == 1)
+    if (!exiting.empty())
       return {RankSeen::Ended,
-              is_exiting(kind + std::to_string(exiting[0].first), *exiting[0].second) + "; " +
-                  others_run(c.world, task_nodes.size())};
+              is_exiting(kind + std::to_string(exiting[0].first), *exiting[0].second) +
+                  also_ended(c.world, exiting.size(), gone) + "; " +
+                  others_run(c.world, task_nodes.size(), ended)};
   }
   if (gone != 1)
     return unknown(std::to_string(gone) + " of " + std::to_string(c.world) + " ranks not found");

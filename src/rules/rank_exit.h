@@ -30,8 +30,9 @@ struct RankExit {
 // Who printed the line, as its prefix said (probes/rank_line_times.h): `srun_task` for srun's
 // --label ("5: "), which is SLURM_PROCID; else a framework's "[rank5]:", which is RANK where the
 // processes name one, else SLURM_PROCID (srun starting a task a rank). `rank` -1: the line
-// named none, and the one rank ended, whichever, gone or its process exiting (every rank's was
-// looked into: `stacks --every-rank`), is it (its peers wait on it); two or more: unknown.
+// named none: a rank whose process is exiting (every rank's was looked into: `stacks
+// --every-rank`), however many others ended too, or else the one rank gone, is it (its peers
+// wait on it); two or more gone and none exiting: unknown.
 RankExit rank_exit(const std::vector<NodeRanks>& answers,
                    const std::vector<std::string>& task_nodes, int rank, bool srun_task);
 

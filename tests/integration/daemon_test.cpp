@@ -374,13 +374,14 @@ struct RankCrash {
   bool restarted = false;
 };
 
-// Two ranks, a task each (SLURM_PROCID) on two nodes; 5 s steps (two intervals, 10 s, are more
-// than the 8 s the look saves); at step 7 rank 1 prints a DistBackendError traceback and ends
-// as `rank1_ends` says (Python at the line's indent), rank 0 waits on in the collective it
-// left. `prefixed`: its lines say "[rank1]: " (else nothing names their rank, as in most logs).
-// srun's own lines ("task 1: Exited") are not the run's log. Prints the crash line -> cancel
-// delay, a figure.
-RankCrash rank_crash_run(const std::string& name, const std::string& rank1_ends, bool prefixed) {
+// `world` ranks, a task each (SLURM_PROCID) on as many nodes; 5 s steps (two intervals, 10 s,
+// are more than the 8 s the look saves); at step 7 every rank but 0 prints a DistBackendError
+// traceback and ends as `rank1_ends` says (Python at the line's indent), rank 0 waits on in the
+// collective they left. `prefixed`: their lines say "[rank1]: " (else nothing names their rank,
+// as in most logs). srun's own lines ("task 1: Exited") are not the run's log. Prints the crash
+// line -> cancel delay, a figure.
+RankCrash rank_crash_run(const std::string& name, const std::string& rank1_ends, bool prefixed,
+                         int world = 2) {
   RankCrash out;
   LocalCluster c;
   EXPECT_TRUE(c.error.empty()) << c.error;
@@ -394,14 +395,14 @@ RankCrash rank_crash_run(const std::string& name, const std::string& rank1_ends,
   write_file(work + "/train.py", R"py(
 import os, sys, threading, time
 rank = int(os.environ["SLURM_PROCID"])
-prefix = ")py" + std::string(prefixed ? "[rank1]: " : "") +
+prefix = f")py" + std::string(prefixed ? "[rank{rank}]: " : "") +
                                      R"py("
 for step in range(1, 1000):
     time.sleep(5)
     if rank == 0:
         print(f"global_step: {step}", flush=True)
     if step == 7:
-        if rank == 1:
+        if rank > 0:
             time.sleep(1)
             print(f"{prefix}Traceback (most recent call last):", flush=True)
             print(f"{prefix}torch.distributed.DistBackendError: NCCL error in: "
@@ -415,9 +416,9 @@ for step in range(1, 1000):
                                      work + "/train.py 2>/dev/null\n");
   std::filesystem::permissions(work + "/train.sh", std::filesystem::perms::owner_all,
                                std::filesystem::perm_options::add);
-  auto first =
-      c.slurm({"sbatch", "--parsable", "--job-name=" + name, "--nodes=2", "--ntasks-per-node=1",
-               "--chdir=" + work, "--output=" + work + "/train.out", work + "/train.sh"});
+  auto first = c.slurm({"sbatch", "--parsable", "--job-name=" + name,
+                        "--nodes=" + std::to_string(world), "--ntasks-per-node=1",
+                        "--chdir=" + work, "--output=" + work + "/train.out", work + "/train.sh"});
   EXPECT_TRUE(first.ok()) << first.err;
   if (!first.ok()) return out;
   const std::string id = first.out.substr(0, first.out.find_first_of(";\n"));
@@ -475,28 +476,30 @@ TEST(Daemon, ARankGoneAfterItsRaisedNcclErrorIsSeenGoneAndItsRunRestarted) {
   EXPECT_TRUE(run.restarted) << run.log;
 }
 
-// #30: the same error, but rank 1's process lingers in its exit: the exception left its
-// program, and its interpreter waits to join a thread that never ends (as a process group's
-// destructor or a stuck atexit handler would hold it). Its process is there, so the look said
-// "running" and the run waited two step intervals and a confirmation. Since stop 78 the look
-// attaches gdb to the process of the rank a line names and sees its main thread in
+// #30: the same error, but the ranks' processes linger in their exit: the exception left their
+// program, and their interpreter waits to join a thread that never ends (as a process group's
+// destructor or a stuck atexit handler would hold it). Their processes are there, so the look
+// said "running" and the run waited two step intervals and a confirmation. Since stop 78 the
+// look attaches gdb to the process of the rank a line names and sees its main thread in
 // Py_FinalizeEx: ended as well. Here the lines name no rank, as most logs' do: each rank's
-// process is looked into (`--every-rank`), and the one exiting is the line's. Fails on the code
-// before (the event said "running: every one of the 2 ranks' processes runs"); the named rank's
-// case, the same gdb look, is RankExitLook's and ProcessExit's.
-TEST(Daemon, ARankLingeringInItsExitAfterAnUnnamedNcclErrorIsSeenEndedAndItsRunRestarted) {
+// process is looked into (`--every-rank`). Two ranks of three raise, as the ranks on both ends
+// of a failed link do: whichever printed the line, their programs have ended (since stop 81;
+// before, two ended meant unknown and the run waited its two step intervals: the event said
+// "unknown: 2 of 3 ranks have ended"; the one rank's case is RankExitLook's, and was this
+// test's at stop 80: crash line -> cancel 8.1 s).
+TEST(Daemon, RanksLingeringInTheirExitAfterAnUnnamedNcclErrorAreSeenEndedAndTheirRunRestarted) {
   LLMWATCH_REQUIRE_CLUSTER();
   auto run =
       rank_crash_run("rank-exiting",
                      "            threading.Thread(target=time.sleep, args=(3600,)).start()\n"
                      "            sys.exit(1)\n",
-                     false);
+                     false, 3);
   EXPECT_NE(run.events.find("ended: task 1's process is exiting (Py_FinalizeEx on its main "
                             "thread, node-"),
             std::string::npos)
       << run.events << run.log;
-  EXPECT_NE(run.events.find("its program has ended; the other 1 rank still runs (all 2 nodes "
-                            "answered)"),
+  EXPECT_NE(run.events.find("its program has ended; 2 of 3 ranks have ended (2 exiting, 0 gone); "
+                            "the other 1 rank still runs (all 3 nodes answered)"),
             std::string::npos)
       << run.events;
   EXPECT_NE(run.hung.find("whose rank's process has since ended or is exiting"), std::string::npos)
@@ -504,7 +507,7 @@ TEST(Daemon, ARankLingeringInItsExitAfterAnUnnamedNcclErrorIsSeenEndedAndItsRunR
   // The look's gdb took each rank's stack too: the hang's first dump, so the dump once the hang
   // is found is its second, and the cancel follows at once (since stop 80; before, a first dump
   // then and a second 4 s later: crash line -> cancel 12.0 s here).
-  EXPECT_NE(run.events.find("its ranks' stacks are the hang's first dump (2 processes: "),
+  EXPECT_NE(run.events.find("its ranks' stacks are the hang's first dump (3 processes: "),
             std::string::npos)
       << run.events;
   EXPECT_TRUE(run.restarted) << run.log;

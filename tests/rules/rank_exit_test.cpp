@@ -42,6 +42,18 @@ std::vector<std::string> nodes_of(const std::vector<NodeRanks>& answers) {
   return out;
 }
 
+// The pid of rank `r`'s own process by the variable `by` (its children carry its rank too).
+int own_pid(const std::vector<NodeRanks>& answers, int r, const std::string& by) {
+  for (const auto& a : answers)
+    for (const auto& p : a.processes)
+      if (p.rank == r && p.by == by &&
+          std::none_of(a.processes.begin(), a.processes.end(), [&](const RankProcess& q) {
+            return q.pid == p.ppid && q.rank == r && q.by == by;
+          }))
+        return p.pid;
+  throw std::runtime_error("no own process of rank " + std::to_string(r));
+}
+
 // Rank `r`'s own process (and its children) gone.
 void end_rank(std::vector<NodeRanks>& answers, int r) {
   for (auto& a : answers)
@@ -153,16 +165,31 @@ TEST(RankExit, ALineNamingNoRankEndsTheOneRankSeenExiting) {
     // A DataLoader worker exiting is not its rank: every rank runs.
     v = rank_exit(exiting(base, {6}, false), nodes, -1, false);
     EXPECT_EQ(v.seen, RankSeen::Running) << v.why;
-    // Two ranks ended, two exiting or one exiting and one gone: which printed the line, and
-    // whether every node listed what it ran, is not known.
-    v = rank_exit(exiting(base, {2, 6}, true), nodes, -1, false);
-    EXPECT_EQ(v.seen, RankSeen::Unknown) << v.why;
-    EXPECT_EQ(v.why, "2 of 8 ranks have ended (2 exiting, 0 gone)");
+    // Two ranks ended, two exiting or one exiting and one gone (the ranks on both ends of a
+    // failed link raise): whichever printed the line, programs have ended that the rest step
+    // with. On the code before, unknown: the run waited its two step intervals.
+    // What the rule says of `answers`: ended, first of `first`, exiting on `node`.
+    auto expect_ended = [&](const std::vector<NodeRanks>& answers, int first,
+                            const std::string& node, const std::string& how) {
+      const auto said = rank_exit(answers, nodes, -1, false);
+      EXPECT_EQ(said.seen, RankSeen::Ended) << said.why;
+      EXPECT_EQ(said.why, (torchrun ? "rank " : "task ") + std::to_string(first) +
+                              "'s process is exiting (exit on its main thread, " + node + " pid " +
+                              std::to_string(own_pid(answers, first, by)) +
+                              "); its program has ended; 2 of 8 ranks have ended (" + how +
+                              "); the other 6 ranks still run (all 2 nodes answered)");
+    };
+    expect_ended(exiting(base, {2, 6}, true), 2, "node-1", "2 exiting, 0 gone");
     auto one_gone = exiting(base, {6}, true);
     torchrun ? end_rank(one_gone, 1) : end_task(one_gone, 1);
-    v = rank_exit(one_gone, nodes, -1, false);
+    expect_ended(one_gone, 6, "node-2", "1 exiting, 1 gone");
+    // Two gone and none exiting: an elastic agent restarting its workers ends them all at once,
+    // and they come back. Unknown.
+    auto two_gone = base;
+    for (int r : {1, 6}) torchrun ? end_rank(two_gone, r) : end_task(two_gone, r);
+    v = rank_exit(two_gone, nodes, -1, false);
     EXPECT_EQ(v.seen, RankSeen::Unknown) << v.why;
-    EXPECT_EQ(v.why, "2 of 8 ranks have ended (1 exiting, 1 gone)");
+    EXPECT_EQ(v.why, "2 of 8 ranks not found");
     // Seen on less than every node's whole answer: unknown.
     auto cut = exiting(base, {6}, true);
     cut[0].whole = false;
@@ -199,8 +226,17 @@ TEST(RankExit, AWorkerOfTheLabelledTorchrunAgentSeenExitingHasEnded) {
                        "answered)");
   // A worker of the other node's agent: the line's worker runs.
   EXPECT_EQ(rank_exit(with_exiting({2}), nodes, 1, true).seen, RankSeen::Running);
-  // Two exiting, or one exiting and another gone: which printed the line is not known.
-  EXPECT_EQ(rank_exit(with_exiting({4, 5}), nodes, 1, true).seen, RankSeen::Running);
+  // Two of its workers exiting: whichever printed the line, their programs have ended (on the
+  // code before, the agent running meant "running").
+  auto two = with_exiting({4, 5});
+  v = rank_exit(two, nodes, 1, true);
+  EXPECT_EQ(v.seen, RankSeen::Ended) << v.why;
+  EXPECT_EQ(v.why.substr(0, v.why.find(" (")), "rank 4's process is exiting");
+  EXPECT_NE(v.why.find("; 2 of 8 ranks have ended (2 exiting, 0 gone); the other 6 ranks still "
+                       "run (all 2 nodes answered)"),
+            std::string::npos)
+      << v.why;
+  // One exiting and another gone: the agent may be restarting its workers. Its own runs.
   auto one_gone = with_exiting({5});
   end_rank(one_gone, 0);
   EXPECT_EQ(rank_exit(one_gone, nodes, 1, true).seen, RankSeen::Running);
@@ -323,10 +359,10 @@ TEST(RankExit, EndedIsSaidOnlyOfARankTrulyGone) {
       default:
         break;
     }
-    // Some process seen exiting: a rank's own, a worker, an agent (it counts for its own
-    // rank alone).
-    int exiting = -1;
-    if (rng() % 3 == 0) {
+    // Some processes seen exiting, none to three: a rank's own, a worker, an agent (each
+    // counts for its own rank alone).
+    std::set<int> exiting;
+    for (int k = rng() % 3 == 0 ? 1 + static_cast<int>(rng() % 3) : 0; k > 0; --k) {
       auto& a = answers[rng() % answers.size()];
       if (!a.processes.empty()) {
         auto& p = a.processes[rng() % a.processes.size()];
@@ -336,7 +372,7 @@ TEST(RankExit, EndedIsSaidOnlyOfARankTrulyGone) {
             std::none_of(a.processes.begin(), a.processes.end(), [&](const RankProcess& q) {
               return q.pid == p.ppid && q.rank == p.rank && q.by == by;
             });
-        if (own) exiting = p.rank;
+        if (own) exiting.insert(p.rank);
       }
     }
     const int rank = static_cast<int>(rng() % (world + 1)) - 1;
@@ -347,7 +383,7 @@ TEST(RankExit, EndedIsSaidOnlyOfARankTrulyGone) {
     EXPECT_TRUE(whole) << v.why;
     int said = rank;
     if (said < 0) said = std::stoi(v.why.substr(v.why.find(' ') + 1));
-    EXPECT_TRUE(gone.count(said) || said == left_out || said == exiting) << v.why;
+    EXPECT_TRUE(gone.count(said) || said == left_out || exiting.count(said)) << v.why;
   }
   EXPECT_GT(ended, 100);
   EXPECT_GT(unknown, 100);
