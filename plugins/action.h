@@ -85,6 +85,9 @@ struct ActionOutcome {
   // Waiting for this task to end (a restart behind a dying task): the daemon asks Slurm about
   // it alone, often, rather than waiting for its next poll of the whole queue.
   std::string awaits{};
+  // A wait that follows something done this time (a dump taken and kept as the first): told
+  // even when the action was waiting before, where a wait that only goes on is told once.
+  bool done_meanwhile = false;
 };
 
 // The cluster-wide hourly limit ([limits]) an action counts against. Actions with the same

@@ -98,6 +98,7 @@ std::optional<ActionOutcome> confirm(const ActionRequest& r, ActionContext& ctx,
                                                   " later confirms the hang before anything is "
                                                   "cancelled"};
     later.defers = true;
+    later.done_meanwhile = true;  // a dump was taken: told, whatever waited before it
     return later;
   };
   if (!first) return keep_first("first dump kept");

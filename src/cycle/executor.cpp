@@ -74,9 +74,11 @@ std::optional<Executor::Ran> Executor::run_journaled(ActionPlugin& plugin, const
       awaited_.push_back(outcome.awaits);
   }
   // A dry run or a wait is journaled again each time (it takes no key) but told once, and
-  // counts as nothing done: not every cycle it goes on.
+  // counts as nothing done: not every cycle it goes on. A wait after something done meanwhile
+  // is told again: what was done (the stacks moved since the look's dump, this one kept) would
+  // otherwise be only in the actions table.
   if ((outcome.state == ActionState::Waiting || outcome.state == ActionState::DryRun) &&
-      started->retaken_from == state)
+      started->retaken_from == state && !outcome.done_meanwhile)
     return Ran{outcome, false};
   bool not_done = outcome.state == ActionState::Failed || outcome.state == ActionState::Skipped;
   store_.add_event(now_, "action", req.job, not_done ? "warning" : "info",

@@ -243,7 +243,10 @@ TEST(RankExitLook, StacksThatMovedSinceTheLookAreNoNearMiss) {
   look.replace(look.find(waiting), waiting.size(), "in <module>\n");
   e.run.slurm.step_outputs = {look, dump_of_every_rank(4), dump_of_every_rank(4)};
   e.run.cycle(e.run.now + 60);
-  e.run.cycle(e.run.now + 63);  // hung, the dump waiting for the look's gap
+  // Hung (13 s allowed from the last step at +50), the dump waiting for the look's gap.
+  ASSERT_TRUE(e.run.finding(e.run.cycle(e.run.now + 63.5), "hung")) << event_lines(*e.run.store);
+  EXPECT_NE(event_lines(*e.run.store).find("dump waiting: confirming the hang"), std::string::npos)
+      << event_lines(*e.run.store);
   EXPECT_TRUE(e.run.slurm.cancelled.empty());
   e.run.cycle(e.run.now + 64.5);
   std::string dump;
@@ -252,6 +255,11 @@ TEST(RankExitLook, StacksThatMovedSinceTheLookAreNoNearMiss) {
   EXPECT_NE(dump.find("this dump is the first, kept"), std::string::npos) << dump;
   EXPECT_EQ(dump.find("near miss"), std::string::npos) << dump;
   EXPECT_TRUE(e.run.slurm.cancelled.empty());
+  // And in the events, though the dump waited before: the dump taken since is told (on the
+  // code before, only the actions table said it, the wait having been told once).
+  EXPECT_NE(event_lines(*e.run.store).find("dump waiting: the stacks moved since the look"),
+            std::string::npos)
+      << event_lines(*e.run.store);
   e.run.cycle(e.run.now + 69);  // the gap after it: confirmed
   EXPECT_EQ(e.run.slurm.cancelled.size(), 1u) << event_lines(*e.run.store);
 }
