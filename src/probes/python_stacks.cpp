@@ -180,9 +180,9 @@ std::vector<std::string> gdb_batch_argv(int pid, const std::vector<std::string>&
   // root ran gdb with "safe-path /", so a -gdb.py beside a job's library ran as root on
   // every node of a hung job), nor a local .gdbinit.
   // The program named before -p: gdb reads its symbols (python3.11-dbg's, the most it reads for
-  // a plain interpreter) before it attaches, not while the process is stopped. A rank was paused
-  // for 1.5-1.7 s, 0.9-1.0 s so (bench/look_cost.py). /proc's link opens the very file the
-  // process runs, in its own mount namespace or deleted since.
+  // a plain interpreter) before it attaches, not while the process is stopped: a rank's pause
+  // went from 2.0-2.3 s to 1.1 s (bench/look_cost.py, one gdb a core). /proc's link opens the very
+  // file the process runs, in its own mount namespace or deleted since.
   const std::string id = std::to_string(pid);
   argv.insert(argv.end(), {"gdb", "/proc/" + id + "/exe", "-p", id, "-batch", "-nx", "-iex",
                            "set auto-load safe-path " + as.safe_path, "-iex",

@@ -60,10 +60,16 @@ Census census(const std::vector<NodeRanks>& answers, const std::string& by) {
   return c;
 }
 
-// `ended` of the world's ranks have ended: the rest still run.
-std::string others_run(int world, std::size_t nodes, int ended = 1) {
-  const int others = world - ended;
-  return "the other " + std::to_string(others) +
+// What else the look saw, after the rank it names: how many ended where more than that one
+// did, and that the rest still run ("; 2 of 8 ranks have ended (2 exiting, 0 gone); the other
+// 6 ranks still run (all 2 nodes answered)").
+std::string and_the_rest(int world, std::size_t nodes, std::size_t exiting, int gone) {
+  const int ended = static_cast<int>(exiting) + gone, others = world - ended;
+  std::string out;
+  if (ended > 1)
+    out = "; " + std::to_string(ended) + " of " + std::to_string(world) + " ranks have ended (" +
+          std::to_string(exiting) + " exiting, " + std::to_string(gone) + " gone)";
+  return out + "; the other " + std::to_string(others) +
          (others == 1 ? " rank still runs" : " ranks still run") + " (all " +
          std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") + " answered)";
 }
@@ -73,14 +79,6 @@ std::string others_run(int world, std::size_t nodes, int ended = 1) {
 std::string is_exiting(const std::string& who, const OwnProcess& p, const std::string& under = "") {
   return who + "'s process is exiting (" + p.exiting + " on its main thread, " + p.here() + ")" +
          under + "; its program has ended";
-}
-
-// Where more than the one rank named first has ended: how many, and how ("" for one alone).
-std::string also_ended(int world, std::size_t exiting, int gone) {
-  const int ended = static_cast<int>(exiting) + gone;
-  if (ended < 2) return "";
-  return "; " + std::to_string(ended) + " of " + std::to_string(world) + " ranks have ended (" +
-         std::to_string(exiting) + " exiting, " + std::to_string(gone) + " gone)";
 }
 
 }  // namespace
@@ -128,8 +126,7 @@ RankExit rank_exit(const std::vector<NodeRanks>& answers,
         return {RankSeen::Ended,
                 is_exiting("rank " + std::to_string(mine->first), *mine->second,
                            ", a worker of " + who + " (" + own.here() + ")") +
-                    also_ended(workers.world, ended.size(), 0) + "; " +
-                    others_run(workers.world, task_nodes.size(), static_cast<int>(ended.size()))};
+                    and_the_rest(workers.world, task_nodes.size(), ended.size(), 0)};
     }
     return {RankSeen::Running, who + "'s process runs (" + own.here() + ")"};
   }
@@ -148,16 +145,15 @@ RankExit rank_exit(const std::vector<NodeRanks>& answers,
     if (!exiting.empty())
       return {RankSeen::Ended,
               is_exiting(kind + std::to_string(exiting[0].first), *exiting[0].second) +
-                  also_ended(c.world, exiting.size(), gone) + "; " +
-                  others_run(c.world, task_nodes.size(), ended)};
+                  and_the_rest(c.world, task_nodes.size(), exiting.size(), gone)};
   }
   if (gone != 1)
     return unknown(std::to_string(gone) + " of " + std::to_string(c.world) + " ranks not found");
   if (rank < 0)
     while (c.ranks.count(++rank)) {
     }
-  return {RankSeen::Ended, kind + std::to_string(rank) + "'s process has ended; " +
-                               others_run(c.world, task_nodes.size())};
+  return {RankSeen::Ended, kind + std::to_string(rank) + "'s process has ended" +
+                               and_the_rest(c.world, task_nodes.size(), 0, 1)};
 }
 
 }  // namespace llmwatch
