@@ -39,8 +39,26 @@ bool on_path(const std::string& tool) {
   return false;
 }
 
+std::string read_link(const std::string& path) {
+  char buf[4096];
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+// A Python interpreter by the program it runs (/proc/PID/exe: a venv's python3 link resolves to
+// python3.11), the name it was started as (argv[0]), or its command name. Not by the command
+// name alone: it is the main thread's name, which PyTorch sets: torchrun's elastic agent is
+// "pt_elastic" (torch >= 2.5), a DataLoader worker "pt_data_worker", and under torch 2.4 every
+// process that imported torch "pt_main_thread".
 bool is_python(int pid) {
-  return read_all("/proc/" + std::to_string(pid) + "/comm").rfind("python", 0) == 0;
+  auto python = [](const std::string& path) {
+    return path.compare(path.rfind('/') + 1, 6, "python") == 0;
+  };
+  const std::string proc = "/proc/" + std::to_string(pid);
+  if (python(read_link(proc + "/exe"))) return true;
+  const std::string cmdline = read_all(proc + "/cmdline");
+  return python(cmdline.substr(0, cmdline.find('\0'))) ||
+         read_all(proc + "/comm").rfind("python", 0) == 0;
 }
 
 }  // namespace
@@ -124,12 +142,6 @@ std::string trigger_flight_recorder(int pid) {
 }
 
 namespace {
-
-std::string read_link(const std::string& path) {
-  char buf[4096];
-  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
-}
 
 // Whether no one but root can change the directory `dir` or any directory above it: a file
 // there was put by root (a pyenv or conda tree of root's, not a user's). A sticky directory
