@@ -60,6 +60,18 @@ Census census(const std::vector<NodeRanks>& answers, const std::string& by) {
   return c;
 }
 
+// A process of the job's that is none of its ranks nor one's worker (it names no rank by `by`):
+// a launcher such as torchrun's elastic agent, which may be starting ranks it ended again;
+// "" where there is none (srun started every rank).
+std::string launcher(const std::vector<NodeRanks>& answers, const std::string& by) {
+  for (const auto& a : answers)
+    for (const auto& p : a.processes)
+      if (p.by != by)
+        return a.node + " pid " + std::to_string(p.pid) + " (" +
+               (p.by.empty() ? "no rank" : p.by + " " + std::to_string(p.rank)) + ")";
+  return "";
+}
+
 // What else the look saw, after the rank it names: how many ended where more than that one
 // did, and that the rest still run ("; 2 of 8 ranks have ended (2 exiting, 0 gone); the other
 // 6 ranks still run (all 2 nodes answered)").
@@ -132,12 +144,10 @@ RankExit rank_exit(const std::vector<NodeRanks>& answers,
   }
   const int gone = c.gone();
   if (rank < 0) {
-    // A line no prefix names: a rank whose program has ended, exiting, or the one rank gone
-    // (its peers wait on it). Several exiting, as after a network error every rank on both
-    // ends of the failed link raises: their programs have ended whichever printed the line, and
-    // ranks that step together take no step without them. Several gone and none exiting stay
-    // unknown: an elastic agent restarting its workers ends them all at once, and they come
-    // back.
+    // A line no prefix names: a rank whose program has ended, exiting, or a rank gone (its
+    // peers wait on it). Several exiting, as after a network error every rank on both ends of
+    // the failed link raises: their programs have ended whichever printed the line, and ranks
+    // that step together take no step without them. Several gone and none exiting: below.
     const int ended = gone + static_cast<int>(exiting.size());
     if (ended == 0)
       return {RankSeen::Running,
@@ -147,13 +157,21 @@ RankExit rank_exit(const std::vector<NodeRanks>& answers,
               is_exiting(kind + std::to_string(exiting[0].first), *exiting[0].second) +
                   and_the_rest(c.world, task_nodes.size(), exiting.size(), gone)};
   }
-  if (gone != 1)
-    return unknown(std::to_string(gone) + " of " + std::to_string(c.world) + " ranks not found");
+  // Several gone and none exiting: an elastic agent restarting its workers ends them all at
+  // once, and they come back; where the job has no process but its ranks (srun started each),
+  // nothing is left to start them again, and they have ended as one gone has.
+  const std::string gone_ranks =
+      std::to_string(gone) + " of " + std::to_string(c.world) + " ranks not found";
+  if (gone < 1) return unknown(gone_ranks);
+  const std::string again = gone > 1 ? launcher(answers, by) : "";
+  if (!again.empty()) return unknown(gone_ranks + "; " + again + " may be starting them again");
   if (rank < 0)
     while (c.ranks.count(++rank)) {
     }
-  return {RankSeen::Ended, kind + std::to_string(rank) + "'s process has ended" +
-                               and_the_rest(c.world, task_nodes.size(), 0, 1)};
+  return {RankSeen::Ended,
+          kind + std::to_string(rank) + "'s process has ended" +
+              (gone > 1 ? " (the job has no process but its ranks to start it again)" : "") +
+              and_the_rest(c.world, task_nodes.size(), exiting.size(), gone)};
 }
 
 }  // namespace llmwatch

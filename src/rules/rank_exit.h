@@ -7,7 +7,9 @@
 //
 // Gone is said only on whole evidence, since it shortens what a run is allowed: every node of
 // the task answered in full, the ranks named agree on one world size and name each rank once,
-// every rank but this one is there, and this one is not. Anything less (a node silent, a rank
+// and this one is not there: the one rank missing, or one of several where the job has no
+// process but its ranks and their workers (srun started each rank; no elastic agent that may be
+// starting them again). Anything less (a node silent, a rank
 // named twice as under torchrun by SLURM_PROCID, ranks the environment does not name) is
 // unknown, which changes nothing. A rank's process that is there but whose interpreter is
 // exiting (probes/process_exit.h: its program ended, and it lingers in a thread join or a
@@ -32,7 +34,8 @@ struct RankExit {
 // processes name one, else SLURM_PROCID (srun starting a task a rank). `rank` -1: the line
 // named none: a rank whose process is exiting (every rank's was looked into: `stacks
 // --every-rank`), however many others ended too, or else the one rank gone, is it (its peers
-// wait on it); two or more gone and none exiting: unknown.
+// wait on it), or the first of several gone where no launcher is left to start them again;
+// several gone beside a launcher (torchrun's agent) and none exiting: unknown.
 RankExit rank_exit(const std::vector<NodeRanks>& answers,
                    const std::vector<std::string>& task_nodes, int rank, bool srun_task);
 

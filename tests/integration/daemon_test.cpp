@@ -513,5 +513,23 @@ TEST(Daemon, RanksLingeringInTheirExitAfterAnUnnamedNcclErrorAreSeenEndedAndThei
   EXPECT_TRUE(run.restarted) << run.log;
 }
 
+// #30: the same error on two ranks of three, each started by srun (no launcher beside them),
+// whose processes end at once: two gone and none exiting. Under torchrun that is what an
+// elastic agent restarting its workers looks like, so until stop 82 it was unknown whatever
+// launched the ranks, and the run waited its two step intervals and a confirmation (the event
+// said "unknown: 2 of 3 ranks not found"). Here the job has no process but its ranks, so
+// nothing is left to start them again: ended, as one rank gone is.
+TEST(Daemon, RanksGoneAfterAnUnnamedNcclErrorWithNothingToStartThemAgainAreSeenEnded) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  auto run = rank_crash_run("ranks-gone", "            sys.exit(1)\n", false, 3);
+  EXPECT_NE(run.events.find("ended: task 1's process has ended (the job has no process but its "
+                            "ranks to start it again); 2 of 3 ranks have ended (0 exiting, 2 "
+                            "gone); the other 1 rank still runs (all 3 nodes answered)"),
+            std::string::npos)
+      << run.events << run.log;
+  EXPECT_NE(run.hung.find("whose rank's process has since ended"), std::string::npos) << run.hung;
+  EXPECT_TRUE(run.restarted) << run.log;
+}
+
 }  // namespace
 }  // namespace llmwatch::testing

@@ -183,17 +183,56 @@ TEST(RankExit, ALineNamingNoRankEndsTheOneRankSeenExiting) {
     auto one_gone = exiting(base, {6}, true);
     torchrun ? end_rank(one_gone, 1) : end_task(one_gone, 1);
     expect_ended(one_gone, 6, "node-2", "1 exiting, 1 gone");
-    // Two gone and none exiting: an elastic agent restarting its workers ends them all at once,
-    // and they come back. Unknown.
+    // Two gone and none exiting. Under torchrun, an elastic agent restarting its workers ends
+    // them all at once, and they come back: unknown. Started by srun, nothing is left to start
+    // them again: ended (on the code before, unknown as well).
     auto two_gone = base;
     for (int r : {1, 6}) torchrun ? end_rank(two_gone, r) : end_task(two_gone, r);
     v = rank_exit(two_gone, nodes, -1, false);
-    EXPECT_EQ(v.seen, RankSeen::Unknown) << v.why;
-    EXPECT_EQ(v.why, "2 of 8 ranks not found");
+    if (torchrun) {
+      EXPECT_EQ(v.seen, RankSeen::Unknown) << v.why;
+      EXPECT_EQ(v.why,
+                "2 of 8 ranks not found; node-1 pid 1001 (SLURM_PROCID 0) may be starting "
+                "them again");
+    } else {
+      EXPECT_EQ(v.seen, RankSeen::Ended) << v.why;
+      EXPECT_EQ(v.why,
+                "task 1's process has ended (the job has no process but its ranks to start it "
+                "again); 2 of 8 ranks have ended (0 exiting, 2 gone); the other 6 ranks still run "
+                "(all 2 nodes answered)");
+    }
     // Seen on less than every node's whole answer: unknown.
     auto cut = exiting(base, {6}, true);
     cut[0].whole = false;
     EXPECT_EQ(rank_exit(cut, nodes, -1, false).seen, RankSeen::Unknown);
+  }
+}
+
+// A line naming a rank that is gone with others (srun started each rank, with
+// --kill-on-bad-exit=0 the step runs on while its peers wait): nothing is left to start them
+// again, so the named rank has ended. Beside torchrun's agents, which restart their workers
+// all at once, unknown. On the code before, unknown in both.
+TEST(RankExit, SeveralRanksGoneWithNothingToStartThemAgainHaveEnded) {
+  for (int per_node : {1, 4}) {
+    auto srun = job(8, per_node, false, true);
+    for (int r : {2, 5, 7}) end_task(srun, r);
+    auto v = rank_exit(srun, nodes_of(srun), 5, false);
+    EXPECT_EQ(v.seen, RankSeen::Ended) << v.why;
+    EXPECT_EQ(v.why.substr(0, v.why.find(';')),
+              "task 5's process has ended (the job has no process but its ranks to start it "
+              "again)");
+    EXPECT_NE(v.why.find("; 3 of 8 ranks have ended (0 exiting, 3 gone); the other 5 ranks"),
+              std::string::npos)
+        << v.why;
+    // Named by srun's label: the same.
+    EXPECT_EQ(rank_exit(srun, nodes_of(srun), 5, true).seen, RankSeen::Ended);
+    // The named rank runs: running, whoever else is gone.
+    EXPECT_EQ(rank_exit(srun, nodes_of(srun), 3, false).seen, RankSeen::Running);
+    auto torchrun = job(8, per_node, true, true);
+    for (int r : {2, 5, 7}) end_rank(torchrun, r);
+    v = rank_exit(torchrun, nodes_of(torchrun), 5, false);
+    EXPECT_EQ(v.seen, RankSeen::Unknown) << v.why;
+    EXPECT_NE(v.why.find("may be starting them again"), std::string::npos) << v.why;
   }
 }
 
@@ -290,12 +329,13 @@ TEST(RankExit, LessThanWholeEvidenceIsUnknown) {
   stranger.push_back({"node-9", {}, true});
   unknown(stranger, nodes, 5, "a stranger");
   unknown(base, {}, 5, "no node");
-  // Another rank gone as well: which of them the line was is not the point, but a node's
-  // listing may have missed them.
+  // Another rank gone as well, beside a process that is no rank: a launcher (torchrun's agent)
+  // may be starting them again.
   auto two = base;
   end_task(two, 2);
-  unknown(two, nodes, 5, "two ranks gone");
-  unknown(two, nodes, -1, "two ranks gone, no rank named");
+  two[1].processes.push_back({4343, 1, -1, -1, ""});
+  unknown(two, nodes, 5, "two ranks gone beside a launcher");
+  unknown(two, nodes, -1, "two ranks gone beside a launcher, no rank named");
   // Two processes, neither the other's child, claim one rank (mp.spawn under one srun task).
   auto claimed = base;
   claimed[0].processes.push_back({4242, 1, 1, 8, "SLURM_PROCID"});
