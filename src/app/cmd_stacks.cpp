@@ -78,6 +78,7 @@ int cmd_stack_ranks(const std::string& job_id, const ExitLook& look) {
     p.exiting = seen.exiting;
     if (seen.stack) {
       seen.stack->node = here.node;
+      seen.stack->role = process_role(here.processes, p);
       stacks.push_back(std::move(*seen.stack));
     }
   }
@@ -92,10 +93,14 @@ int cmd_stacks(const std::string& job_id, double timeout_seconds) {
   // The ranks in one wave (8 ranks of a node dumped one by one would take 8 deadlines), their
   // workers after them, at most kParallelDumps at once (probes/node_dumps.h). Each rank's
   // flight recorder is fired first, where the job configured one.
-  auto stacks = dump_bounded(ranks_first(job_rank_processes(job_id, node)), kParallelDumps, timeout,
+  const auto processes = job_rank_processes(job_id, node);
+  auto stacks = dump_bounded(ranks_first(processes), kParallelDumps, timeout,
                              [&](int pid) { return rank_forensics(pid, timeout); });
   for (auto& s : stacks) {
     s.node = node;
+    // What it is to the ranks: a hang's confirmation reads only the ranks' and their workers'.
+    for (const auto& p : processes)
+      if (p.pid == s.pid) s.role = process_role(processes, p);
     if (s.comm.empty()) s.comm = process_comm(s.pid);
   }
   if (stacks.empty())

@@ -293,21 +293,35 @@ std::vector<std::string> training_frames(const std::string& dump) {
   return python_frames(main);
 }
 
+namespace {
+
+// The training frames of each process of a dump whose frames speak for the ranks: not one it
+// marks as no rank's, where it marks any a rank.
+std::map<std::pair<std::string, int>, std::vector<std::string>> ranks_frames(
+    const std::vector<ProcessStack>& stacks) {
+  const bool marked = std::any_of(stacks.begin(), stacks.end(),
+                                  [](const ProcessStack& s) { return s.role == "rank"; });
+  std::map<std::pair<std::string, int>, std::vector<std::string>> out;
+  for (const auto& s : stacks)
+    if (!marked || s.role != "other") out[{s.node, s.pid}] = training_frames(s.text);
+  return out;
+}
+
+}  // namespace
+
 bool shows_training_frames(const std::vector<ProcessStack>& stacks) {
-  return std::any_of(stacks.begin(), stacks.end(),
-                     [](const ProcessStack& p) { return !training_frames(p.text).empty(); });
+  const auto frames = ranks_frames(stacks);
+  return std::any_of(frames.begin(), frames.end(), [](const auto& f) { return !f.second.empty(); });
 }
 
 bool stacks_moved(const std::vector<ProcessStack>& before, const std::vector<ProcessStack>& after) {
-  std::map<std::pair<std::string, int>, std::vector<std::string>> then;
-  for (const auto& s : before) then[{s.node, s.pid}] = training_frames(s.text);
-  for (const auto& s : after) {
-    auto it = then.find({s.node, s.pid});
+  const auto then = ranks_frames(before);
+  for (const auto& [process, frames] : ranks_frames(after)) {
+    auto it = then.find(process);
     // Only a rank's training thread seen in both dumps can prove movement (#26.9: a logging
     // thread that ticks, or a process one srun missed, disproved real hangs). A process seen
     // in one dump only, or with no frames, is unknown: no evidence either way.
     if (it == then.end()) continue;
-    auto frames = training_frames(s.text);
     if (!frames.empty() && !it->second.empty() && frames != it->second) return true;
   }
   return false;
@@ -317,7 +331,8 @@ std::string format_stacks(const std::vector<ProcessStack>& stacks) {
   std::string out;
   for (const auto& s : stacks)
     out += std::string(kHeader) + "node=" + s.node + " pid=" + std::to_string(s.pid) +
-           " comm=" + s.comm + " ===\n" + s.text + (ends_with(s.text, "\n") ? "" : "\n");
+           (s.role.empty() ? "" : " role=" + s.role) + " comm=" + s.comm + " ===\n" + s.text +
+           (ends_with(s.text, "\n") ? "" : "\n");
   return out;
 }
 
@@ -332,6 +347,7 @@ std::vector<ProcessStack> parse_stacks(const std::string& text) {
         std::string key = field.substr(0, eq), value = field.substr(eq + 1);
         if (key == "node") s.node = value;
         if (key == "pid") s.pid = std::atoi(value.c_str());
+        if (key == "role") s.role = value;
         if (key == "comm") s.comm = value;
       }
       out.push_back(std::move(s));

@@ -20,6 +20,9 @@ struct ProcessStack {
   std::string comm;
   std::string text;       // the dump as the tool printed it (bounded)
   std::string innermost;  // "allreduce_wait (train.py:4)", "" when no Python frame was found
+  // What the process is to the ranks of its node (rank_processes.h: process_role): "rank",
+  // "worker", "other"; "" where the dump did not say (one taken before stop 82).
+  std::string role{};  // {}: brace lists that end before it need not name it
 };
 
 // The Python processes of Slurm job `job_id` on this node: as slurmd lists them (`scontrol
@@ -65,8 +68,8 @@ ProcessStack stack_from_output(int pid, const ProcessResult& r, const std::strin
 // one, heads the block, and says where the trace goes.
 ProcessStack rank_forensics(int pid, Seconds timeout);
 
-// "=== llmwatch-stack node=N pid=P comm=C ===" blocks, as `llmwatch stacks` prints them (the
-// header at the start of a line; a dump's own lines are indented).
+// "=== llmwatch-stack node=N pid=P role=R comm=C ===" blocks (role where known), as `llmwatch
+// stacks` prints them (the header at the start of a line; a dump's own lines are indented).
 inline constexpr const char* kStackHeader = "=== llmwatch-stack ";
 std::string format_stacks(const std::vector<ProcessStack>& stacks);
 std::vector<ProcessStack> parse_stacks(const std::string& text);
@@ -77,7 +80,9 @@ std::vector<std::string> python_frames(const std::string& dump);
 // The frames of a dump's training thread: the main thread (py-spy dumps every thread).
 std::vector<std::string> training_frames(const std::string& dump);
 // Whether any of `stacks` shows a rank's training thread: only such a dump can confirm a hang
-// (a second one of a dump without is never waited for).
+// (a second one of a dump without is never waited for). A process a dump marks as no rank's
+// (role "other": torchrun's agent, which loops in its monitor whatever its workers do) counts
+// neither here nor in stacks_moved; where a dump marks no process a rank, every one counts.
 bool shows_training_frames(const std::vector<ProcessStack>& stacks);
 // Confirmation of a hang: true when two dumps some seconds apart show a rank's training
 // thread, seen in both, in other frames. Ranks stuck in a collective show the same frames

@@ -81,6 +81,12 @@ bool own_rank_process(const std::vector<RankProcess>& processes, const RankProce
          });
 }
 
+std::string process_role(const std::vector<RankProcess>& processes, const RankProcess& p) {
+  const std::string by = rank_variable(processes, false);
+  if (p.by != by) return "other";
+  return own_rank_process(processes, p, by) ? "rank" : "worker";
+}
+
 std::vector<int> own_rank_pids(const std::vector<RankProcess>& processes) {
   const std::string by = rank_variable(processes, false);
   std::vector<int> out;

@@ -53,6 +53,11 @@ std::string rank_variable(const std::vector<RankProcess>& processes, bool by_tas
 // carry its environment, its RANK included; they are not the rank).
 bool own_rank_process(const std::vector<RankProcess>& processes, const RankProcess& p,
                       const std::string& by);
+// What `p` is to the ranks of its node, for a dump's reader: "rank" (its rank's own process, by
+// rank_variable(processes, false)), "worker" (a child that carries its rank's name: a DataLoader
+// or compile worker, or under srun an mp.spawn child), "other" (it names no rank by that
+// variable: torchrun's elastic agent, a launcher or helper of the job's own).
+std::string process_role(const std::vector<RankProcess>& processes, const RankProcess& p);
 // Every rank's own process on the node, by rank_variable(processes, false).
 std::vector<int> own_rank_pids(const std::vector<RankProcess>& processes);
 

@@ -192,6 +192,48 @@ TEST(HangForensics, ARunThatGoesOnAfterAFatalLineIsANearMissNotACancel) {
             std::string::npos);
 }
 
+// A hung rank under a launcher of torchrun's kind: the agent names itself pt_elastic, as
+// torchrun does since torch 2.5 (so until stop 82 it was not listed as the job's Python at
+// all), starts its worker with RANK, and keeps looping in its monitor, here deeper every half
+// second, whatever the worker does. Its frames moving say nothing of the rank's: the hang is
+// dumped with the agent in it, confirmed by the rank's unmoved frames, and cancelled. With the
+// agent listed and its frames counted, the confirmation called it a near miss.
+TEST(HangForensics, ALaunchersMovingFramesDoNotMakeAHungRankANearMiss) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  REQUIRE_GDB();
+  LocalCluster c;
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  const std::string agent = c.dir / "work/agent.py";
+  std::filesystem::create_directories(c.dir / "work");
+  write_file(agent,
+             "import ctypes, os, subprocess, sys, time\n"
+             "ctypes.CDLL(None).prctl(15, b'pt_elastic', 0, 0, 0)\n"
+             "worker = subprocess.Popen([sys.executable, '-u', sys.argv[-1]],\n"
+             "                          env=dict(os.environ, RANK='0', WORLD_SIZE='1'))\n"
+             "def monitor(depth):\n"
+             "    time.sleep(0.5)\n"
+             "    if worker.poll() is None:\n"
+             "        monitor(depth + 1)\n"
+             "monitor(0)\n");
+  PythonRun run(c, "itest-agent",
+                "import time\n"
+                "def allreduce_wait():\n"
+                "    while True:\n"
+                "        time.sleep(0.2)\n"
+                "for step in range(1, 4):\n"
+                "    print(f'global_step: {step}', flush=True)\n"
+                "    time.sleep(0.3)\n"
+                "allreduce_wait()\n",
+                "confirm_hang = \"2s\"\n", "python3 -u " + agent);
+  ASSERT_FALSE(run.id.empty());
+  ASSERT_TRUE(run.cycles_until("cancel done")) << run.events();
+  const std::string events = run.events();
+  EXPECT_EQ(events.find("near miss"), std::string::npos) << events;
+  // Both were dumped: the rank in its wait, the agent in its monitor.
+  EXPECT_NE(events.find("2 processes: "), std::string::npos) << events;
+  EXPECT_NE(events.find("allreduce_wait (train.py:4)"), std::string::npos) << events;
+}
+
 // The job's user ships a gdb script beside the program it runs (as `libx.so-gdb.py` beside a
 // library) and the run hangs. The dump (gdb, started as root on the node) runs that script, if
 // at all, as the job's user, never as root (#26.7: with the auto-load safe-path "/", the

@@ -101,6 +101,51 @@ TEST(PythonStacks, StacksThatMoveDisproveAHang) {
   EXPECT_FALSE(stacks_moved(hung, unreadable));  // no frames is no evidence either way
 }
 
+// torchrun's elastic agent is the job's Python too (since stop 82 it is listed: PyTorch names
+// it pt_elastic), and its main thread loops in its monitor, sleeping, polling its workers and the
+// rendezvous, whatever they do: its frames moving is no sign that the ranks step. A dump marks
+// what each process is to its node's ranks, and only the ranks' and their workers' count. On
+// the code before, a hung run whose agent was caught polling was a near miss.
+TEST(PythonStacks, ALaunchersFramesNeitherConfirmNorDisproveAHang) {
+  const std::string sleeping =
+      "Traceback (most recent call first):\n"
+      "  <built-in method sleep of module object at remote 0x7f5e4d1c7330>\n"
+      "  File \"/usr/lib/python3/dist-packages/torch/distributed/elastic/agent/server/api.py\", "
+      "line 866, in _invoke_run\n";
+  const std::string polling =
+      "Traceback (most recent call first):\n"
+      "  File \"/usr/lib/python3/dist-packages/torch/distributed/elastic/agent/server/api.py\", "
+      "line 869, in _invoke_run\n";
+  std::vector<ProcessStack> hung = {{"node-1", 90, "pt_elastic", sleeping, "", "other"},
+                                    {"node-1", 100, "python3", kPyBt, "", "rank"},
+                                    {"node-1", 110, "pt_data_worker", kPySpy, "", "worker"}};
+  auto later = hung;
+  later[0].text = polling;
+  EXPECT_FALSE(stacks_moved(hung, later));
+  // Read back from what `llmwatch stacks` prints, the same.
+  EXPECT_EQ(parse_stacks(format_stacks(hung))[0].role, "other");
+  EXPECT_FALSE(stacks_moved(parse_stacks(format_stacks(hung)), parse_stacks(format_stacks(later))));
+  // A rank's frames, or its worker's, still disprove it.
+  auto rank_moved = later;
+  rank_moved[1].text = polling;
+  EXPECT_TRUE(stacks_moved(hung, rank_moved));
+  auto worker_moved = later;
+  worker_moved[2].text = "Thread 4242 (idle): \"MainThread\"\n    _worker_loop (worker.py:309)\n";
+  EXPECT_TRUE(stacks_moved(hung, worker_moved));
+  // The agent alone with frames is no dump that can confirm a hang.
+  auto agent_only = hung;
+  agent_only[1].text = agent_only[2].text = "gdb: ptrace: Operation not permitted.\n";
+  EXPECT_FALSE(shows_training_frames(agent_only));
+  EXPECT_TRUE(shows_training_frames(hung));
+  // A dump that marks no process a rank (one from before the marks, a launcher of the job's own
+  // and no rank named) counts every process, as before.
+  auto unmarked = hung, unmarked_later = later;
+  for (auto* d : {&unmarked, &unmarked_later})
+    for (auto& s : *d) s.role = "";
+  EXPECT_TRUE(stacks_moved(unmarked, unmarked_later));
+  EXPECT_TRUE(shows_training_frames({agent_only[0]}));
+}
+
 // `scontrol listpids 2 node-1` as Slurm 22.05 prints it (captured on the local cluster): the
 // batch step's processes, children included, and an srun step's.
 TEST(PythonStacks, SlurmdListsTheJobsProcesses) {

@@ -179,6 +179,23 @@ TEST(RankProcesses, EveryRanksOwnProcessIsTheRanksNotTheirWorkers) {
   EXPECT_EQ(every_rank_look_pids(torch), (std::vector<int>{201, 202}));
 }
 
+// What each process is to its node's ranks, as a dump marks it: torchrun's agent names no RANK
+// (other), its workers are the ranks, their DataLoader workers workers; under srun the tasks
+// are the ranks, a child carrying its task's name (a DataLoader worker, mp.spawn's child) a
+// worker, a process with no Slurm name other.
+TEST(RankProcesses, EachProcessIsARankItsWorkerOrOther) {
+  std::vector<RankProcess> torch = {
+      {200, 1, 1, 2, "SLURM_PROCID"}, {201, 200, 4, 8, "RANK"}, {203, 201, 4, 8, "RANK"}};
+  std::vector<std::string> roles;
+  for (const auto& p : torch) roles.push_back(process_role(torch, p));
+  EXPECT_EQ(roles, (std::vector<std::string>{"other", "rank", "worker"}));
+  std::vector<RankProcess> srun = {
+      {101, 1, 0, 2, "SLURM_PROCID"}, {103, 101, 0, 2, "SLURM_PROCID"}, {104, 1, -1, -1, ""}};
+  roles.clear();
+  for (const auto& p : srun) roles.push_back(process_role(srun, p));
+  EXPECT_EQ(roles, (std::vector<std::string>{"rank", "worker", "other"}));
+}
+
 // A node with more ranks than kMaxExitLooks (a CPU job of many tasks a node) is not looked into
 // at all: one gdb a rank, all at once, would load the node and the job's memory.
 TEST(RankProcesses, ANodeOfManyRanksIsNotLookedIntoForExits) {
