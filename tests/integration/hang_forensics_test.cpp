@@ -62,6 +62,18 @@ std::string after_fatal_line(const std::string& defs, const std::string& then) {
          then;
 }
 
+// A trainer that takes three steps, then waits in one function for good, as a rank in a
+// collective that never completes: its frames the same at every dump.
+constexpr const char* kHungTrainer =
+    "import time\n"
+    "def allreduce_wait():\n"
+    "    while True:\n"
+    "        time.sleep(0.2)\n"
+    "for step in range(1, 4):\n"
+    "    print(f'global_step: {step}', flush=True)\n"
+    "    time.sleep(0.3)\n"
+    "allreduce_wait()\n";
+
 #define REQUIRE_GDB()                                                                              \
   do {                                                                                             \
     if (std::system("gdb --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "gdb is not installed"; \
@@ -72,15 +84,7 @@ TEST(HangForensics, AHungPythonTrainersRealStackIsTakenBeforeTheCancel) {
   REQUIRE_GDB();
   LocalCluster c;
   ASSERT_TRUE(c.error.empty()) << c.error;
-  PythonRun run(c, "itest-hang",
-                "import time\n"
-                "def allreduce_wait():\n"
-                "    while True:\n"
-                "        time.sleep(0.2)\n"
-                "for step in range(1, 4):\n"
-                "    print(f'global_step: {step}', flush=True)\n"
-                "    time.sleep(0.3)\n"
-                "allreduce_wait()\n");
+  PythonRun run(c, "itest-hang", kHungTrainer);
   ASSERT_FALSE(run.id.empty());
   ASSERT_TRUE(run.cycles_until("cancel done")) << run.events();
   std::string config = run.config;
@@ -215,16 +219,7 @@ TEST(HangForensics, ALaunchersMovingFramesDoNotMakeAHungRankANearMiss) {
              "    if worker.poll() is None:\n"
              "        monitor(depth + 1)\n"
              "monitor(0)\n");
-  PythonRun run(c, "itest-agent",
-                "import time\n"
-                "def allreduce_wait():\n"
-                "    while True:\n"
-                "        time.sleep(0.2)\n"
-                "for step in range(1, 4):\n"
-                "    print(f'global_step: {step}', flush=True)\n"
-                "    time.sleep(0.3)\n"
-                "allreduce_wait()\n",
-                "confirm_hang = \"2s\"\n", "python3 -u " + agent);
+  PythonRun run(c, "itest-agent", kHungTrainer, "confirm_hang = \"2s\"\n", "python3 -u " + agent);
   ASSERT_FALSE(run.id.empty());
   ASSERT_TRUE(run.cycles_until("cancel done")) << run.events();
   const std::string events = run.events();
