@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 
 #include "test_util.h"
 
@@ -144,6 +145,43 @@ TEST(PythonStacks, ALaunchersFramesNeitherConfirmNorDisproveAHang) {
     for (auto& s : *d) s.role = "";
   EXPECT_TRUE(stacks_moved(unmarked, unmarked_later));
   EXPECT_TRUE(shows_training_frames({agent_only[0]}));
+}
+
+// Property: over random pairs of dumps whose ranks are marked, whatever the processes marked
+// "other" show (frames that move, none, one dump only), the verdicts are those of the dumps
+// without them; and stacks read back from what `llmwatch stacks` prints judge the same.
+TEST(PythonStacks, ProcessesOfNoRankNeverChangeTheVerdict) {
+  std::mt19937 rng(82);
+  const std::vector<std::string> frames = {
+      kPyBt, "Traceback (most recent call first):\n  File \"/w/train.py\", line 9, in step\n",
+      "Thread 1 (idle): \"MainThread\"\n    wait (agent.py:3)\n", "no Python stack\n"};
+  const std::vector<std::string> roles = {"rank", "worker", "other"};
+  int moved = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<ProcessStack> before, after, before_ranks, after_ranks;
+    for (int pid = 1; pid <= 1 + static_cast<int>(rng() % 5); ++pid) {
+      ProcessStack s{"node-" + std::to_string(1 + rng() % 2), pid, "python3",
+                     frames[rng() % frames.size()],           "",  roles[rng() % roles.size()]};
+      if (pid == 1) s.role = "rank";  // the dumps mark a rank
+      ProcessStack t = s;
+      t.text = frames[rng() % frames.size()];
+      const bool in_before = rng() % 4 != 0, in_after = rng() % 4 != 0 || pid == 1;
+      if (in_before || pid == 1) before.push_back(s);
+      if (in_after) after.push_back(t);
+      if (s.role != "other") {
+        if (in_before || pid == 1) before_ranks.push_back(s);
+        if (in_after) after_ranks.push_back(t);
+      }
+    }
+    const bool verdict = stacks_moved(before, after);
+    moved += verdict;
+    EXPECT_EQ(verdict, stacks_moved(before_ranks, after_ranks));
+    EXPECT_EQ(shows_training_frames(after), shows_training_frames(after_ranks));
+    EXPECT_EQ(verdict, stacks_moved(parse_stacks(format_stacks(before)),
+                                    parse_stacks(format_stacks(after))));
+  }
+  EXPECT_GT(moved, 100);  // the property was put to the test both ways
+  EXPECT_LT(moved, 1900);
 }
 
 // `scontrol listpids 2 node-1` as Slurm 22.05 prints it (captured on the local cluster): the
