@@ -62,7 +62,9 @@ Census census(const std::vector<NodeRanks>& answers, const std::string& by) {
 
 // A process of the job's that is none of its ranks nor one's worker (it names no rank by `by`):
 // a launcher such as torchrun's elastic agent, which may be starting ranks it ended again;
-// "" where there is none (srun started every rank).
+// "" where there is none (srun started every rank). By the job's variable, not each node's
+// (process_role's): on a node whose workers are all gone no process names a RANK, and by that
+// node's variable its agent would be its rank.
 std::string launcher(const std::vector<NodeRanks>& answers, const std::string& by) {
   for (const auto& a : answers)
     for (const auto& p : a.processes)
