@@ -295,12 +295,18 @@ std::vector<std::string> training_frames(const std::string& dump) {
 
 namespace {
 
+// Whether a dump says what its processes are to their ranks (one taken before stop 82 does not):
+// it marks a process a rank.
+bool marks_ranks(const std::vector<ProcessStack>& stacks) {
+  return std::any_of(stacks.begin(), stacks.end(),
+                     [](const ProcessStack& s) { return s.role == "rank"; });
+}
+
 // The training frames of each process of a dump whose frames speak for the ranks: not one it
 // marks as no rank's, where it marks any a rank.
 std::map<std::pair<std::string, int>, std::vector<std::string>> ranks_frames(
     const std::vector<ProcessStack>& stacks) {
-  const bool marked = std::any_of(stacks.begin(), stacks.end(),
-                                  [](const ProcessStack& s) { return s.role == "rank"; });
+  const bool marked = marks_ranks(stacks);
   std::map<std::pair<std::string, int>, std::vector<std::string>> out;
   for (const auto& s : stacks)
     if (!marked || s.role != "other") out[{s.node, s.pid}] = training_frames(s.text);
@@ -364,10 +370,17 @@ std::string summarize_stacks(const std::vector<ProcessStack>& stacks) {
   // node to name, not a process to count.
   std::vector<std::string> none_on;
   std::map<std::string, std::vector<const ProcessStack*>> groups;
-  std::size_t processes = 0;
+  std::size_t processes = 0, workers = 0, others = 0;
+  // Where the dump marks its ranks, the groups are theirs (the odd one out is a rank; a node's
+  // 64 DataLoader workers or its torchrun agent would crowd it out), and the rest are counted.
+  const bool marked = marks_ranks(stacks);
   for (const auto& s : stacks) {
     if (s.pid <= 0) {
       none_on.push_back(s.node);
+      continue;
+    }
+    if (marked && s.role != "rank") {
+      ++(s.role == "worker" ? workers : others);
       continue;
     }
     ++processes;
@@ -386,6 +399,13 @@ std::string summarize_stacks(const std::vector<ProcessStack>& stacks) {
     out += (i ? "; " : "") + std::to_string(members.size()) + " in " + frame;
     if (members.size() == 1)
       out += " [" + members[0]->node + " pid " + std::to_string(members[0]->pid) + "]";
+  }
+  if (workers + others > 0) {
+    out += "; besides the ranks, ";
+    if (workers) out += std::to_string(workers) + (workers == 1 ? " worker" : " workers");
+    if (workers && others) out += " and ";
+    if (others)
+      out += std::to_string(others) + (others == 1 ? " process" : " processes") + " of no rank";
   }
   if (!none_on.empty()) out += "; no Python process on " + join(none_on, ", ");
   return out;

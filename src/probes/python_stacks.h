@@ -89,7 +89,9 @@ bool shows_training_frames(const std::vector<ProcessStack>& stacks);
 // each time; a process in one dump only proves nothing.
 bool stacks_moved(const std::vector<ProcessStack>& before, const std::vector<ProcessStack>& after);
 // "2 processes: 1 in allreduce_wait (train.py:4) [node-1]; 1 in __next__ (loader.py:9)
-// [node-2 pid 77]"; groups largest first, and where a group is alone, where it is.
+// [node-2 pid 77]"; groups largest first, and where a group is alone, where it is. Where the
+// dump marks its ranks, only theirs are grouped, and the rest counted after them ("; besides
+// the ranks, 64 workers and 1 process of no rank").
 std::string summarize_stacks(const std::vector<ProcessStack>& stacks);
 
 }  // namespace llmwatch

@@ -56,6 +56,33 @@ TEST(PythonStacks, TheOddOneOutStandsOut) {
   EXPECT_EQ(summarize_stacks({}), "no Python process found");
 }
 
+// A dump that marks its ranks groups theirs alone and counts the rest: 8 ranks with 8 DataLoader
+// workers each made the workers the largest group, and one node's torchrun agent stood alone
+// as if it were the odd one out. On the code before: "11 processes: 7 in __next__ ...; 3 in
+// allreduce_wait ...; 1 in _invoke_run (api.py:866) [node-1 pid 90]": the rank in __next__ lost
+// among the workers, and the agent named as the odd one out.
+TEST(PythonStacks, TheSummaryGroupsTheRanksAndCountsTheRest) {
+  const std::string agent =
+      "Traceback (most recent call first):\n  File \"/t/elastic/agent/server/api.py\", line 866, "
+      "in _invoke_run\n";
+  std::vector<ProcessStack> stacks = {{"node-1", 90, "pt_elastic", agent, "", "other"}};
+  for (int i = 0; i < 3; ++i) stacks.push_back({"node-1", 100 + i, "python3", kPyBt, "", "rank"});
+  stacks.push_back({"node-2", 77, "python3", kPySpy, "", "rank"});
+  for (int i = 0; i < 6; ++i)
+    stacks.push_back({"node-1", 200 + i, "pt_data_worker", kPySpy, "", "worker"});
+  EXPECT_EQ(summarize_stacks(parse_stacks(format_stacks(stacks))),
+            "4 processes: 3 in allreduce_wait (train.py:4); 1 in __next__ (dataloader.py:631) "
+            "[node-2 pid 77]; besides the ranks, 6 workers and 1 process of no rank");
+  stacks.erase(stacks.begin());
+  EXPECT_EQ(summarize_stacks(parse_stacks(format_stacks(stacks))),
+            "4 processes: 3 in allreduce_wait (train.py:4); 1 in __next__ (dataloader.py:631) "
+            "[node-2 pid 77]; besides the ranks, 6 workers");
+  // Unmarked (a dump from before the marks): every process grouped, as before.
+  for (auto& s : stacks) s.role = "";
+  EXPECT_EQ(summarize_stacks(parse_stacks(format_stacks(stacks))),
+            "10 processes: 7 in __next__ (dataloader.py:631); 3 in allreduce_wait (train.py:4)");
+}
+
 // A node where `llmwatch stacks` found no Python process of the job answers with a header of
 // pid 0. The defect (seen in the chaos soak, whose trainer is a shell loop): the dump said
 // "1 process: 1 in no Python stack [node-4 pid 0]", a process that does not exist. It says
