@@ -162,11 +162,12 @@ RankExit rank_exit(const std::vector<NodeRanks>& answers,
   // Several gone and none exiting: an elastic agent restarting its workers ends them all at
   // once, and they come back; where the job has no process but its ranks (srun started each),
   // nothing is left to start them again, and they have ended as one gone has.
-  const std::string gone_ranks =
-      std::to_string(gone) + " of " + std::to_string(c.world) + " ranks not found";
-  if (gone < 1) return unknown(gone_ranks);
+  // (Here at least one is gone: the rank named is not among the processes, or none was named
+  // and none is exiting, and not all run.)
   const std::string again = gone > 1 ? launcher(answers, by) : "";
-  if (!again.empty()) return unknown(gone_ranks + "; " + again + " may be starting them again");
+  if (!again.empty())
+    return unknown(std::to_string(gone) + " of " + std::to_string(c.world) + " ranks not found; " +
+                   again + " may be starting them again");
   if (rank < 0)
     while (c.ranks.count(++rank)) {
     }

@@ -228,51 +228,20 @@ TEST(PythonStacks, SlurmdListsTheJobsProcesses) {
   EXPECT_FALSE(parse_listpids(""));
 }
 
-// PyTorch renames the main thread, and with it /proc/PID/comm: torchrun's elastic agent to
-// "pt_elastic" (torch >= 2.5), DataLoader workers to "pt_data_worker", and, in torch 2.4, every
-// process that imports torch to "pt_main_thread". Such a process is still the job's Python: on
-// the code before (comm starting "python"), it was not listed, so a hang's dump found no rank
-// under torch 2.4 and the look never saw a torchrun agent.
-TEST(PythonStacks, AProcessPyTorchRenamedIsStillTheJobsPython) {
-  const std::string job = "9" + std::to_string(::getpid());  // a job id no slurmd knows
-  auto spawn = [&](std::vector<std::string> argv) {
-    std::vector<char*> args, envp;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    std::string env = "SLURM_JOB_ID=" + job;
-    envp = {env.data(), nullptr};
-    pid_t pid = -1;
-    EXPECT_EQ(posix_spawn(&pid, argv[0].c_str(), nullptr, nullptr, args.data(), envp.data()), 0);
-    return pid;
-  };
-  const pid_t renamed = spawn({"/usr/bin/python3", "-c",
-                               "import ctypes, time\n"
-                               "ctypes.CDLL(None).prctl(15, b'pt_elastic', 0, 0, 0)\n"
-                               "time.sleep(60)\n"});
-  const pid_t plain = spawn({"/usr/bin/python3", "-c", "import time; time.sleep(60)"});
-  const pid_t other = spawn({"/bin/sleep", "60"});  // the job's, but no Python
-  EXPECT_TRUE(testing::eventually([&] { return process_comm(renamed) == "pt_elastic"; }, 20));
-  const auto found = job_python_processes(job, "");
-  EXPECT_EQ(found, (std::vector<int>{std::min(renamed, plain), std::max(renamed, plain)}));
-  EXPECT_EQ(std::count(found.begin(), found.end(), other), 0);
-  for (pid_t pid : {renamed, plain, other}) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-  }
-}
-
-// A stand-in rank: a process (sleep, or a copy of it at `program`) whose environment names
-// its flight-recorder pipe, as torchrun's worker's would. Killed and reaped at the end.
+// A stand-in rank: a process (sleep, or a copy of it at `program`; or `argv`) whose environment
+// names its flight-recorder pipe, as torchrun's worker's would. Killed and reaped at the end.
 struct FakeRank {
   pid_t pid = -1;
-  explicit FakeRank(const std::vector<std::string>& env, std::string program = "/bin/sleep") {
-    std::vector<char*> envp;
+  explicit FakeRank(const std::vector<std::string>& env, std::string program = "/bin/sleep")
+      : FakeRank(env, std::vector<std::string>{program, "60"}) {}
+  FakeRank(const std::vector<std::string>& env, std::vector<std::string> argv) {
+    std::vector<char*> envp, args;
     std::vector<std::string> copy = env;
     for (auto& e : copy) envp.push_back(e.data());
     envp.push_back(nullptr);
-    char arg[] = "60";
-    char* argv[] = {program.data(), arg, nullptr};
-    EXPECT_EQ(posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv, envp.data()), 0);
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    EXPECT_EQ(posix_spawn(&pid, argv[0].c_str(), nullptr, nullptr, args.data(), envp.data()), 0);
   }
   ~FakeRank() {
     if (pid > 0) {
@@ -281,6 +250,29 @@ struct FakeRank {
     }
   }
 };
+
+// PyTorch renames the main thread, and with it /proc/PID/comm: torchrun's elastic agent to
+// "pt_elastic" (torch >= 2.5), DataLoader workers to "pt_data_worker", and, in torch 2.4, every
+// process that imports torch to "pt_main_thread". Such a process is still the job's Python: on
+// the code before (comm starting "python"), it was not listed, so a hang's dump found no rank
+// under torch 2.4 and the look never saw a torchrun agent.
+TEST(PythonStacks, AProcessPyTorchRenamedIsStillTheJobsPython) {
+  const std::string job = "9" + std::to_string(::getpid());  // a job id no slurmd knows
+  const std::vector<std::string> env = {"SLURM_JOB_ID=" + job};
+  FakeRank renamed(env, std::vector<std::string>{"/usr/bin/python3", "-c",
+                                                 "import ctypes, time\n"
+                                                 "ctypes.CDLL(None).prctl(15, b'pt_elastic', 0, "
+                                                 "0, 0)\n"
+                                                 "time.sleep(60)\n"});
+  FakeRank plain(env,
+                 std::vector<std::string>{"/usr/bin/python3", "-c", "import time; time.sleep(60)"});
+  FakeRank other(env);  // the job's, but no Python
+  EXPECT_TRUE(testing::eventually([&] { return process_comm(renamed.pid) == "pt_elastic"; }, 20));
+  const auto found = job_python_processes(job, "");
+  EXPECT_EQ(found,
+            (std::vector<int>{std::min(renamed.pid, plain.pid), std::max(renamed.pid, plain.pid)}));
+  EXPECT_EQ(std::count(found.begin(), found.end(), other.pid), 0);
+}
 
 TEST(FlightRecorder, ARanksPipeIsPokedOnlyWhereItIsItsOwnFifo) {
   testing::TempDir dir;
