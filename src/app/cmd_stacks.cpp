@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "app/commands.h"
+#include "probes/kernel_exit.h"
 #include "probes/node_dumps.h"
 #include "probes/process_exit.h"
 #include "probes/python_stacks.h"
@@ -32,12 +33,15 @@ std::string this_node() {
   return hostname().substr(0, hostname().find('.'));
 }
 
-// The job's Python processes here, each with the rank its environment names: what both the
-// look and the dump start from (/proc reads only).
+// The job's Python processes here, each with the rank its environment names and whether it is
+// exiting in the kernel (probes/kernel_exit.h): what both the look and the dump start from
+// (/proc reads only).
 std::vector<RankProcess> job_rank_processes(const std::string& job_id, const std::string& node) {
   std::vector<RankProcess> out;
-  for (int pid : job_python_processes(job_id, node))
+  for (int pid : job_python_processes(job_id, node)) {
     out.push_back(process_rank(pid, parent_of(pid), process_environment(pid)));
+    out.back().exiting = process_kernel_exit(pid);
+  }
   return out;
 }
 
@@ -65,8 +69,9 @@ int cmd_stack_ranks(const std::string& job_id, const ExitLook& look) {
     return std::find(pids.begin(), pids.end(), pid) != pids.end();
   };
   std::map<int, std::future<RankLook>> looks;
+  // One exiting in the kernel is not attached to: gdb would wait on it to its timeout.
   for (const auto& p : here.processes)
-    if (has(exit_pids, p.pid) || has(stack_pids, p.pid))
+    if (p.exiting.empty() && (has(exit_pids, p.pid) || has(stack_pids, p.pid)))
       looks.emplace(p.pid,
                     std::async(std::launch::async, look_into_rank, p.pid, has(exit_pids, p.pid),
                                has(stack_pids, p.pid), kExitingLookTimeout));
@@ -94,8 +99,17 @@ int cmd_stacks(const std::string& job_id, double timeout_seconds) {
   // workers after them, at most kParallelDumps at once (probes/node_dumps.h). Each rank's
   // flight recorder is fired first, where the job configured one.
   const auto processes = job_rank_processes(job_id, node);
-  auto stacks = dump_bounded(ranks_first(processes), kParallelDumps, timeout,
-                             [&](int pid) { return rank_forensics(pid, timeout); });
+  auto stacks = dump_bounded(ranks_first(processes), kParallelDumps, timeout, [&](int pid) {
+    // One exiting in the kernel has no stack to read, and gdb would wait on it to its timeout.
+    for (const auto& p : processes)
+      if (p.pid == pid && !p.exiting.empty()) {
+        ProcessStack s;
+        s.pid = pid;
+        s.text = "not dumped: the process is exiting in the kernel (" + p.exiting + ")\n";
+        return s;
+      }
+    return rank_forensics(pid, timeout);
+  });
   for (auto& s : stacks) {
     s.node = node;
     // What it is to the ranks: a hang's confirmation reads only the ranks' and their workers'.

@@ -25,7 +25,8 @@ struct RankProcess {
   std::string by;
   // Where the process of the rank asked about was looked into (`--rank`): the frame of its main
   // thread that says it is exiting ("Py_FinalizeEx", "exit": probes/process_exit.h);
-  // "" where none was seen or it was not looked into.
+  // "" where none was seen or it was not looked into. For every process: "do_exit" or
+  // "do_coredump" where its exit is under way in the kernel (probes/kernel_exit.h).
   std::string exiting{};  // {}: brace lists that end before it need not name it
 };
 

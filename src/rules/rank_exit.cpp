@@ -64,11 +64,12 @@ Census census(const std::vector<NodeRanks>& answers, const std::string& by) {
 // a launcher such as torchrun's elastic agent, which may be starting ranks it ended again;
 // "" where there is none (srun started every rank). By the job's variable, not each node's
 // (process_role's): on a node whose workers are all gone no process names a RANK, and by that
-// node's variable its agent would be its rank.
+// node's variable its agent would be its rank. One exiting starts nothing: a rank whose exit
+// is under way in the kernel names no rank (its memory, its environment with it, is gone).
 std::string launcher(const std::vector<NodeRanks>& answers, const std::string& by) {
   for (const auto& a : answers)
     for (const auto& p : a.processes)
-      if (p.by != by)
+      if (p.by != by && p.exiting.empty())
         return a.node + " pid " + std::to_string(p.pid) + " (" +
                (p.by.empty() ? "no rank" : p.by + " " + std::to_string(p.rank)) + ")";
   return "";
@@ -90,9 +91,13 @@ std::string and_the_rest(int world, std::size_t nodes, std::size_t exiting, int 
 
 // Its program has ended (an exception raised to the top, sys.exit) and it lingers in its exit:
 // no step comes from it, whatever its thread joins or destructors wait for.
+// Its exit is seen in gdb's backtrace of its main thread (probes/process_exit.h) or, as
+// do_exit or do_coredump, in the kernel (probes/kernel_exit.h).
 std::string is_exiting(const std::string& who, const OwnProcess& p, const std::string& under = "") {
-  return who + "'s process is exiting (" + p.exiting + " on its main thread, " + p.here() + ")" +
-         under + "; its program has ended";
+  const bool kernel = p.exiting.rfind("do_", 0) == 0;
+  return who + "'s process is exiting (" + p.exiting +
+         (kernel ? " in the kernel, " : " on its main thread, ") + p.here() + ")" + under +
+         "; its program has ended";
 }
 
 }  // namespace

@@ -13,7 +13,8 @@
 // named twice as under torchrun by SLURM_PROCID, ranks the environment does not name) is
 // unknown, which changes nothing. A rank's process that is there but whose interpreter is
 // exiting (probes/process_exit.h: its program ended, and it lingers in a thread join or a
-// destructor) has ended as well: no step comes from it.
+// destructor; probes/kernel_exit.h: in the kernel's exit or core dump) has ended as well: no
+// step comes from it. A process exiting in the kernel is no launcher either.
 #include <string>
 #include <vector>
 

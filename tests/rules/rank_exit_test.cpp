@@ -236,6 +236,53 @@ TEST(RankExit, SeveralRanksGoneWithNothingToStartThemAgainHaveEnded) {
   }
 }
 
+// Ranks on both ends of a failed link exit, and the kernel takes seconds to tear down their
+// CUDA contexts: meanwhile, where slurmd still lists them, each is listed by its command name
+// (python3) but its memory, its environment with it, is gone, so it names no rank. It is no
+// launcher: nothing starts the ranks again. On the code before, unknown: "node-1 pid 2001 (no rank)
+// may be starting them again". A process of no rank that runs (a helper of the job's own) still
+// leaves it unknown.
+TEST(RankExit, RanksWhoseExitIsUnderWayInTheKernelAreNoLauncher) {
+  auto srun = job(8, 4, false, true);
+  const auto nodes = nodes_of(srun);
+  for (int r : {2, 5}) {
+    end_task(srun, r);
+    srun[r / 4].processes.push_back({2000 + r, 1, -1, -1, "", "do_exit"});
+  }
+  for (int named : {5, -1}) {
+    auto v = rank_exit(srun, nodes, named, false);
+    EXPECT_EQ(v.seen, RankSeen::Ended) << v.why;
+    EXPECT_NE(v.why.find("(the job has no process but its ranks to start it again); 2 of 8 ranks "
+                         "have ended (0 exiting, 2 gone)"),
+              std::string::npos)
+        << v.why;
+  }
+  srun[0].processes.push_back({3000, 1, -1, -1, ""});
+  auto v = rank_exit(srun, nodes, 5, false);
+  EXPECT_EQ(v.seen, RankSeen::Unknown) << v.why;
+  EXPECT_NE(v.why.find("node-1 pid 3000 (no rank) may be starting them again"), std::string::npos)
+      << v.why;
+}
+
+// A rank killed by PyTorch's watchdog with core dumps on: its memory, its rank with it, is
+// still there while the kernel writes the core, and gdb cannot stop it to look.
+TEST(RankExit, ARankDumpingCoreHasEnded) {
+  auto srun = job(8, 4, false, true);
+  const auto nodes = nodes_of(srun);
+  const int pid = own_pid(srun, 5, "SLURM_PROCID");
+  for (auto& p : srun[1].processes)
+    if (p.pid == pid) p.exiting = "do_coredump";
+  for (int named : {5, -1}) {
+    auto v = rank_exit(srun, nodes, named, false);
+    EXPECT_EQ(v.seen, RankSeen::Ended) << v.why;
+    EXPECT_EQ(v.why.substr(0, v.why.find(';')),
+              "task 5's process is exiting (do_coredump in the kernel, node-2 pid " +
+                  std::to_string(pid) + ")")
+        << v.why;
+  }
+  EXPECT_EQ(rank_exit(srun, nodes, 4, false).seen, RankSeen::Running);
+}
+
 // srun's --label over one torchrun a node ("1: RuntimeError: ..."): the label names node-2's
 // agent, which runs while the worker that printed the line lingers in its exit. The one rank
 // ended, exiting, is the line's where it is that agent's own child. On the code before, the

@@ -1,0 +1,100 @@
+#include "probes/kernel_exit.h"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <charconv>
+#include <string_view>
+
+#include "util/files.h"
+#include "util/strings.h"
+
+namespace llmwatch {
+namespace {
+
+// include/linux/sched.h; stable across kernels (PF_POSTCOREDUMP since 5.16, unset before).
+constexpr unsigned long kPfExiting = 0x4;
+constexpr unsigned long kPfPostCoreDump = 0x8;
+constexpr unsigned long kSigKillBit = 1ul << (9 - 1);
+
+// status's "Key:\tvalue" line's value; "" where there is none.
+std::string_view status_value(std::string_view status, std::string_view key) {
+  for (std::size_t at = 0; at < status.size();) {
+    std::size_t end = status.find('\n', at);
+    if (end == std::string_view::npos) end = status.size();
+    std::string_view line = status.substr(at, end - at);
+    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':')
+      return trim(line.substr(key.size() + 1));
+    at = end + 1;
+  }
+  return {};
+}
+
+bool hex_has(std::string_view mask, unsigned long bit) {
+  unsigned long v = 0;
+  auto [end, ec] = std::from_chars(mask.data(), mask.data() + mask.size(), v, 16);
+  return ec == std::errc() && end == mask.data() + mask.size() && (v & bit) != 0;
+}
+
+std::string read_or_empty(const std::string& path) {
+  return read_text_file(path).value_or("");
+}
+
+}  // namespace
+
+bool ThreadExitState::doomed() const {
+  return state == 'Z' || state == 'X' || (flags & (kPfExiting | kPfPostCoreDump)) != 0 ||
+         kill_pending;
+}
+
+ThreadExitState parse_thread_exit_state(const std::string& stat, const std::string& status) {
+  ThreadExitState t;
+  // "14093 (python3) S 14052 ... ": the command name may hold spaces and ')', so the fields
+  // are counted from its last ')'.
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos) return t;
+  const auto fields = split(std::string(trim(std::string_view(stat).substr(close + 1))), ' ');
+  // state ppid pgrp session tty_nr tpgid flags
+  if (fields.size() < 7 || fields[0].size() != 1) return t;
+  unsigned long flags = 0;
+  auto [end, ec] = std::from_chars(fields[6].data(), fields[6].data() + fields[6].size(), flags);
+  if (ec != std::errc() || end != fields[6].data() + fields[6].size()) return t;
+  t.state = fields[0][0];
+  t.flags = flags;
+  t.kill_pending = hex_has(status_value(status, "SigPnd"), kSigKillBit) ||
+                   hex_has(status_value(status, "ShdPnd"), kSigKillBit);
+  t.core_dumping = status_value(status, "CoreDumping") == "1";
+  return t;
+}
+
+std::string kernel_exit(const std::vector<ThreadExitState>& threads) {
+  std::vector<ThreadExitState> read;
+  std::copy_if(threads.begin(), threads.end(), std::back_inserter(read),
+               [](const ThreadExitState& t) { return t.state != '?'; });
+  if (read.empty()) return "";
+  if (std::any_of(read.begin(), read.end(), [](const auto& t) { return t.core_dumping; }))
+    return "do_coredump";
+  return std::all_of(read.begin(), read.end(), [](const auto& t) { return t.doomed(); }) ? "do_exit"
+                                                                                         : "";
+}
+
+std::string process_kernel_exit(int pid) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  const ThreadExitState main =
+      parse_thread_exit_state(read_or_empty(proc + "/stat"), read_or_empty(proc + "/status"));
+  if (main.state == '?' || !(main.doomed() || main.core_dumping)) return "";
+  std::vector<ThreadExitState> threads{main};
+  if (DIR* tasks = ::opendir((proc + "/task").c_str())) {
+    while (dirent* e = ::readdir(tasks)) {
+      const std::string tid = e->d_name;
+      if (tid == "." || tid == ".." || tid == std::to_string(pid)) continue;
+      const std::string task = proc + "/task/" + tid;
+      threads.push_back(
+          parse_thread_exit_state(read_or_empty(task + "/stat"), read_or_empty(task + "/status")));
+    }
+    ::closedir(tasks);
+  }
+  return kernel_exit(threads);
+}
+
+}  // namespace llmwatch
