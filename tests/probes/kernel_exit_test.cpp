@@ -62,6 +62,22 @@ TEST(KernelExit, AZombieIsExitingAndARunningProcessIsNot) {
   EXPECT_EQ(kernel_exit({zombie}), "do_exit");
 }
 
+// Captured while a python3 that had touched 6 GiB called os.abort() with core dumps on: its main
+// thread writing the core (PF_DUMPCORE, running), its other thread waiting in do_exit (PF_EXITING,
+// idle). Neither has a signal pending; CoreDumping says it, for every thread.
+TEST(KernelExit, ACoreBeingWrittenIsSeenInEveryThread) {
+  const ThreadExitState main = captured("python3-dumping-core-main");
+  const ThreadExitState other = captured("python3-dumping-core-thread");
+  EXPECT_EQ(main.state, 'R');
+  EXPECT_EQ(main.flags & 0x200, 0x200u);  // PF_DUMPCORE
+  EXPECT_EQ(other.state, 'I');
+  EXPECT_TRUE(other.doomed());
+  EXPECT_FALSE(main.kill_pending || other.kill_pending);
+  EXPECT_TRUE(main.core_dumping && other.core_dumping);
+  EXPECT_EQ(kernel_exit({main, other}), "do_coredump");
+  EXPECT_EQ(kernel_exit({main}), "do_coredump");
+}
+
 TEST(KernelExit, EveryThreadMustBeDoomedUnlessItsMemoryIsBeingDumped) {
   const auto running = a_thread('S', 0x400040), in_driver = a_thread('D', 0x400040);
   const auto exiting = a_thread('D', 0x400044), zombie = a_thread('Z', 0x40800c);
