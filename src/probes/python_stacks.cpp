@@ -63,26 +63,27 @@ bool is_python(int pid) {
 
 }  // namespace
 
-std::optional<std::vector<int>> parse_listpids(const std::string& out) {
+std::optional<std::vector<JobProcess>> parse_listpids(const std::string& out) {
   // PID      JOBID    STEPID   LOCALID GLOBALID
   // 1974     2        batch    0       0
   auto lines = split(out, '\n');
   if (lines.empty() || trim(lines[0]).rfind("PID", 0) != 0) return std::nullopt;
-  std::vector<int> pids;
+  std::vector<JobProcess> listed;
   for (size_t i = 1; i < lines.size(); ++i) {
     std::istringstream fields(lines[i]);
-    std::string first;
+    std::string first, job, step;
     if (!(fields >> first)) continue;
     char* end = nullptr;
     long pid = std::strtol(first.c_str(), &end, 10);
-    if (*end || pid <= 0 || pid > std::numeric_limits<int>::max()) return std::nullopt;
-    pids.push_back(static_cast<int>(pid));
+    if (*end || pid <= 0 || pid > std::numeric_limits<int>::max() || !(fields >> job >> step))
+      return std::nullopt;
+    listed.push_back({static_cast<int>(pid), step});
   }
-  return pids;
+  return listed;
 }
 
-std::vector<int> job_python_processes(const std::string& job_id, const std::string& node) {
-  std::vector<int> out;
+std::vector<JobProcess> job_python_processes(const std::string& job_id, const std::string& node) {
+  std::vector<JobProcess> out;
   // slurmd knows the job's processes on its node (its proctrack container, children included);
   // an environment match alone would also take another cluster's job of the same id on this
   // host (a test cluster, a federation sibling) and miss a rank that cleaned its environment.
@@ -91,9 +92,9 @@ std::vector<int> job_python_processes(const std::string& job_id, const std::stri
   if (!node.empty()) spec.argv.push_back(node);  // names the slurmd where several share a host
   spec.timeout = std::chrono::seconds(10);
   auto listed = run_process(spec);
-  if (auto pids = listed.ok() ? parse_listpids(listed.out) : std::nullopt) {
-    for (int pid : *pids)
-      if (pid != ::getpid() && is_python(pid)) out.push_back(pid);
+  if (auto processes = listed.ok() ? parse_listpids(listed.out) : std::nullopt) {
+    for (auto& p : *processes)
+      if (p.pid != ::getpid() && is_python(p.pid)) out.push_back(std::move(p));
   } else {
     // No slurmd to ask (run by hand on a node): the job's id in the environment.
     DIR* proc = ::opendir("/proc");
@@ -104,12 +105,15 @@ std::vector<int> job_python_processes(const std::string& job_id, const std::stri
       if (*end || pid <= 0 || pid == ::getpid() || !is_python(static_cast<int>(pid))) continue;
       auto env = process_environment(static_cast<int>(pid));
       if (auto id = env.find("SLURM_JOB_ID"); id != env.end() && id->second == job_id)
-        out.push_back(static_cast<int>(pid));
+        out.push_back({static_cast<int>(pid), ""});
     }
     ::closedir(proc);
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  auto by_pid = [](const JobProcess& a, const JobProcess& b) { return a.pid < b.pid; };
+  std::sort(out.begin(), out.end(), by_pid);
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const JobProcess& a, const JobProcess& b) { return a.pid == b.pid; }),
+            out.end());
   return out;
 }
 

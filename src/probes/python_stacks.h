@@ -25,11 +25,21 @@ struct ProcessStack {
   std::string role{};  // {}: brace lists that end before it need not name it
 };
 
-// The Python processes of Slurm job `job_id` on this node: as slurmd lists them (`scontrol
-// listpids JOB NODE`), or, where no slurmd answers, those with SLURM_JOB_ID in their environment.
-std::vector<int> job_python_processes(const std::string& job_id, const std::string& node);
-// The PIDs of `scontrol listpids` output; nullopt when it is not that table.
-std::optional<std::vector<int>> parse_listpids(const std::string& out);
+// One process of a job and the step it runs in, as slurmd lists it: "batch" (the batch script
+// and what it started without srun), "extern", or a step's number ("0"); "" where no slurmd
+// answered and the process's environment said it is the job's.
+struct JobProcess {
+  int pid = 0;
+  std::string step;
+  bool operator==(const JobProcess&) const = default;
+};
+
+// The Python processes of Slurm job `job_id` on this node, by pid: as slurmd lists them
+// (`scontrol listpids JOB NODE`), or, where no slurmd answers, those with SLURM_JOB_ID in their
+// environment.
+std::vector<JobProcess> job_python_processes(const std::string& job_id, const std::string& node);
+// The processes of `scontrol listpids` output; nullopt when it is not that table.
+std::optional<std::vector<JobProcess>> parse_listpids(const std::string& out);
 // PyTorch's NCCL flight recorder: where a rank was started with TORCH_NCCL_DEBUG_INFO_PIPE_FILE
 // (and a trace buffer), its watchdog reads the FIFO <stem><rank>.pipe, and anything written
 // there makes it dump its recent collectives to TORCH_NCCL_DEBUG_INFO_TEMP_FILE<rank>. Pokes

@@ -68,6 +68,15 @@ RankProcess process_rank(int pid, int ppid, const std::map<std::string, std::str
   return p;
 }
 
+bool step_names_ranks(const std::string& step, const std::vector<std::string>& steps) {
+  auto jobs_own = [](const std::string& s) {
+    return s == "batch" || s == "extern" || s == "interactive";
+  };
+  return !jobs_own(step) || std::all_of(steps.begin(), steps.end(), [&](const std::string& s) {
+    return s.empty() || jobs_own(s);
+  });
+}
+
 std::string rank_variable(const std::vector<RankProcess>& processes, bool by_task) {
   const bool any_rank = std::any_of(processes.begin(), processes.end(),
                                     [](const RankProcess& p) { return p.by == "RANK"; });

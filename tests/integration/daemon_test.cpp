@@ -381,7 +381,7 @@ struct RankCrash {
 // as in most logs). srun's own lines ("task 1: Exited") are not the run's log. Prints the crash
 // line -> cancel delay, a figure.
 RankCrash rank_crash_run(const std::string& name, const std::string& rank1_ends, bool prefixed,
-                         int world = 2) {
+                         int world = 2, bool python_launcher = false) {
   RankCrash out;
   LocalCluster c;
   EXPECT_TRUE(c.error.empty()) << c.error;
@@ -412,8 +412,12 @@ for step in range(1, 1000):
 )py" + rank1_ends + R"py(
         time.sleep(3600)  # waits in the collective rank 1 left
 )py");
-  write_file(work + "/train.sh", "#!/bin/sh\nsrun --kill-on-bad-exit=0 /usr/bin/python3 -u " +
-                                     work + "/train.py 2>/dev/null\n");
+  const std::string step = "srun --kill-on-bad-exit=0 /usr/bin/python3 -u " + work + "/train.py";
+  write_file(work + "/train.sh",
+             python_launcher
+                 ? "#!/usr/bin/python3\nimport subprocess, sys\nsys.exit(subprocess.call('" + step +
+                       "'.split(), stderr=subprocess.DEVNULL))\n"
+                 : "#!/bin/sh\n" + step + " 2>/dev/null\n");
   std::filesystem::permissions(work + "/train.sh", std::filesystem::perms::owner_all,
                                std::filesystem::perm_options::add);
   auto first = c.slurm({"sbatch", "--parsable", "--job-name=" + name,
@@ -473,6 +477,21 @@ TEST(Daemon, ARankGoneAfterItsRaisedNcclErrorIsSeenGoneAndItsRunRestarted) {
             std::string::npos)
       << run.events << run.log;
   EXPECT_NE(run.hung.find("whose rank's process has since ended"), std::string::npos) << run.hung;
+  EXPECT_TRUE(run.restarted) << run.log;
+}
+
+// #30: the same, with the batch script a Python launcher that starts the ranks' step (srun) and
+// waits. The batch step's environment names task 0 (SLURM_PROCID=0) as the step's task 0 does,
+// so until stop 83 the look saw "SLURM_PROCID 0 is named by two processes" and said unknown
+// for every line of such a job. A process of the batch step names no rank where a step of the
+// job's runs Python on that node.
+TEST(Daemon, ARankGoneUnderAPythonLauncherIsSeenGone) {
+  LLMWATCH_REQUIRE_CLUSTER();
+  auto run = rank_crash_run("rank-gone-launcher", "            sys.exit(1)\n", true, 2, true);
+  EXPECT_NE(run.events.find("ended: task 1's process has ended; the other 1 rank still runs (all "
+                            "2 nodes answered)"),
+            std::string::npos)
+      << run.events << run.log;
   EXPECT_TRUE(run.restarted) << run.log;
 }
 

@@ -220,11 +220,13 @@ TEST(PythonStacks, SlurmdListsTheJobsProcesses) {
       "1974     2        batch    0       0       \n"
       "2016     2        batch    -       -       \n");
   ASSERT_TRUE(pids.has_value());
-  EXPECT_EQ(*pids, (std::vector<int>{2032, 1974, 2016}));
-  EXPECT_EQ(parse_listpids("PID      JOBID    STEPID   LOCALID GLOBALID\n"), std::vector<int>{});
+  EXPECT_EQ(*pids, (std::vector<JobProcess>{{2032, "0"}, {1974, "batch"}, {2016, "batch"}}));
+  EXPECT_EQ(parse_listpids("PID      JOBID    STEPID   LOCALID GLOBALID\n"),
+            std::vector<JobProcess>{});
   // Anything else is not a list to trust: the caller falls back to the environment.
   EXPECT_FALSE(parse_listpids("slurm_load_jobs error: Invalid job id specified\n"));
   EXPECT_FALSE(parse_listpids("PID JOBID\nx12 2\n"));
+  EXPECT_FALSE(parse_listpids("PID      JOBID    STEPID   LOCALID GLOBALID\n2032     2\n"));
   EXPECT_FALSE(parse_listpids(""));
 }
 
@@ -268,7 +270,11 @@ TEST(PythonStacks, AProcessPyTorchRenamedIsStillTheJobsPython) {
                  std::vector<std::string>{"/usr/bin/python3", "-c", "import time; time.sleep(60)"});
   FakeRank other(env);  // the job's, but no Python
   EXPECT_TRUE(testing::eventually([&] { return process_comm(renamed.pid) == "pt_elastic"; }, 20));
-  const auto found = job_python_processes(job, "");
+  std::vector<int> found;
+  for (const auto& p : job_python_processes(job, "")) {
+    found.push_back(p.pid);
+    EXPECT_EQ(p.step, "");  // no slurmd: by the environment
+  }
   EXPECT_EQ(found,
             (std::vector<int>{std::min(renamed.pid, plain.pid), std::max(renamed.pid, plain.pid)}));
   EXPECT_EQ(std::count(found.begin(), found.end(), other.pid), 0);

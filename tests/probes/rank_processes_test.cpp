@@ -196,6 +196,23 @@ TEST(RankProcesses, EachProcessIsARankItsWorkerOrOther) {
   EXPECT_EQ(roles, (std::vector<std::string>{"rank", "worker", "other"}));
 }
 
+// The batch step's environment names task 0 as srun's step's task 0 does: a Python launcher
+// there beside the step's ranks is none of them; alone on its node (torchrun, or
+// `python train.py` run by the batch script) its processes are the ranks.
+TEST(RankProcesses, TheBatchStepNamesRanksOnlyWhereNoSrunStepRunsPython) {
+  const std::vector<std::string> beside = {"batch", "0", "0", "extern"};
+  EXPECT_FALSE(step_names_ranks("batch", beside));
+  EXPECT_FALSE(step_names_ranks("extern", beside));
+  EXPECT_FALSE(step_names_ranks("interactive", {"interactive", "3"}));
+  EXPECT_TRUE(step_names_ranks("0", beside));
+  EXPECT_TRUE(step_names_ranks("3", {"3", "4"}));
+  EXPECT_TRUE(step_names_ranks("batch", {"batch", "batch"}));
+  EXPECT_TRUE(step_names_ranks("batch", {"batch", "extern"}));
+  EXPECT_TRUE(step_names_ranks("interactive", {"interactive"}));
+  // No slurmd to say (processes found by their environment): as before, each names its rank.
+  EXPECT_TRUE(step_names_ranks("", {"", ""}));
+}
+
 // A node with more ranks than kMaxExitLooks (a CPU job of many tasks a node) is not looked into
 // at all: one gdb a rank, all at once, would load the node and the job's memory.
 TEST(RankProcesses, ANodeOfManyRanksIsNotLookedIntoForExits) {
