@@ -14,6 +14,7 @@
 #include "probes/gpu/gpu_record.h"
 #include "probes/gpu/gpu_telemetry.h"
 #include "probes/gpu/xid_line.h"
+#include "probes/kernel_exit.h"
 #include "probes/megatron_rank_times.h"
 #include "probes/perfdata.h"
 #include "probes/quota.h"
@@ -264,6 +265,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                             after_stack)
                .answers.empty())
         __builtin_trap();
+      // The text's halves as a thread's /proc stat and status: an exit is said only of a thread
+      // read, and only as what was read says (doomed, or its memory being dumped).
+      const auto thread =
+          parse_thread_exit_state(text.substr(0, text.size() / 2), text.substr(text.size() / 2));
+      const std::string ended = kernel_exit({thread});
+      if (!ended.empty() && thread.state == '?') __builtin_trap();
+      if (ended == "do_exit" && !thread.doomed()) __builtin_trap();
+      if (ended == "do_coredump" && !thread.core_dumping) __builtin_trap();
+      if (!ended.empty() && ended != "do_exit" && ended != "do_coredump") __builtin_trap();
       break;
     }
     case 13: {
