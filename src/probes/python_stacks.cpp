@@ -75,6 +75,8 @@ std::optional<std::vector<JobProcess>> parse_listpids(const std::string& out) {
     if (!(fields >> first)) continue;
     char* end = nullptr;
     long pid = std::strtol(first.c_str(), &end, 10);
+    // The extern step's own row, with PrologFlags=contain: "-1  13073  extern  0  0", no process.
+    if (pid == -1 && !*end) continue;
     if (*end || pid <= 0 || pid > std::numeric_limits<int>::max() || !(fields >> job >> step))
       return std::nullopt;
     listed.push_back({static_cast<int>(pid), step});

@@ -227,6 +227,22 @@ TEST(PythonStacks, SlurmdListsTheJobsProcesses) {
   EXPECT_FALSE(parse_listpids("slurm_load_jobs error: Invalid job id specified\n"));
   EXPECT_FALSE(parse_listpids("PID JOBID\nx12 2\n"));
   EXPECT_FALSE(parse_listpids("PID      JOBID    STEPID   LOCALID GLOBALID\n2032     2\n"));
+  EXPECT_FALSE(parse_listpids("PID      JOBID    STEPID   LOCALID GLOBALID\n-2  2  extern 0 0\n"));
+}
+
+// With PrologFlags=contain (an extern step, as pam_slurm_adopt needs), slurmd lists that step's
+// own row with pid -1 and no process. On the code before, that row made the whole list
+// untrusted: the job's processes were then looked for by their environment, with no step.
+TEST(PythonStacks, TheExternStepsRowOfNoProcessIsSkipped) {
+  auto listed = parse_listpids(
+      "PID      JOBID    STEPID   LOCALID GLOBALID\n"
+      "-1       13073    extern   0       0       \n"
+      "3913206  13073    extern   -       -       \n"
+      "3913212  13073    batch    0       0       \n"
+      "3913230  13073    0        0       0       \n");
+  ASSERT_TRUE(listed.has_value());
+  EXPECT_EQ(*listed,
+            (std::vector<JobProcess>{{3913206, "extern"}, {3913212, "batch"}, {3913230, "0"}}));
   EXPECT_FALSE(parse_listpids(""));
 }
 
