@@ -48,6 +48,7 @@ std::vector<RankProcess> job_rank_processes(const std::string& job_id, const std
                                    ? process_environment(pid)
                                    : std::map<std::string, std::string>{}));
     out.back().exiting = process_kernel_exit(pid);
+    out.back().step = step;
   }
   return out;
 }

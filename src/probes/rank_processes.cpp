@@ -23,6 +23,14 @@ int small_number(const std::string& s, int limit) {
   return ec == std::errc() && end == s.data() + s.size() && v >= 0 && v <= limit ? v : -1;
 }
 
+// A job step as slurmd names it: "batch", "extern", "interactive", "0", "12+1" (a
+// heterogeneous job's component).
+bool step_name(const std::string& s) {
+  return !s.empty() && s.size() <= 32 && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+';
+  });
+}
+
 std::string get(const std::map<std::string, std::string>& env, const char* key) {
   auto it = env.find(key);
   return it == env.end() ? "" : it->second;
@@ -138,7 +146,7 @@ std::string format_node_ranks(const NodeRanks& node) {
   for (const auto& p : node.processes)
     out += "pid=" + std::to_string(p.pid) + " ppid=" + std::to_string(p.ppid) +
            " rank=" + std::to_string(p.rank) + " world=" + std::to_string(p.world) +
-           " by=" + (p.by.empty() ? "-" : p.by) +
+           " by=" + (p.by.empty() ? "-" : p.by) + (step_name(p.step) ? " step=" + p.step : "") +
            (p.exiting.empty() ? "" : " exiting=" + p.exiting) + "\n";
   return out;
 }
@@ -163,17 +171,21 @@ bool identifier(const std::string& s) {
   });
 }
 
-// "pid=P ppid=Q rank=R world=W by=B", every field once, in that order, and "exiting=F"
-// after them where it was seen.
+// "pid=P ppid=Q rank=R world=W by=B", every field once, in that order, then "step=S" where
+// slurmd named it and "exiting=F" where that was seen, in that order.
 std::optional<RankProcess> process_line(std::string_view line) {
   auto fields = split(std::string(line), ' ');
   const char* keys[] = {"pid=", "ppid=", "rank=", "world=", "by="};
-  std::string exiting;
-  if (fields.size() == 6) {
-    constexpr std::string_view kExiting = "exiting=";
-    if (fields[5].rfind(kExiting, 0) != 0) return std::nullopt;
-    exiting = fields[5].substr(kExiting.size());
+  std::string step, exiting;
+  constexpr std::string_view kExiting = "exiting=", kStep = "step=";
+  if (fields.size() > 5 && fields.back().rfind(kExiting, 0) == 0) {
+    exiting = fields.back().substr(kExiting.size());
     if (!identifier(exiting)) return std::nullopt;
+    fields.pop_back();
+  }
+  if (fields.size() > 5 && fields.back().rfind(kStep, 0) == 0) {
+    step = fields.back().substr(kStep.size());
+    if (!step_name(step)) return std::nullopt;
     fields.pop_back();
   }
   if (fields.size() != 5) return std::nullopt;
@@ -190,6 +202,7 @@ std::optional<RankProcess> process_line(std::string_view line) {
   p.world = signed_small(3);
   p.by = value(4) == "-" ? "" : value(4);
   p.exiting = exiting;
+  p.step = step;
   // A number that is not one (rank=x) is not read as "no rank": the line is bad.
   if (p.pid <= 0 || p.ppid < 0 || (p.rank < 0 && value(2) != "-1") ||
       (p.world < 0 && value(3) != "-1") ||

@@ -28,6 +28,9 @@ struct RankProcess {
   // "" where none was seen or it was not looked into. For every process: "do_exit" or
   // "do_coredump" where its exit is under way in the kernel (probes/kernel_exit.h).
   std::string exiting{};  // {}: brace lists that end before it need not name it
+  // The job step it runs in, as slurmd listed it ("batch", "0"); "" where not known (no slurmd
+  // answered, or an answer printed before stop 83).
+  std::string step{};
 };
 
 // What one node answered: its name and the job's Python processes there (none: none found).
@@ -93,8 +96,8 @@ int rank_process_pid(const std::vector<RankProcess>& processes, int rank, bool b
 std::vector<int> rank_look_pids(const std::vector<RankProcess>& processes, int rank, bool by_task);
 
 // "=== llmwatch-ranks node=N processes=K ===" and a line per process:
-// "pid=P ppid=Q rank=R world=W by=RANK" (rank and world -1, by "-" where none is named), and
-// " exiting=Py_FinalizeEx" after it where that was seen.
+// "pid=P ppid=Q rank=R world=W by=RANK" (rank and world -1, by "-" where none is named), then
+// " step=0" where its step is known and " exiting=Py_FinalizeEx" where that was seen.
 std::string format_node_ranks(const NodeRanks& node);
 // Every node's block of such output (srun's tasks, in any order); a line that is not one of
 // ours is skipped, a block with a bad node name too.

@@ -17,6 +17,7 @@ struct OwnProcess {
   std::string node;
   int pid = 0, ppid = 0;
   std::string exiting;
+  std::string step;  // "" where not known
   std::string here() const { return node + " pid " + std::to_string(pid); }
 };
 
@@ -51,7 +52,7 @@ Census census(const std::vector<NodeRanks>& answers, const std::string& by) {
         return c;
       }
       c.world = p.world;
-      if (!c.ranks.emplace(p.rank, OwnProcess{a.node, p.pid, p.ppid, p.exiting}).second) {
+      if (!c.ranks.emplace(p.rank, OwnProcess{a.node, p.pid, p.ppid, p.exiting, p.step}).second) {
         c.why = by + " " + std::to_string(p.rank) + " is named by two processes";
         return c;
       }
@@ -66,12 +67,28 @@ Census census(const std::vector<NodeRanks>& answers, const std::string& by) {
 // (process_role's): on a node whose workers are all gone no process names a RANK, and by that
 // node's variable its agent would be its rank. One exiting starts nothing: a rank whose exit
 // is under way in the kernel names no rank (its memory, its environment with it, is gone).
-std::string launcher(const std::vector<NodeRanks>& answers, const std::string& by) {
+// Nor does one in another step than every rank still there: an agent restarts its workers in
+// its own step, and while the ranks' step runs no other step starts its tasks again (a Python
+// launcher in the batch script waits on srun). `elsewhere`: such a process was passed over.
+std::string launcher(const std::vector<NodeRanks>& answers, const std::string& by, const Census& c,
+                     bool& elsewhere) {
+  std::set<std::string> steps;
+  bool every_step_known = !c.ranks.empty();
+  for (const auto& [rank, p] : c.ranks) {
+    every_step_known &= !p.step.empty();
+    steps.insert(p.step);
+  }
+  elsewhere = false;
   for (const auto& a : answers)
-    for (const auto& p : a.processes)
-      if (p.by != by && p.exiting.empty())
-        return a.node + " pid " + std::to_string(p.pid) + " (" +
-               (p.by.empty() ? "no rank" : p.by + " " + std::to_string(p.rank)) + ")";
+    for (const auto& p : a.processes) {
+      if (p.by == by || !p.exiting.empty()) continue;
+      if (every_step_known && !p.step.empty() && !steps.count(p.step)) {
+        elsewhere = true;
+        continue;
+      }
+      return a.node + " pid " + std::to_string(p.pid) + " (" +
+             (p.by.empty() ? "no rank" : p.by + " " + std::to_string(p.rank)) + ")";
+    }
   return "";
 }
 
@@ -169,7 +186,8 @@ RankExit rank_exit(const std::vector<NodeRanks>& answers,
   // nothing is left to start them again, and they have ended as one gone has.
   // (Here at least one is gone: the rank named is not among the processes, or none was named
   // and none is exiting, and not all run.)
-  const std::string again = gone > 1 ? launcher(answers, by) : "";
+  bool elsewhere = false;
+  const std::string again = gone > 1 ? launcher(answers, by, c, elsewhere) : "";
   if (!again.empty())
     return unknown(std::to_string(gone) + " of " + std::to_string(c.world) + " ranks not found; " +
                    again + " may be starting them again");
@@ -178,7 +196,9 @@ RankExit rank_exit(const std::vector<NodeRanks>& answers,
     }
   return {RankSeen::Ended,
           kind + std::to_string(rank) + "'s process has ended" +
-              (gone > 1 ? " (the job has no process but its ranks to start it again)" : "") +
+              (gone <= 1   ? ""
+               : elsewhere ? " (its step has no process but its ranks to start it again)"
+                           : " (the job has no process but its ranks to start it again)") +
               and_the_rest(c.world, task_nodes.size(), exiting.size(), gone)};
 }
 

@@ -36,7 +36,8 @@ struct RankExit {
 // named none: a rank whose process is exiting (every rank's was looked into: `stacks
 // --every-rank`), however many others ended too, or else the one rank gone, is it (its peers
 // wait on it), or the first of several gone where no launcher is left to start them again;
-// several gone beside a launcher (torchrun's agent) and none exiting: unknown.
+// several gone beside a launcher in the ranks' step (torchrun's agent) and none exiting:
+// unknown.
 RankExit rank_exit(const std::vector<NodeRanks>& answers,
                    const std::vector<std::string>& task_nodes, int rank, bool srun_task);
 

@@ -480,16 +480,19 @@ TEST(Daemon, ARankGoneAfterItsRaisedNcclErrorIsSeenGoneAndItsRunRestarted) {
   EXPECT_TRUE(run.restarted) << run.log;
 }
 
-// #30: the same, with the batch script a Python launcher that starts the ranks' step (srun) and
-// waits. The batch step's environment names task 0 (SLURM_PROCID=0) as the step's task 0 does,
-// so until stop 83 the look saw "SLURM_PROCID 0 is named by two processes" and said unknown
-// for every line of such a job. A process of the batch step names no rank where a step of the
-// job's runs Python on that node.
-TEST(Daemon, ARankGoneUnderAPythonLauncherIsSeenGone) {
+// #30: the same error on two ranks of three, with the batch script a Python launcher that
+// starts the ranks' step (srun) and waits on it. The batch step's environment names task 0
+// (SLURM_PROCID=0) as the step's task 0 does, so until stop 83 the look saw "SLURM_PROCID 0 is
+// named by two processes" and said unknown for every line of such a job (crash line -> cancel
+// 15.2 s at world 2). A process of the batch step names no rank where an srun step runs Python
+// on its node, and, in another step than the ranks', starts none of them again: two gone have
+// ended.
+TEST(Daemon, RanksGoneUnderAPythonLauncherAreSeenGone) {
   LLMWATCH_REQUIRE_CLUSTER();
-  auto run = rank_crash_run("rank-gone-launcher", "            sys.exit(1)\n", true, 2, true);
-  EXPECT_NE(run.events.find("ended: task 1's process has ended; the other 1 rank still runs (all "
-                            "2 nodes answered)"),
+  auto run = rank_crash_run("ranks-gone-launcher", "            sys.exit(1)\n", true, 3, true);
+  EXPECT_NE(run.events.find("ended: task 1's process has ended (its step has no process but its "
+                            "ranks to start it again); 2 of 3 ranks have ended (0 exiting, 2 "
+                            "gone); the other 1 rank still runs (all 3 nodes answered)"),
             std::string::npos)
       << run.events << run.log;
   EXPECT_TRUE(run.restarted) << run.log;

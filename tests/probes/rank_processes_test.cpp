@@ -88,6 +88,23 @@ TEST(RankProcesses, AnAnswerCutOrGarbledIsNotWhole) {
   EXPECT_TRUE(odd.empty());
 }
 
+// One node's answer read back: whole, and the only block.
+NodeRanks read_whole(const std::string& text) {
+  auto back = parse_node_ranks(text);
+  EXPECT_EQ(back.size(), 1u) << text;
+  EXPECT_TRUE(!back.empty() && back[0].whole) << text;
+  return back.empty() ? NodeRanks{} : back[0];
+}
+
+// Whether a process line that ends with `tail` after its five fields makes its answer not whole.
+bool a_line_ending_so_is_bad(const std::string& tail) {
+  auto got = parse_node_ranks(
+      "=== llmwatch-ranks node=node-2 processes=1 ===\n"
+      "pid=201 ppid=1 rank=1 world=2 by=SLURM_PROCID " +
+      tail + "\n");
+  return got.size() == 1 && !got[0].whole;
+}
+
 // The rank asked about, where its process was seen exiting, says so, and is read back;
 // a frame that is not a name is a garbled line.
 TEST(RankProcesses, AnExitingRankIsSaidAndReadBack) {
@@ -98,23 +115,45 @@ TEST(RankProcesses, AnExitingRankIsSaidAndReadBack) {
   EXPECT_NE(text.find("pid=201 ppid=1 rank=1 world=2 by=SLURM_PROCID exiting=Py_FinalizeEx\n"),
             std::string::npos)
       << text;
-  auto back = parse_node_ranks(text);
-  ASSERT_EQ(back.size(), 1u);
-  EXPECT_TRUE(back[0].whole);
-  ASSERT_EQ(back[0].processes.size(), 2u);
-  EXPECT_EQ(back[0].processes[0].exiting, "Py_FinalizeEx");
-  EXPECT_EQ(back[0].processes[1].exiting, "");
-  for (const std::string& bad :
-       {std::string("exiting="), std::string("exiting=Py Final"),
-        std::string("exiting=$(rm -rf /)"), std::string("finalizing=Py_FinalizeEx"),
-        std::string("exiting=Py_FinalizeEx exiting=Py_FinalizeEx")}) {
-    auto got = parse_node_ranks(
-        "=== llmwatch-ranks node=node-2 processes=1 ===\n"
-        "pid=201 ppid=1 rank=1 world=2 by=SLURM_PROCID " +
-        bad + "\n");
-    ASSERT_EQ(got.size(), 1u) << bad;
-    EXPECT_FALSE(got[0].whole) << bad;
-  }
+  const auto back = read_whole(text);
+  ASSERT_EQ(back.processes.size(), 2u);
+  EXPECT_EQ(back.processes[0].exiting, "Py_FinalizeEx");
+  EXPECT_EQ(back.processes[1].exiting, "");
+  for (const char* bad :
+       {"exiting=", "exiting=Py Final", "exiting=$(rm -rf /)", "finalizing=Py_FinalizeEx",
+        "exiting=Py_FinalizeEx exiting=Py_FinalizeEx"})
+    EXPECT_TRUE(a_line_ending_so_is_bad(bad)) << bad;
+}
+
+// Each process's step, as slurmd listed it, goes with it: a launcher in the batch step is told
+// apart from an agent in the ranks' own step. A line of an answer printed before stop 83 (no
+// step) reads as before; a step that is not one of slurmd's names is not printed, and a line
+// that says one anyway is bad.
+TEST(RankProcesses, EachProcessesStepIsSaidAndReadBack) {
+  RankProcess launcher{100, 1, -1, -1, ""};
+  launcher.step = "batch";
+  RankProcess rank{201, 1, 0, 2, "SLURM_PROCID", "do_coredump"};
+  rank.step = "12+1";
+  RankProcess odd{202, 1, 1, 2, "SLURM_PROCID"};
+  odd.step = "0 exiting=x";
+  const std::string text = format_node_ranks({"node-1", {launcher, rank, odd}, true});
+  EXPECT_NE(text.find("pid=100 ppid=1 rank=-1 world=-1 by=- step=batch\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("pid=201 ppid=1 rank=0 world=2 by=SLURM_PROCID step=12+1 "
+                      "exiting=do_coredump\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("pid=202 ppid=1 rank=1 world=2 by=SLURM_PROCID\n"), std::string::npos)
+      << text;
+  const auto back = read_whole(text);
+  ASSERT_EQ(back.processes.size(), 3u);
+  EXPECT_EQ(back.processes[0].step, "batch");
+  EXPECT_EQ(back.processes[1].step, "12+1");
+  EXPECT_EQ(back.processes[1].exiting, "do_coredump");
+  EXPECT_EQ(back.processes[2].step, "");
+  for (const char* bad :
+       {"step=", "step=Batch", "step=$(id)", "exiting=do_exit step=0", "step=0 step=1"})
+    EXPECT_TRUE(a_line_ending_so_is_bad(bad)) << bad;
 }
 
 // Which process of a node is the rank asked about: the one its launcher named so, not its

@@ -264,6 +264,47 @@ TEST(RankExit, RanksWhoseExitIsUnderWayInTheKernelAreNoLauncher) {
       << v.why;
 }
 
+// A Python launcher in the batch script, waiting on the srun step that started the ranks: a
+// process of another step than theirs, which starts none of them again while their step runs
+// (an elastic agent restarts its workers in its own step). Two ranks of that step gone: ended.
+// With no steps known (an answer from before stop 83), or the launcher in the ranks' step, it
+// may be starting them again: unknown, as before.
+TEST(RankExit, ALauncherInAnotherStepStartsNoRankAgain) {
+  auto srun = job(8, 4, false, true);
+  const auto nodes = nodes_of(srun);
+  for (auto& a : srun)
+    for (auto& p : a.processes) p.step = "0";
+  RankProcess launcher{900, 1, -1, -1, ""};
+  launcher.step = "batch";
+  srun[0].processes.push_back(launcher);
+  for (int r : {2, 5}) end_task(srun, r);
+  for (int named : {5, -1}) {
+    auto v = rank_exit(srun, nodes, named, false);
+    EXPECT_EQ(v.seen, RankSeen::Ended) << v.why;
+    EXPECT_NE(v.why.find("(its step has no process but its ranks to start it again); 2 of 8"),
+              std::string::npos)
+        << v.why;
+  }
+  for (const std::string& step : {std::string("0"), std::string("")}) {
+    auto unsure = srun;
+    unsure[0].processes.back().step = step;
+    auto v = rank_exit(unsure, nodes, 5, false);
+    EXPECT_EQ(v.seen, RankSeen::Unknown) << step << ": " << v.why;
+    EXPECT_NE(v.why.find("node-1 pid 900 (no rank) may be starting them again"), std::string::npos)
+        << v.why;
+  }
+  // A rank whose step is not known: which steps the ranks run in is not known either.
+  auto partly = srun;
+  partly[1].processes.front().step = "";
+  EXPECT_EQ(rank_exit(partly, nodes, 5, false).seen, RankSeen::Unknown);
+  // torchrun's agents run in their workers' step: still unknown.
+  auto torchrun = job(8, 4, true, true);
+  for (auto& a : torchrun)
+    for (auto& p : a.processes) p.step = "0";
+  for (int r : {2, 5}) end_rank(torchrun, r);
+  EXPECT_EQ(rank_exit(torchrun, nodes_of(torchrun), 5, false).seen, RankSeen::Unknown);
+}
+
 // A rank killed by PyTorch's watchdog with core dumps on: its memory, its rank with it, is
 // still there while the kernel writes the core, and gdb cannot stop it to look.
 TEST(RankExit, ARankDumpingCoreHasEnded) {
