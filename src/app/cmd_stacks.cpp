@@ -34,22 +34,17 @@ std::string this_node() {
 }
 
 // The job's Python processes here, each with the rank its environment names (none for a
-// launcher in the batch step beside srun's ranks: step_names_ranks) and whether it is exiting in
-// the kernel (probes/kernel_exit.h): what both the look and the dump start from (/proc reads
-// only).
+// launcher in the batch step beside srun's ranks: unname_tasks_beside_srun), its step, and
+// whether it is exiting in the kernel (probes/kernel_exit.h): what both the look and the dump
+// start from (/proc reads only).
 std::vector<RankProcess> job_rank_processes(const std::string& job_id, const std::string& node) {
-  const auto listed = job_python_processes(job_id, node);
-  std::vector<std::string> steps;
-  for (const auto& p : listed) steps.push_back(p.step);
   std::vector<RankProcess> out;
-  for (const auto& [pid, step] : listed) {
-    out.push_back(process_rank(pid, parent_of(pid),
-                               step_names_ranks(step, steps)
-                                   ? process_environment(pid)
-                                   : std::map<std::string, std::string>{}));
+  for (const auto& [pid, step] : job_python_processes(job_id, node)) {
+    out.push_back(process_rank(pid, parent_of(pid), process_environment(pid)));
     out.back().exiting = process_kernel_exit(pid);
     out.back().step = step;
   }
+  unname_tasks_beside_srun(out);
   return out;
 }
 

@@ -76,13 +76,19 @@ RankProcess process_rank(int pid, int ppid, const std::map<std::string, std::str
   return p;
 }
 
-bool step_names_ranks(const std::string& step, const std::vector<std::string>& steps) {
+void unname_tasks_beside_srun(std::vector<RankProcess>& processes) {
   auto jobs_own = [](const std::string& s) {
     return s == "batch" || s == "extern" || s == "interactive";
   };
-  return !jobs_own(step) || std::all_of(steps.begin(), steps.end(), [&](const std::string& s) {
-    return s.empty() || jobs_own(s);
+  const bool srun_step = std::any_of(processes.begin(), processes.end(), [&](const RankProcess& p) {
+    return !p.step.empty() && !jobs_own(p.step);
   });
+  if (!srun_step) return;
+  for (auto& p : processes)
+    if (jobs_own(p.step) && p.by == "SLURM_PROCID") {
+      p.rank = p.world = -1;
+      p.by.clear();
+    }
 }
 
 std::string rank_variable(const std::vector<RankProcess>& processes, bool by_task) {

@@ -49,14 +49,15 @@ int parent_of(int pid);
 // The rank the environment names, as above.
 RankProcess process_rank(int pid, int ppid, const std::map<std::string, std::string>& env);
 
-// Whether the environment of a process of job step `step` ("batch", "0", as slurmd lists it;
-// "" where not known) names its rank, `steps` being the steps of the job's Python processes on
-// its node. An srun step's always does. The job's own steps (the batch script and what it starts
-// without srun, salloc's interactive shell, the extern step) do only where no srun step runs
-// Python on the node: the batch step's environment names task 0 (SLURM_PROCID=0) as the srun
-// step's task 0 does, and a Python launcher there that starts the ranks with srun is none of
-// them; torchrun or `python train.py` run by the batch script alone are the ranks.
-bool step_names_ranks(const std::string& step, const std::vector<std::string>& steps);
+// The job's own steps (the batch script and what it starts without srun, salloc's interactive
+// shell, the extern step) where an srun step runs Python on the same node: Slurm gives the batch
+// step task 0's environment (SLURM_PROCID=0), as the srun step's task 0 has, so a Python
+// launcher there that starts the ranks with srun claimed task 0 too. Such a process's
+// SLURM_PROCID names no task: it is made a process of no rank (by ""), a launcher to the ranks.
+// A RANK it carries still names a rank: torchrun run by the batch script beside a helper's srun
+// step. Alone on their node, as where the batch script runs `python train.py`, nothing changes;
+// nor where a step is not known (""). Reads each process's `step`.
+void unname_tasks_beside_srun(std::vector<RankProcess>& processes);
 
 // Which variable names the ranks among a node's processes: "SLURM_PROCID" where `by_task`
 // (srun's --label) or where no process has a RANK, else "RANK".

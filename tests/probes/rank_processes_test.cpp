@@ -235,25 +235,43 @@ TEST(RankProcesses, EachProcessIsARankItsWorkerOrOther) {
   EXPECT_EQ(roles, (std::vector<std::string>{"rank", "worker", "other"}));
 }
 
-// The batch step's environment names task 0 as srun's step's task 0 does: a Python launcher
-// there beside the step's ranks is none of them; alone on its node (torchrun, or
-// `python train.py` run by the batch script) its processes are the ranks.
-TEST(RankProcesses, TheBatchStepNamesRanksOnlyWhereNoSrunStepRunsPython) {
-  const std::vector<std::string> beside = {"batch", "0", "0", "extern"};
-  EXPECT_FALSE(step_names_ranks("batch", beside));
-  EXPECT_FALSE(step_names_ranks("extern", beside));
-  EXPECT_FALSE(step_names_ranks("interactive", {"interactive", "3"}));
-  EXPECT_TRUE(step_names_ranks("0", beside));
-  EXPECT_TRUE(step_names_ranks("3", {"3", "4"}));
-  EXPECT_TRUE(step_names_ranks("batch", {"batch", "batch"}));
-  EXPECT_TRUE(step_names_ranks("batch", {"batch", "extern"}));
-  EXPECT_TRUE(step_names_ranks("interactive", {"interactive"}));
-  // No slurmd to say (processes found by their environment): as before, each names its rank.
-  EXPECT_TRUE(step_names_ranks("", {"", ""}));
+// The batch step's environment names task 0 as the srun step's task 0 does: a Python launcher
+// there beside the step's ranks is none of them, nor is torchrun's agent run by the batch
+// script, but its workers' RANK still names them beside a helper's srun step. Alone on its node
+// (`python train.py` run by the batch script), or with no step known, nothing changes.
+TEST(RankProcesses, TheBatchStepsTaskIsNoneBesideAnSrunStep) {
+  auto with_steps = [](std::vector<RankProcess> processes, std::vector<std::string> steps) {
+    for (std::size_t i = 0; i < processes.size(); ++i) processes[i].step = steps[i];
+    unname_tasks_beside_srun(processes);
+    std::vector<std::string> out;
+    for (const auto& p : processes)
+      out.push_back(p.by + " " + std::to_string(p.rank) + " " + std::to_string(p.world) + " " +
+                    process_role(processes, p));
+    return out;
+  };
+  const std::vector<RankProcess> launcher_and_ranks = {{100, 1, 0, 2, "SLURM_PROCID"},
+                                                       {101, 1, 0, 2, "SLURM_PROCID"},
+                                                       {102, 101, 0, 2, "SLURM_PROCID"}};
+  EXPECT_EQ(with_steps(launcher_and_ranks, {"batch", "0", "0"}),
+            (std::vector<std::string>{" -1 -1 other", "SLURM_PROCID 0 2 rank",
+                                      "SLURM_PROCID 0 2 worker"}));
+  for (const char* own : {"extern", "interactive"})
+    EXPECT_EQ(with_steps(launcher_and_ranks, {own, "3", "3"})[0], " -1 -1 other") << own;
+  // The job's own steps alone: as before (here two claim task 0, which the rule calls unknown).
+  EXPECT_EQ(with_steps(launcher_and_ranks, {"batch", "batch", "extern"}),
+            (std::vector<std::string>{"SLURM_PROCID 0 2 rank", "SLURM_PROCID 0 2 rank",
+                                      "SLURM_PROCID 0 2 worker"}));
+  EXPECT_EQ(with_steps(launcher_and_ranks, {"", "", ""})[0], "SLURM_PROCID 0 2 rank");
+  // torchrun run by the batch script, a helper's srun step beside it.
+  const std::vector<RankProcess> torchrun_and_helper = {{200, 1, 0, 1, "SLURM_PROCID"},
+                                                        {201, 200, 0, 8, "RANK"},
+                                                        {202, 200, 1, 8, "RANK"},
+                                                        {300, 1, 0, 1, "SLURM_PROCID"}};
+  EXPECT_EQ(with_steps(torchrun_and_helper, {"batch", "batch", "batch", "0"}),
+            (std::vector<std::string>{" -1 -1 other", "RANK 0 8 rank", "RANK 1 8 rank",
+                                      "SLURM_PROCID 0 1 other"}));
 }
 
-// A node with more ranks than kMaxExitLooks (a CPU job of many tasks a node) is not looked into
-// at all: one gdb a rank, all at once, would load the node and the job's memory.
 TEST(RankProcesses, ANodeOfManyRanksIsNotLookedIntoForExits) {
   std::vector<RankProcess> many;
   for (int r = 0; r < static_cast<int>(kMaxExitLooks); ++r)
