@@ -6,6 +6,7 @@
 #include <charconv>
 #include <string_view>
 
+#include "probes/proc_status.h"
 #include "util/files.h"
 #include "util/strings.h"
 
@@ -16,19 +17,6 @@ namespace {
 constexpr unsigned long kPfExiting = 0x4;
 constexpr unsigned long kPfPostCoreDump = 0x8;
 constexpr unsigned long kSigKillBit = 1ul << (9 - 1);
-
-// status's "Key:\tvalue" line's value; "" where there is none.
-std::string_view status_value(std::string_view status, std::string_view key) {
-  for (std::size_t at = 0; at < status.size();) {
-    std::size_t end = status.find('\n', at);
-    if (end == std::string_view::npos) end = status.size();
-    std::string_view line = status.substr(at, end - at);
-    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':')
-      return trim(line.substr(key.size() + 1));
-    at = end + 1;
-  }
-  return {};
-}
 
 bool hex_has(std::string_view mask, unsigned long bit) {
   unsigned long v = 0;
@@ -61,21 +49,23 @@ ThreadExitState parse_thread_exit_state(const std::string& stat, const std::stri
   if (ec != std::errc() || end != fields[6].data() + fields[6].size()) return t;
   t.state = fields[0][0];
   t.flags = flags;
-  t.kill_pending = hex_has(status_value(status, "SigPnd"), kSigKillBit) ||
-                   hex_has(status_value(status, "ShdPnd"), kSigKillBit);
-  t.core_dumping = status_value(status, "CoreDumping") == "1";
+  t.kill_pending = hex_has(proc_status_value(status, "SigPnd"), kSigKillBit) ||
+                   hex_has(proc_status_value(status, "ShdPnd"), kSigKillBit);
+  t.core_dumping = proc_status_value(status, "CoreDumping") == "1";
   return t;
 }
 
 std::string kernel_exit(const std::vector<ThreadExitState>& threads) {
-  std::vector<ThreadExitState> read;
-  std::copy_if(threads.begin(), threads.end(), std::back_inserter(read),
-               [](const ThreadExitState& t) { return t.state != '?'; });
-  if (read.empty()) return "";
-  if (std::any_of(read.begin(), read.end(), [](const auto& t) { return t.core_dumping; }))
+  // A thread that could not be read (gone since the listing) counts neither way.
+  auto read = [](const ThreadExitState& t) { return t.state != '?'; };
+  if (std::none_of(threads.begin(), threads.end(), read)) return "";
+  if (std::any_of(threads.begin(), threads.end(),
+                  [&](const auto& t) { return read(t) && t.core_dumping; }))
     return "do_coredump";
-  return std::all_of(read.begin(), read.end(), [](const auto& t) { return t.doomed(); }) ? "do_exit"
-                                                                                         : "";
+  return std::all_of(threads.begin(), threads.end(),
+                     [&](const auto& t) { return !read(t) || t.doomed(); })
+             ? "do_exit"
+             : "";
 }
 
 std::string process_kernel_exit(int pid) {

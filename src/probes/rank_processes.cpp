@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "probes/proc_status.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace llmwatch {
@@ -50,14 +52,9 @@ std::map<std::string, std::string> process_environment(int pid) {
 }
 
 int parent_of(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("PPid:", 0) == 0) {
-      std::string value(trim(std::string_view(line).substr(5)));
-      return std::max(0, small_number(value, std::numeric_limits<int>::max()));
-    }
-  return 0;
+  const auto status = read_text_file("/proc/" + std::to_string(pid) + "/status").value_or("");
+  const std::string value(proc_status_value(status, "PPid"));
+  return std::max(0, small_number(value, std::numeric_limits<int>::max()));
 }
 
 RankProcess process_rank(int pid, int ppid, const std::map<std::string, std::string>& env) {

@@ -5,9 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
-#include <thread>
 
 #include "live_python.h"
 #include "test_util.h"
@@ -34,18 +32,15 @@ ThreadExitState a_thread(char state, unsigned long flags, const std::string& pen
   return parse_thread_exit_state(stat, status);
 }
 
-// The state of the main thread of `pid` as its stat's third field says, within 10 s; '?' if
-// it never became `want`.
-char wait_for_state(pid_t pid, char want) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (;;) {
-    const auto stat = testing::read_file("/proc/" + std::to_string(pid) + "/stat");
-    const auto close = stat.rfind(')');
-    if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == want)
-      return want;
-    if (std::chrono::steady_clock::now() > deadline) return '?';
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+// Whether the main thread of `pid` becomes a zombie ('Z' in its stat) within 20 s.
+bool becomes_zombie(pid_t pid) {
+  return testing::eventually(
+      [&] {
+        return parse_thread_exit_state(testing::read_file("/proc/" + std::to_string(pid) + "/stat"),
+                                       "")
+                   .state == 'Z';
+      },
+      20);
 }
 
 // Captured from live processes on this project's Debian 12 machine (tests/fixtures/NOTICE.md):
@@ -119,14 +114,14 @@ TEST(KernelExit, RealProcessesAsProcShowsThem) {
   EXPECT_EQ(process_kernel_exit(sleeping.pid), "");
   // Ended and not reaped (LivePython reaps it at the end only).
   testing::LivePython ended("pass\n");
-  ASSERT_EQ(wait_for_state(ended.pid, 'Z'), 'Z');
+  ASSERT_TRUE(becomes_zombie(ended.pid));
   EXPECT_EQ(process_kernel_exit(ended.pid), "do_exit");
   // Its main thread gone by pthread_exit, another thread still sleeping: the process runs.
   testing::LivePython main_gone(
       "import ctypes, threading, time\n"
       "threading.Thread(target=time.sleep, args=(600,)).start()\n"
       "ctypes.CDLL(None).pthread_exit(None)\n");
-  ASSERT_EQ(wait_for_state(main_gone.pid, 'Z'), 'Z');
+  ASSERT_TRUE(becomes_zombie(main_gone.pid));
   EXPECT_EQ(process_kernel_exit(main_gone.pid), "");
   EXPECT_EQ(process_kernel_exit(1 << 30), "");  // no such process
 }
